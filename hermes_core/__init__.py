@@ -1,0 +1,151 @@
+"""Hermes kernel: hookspecs, plugin loader, agent loop, sessions and the shared JSON-RPC peer.
+
+``import hermes_core`` is cheap: public names are loaded on first attribute access, so neither
+pydantic nor any plugin is imported until something needs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # errors
+    "HermesError": "hermes_core.errors",
+    "SessionNotFound": "hermes_core.errors",
+    "SessionBusy": "hermes_core.errors",
+    "SessionInUse": "hermes_core.errors",
+    "InvalidValue": "hermes_core.errors",
+    "ModelNotFound": "hermes_core.errors",
+    "ModelAmbiguous": "hermes_core.errors",
+    "RewindError": "hermes_core.errors",
+    "CommandUsageError": "hermes_core.errors",
+    "CommandNotAvailable": "hermes_core.errors",
+    "StorageError": "hermes_core.errors",
+    "ConfigError": "hermes_core.errors",
+    "PluginError": "hermes_core.errors",
+    "ProviderError": "hermes_core.errors",
+    # content
+    "TextPart": "hermes_core.content",
+    "ImagePart": "hermes_core.content",
+    "Part": "hermes_core.content",
+    "SeedMessage": "hermes_core.content",
+    "parts_text": "hermes_core.content",
+    # events
+    "ALL_KINDS": "hermes_core.events",
+    "Usage": "hermes_core.events",
+    "TurnOutcome": "hermes_core.events",
+    "FileChange": "hermes_core.events",
+    "TodoItem": "hermes_core.events",
+    "Event": "hermes_core.events",
+    "TurnStarted": "hermes_core.events",
+    "SegmentStarted": "hermes_core.events",
+    "TextDelta": "hermes_core.events",
+    "ReasoningDelta": "hermes_core.events",
+    "Retrying": "hermes_core.events",
+    "ToolAnnounced": "hermes_core.events",
+    "ToolDecision": "hermes_core.events",
+    "QuestionRequested": "hermes_core.events",
+    "QuestionClosed": "hermes_core.events",
+    "ToolExecuting": "hermes_core.events",
+    "ToolProgress": "hermes_core.events",
+    "ToolCompleted": "hermes_core.events",
+    "SteerDelivered": "hermes_core.events",
+    "UsageUpdated": "hermes_core.events",
+    "TitleChanged": "hermes_core.events",
+    "SessionChanged": "hermes_core.events",
+    "TurnCompleted": "hermes_core.events",
+    "BackgroundCompleted": "hermes_core.events",
+    "SubagentEvent": "hermes_core.events",
+    # providers
+    "ModelInfo": "hermes_core.providers",
+    "ToolCallRequest": "hermes_core.providers",
+    "ToolSchema": "hermes_core.providers",
+    "ChatMessage": "hermes_core.providers",
+    "ChatRequest": "hermes_core.providers",
+    "TextChunk": "hermes_core.providers",
+    "ReasoningChunk": "hermes_core.providers",
+    "ToolCallChunk": "hermes_core.providers",
+    "UsageChunk": "hermes_core.providers",
+    "FinishChunk": "hermes_core.providers",
+    "Chunk": "hermes_core.providers",
+    "Provider": "hermes_core.providers",
+    "ProviderPreset": "hermes_core.providers",
+    # storage
+    "StoredToolCall": "hermes_core.storage",
+    "NewRow": "hermes_core.storage",
+    "Row": "hermes_core.storage",
+    "SessionRecord": "hermes_core.storage",
+    "SessionPage": "hermes_core.storage",
+    "Storage": "hermes_core.storage",
+    # tools
+    "ToolError": "hermes_core.tools",
+    "ToolResult": "hermes_core.tools",
+    "ToolSpec": "hermes_core.tools",
+    "ToolContext": "hermes_core.tools",
+    "FileAccess": "hermes_core.tools",
+    # records
+    "OptionSpec": "hermes_core.records",
+    "TransportSpec": "hermes_core.records",
+    "TransportContext": "hermes_core.records",
+    "ProviderSpec": "hermes_core.records",
+    "CommandSpec": "hermes_core.records",
+    "CommandContext": "hermes_core.records",
+    "CommandResult": "hermes_core.records",
+    "StorageSpec": "hermes_core.records",
+    "PolicyDecision": "hermes_core.records",
+    "ToolCallInfo": "hermes_core.records",
+    # hooks
+    "hookimpl": "hermes_core.hookspecs",
+    "hookspec": "hermes_core.hookspecs",
+    # settings
+    "SettingsStore": "hermes_core.settings_store",
+    "CoreSettings": "hermes_core.settings",
+    # approvals
+    "approvals": "hermes_core.approvals",
+    # kernel and sessions
+    "Kernel": "hermes_core.kernel",
+    "Registry": "hermes_core.registry",
+    "Session": "hermes_core.session",
+    "SessionInfo": "hermes_core.session",
+    "Turn": "hermes_core.session",
+    "rpc": "hermes_core.rpc",
+    "redact": "hermes_core.redaction",
+    "testing": "hermes_core.testing",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _EXPORTS.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'hermes_core' has no attribute {name!r}")
+    module = importlib.import_module(module_name)
+    value = module if module_name.rsplit(".", 1)[-1] == name else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers only
+    from hermes_core import approvals, rpc, testing  # noqa: F401
+    from hermes_core.content import *  # noqa: F403
+    from hermes_core.errors import *  # noqa: F403
+    from hermes_core.events import *  # noqa: F403
+    from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
+    from hermes_core.kernel import Kernel  # noqa: F401
+    from hermes_core.providers import *  # noqa: F403
+    from hermes_core.records import *  # noqa: F403
+    from hermes_core.redaction import redact  # noqa: F401
+    from hermes_core.registry import Registry  # noqa: F401
+    from hermes_core.session import Session, SessionInfo, Turn  # noqa: F401
+    from hermes_core.settings import CoreSettings  # noqa: F401
+    from hermes_core.settings_store import SettingsStore  # noqa: F401
+    from hermes_core.storage import *  # noqa: F403
+    from hermes_core.tools import *  # noqa: F403

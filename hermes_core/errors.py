@@ -1,0 +1,138 @@
+"""Typed failures of the core API; every transport maps these to its own wire codes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+
+class HermesError(Exception):
+    """Base class of every error the core raises on purpose."""
+
+
+class SessionNotFound(HermesError):
+    """No live or stored session has this id (or title)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session not found: {session_id}")
+        self.session_id = session_id
+
+
+class SessionBusy(HermesError):
+    """The session cannot take this request now.
+
+    ``reason`` is one of ``busy`` (a turn runs), ``queue_full``, ``background_limit``.
+    """
+
+    def __init__(self, reason: str, message: str | None = None) -> None:
+        super().__init__(message or f"session busy: {reason}")
+        self.reason = reason
+
+
+class SessionInUse(HermesError):
+    """Another Hermes process holds the session's writer lease."""
+
+    def __init__(self, owner: str) -> None:
+        super().__init__("session is open in another Hermes process")
+        self.owner = owner
+
+
+class InvalidValue(HermesError):
+    """A value given to the core is not acceptable; ``allowed`` describes what is."""
+
+    def __init__(self, field: str, allowed: str | Sequence[str] | None = None, message: str | None = None):
+        if message is None:
+            if allowed is None:
+                message = f"invalid value for {field}"
+            elif isinstance(allowed, str):
+                message = f"invalid value for {field}: expected {allowed}"
+            else:
+                message = f"invalid value for {field}: expected one of {', '.join(allowed)}"
+        super().__init__(message)
+        self.field = field
+        self.allowed = allowed
+
+
+class ModelNotFound(HermesError):
+    """A model reference matches nothing; ``candidates`` are near matches to suggest."""
+
+    def __init__(self, ref: str, candidates: Sequence[str] = (), message: str | None = None) -> None:
+        hint = f" (did you mean: {', '.join(candidates)})" if candidates else ""
+        super().__init__(message or f"unknown model: {ref}{hint}")
+        self.ref = ref
+        self.candidates = list(candidates)
+
+
+class ModelAmbiguous(HermesError):
+    """A bare model name matches several providers; the caller must pick one."""
+
+    def __init__(self, ref: str, candidates: Sequence[str]) -> None:
+        super().__init__(f"model {ref!r} is ambiguous; use one of: {', '.join(candidates)}")
+        self.ref = ref
+        self.candidates = list(candidates)
+
+
+class RewindError(HermesError):
+    """A rewind was refused; ``code`` is the TUI-gateway code every transport maps from."""
+
+    def __init__(self, code: int, message: str, data: Mapping[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = dict(data or {})
+
+
+class CommandUsageError(HermesError):
+    """A slash command got arguments it cannot use; ``usage`` is its usage line."""
+
+    def __init__(self, usage: str, message: str | None = None) -> None:
+        super().__init__(message or f"usage: {usage}")
+        self.usage = usage
+
+
+class CommandNotAvailable(HermesError):
+    """The command exists but this surface cannot honour it."""
+
+    def __init__(self, name: str, surface: str, message: str | None = None) -> None:
+        super().__init__(message or f"/{name} is not available here ({surface})")
+        self.name = name
+        self.surface = surface
+
+
+class StorageError(HermesError):
+    """The storage backend failed; nothing half-done was written."""
+
+
+class ConfigError(HermesError):
+    """Settings are malformed or name something that does not exist."""
+
+
+class PluginError(HermesError):
+    """A plugin failed to load or register (raised in strict mode)."""
+
+
+ProviderErrorKind = Literal["auth", "rate_limit", "upstream", "network"]
+
+
+class ProviderError(HermesError):
+    """A model provider failed in a known way.
+
+    :param kind: ``auth``, ``rate_limit``, ``upstream`` or ``network``.
+    :param retryable: whether the core may retry (only ``rate_limit``/``upstream`` are retried).
+    :param retry_after: seconds the upstream asked us to wait, if it said.
+    """
+
+    def __init__(
+        self,
+        kind: ProviderErrorKind,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind: ProviderErrorKind = kind
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status

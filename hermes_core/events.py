@@ -1,0 +1,274 @@
+"""The one typed event stream every transport encodes (agent-core §3, §4, §8).
+
+Events are frozen dataclasses. Every event has ``session_id``, ``turn_id`` (``None`` outside a
+turn) and ``ts`` (epoch seconds). Within a turn the order is ``TurnStarted``, any mix of the
+others, then exactly one ``TurnCompleted``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+OutcomeStatus = Literal["complete", "error", "interrupted"]
+OutcomeReason = Literal[
+    "stop",
+    "length",
+    "refusal",
+    "iteration_cap",
+    "provider_error",
+    "tool_crash",
+    "agent_build",
+    "interrupted_by_user",
+    "interrupted_by_system",
+]
+QuestionKind = Literal["approval", "clarify", "sudo", "secret"]
+CloseReason = Literal["answered", "timeout", "interrupted", "closed", "shutdown", "no_answerer"]
+Decision = Literal["allow", "ask", "deny"]
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+ALL_KINDS: frozenset[str] = frozenset({"approval", "clarify", "sudo", "secret"})
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage, per turn or cumulative per session (agent-core §8)."""
+
+    input: int = 0
+    output: int = 0
+    reasoning: int = 0
+    total: int = 0
+    calls: int = 0
+    estimated: bool = False
+    context_used: int | None = None
+    context_max: int | None = None
+    cost_usd: float | None = None
+
+    def plus(self, other: Usage) -> Usage:
+        """Return the sum of two usages; context fields come from ``other`` (the later one)."""
+        cost = None
+        if self.cost_usd is not None or other.cost_usd is not None:
+            cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            total=self.total + other.total,
+            calls=self.calls + other.calls,
+            estimated=self.estimated or other.estimated,
+            context_used=other.context_used if other.context_used is not None else self.context_used,
+            context_max=other.context_max if other.context_max is not None else self.context_max,
+            cost_usd=cost,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    """How a turn ended (agent-core §3)."""
+
+    status: OutcomeStatus
+    reason: OutcomeReason
+    error_kind: Literal["auth", "rate_limit", "upstream", "network"] | None = None
+    partial: bool = False
+    cap: tuple[int, int] | None = None
+    retryable: bool = False
+    layer: Literal["provider", "tool", "agent", "storage"] | None = None
+    retry_after: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A proposed or applied change to one file; ``old_text`` None means a new file."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TodoItem:
+    """One entry of the agent's todo list."""
+
+    id: str
+    content: str
+    status: Literal["pending", "in_progress", "completed", "cancelled"] = "pending"
+    priority: Literal["high", "medium", "low"] = "medium"
+
+
+def _now() -> float:
+    return time.time()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Base of every event record."""
+
+    session_id: str
+    turn_id: str | None = None
+    ts: float = field(default_factory=_now)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(Event):
+    item_ids: tuple[str, ...]
+    user_row_id: int | None
+    queued: bool
+    model: str
+    model_source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SegmentStarted(Event):
+    segment_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(Event):
+    segment_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReasoningDelta(Event):
+    segment_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Retrying(Event):
+    attempt: int
+    wait_s: float
+    kind: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolAnnounced(Event):
+    call_id: str
+    name: str
+    kind: str
+    title: str
+    args_redacted: dict[str, Any]
+    preview: str
+    paths: tuple[str, ...]
+    proposed_change: FileChange | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolDecision(Event):
+    call_id: str
+    decision: Decision
+    sources: tuple[tuple[str, str, str], ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionRequested(Event):
+    """A question opened (agent-core §5); kind-specific fields default to empty."""
+
+    request_id: str
+    kind: QuestionKind
+    timeout_s: float
+    deadline_monotonic: float
+    call_id: str | None = None
+    task_id: str | None = None
+    # approval
+    tool_name: str | None = None
+    approval_keys: tuple[str, ...] = ()
+    choices: tuple[str, ...] | None = None
+    allow_session: bool = False
+    persistable: bool = False
+    description: str | None = None
+    reasons: tuple[str, ...] = ()
+    command_redacted: str | None = None
+    paths: tuple[str, ...] = ()
+    # clarify
+    question: str | None = None
+    # sudo
+    command: str | None = None
+    # secret
+    env_var: str | None = None
+    prompt: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuestionClosed(Event):
+    request_id: str
+    kind: QuestionKind
+    reason: CloseReason
+    choice: str | None = None
+    call_id: str | None = None
+    task_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecuting(Event):
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress(Event):
+    call_id: str
+    chunk: str
+    tail: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCompleted(Event):
+    call_id: str
+    name: str
+    result_text: str
+    is_error: bool
+    duration_s: float
+    file_change: FileChange | None = None
+    todos: tuple[TodoItem, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteerDelivered(Event):
+    chars: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageUpdated(Event):
+    usage: Usage
+    turn_usage: Usage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TitleChanged(Event):
+    title: str
+    origin: Literal["explicit", "derived", "refined"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionChanged(Event):
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnCompleted(Event):
+    outcome: TurnOutcome
+    text: str
+    reasoning: str
+    usage: Usage
+    turn_usage: Usage
+    pending_steer: str | None = None
+    warnings: tuple[str, ...] = ()
+    user_row_id: int | None = None
+    assistant_row_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackgroundCompleted(Event):
+    task_id: str
+    text: str
+    status: Literal["complete", "error", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentEvent(Event):
+    kind: Literal["spawn_requested", "start", "progress", "thinking", "tool", "complete"]
+    subagent_id: str
+    parent_id: str | None
+    payload: dict[str, Any] = field(default_factory=dict)

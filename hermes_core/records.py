@@ -1,0 +1,160 @@
+"""Typed records that plugins return from hooks (architecture.md, "Hooks").
+
+Everything here is a frozen dataclass and imports nothing heavy: a plugin's ``plugin.py`` can
+build these without importing pydantic, aiohttp or its own implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core.providers import ProviderPreset
+
+if TYPE_CHECKING:
+    from hermes_core.kernel import Kernel
+    from hermes_core.session import Session
+    from hermes_core.settings_store import SettingsStore
+
+OptionType = Literal["str", "int", "float", "bool", "path"] | tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """A command-line option of a transport, free of click.
+
+    :param name: the flag without dashes (``ws`` → ``--ws``).
+    :param type: ``str``, ``int``, ``float``, ``bool``, ``path`` or a tuple of choices.
+    :param field: the settings field the flag fills (flag > env > config > default); flags
+        without a field arrive in ``TransportContext.options``.
+    :param group: options sharing a group are mutually exclusive.
+    """
+
+    name: str
+    type: OptionType
+    help: str
+    multiple: bool = False
+    default: Any = None
+    field: str | None = None
+    group: str | None = None
+
+
+@dataclass(slots=True)
+class TransportContext:
+    """What a transport factory gets (architecture.md, "Transports and the CLI")."""
+
+    kernel: Kernel
+    options: Mapping[str, Any]
+    ready: Awaitable[None]
+    settings: Any = None  # the validated transport settings; read after ``ready``
+    store: SettingsStore | None = None
+    reload_settings: Callable[[], Awaitable[Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TransportSpec:
+    """A protocol front-end; the CLI builds ``hermes <name>`` from it."""
+
+    name: str
+    summary: str
+    factory: Callable[[TransportContext], Awaitable[int]]
+    options: tuple[OptionSpec, ...] = ()
+    settings_model: Any = None  # pydantic model class or "module:Class"
+    config_section: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    long_running: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """A model provider.
+
+    ``factory(settings, name=..., preset=...)`` returns a :class:`~hermes_core.providers.Provider`.
+    ``settings`` is an instance of ``settings_model`` (validated from ``providers.<name>`` plus
+    the credential variables in ``env_vars``) or a plain dict when there is no model.
+    ``presets`` are further provider names served by the same factory.
+    """
+
+    name: str
+    summary: str
+    factory: Callable[..., Any]
+    settings_model: Any = None
+    config_section: str | None = None
+    env_vars: Mapping[str, str] = field(default_factory=dict)
+    presets: tuple[ProviderPreset, ...] = ()
+    requires_key: bool = True
+    serves_custom: bool = False  # this factory also serves the [[providers.custom]] entries
+    open_model_list: bool = True  # offline lists are advisory: ``name:any-id`` is accepted
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a slash command handler returns (agent-core §11)."""
+
+    kind: Literal["exec", "send", "prefill", "alias"] = "exec"
+    output: str | None = None
+    message: str | None = None
+    display: Mapping[str, Any] | None = None
+    target: str | None = None
+    data: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CommandContext:
+    """What a slash command handler receives."""
+
+    kernel: Kernel
+    session: Session | None
+    args: str
+    surface: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """A slash command, the same on every surface."""
+
+    name: str
+    summary: str
+    handler: Callable[[CommandContext], Awaitable[CommandResult]]
+    usage: str = ""
+    aliases: tuple[str, ...] = ()
+    category: str = "general"
+    subcommands: tuple[str, ...] = ()
+    needs_terminal_ui: bool = False
+    needs_session: bool = True
+    busy_blocked: bool = False  # raise SessionBusy while the session is busy
+    unavailable_on: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class StorageSpec:
+    """A storage backend; ``factory(settings)`` returns a :class:`~hermes_core.storage.Storage`."""
+
+    name: str
+    factory: Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecision:
+    """A policy plugin's verdict on one tool call (agent-core §6.3)."""
+
+    decision: Literal["allow", "ask", "deny"]
+    reason: str = ""
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallInfo:
+    """A tool call as policy plugins see it."""
+
+    session_id: str
+    call_id: str
+    name: str
+    kind: str
+    args: Mapping[str, Any]
+    paths: tuple[Path, ...]
+    command: str | None
+    cwd: Path

@@ -1,0 +1,106 @@
+"""Core settings (agent-core §14), validated with pydantic.
+
+Importing this module imports pydantic; ``import hermes_core`` does not, so the kernel imports it
+on first use. ``hermes_cli`` builds the raw mapping (flags, environment, ``.env``,
+``config.toml``) and the kernel validates it here. Transport sections (``acp``, ``tui``,
+``api_server``, ``display``) are kept as raw tables for the transports to validate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class StorageSettings(_Section):
+    backend: str = "sqlite"
+    path: Path | None = None  # default: <data dir>/hermes.sqlite3
+
+
+class AgentSettings(_Section):
+    max_tool_rounds: int = Field(60, ge=1)
+    provider_retries: int = Field(2, ge=0)
+    provider_retry_max_wait_s: float = Field(20.0, ge=0)
+
+
+class ApprovalSettings(_Section):
+    timeout_s: float = Field(300.0, gt=0)
+
+
+class QuestionSettings(_Section):
+    clarify_timeout_s: float = Field(300.0, gt=0)
+    sudo_timeout_s: float = Field(120.0, gt=0)
+    secret_timeout_s: float = Field(300.0, gt=0)
+
+
+class CompressionSettings(_Section):
+    auto_threshold: float = Field(0.85, ge=0, le=1)
+
+
+class TitleSettings(_Section):
+    refine: bool = True
+
+
+class ToolSettings(_Section):
+    terminal_timeout_s: float = Field(120.0, gt=0)
+    output_cap_chars: int = Field(50000, ge=100)
+
+
+class CatalogSettings(_Section):
+    probe_timeout_s: float = Field(5.0, gt=0)
+    cache_ttl_s: float = Field(3600.0, ge=0)
+
+
+class CustomProvider(_Section):
+    name: str = Field(min_length=1)
+    base_url: str = Field(min_length=1)
+    api_key_env: str | None = None
+    api_key: str | None = None  # filled by hermes_cli from api_key_env; never in config.toml
+
+
+class ProvidersSettings(BaseModel):
+    """``providers.<name>`` tables (validated by each provider) plus ``[[providers.custom]]``."""
+
+    model_config = ConfigDict(extra="allow")
+    custom: list[CustomProvider] = Field(default_factory=list)
+
+    def section(self, name: str) -> dict[str, Any]:
+        """Return the raw table for provider ``name`` (empty when absent)."""
+        extra = self.model_extra or {}
+        value = extra.get(name)
+        return dict(value) if isinstance(value, dict) else {}
+
+
+class CoreSettings(BaseModel):
+    """Everything the kernel reads; built by ``hermes_cli`` or an embedder."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str | None = None
+    model_aliases: dict[str, str] = Field(default_factory=dict)
+    reasoning_effort: ReasoningEffort | None = None
+    data_dir: Path | None = None  # None: nothing persistent outside storage.path
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    questions: QuestionSettings = Field(default_factory=QuestionSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    titles: TitleSettings = Field(default_factory=TitleSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings)
+    providers: ProvidersSettings = Field(default_factory=ProvidersSettings)
+    model_source: str = "default"  # where `model` came from: flag, env, config, default
+
+    def section(self, name: str) -> dict[str, Any]:
+        """Return a transport's raw table (``acp``, ``tui``, ``api_server``, ``display``)."""
+        extra = self.model_extra or {}
+        value = extra.get(name)
+        return dict(value) if isinstance(value, dict) else {}

@@ -1,0 +1,189 @@
+"""The storage protocol: sessions, messages, leases (agent-core §7).
+
+A backend is made by a ``StorageSpec`` factory. Every method is a coroutine and must not block
+the event loop (the SQLite plugin runs its work on a writer thread). Each mutating method is one
+transaction: either all of it lands or none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hermes_core.content import Part
+
+
+@dataclass(frozen=True, slots=True)
+class StoredToolCall:
+    """A tool call stored on an assistant row."""
+
+    call_id: str  # the core's id, tc_<assistant row id>_<index>
+    provider_call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewRow:
+    """A message row to insert.
+
+    ``position`` orders rows in the projection; None means "after everything" (the backend uses
+    the new row id). A compression summary takes the position of the first row it replaces.
+    ``tool_calls`` on an assistant row may use the placeholder ``call_id`` ``""``: the backend
+    fills ``tc_<row id>_<index>`` once the row id is known.
+    """
+
+    role: str
+    content: str
+    parts: tuple[Part, ...] = ()
+    tool_calls: tuple[StoredToolCall, ...] = ()
+    call_id: str | None = None
+    provider_call_id: str | None = None
+    tool_name: str | None = None
+    display_kind: str | None = None
+    model: str | None = None
+    reasoning: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    position: int | None = None
+    created_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A stored message row; ``id`` is the durable row id clients see as ``row_id``."""
+
+    id: int
+    session_id: str
+    position: int
+    role: str
+    content: str
+    parts: tuple[Part, ...]
+    tool_calls: tuple[StoredToolCall, ...]
+    call_id: str | None
+    provider_call_id: str | None
+    tool_name: str | None
+    display_kind: str | None
+    active: bool
+    archived_reason: str | None
+    model: str | None
+    reasoning: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    meta: Mapping[str, Any]
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A stored session (agent-core §7.1)."""
+
+    id: str
+    source: str
+    cwd: str
+    profile: str
+    model: str | None = None
+    provider: str | None = None
+    reasoning_effort: str | None = None
+    title: str | None = None
+    title_origin: str | None = None
+    parent_session_id: str | None = None
+    channel_key: str | None = None
+    system_overlay: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, str] = field(default_factory=dict)
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of a session listing; ``next_cursor`` is None on the last page."""
+
+    sessions: list[SessionRecord]
+    next_cursor: str | None
+
+
+class Storage(Protocol):
+    """What the kernel needs from a storage backend."""
+
+    async def open(self) -> None:
+        """Open (and migrate) the store; raise ``StorageError`` naming the path if unusable."""
+        ...
+
+    async def close(self) -> None:
+        """Flush and close."""
+        ...
+
+    async def get_session(self, session_id: str) -> SessionRecord | None: ...
+
+    async def find_session_by_title(self, title: str) -> SessionRecord | None:
+        """Return the most recently active session with exactly this title."""
+        ...
+
+    async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
+        """Insert a session and its first rows in one transaction; return the row ids."""
+        ...
+
+    async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
+        """Update session columns (names as in :class:`SessionRecord`); bump ``updated_at``."""
+        ...
+
+    async def list_sessions(
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        cwd: str | None = None,
+        title: str | None = None,
+        hidden_sources: Sequence[str] = ("tool",),
+    ) -> SessionPage:
+        """List sessions by last activity, newest first, ``(updated_at, id)`` keyset paging."""
+        ...
+
+    async def latest_session_for_channel(self, channel_key: str) -> str | None: ...
+
+    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+        """Take the writer lease; return None on success, else the current holder's owner string.
+
+        A lease whose ``lease_expires_at`` has passed may be taken over. A session row that does
+        not exist yet is leased by a placeholder so that two processes cannot both create it.
+        """
+        ...
+
+    async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
+        """Extend our lease; False if we no longer hold it."""
+        ...
+
+    async def release_lease(self, session_id: str, owner: str) -> None: ...
+
+    async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
+        """Append rows in one transaction; return their ids in order."""
+        ...
+
+    async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
+        """Return rows ordered by ``(position, id)``; active only unless asked."""
+        ...
+
+    async def rewrite(
+        self,
+        session_id: str,
+        *,
+        archive_row_ids: Sequence[int] = (),
+        archived_reason: str | None = None,
+        append: Sequence[NewRow] = (),
+        session_fields: Mapping[str, Any] | None = None,
+    ) -> list[int]:
+        """Soft-archive rows, append rows and update the session in one transaction.
+
+        Archived rows get ``active = 0`` and ``archived_reason``; nothing is ever deleted.
+        Returns the ids of the appended rows.
+        """
+        ...
+
+    async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
+        """Merge keys into a row's ``meta`` JSON (e.g. a tool result's final state)."""
+        ...

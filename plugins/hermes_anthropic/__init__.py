@@ -1,0 +1,1 @@
+"""The ``anthropic`` provider plugin: Claude models over the Anthropic Messages API."""

@@ -1,0 +1,1 @@
+"""The ``openai`` provider plugin: OpenAI and every OpenAI-compatible chat endpoint."""

@@ -1,0 +1,1 @@
+"""The foundation slash commands: /help, /compress, /title, /branch (/fork), /usage, /status, /stop."""
