@@ -1,0 +1,209 @@
+"""Plugin discovery and registration: stevedore imports, pluggy registers and dispatches.
+
+Only the selected entry points of the ``hermes.plugins`` group are imported. A plugin that fails
+to import, to register, or to produce valid records is recorded as failed (lenient) or raises
+:class:`~hermes_core.errors.PluginError` (strict). Records are collected one hook implementation
+at a time so each is attributed to its plugin.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from importlib import metadata
+from typing import Any
+
+import pluggy
+
+from hermes_core import hookspecs
+from hermes_core.errors import PluginError
+from hermes_core.registry import FIRST_PARTY_DISTRIBUTION, RESERVED_COMMANDS, PluginRecord, Registry
+
+log = logging.getLogger("hermes.plugins")
+GROUP = "hermes.plugins"
+COLLECTIONS: tuple[tuple[str, str], ...] = (
+    ("hermes_transports", "transports"),
+    ("hermes_model_providers", "providers"),
+    ("hermes_slash_commands", "commands"),
+    ("hermes_storage_backends", "storage"),
+    ("hermes_tools", "tools"),
+)
+
+
+def available_entry_points() -> dict[str, metadata.EntryPoint]:
+    """Return the installed ``hermes.plugins`` entry points by name, importing nothing."""
+    found: dict[str, metadata.EntryPoint] = {}
+    for ep in metadata.entry_points(group=GROUP):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def select_names(
+    entry_points: bool | Sequence[str],
+    disabled: Iterable[str],
+    available: Iterable[str],
+    warn: Callable[[str], None],
+) -> list[str]:
+    """Apply the allowlist and the disable list to the available names.
+
+    :param entry_points: True for all, False for none, or an allowlist.
+    :returns: the names to load, sorted.
+    """
+    names = set(available)
+    if entry_points is True:
+        chosen = set(names)
+    elif entry_points is False:
+        chosen = set()
+    else:
+        wanted = list(entry_points)
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            raise PluginError(
+                f"unknown plugin(s): {', '.join(unknown)}; installed: {', '.join(sorted(names)) or 'none'}"
+            )
+        chosen = set(wanted)
+    for name in disabled:
+        if name not in names:
+            warn(f"cannot disable unknown plugin {name!r}")
+        chosen.discard(name)
+    return sorted(chosen)
+
+
+class PluginLoader:
+    """Loads plugins into a fresh pluggy manager and fills a :class:`Registry`."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.registry = Registry()
+
+    def _fail(self, record: PluginRecord, reason: str, exc: BaseException | None = None) -> None:
+        record.failed = reason
+        if self.pm.get_plugin(record.name) is not None:
+            self.pm.unregister(name=record.name)
+        self._drop_records_of(record.name)
+        if self.strict:
+            raise PluginError(f"plugin {record.name!r} failed: {reason}") from exc
+        log.warning("plugin %s failed: %s", record.name, reason)
+
+    def load_entry_points(self, names: Sequence[str]) -> None:
+        """Import the named entry points with stevedore and register them."""
+        if not names:
+            return
+        from stevedore import NamedExtensionManager
+
+        failures: dict[str, BaseException] = {}
+
+        def on_failure(_mgr: Any, ep: metadata.EntryPoint, exc: BaseException) -> None:
+            failures[ep.name] = exc
+
+        manager: Any = NamedExtensionManager(
+            GROUP,
+            names=list(names),
+            invoke_on_load=False,
+            name_order=True,
+            on_load_failure_callback=on_failure,
+            on_missing_entrypoints_callback=lambda missing: None,
+        )
+        loaded = {ext.name: ext for ext in manager.extensions}
+        eps = available_entry_points()
+        for name in names:
+            ep = eps.get(name)
+            dist = getattr(ep, "dist", None) if ep else None
+            record = PluginRecord(
+                name=name,
+                version=getattr(dist, "version", None),
+                distribution=getattr(dist, "name", None),
+                first_party=getattr(dist, "name", None) == FIRST_PARTY_DISTRIBUTION,
+            )
+            self.registry.plugins.append(record)
+            if name in failures:
+                exc = failures[name]
+                self._fail(record, f"import failed: {type(exc).__name__}: {exc}", exc)
+                continue
+            ext = loaded.get(name)
+            if ext is None:
+                self._fail(record, "entry point could not be loaded")
+                continue
+            self._register(record, ext.plugin)
+
+    def load_objects(self, plugins: Iterable[Any]) -> None:
+        """Register plugin objects passed in directly (embedding and tests)."""
+        for index, plugin in enumerate(plugins):
+            name = getattr(plugin, "hermes_plugin_name", None) or getattr(plugin, "__name__", None)
+            name = name or f"{type(plugin).__name__}-{index}"
+            record = PluginRecord(name=str(name), source="object", first_party=False)
+            self.registry.plugins.append(record)
+            self._register(record, plugin)
+
+    def _register(self, record: PluginRecord, plugin: Any) -> None:
+        try:
+            self.pm.register(plugin, name=record.name)
+            self.pm.check_pending()
+        except Exception as exc:  # a bad hookimpl (typo'd name, wrong argument)
+            if self.pm.get_plugin(record.name) is not None:
+                self.pm.unregister(name=record.name)
+            record.failed = f"registration failed: {exc}"
+            if self.strict:
+                raise PluginError(f"plugin {record.name!r} failed: {record.failed}") from exc
+            log.warning("plugin %s failed: %s", record.name, record.failed)
+            return
+        record.hooks = tuple(sorted(impl.name for impl in self.pm.get_hookcallers(plugin) or ()))
+
+    def collect(self) -> Registry:
+        """Call every collection hook one implementation at a time and fill the registry."""
+        by_name = {p.name: p for p in self.registry.plugins}
+        for hook_name, kind in COLLECTIONS:
+            caller = getattr(self.pm.hook, hook_name)
+            for impl in caller.get_hookimpls():
+                record = by_name.get(impl.plugin_name)
+                if record is None or record.failed:
+                    continue
+                try:
+                    result = impl.function()
+                except Exception as exc:
+                    self._fail(record, f"{hook_name} raised {type(exc).__name__}: {exc}", exc)
+                    continue
+                items = (
+                    [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
+                )
+                for item in items:
+                    self._add(kind, item, record)
+        return self.registry
+
+    def _add(self, kind: str, item: Any, record: PluginRecord) -> None:
+        table: dict[str, Any] = getattr(self.registry, kind)
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not name:
+            self._fail(record, f"{kind} record without a name: {item!r}")
+            return
+        if kind == "transports" and name in RESERVED_COMMANDS:
+            self._fail(record, f"transport name {name!r} is reserved for a built-in command")
+            return
+        owner = self.registry.owners.get((kind, name))
+        if owner is None:
+            table[name] = item
+            self.registry.owners[(kind, name)] = record.name
+            return
+        other = self.registry.plugin(owner)
+        message = f"duplicate {kind[:-1]} {name!r} from plugins {owner!r} and {record.name!r}"
+        if self.strict:
+            raise PluginError(message)
+        # Lenient: first-party wins, else the first entry-point name in sort order wins.
+        keep_existing = bool(other and other.first_party) or (
+            not record.first_party and (other is not None and other.name <= record.name)
+        )
+        if keep_existing:
+            self._fail(record, message)
+        else:
+            table[name] = item
+            self.registry.owners[(kind, name)] = record.name
+            if other is not None:
+                self._fail(other, message)
+
+    def _drop_records_of(self, plugin_name: str) -> None:
+        for (kind, name), owner in list(self.registry.owners.items()):
+            if owner == plugin_name:
+                getattr(self.registry, kind).pop(name, None)
+                del self.registry.owners[(kind, name)]

@@ -1,0 +1,185 @@
+"""An in-memory storage backend: tests, embeds without a data dir, never-persisted sessions.
+
+It follows the :class:`~hermes_core.storage.Storage` protocol exactly, so the kernel cannot tell
+it from SQLite except that nothing survives the process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_core.storage import NewRow, Row, SessionPage, SessionRecord, StoredToolCall
+
+
+class MemoryStorage:
+    """Sessions and rows kept in dictionaries."""
+
+    durable = False
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, SessionRecord] = {}
+        self._rows: dict[str, list[Row]] = {}
+        self._leases: dict[str, tuple[str, float]] = {}
+        self._next_id = 1
+
+    async def open(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    def _with_count(self, rec: SessionRecord) -> SessionRecord:
+        count = sum(1 for r in self._rows.get(rec.id, ()) if r.active)
+        return dataclasses.replace(rec, message_count=count)
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        rec = self._sessions.get(session_id)
+        return self._with_count(rec) if rec else None
+
+    async def find_session_by_title(self, title: str) -> SessionRecord | None:
+        matches = [s for s in self._sessions.values() if s.title == title]
+        if not matches:
+            return None
+        return self._with_count(max(matches, key=lambda s: (s.updated_at, s.id)))
+
+    async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
+        now = time.time()
+        self._sessions[record.id] = dataclasses.replace(
+            record, created_at=record.created_at or now, updated_at=now
+        )
+        self._rows.setdefault(record.id, [])
+        return self._append(record.id, rows)
+
+    async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
+        rec = self._sessions.get(session_id)
+        if rec is None:
+            return
+        self._sessions[session_id] = dataclasses.replace(rec, **dict(fields), updated_at=time.time())
+
+    async def list_sessions(
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        cwd: str | None = None,
+        title: str | None = None,
+        hidden_sources: Sequence[str] = ("tool",),
+    ) -> SessionPage:
+        items = [
+            s
+            for s in self._sessions.values()
+            if s.source not in hidden_sources
+            and (cwd is None or s.cwd == cwd)
+            and (title is None or title.lower() in (s.title or "").lower())
+        ]
+        items.sort(key=lambda s: (s.updated_at, s.id), reverse=True)
+        if cursor:
+            ts, _, sid = cursor.partition("|")
+            key = (float(ts), sid)
+            items = [s for s in items if (s.updated_at, s.id) < key]
+        page = [self._with_count(s) for s in items[:limit]]
+        more = len(items) > limit
+        nxt = f"{page[-1].updated_at}|{page[-1].id}" if more and page else None
+        return SessionPage(page, nxt)
+
+    async def latest_session_for_channel(self, channel_key: str) -> str | None:
+        matches = [s for s in self._sessions.values() if s.channel_key == channel_key]
+        if not matches:
+            return None
+        return max(matches, key=lambda s: (s.updated_at, s.id)).id
+
+    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+        held = self._leases.get(session_id)
+        now = time.time()
+        if held and held[0] != owner and held[1] > now:
+            return held[0]
+        self._leases[session_id] = (owner, now + ttl_s)
+        return None
+
+    async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
+        held = self._leases.get(session_id)
+        if not held or held[0] != owner:
+            return False
+        self._leases[session_id] = (owner, time.time() + ttl_s)
+        return True
+
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        held = self._leases.get(session_id)
+        if held and held[0] == owner:
+            del self._leases[session_id]
+
+    def _append(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
+        ids: list[int] = []
+        bucket = self._rows.setdefault(session_id, [])
+        for new in rows:
+            rid = self._next_id
+            self._next_id += 1
+            calls = tuple(
+                c if c.call_id else StoredToolCall(f"tc_{rid}_{i}", c.provider_call_id, c.name, c.arguments)
+                for i, c in enumerate(new.tool_calls)
+            )
+            bucket.append(
+                Row(
+                    id=rid,
+                    session_id=session_id,
+                    position=new.position if new.position is not None else rid,
+                    role=new.role,
+                    content=new.content,
+                    parts=new.parts,
+                    tool_calls=calls,
+                    call_id=new.call_id,
+                    provider_call_id=new.provider_call_id,
+                    tool_name=new.tool_name,
+                    display_kind=new.display_kind,
+                    active=True,
+                    archived_reason=None,
+                    model=new.model,
+                    reasoning=new.reasoning,
+                    input_tokens=new.input_tokens,
+                    output_tokens=new.output_tokens,
+                    meta=dict(new.meta),
+                    created_at=new.created_at or time.time(),
+                )
+            )
+            ids.append(rid)
+        if session_id in self._sessions and rows:
+            self._sessions[session_id] = dataclasses.replace(
+                self._sessions[session_id], updated_at=time.time()
+            )
+        return ids
+
+    async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
+        return self._append(session_id, rows)
+
+    async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
+        rows = [r for r in self._rows.get(session_id, ()) if include_archived or r.active]
+        return sorted(rows, key=lambda r: (r.position, r.id))
+
+    async def rewrite(
+        self,
+        session_id: str,
+        *,
+        archive_row_ids: Sequence[int] = (),
+        archived_reason: str | None = None,
+        append: Sequence[NewRow] = (),
+        session_fields: Mapping[str, Any] | None = None,
+    ) -> list[int]:
+        targets = set(archive_row_ids)
+        bucket = self._rows.get(session_id, [])
+        for i, row in enumerate(bucket):
+            if row.id in targets and row.active:
+                bucket[i] = dataclasses.replace(row, active=False, archived_reason=archived_reason)
+        ids = self._append(session_id, append)
+        if session_fields:
+            await self.update_session(session_id, session_fields)
+        return ids
+
+    async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
+        for bucket in self._rows.values():
+            for i, row in enumerate(bucket):
+                if row.id == row_id:
+                    bucket[i] = dataclasses.replace(row, meta={**row.meta, **meta})
+                    return

@@ -1,0 +1,603 @@
+"""A live session: its state, the busy queue, steer, interrupt and the event bus (agent-core §1-§2).
+
+The turn loop itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress,
+branch, reconcile) in :mod:`hermes_core.session_ops`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import secrets
+from collections.abc import AsyncIterator, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core.content import Part, normalize_content, parts_text
+from hermes_core.errors import InvalidValue, SessionBusy
+from hermes_core.events import (
+    ALL_KINDS,
+    Event,
+    QuestionRequested,
+    SessionChanged,
+    TurnCompleted,
+    TurnOutcome,
+    Usage,
+)
+from hermes_core.history import materialize, project
+from hermes_core.session_types import (
+    DiscardedItem,
+    Interrupted,
+    ModelSwitch,
+    SessionInfo,
+    Status,
+    TitleResult,
+)
+from hermes_core.storage import NewRow, Row, SessionRecord
+
+if TYPE_CHECKING:
+    from hermes_core.kernel import Kernel
+    from hermes_core.tools import FileAccess
+    from hermes_core.turn import TurnRun
+
+MAX_QUEUED_CHARS = 1 << 20
+MAX_STEER_CHARS = 65536
+PROFILES = ("ask_everything", "default", "accept_edits", "off")
+_DONE = object()
+
+
+@dataclass(slots=True)
+class QueueItem:
+    """One submitted prompt waiting for (or running as) a turn."""
+
+    item_id: str
+    owner: str
+    parts: tuple[Part, ...]
+    merge: bool
+    model: str | None
+    model_options: dict[str, Any] | None
+    answerable: frozenset[str]
+    display_kind: str | None
+    future: asyncio.Future[TurnOutcome]
+    listeners: list[asyncio.Queue[Any]] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return parts_text(self.parts)
+
+
+class Turn:
+    """A handle on one submitted prompt: its events and its outcome."""
+
+    def __init__(self, session: Session, item: QueueItem) -> None:
+        self._session = session
+        self._item = item
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        item.listeners.append(self._queue)
+        self.item_id = item.item_id
+        self.outcome: asyncio.Future[TurnOutcome] = item.future
+
+    @property
+    def position(self) -> int:
+        """0 while running (or finished); 1 = next to run; …"""
+        return self._session._position_of(self._item)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""
+        while True:
+            ev = await self._queue.get()
+            if ev is _DONE:
+                return
+            yield ev
+            if isinstance(ev, TurnCompleted):
+                return
+
+
+class Subscription:
+    """An async iterator over every later event of a session; registered at creation."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        session._subscribers.append(self._queue)
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> Event:
+        ev = await self._queue.get()
+        if ev is _DONE:
+            self.close()
+            raise StopAsyncIteration
+        result: Event = ev
+        return result
+
+    def close(self) -> None:
+        """Stop receiving events."""
+        if self._queue in self._session._subscribers:
+            self._session._subscribers.remove(self._queue)
+
+    async def aclose(self) -> None:
+        self.close()
+
+
+class Session:
+    """A live session; create it with ``Kernel.open_session`` (never directly)."""
+
+    def __init__(self, kernel: Kernel, record: SessionRecord, rows: list[Row], persisted: bool) -> None:
+        self.kernel = kernel
+        self.id = record.id
+        self._record = record
+        self._rows: list[Row] = rows
+        self._persisted = persisted
+        self._queue: collections.deque[QueueItem] = collections.deque()
+        self._queued_chars = 0
+        self._subscribers: list[asyncio.Queue[Any]] = []
+        self._runner: asyncio.Task[None] | None = None
+        self.run: TurnRun | None = None
+        self.status: Status = "idle"
+        self._once_model: str | None = None
+        self._usage = Usage(
+            **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
+        )
+        self._hidden_tools: frozenset[str] = frozenset()
+        self._session_memory: set[str] = set()
+        self._background: dict[str, asyncio.Task[Any]] = {}
+        self._processes: list[Any] = []
+        self._pending_title: str | None = None
+        self._closed = False
+        self._created_at = record.created_at
+        self.extra: MutableMapping[str, str] = _ExtraMap(self, dict(record.extra))
+        self.file_access: FileAccess = kernel.default_file_access()
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def record(self) -> SessionRecord:
+        return self._record
+
+    @property
+    def rows(self) -> list[Row]:
+        """The active rows, in order (read-only view for the loop and session ops)."""
+        return self._rows
+
+    @property
+    def busy(self) -> bool:
+        return self._runner is not None or bool(self._queue)
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self._record.cwd)
+
+    @property
+    def profile(self) -> str:
+        return self._record.profile
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    def info(self) -> SessionInfo:
+        """Return a snapshot of the session's state."""
+        ref, source = self.kernel._session_model(self)
+        provider = ref.partition(":")[0] if ref else None
+        return SessionInfo(
+            session_id=self.id,
+            source=self._record.source,
+            model=ref,
+            provider=provider,
+            model_source=source,
+            cwd=self._record.cwd,
+            profile=self._record.profile,
+            title=self._record.title or self._pending_title,
+            status=self.status,
+            busy=self.busy,
+            running=self.run is not None,
+            queued=len(self._queue),
+            usage=self._usage,
+            reasoning_effort=self._record.reasoning_effort,
+            parent_session_id=self._record.parent_session_id,
+            channel_key=self._record.channel_key,
+            persisted=self._persisted,
+            created_at=self._created_at,
+            extra=dict(self.extra),
+        )
+
+    def _set_status(self, status: Status) -> None:
+        if status != self.status:
+            self.status = status
+            self.emit(
+                SessionChanged(
+                    session_id=self.id, turn_id=self.run.turn_id if self.run else None, fields=("status",)
+                )
+            )
+
+    def _changed(self, *fields: str) -> None:
+        self.emit(SessionChanged(session_id=self.id, fields=tuple(fields)))
+
+    # -- events ------------------------------------------------------------------------------
+    def subscribe(self) -> Subscription:
+        """Return an iterator over every later event of this session, in or out of turns."""
+        return Subscription(self)
+
+    def emit(self, event: Event) -> None:
+        """Deliver an event to subscribers, the running turn's listeners, then observers."""
+        for q in self._subscribers:
+            q.put_nowait(event)
+        run = self.run
+        if run is not None and event.turn_id == run.turn_id:
+            for item in run.items:
+                for q in item.listeners:
+                    q.put_nowait(event)
+        self.kernel._observe(self, event)
+
+    # -- persistence -------------------------------------------------------------------------
+    async def _persist(self, rows: Sequence[NewRow]) -> list[Row]:
+        """Append rows (creating the session on the first write) and cache them; cancel-safe."""
+        task = asyncio.ensure_future(self._persist_now(list(rows)))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task
+            raise
+
+    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
+        storage = self.kernel.storage
+        if not self._persisted:
+            record = dataclasses.replace(
+                self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
+            )
+            if self._pending_title and not self._record.title:
+                record = dataclasses.replace(record, title_origin=self._record.title_origin or "explicit")
+            ids = await storage.create_session(record, rows)
+            self._record = record
+            self._pending_title = None
+            self._persisted = True
+        else:
+            ids = await storage.append_rows(self.id, rows)
+        made = [materialize(self.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
+        self._rows.extend(made)
+        return made
+
+    async def _update_record(self, **fields: Any) -> None:
+        """Change session columns in memory and (once persisted) in storage."""
+        self._record = dataclasses.replace(self._record, **fields)
+        if self._persisted:
+            await self.kernel.storage.update_session(self.id, fields)
+
+    def _replace_rows(self, rows: list[Row]) -> None:
+        self._rows = rows
+
+    # -- submitting --------------------------------------------------------------------------
+    async def submit(
+        self,
+        content: str | Sequence[Part],
+        *,
+        owner: str,
+        merge: bool = False,
+        model: str | None = None,
+        model_options: dict[str, Any] | None = None,
+        answerable: frozenset[str] | set[str] = ALL_KINDS,
+        display_kind: str | None = None,
+    ) -> Turn:
+        """Start a turn now, or queue it behind the running one (agent-core §2.3)."""
+        self._check_open()
+        parts = normalize_content(content)
+        text = parts_text(parts)
+        if not text.strip() and len(parts) == len([p for p in parts if hasattr(p, "text")]):
+            raise InvalidValue("content", message="the prompt is empty")
+        if self.busy and self._queued_chars + len(text) > MAX_QUEUED_CHARS:
+            raise SessionBusy("queue_full", "more than 1 MiB of queued text; wait or interrupt")
+        if model is not None:
+            await self.kernel.resolve_model(model, session=self)
+        loop = asyncio.get_running_loop()
+        item = QueueItem(
+            item_id="q_" + secrets.token_hex(6),
+            owner=owner,
+            parts=parts,
+            merge=merge,
+            model=model,
+            model_options=dict(model_options) if model_options else None,
+            answerable=frozenset(answerable),
+            display_kind=display_kind,
+            future=loop.create_future(),
+        )
+        turn = Turn(self, item)
+        self._queue.append(item)
+        self._queued_chars += len(text)
+        if self._runner is None:
+            # Start at once, synchronously: a steer or interrupt that follows sees this turn.
+            self._start_next()
+        else:
+            self._changed("queued")
+        return turn
+
+    def _start_next(self) -> None:
+        from hermes_core.turn import TurnRun
+
+        batch = self._take_batch()
+        self.run = TurnRun(self, batch, queued=False)
+        self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self.id}")
+
+    def _position_of(self, item: QueueItem) -> int:
+        for index, waiting in enumerate(self._queue):
+            if waiting is item:
+                return index + 1
+        return 0
+
+    def _take_batch(self) -> list[QueueItem]:
+        head = self._queue.popleft()
+        batch = [head]
+        while self._queue and self._queue[0].merge:
+            batch.append(self._queue.popleft())
+        self._queued_chars -= sum(len(i.text) for i in batch)
+        return batch
+
+    async def _drain(self) -> None:
+        from hermes_core.turn import TurnRun
+
+        try:
+            while self.run is not None:
+                run = self.run
+                try:
+                    outcome = await run.execute()
+                finally:
+                    self._set_status("idle")
+                    self.run = None
+                for item in run.items:
+                    if not item.future.done():
+                        item.future.set_result(outcome)
+                    for q in item.listeners:
+                        q.put_nowait(_DONE)
+                if self._queue and not self._closed:
+                    batch = self._take_batch()
+                    self.run = TurnRun(self, batch, queued=True)
+        finally:
+            self.run = None
+            self._runner = None
+            self._changed("busy")
+
+    def cancel_queued(self, item_id: str) -> bool:
+        """Remove one waiting item; its outcome resolves ``interrupted`` (by user)."""
+        for item in list(self._queue):
+            if item.item_id == item_id:
+                self._queue.remove(item)
+                self._queued_chars -= len(item.text)
+                _resolve_discarded(item, "interrupted_by_user")
+                self._changed("queued")
+                return True
+        return False
+
+    def steer(self, text: str) -> Literal["accepted", "idle", "settling"]:
+        """Queue guidance for the next tool boundary of the running turn (agent-core §2.4)."""
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidValue("text", message="steer text is empty")
+        if len(text) > MAX_STEER_CHARS:
+            raise InvalidValue("text", message=f"steer text is longer than {MAX_STEER_CHARS} characters")
+        run = self.run
+        if run is None:
+            return "idle"
+        if run.settling:
+            return "settling"
+        run.steer_buffer.append(text)
+        return "accepted"
+
+    async def interrupt(
+        self, *, reason: Literal["user", "system"] = "user", discard_queue: bool = False
+    ) -> Interrupted:
+        """Stop the running turn; optionally drop every waiting item (agent-core §2.5)."""
+        discarded: list[DiscardedItem] = []
+        why: Literal["interrupted_by_user", "interrupted_by_system"] = (
+            "interrupted_by_user" if reason == "user" else "interrupted_by_system"
+        )
+        if discard_queue:
+            while self._queue:
+                item = self._queue.popleft()
+                discarded.append(DiscardedItem(item.item_id, item.owner, item.text))
+                _resolve_discarded(item, why)
+            self._queued_chars = 0
+        run = self.run
+        was_running = run is not None
+        if run is not None:
+            await run.interrupt(why)
+        if discarded:
+            self._changed("queued")
+        return Interrupted(was_running, tuple(discarded))
+
+    def open_questions(self) -> list[QuestionRequested]:
+        """Return this session's unanswered questions, in their original request shape."""
+        return self.kernel.broker.open_for(self.id)
+
+    # -- settings ----------------------------------------------------------------------------
+    async def switch_model(
+        self, ref: str, *, scope: Literal["session", "global", "once"] = "session"
+    ) -> ModelSwitch:
+        """Switch the model from the next turn on (agent-core §7.6)."""
+        if scope not in ("session", "global", "once"):
+            raise InvalidValue("scope", ("session", "global", "once"))
+        resolved = await self.kernel.resolve_model(ref, session=self)
+        previous, _ = self.kernel._session_model(self)
+        if scope == "once":
+            self._once_model = resolved.ref
+            self._changed("model")
+            return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
+        if scope == "global":
+            store = self.kernel.store
+            if store is None:
+                raise InvalidValue("scope", message="global model scope needs a settings store")
+            store.set("model", resolved.ref)
+        marker_id: int | None = None
+        await self._update_record(model=resolved.ref, provider=resolved.provider)
+        if self._persisted:
+            made = await self._persist(
+                [
+                    NewRow(
+                        role="system",
+                        content=f"The conversation continues with model {resolved.ref}.",
+                        display_kind="model_switch",
+                        model=resolved.ref,
+                    )
+                ]
+            )
+            marker_id = made[0].id
+        self._changed("model")
+        return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous, marker_id)
+
+    async def set_cwd(self, path: Path) -> None:
+        """Set the workspace: an absolute, existing directory, stored resolved."""
+        p = Path(path)
+        if not p.is_absolute():
+            raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
+        resolved = p.resolve()
+        if not resolved.is_dir():
+            raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
+        await self._update_record(cwd=str(resolved))
+        self._changed("cwd")
+
+    async def set_profile(self, profile: str) -> None:
+        """Set the approval profile (agent-core §6.1)."""
+        if profile not in PROFILES:
+            raise InvalidValue("profile", PROFILES)
+        await self._update_record(profile=profile)
+        self._changed("profile")
+
+    async def set_title(self, title: str) -> TitleResult:
+        """Set an explicit title; pending until the first row exists."""
+        from hermes_core.titles import clean_title
+
+        cleaned = clean_title(title)
+        if self._persisted:
+            await self._update_record(title=cleaned, title_origin="explicit")
+        else:
+            self._pending_title = cleaned
+            self._record = dataclasses.replace(self._record, title_origin="explicit")
+        from hermes_core.events import TitleChanged
+
+        self.emit(TitleChanged(session_id=self.id, title=cleaned, origin="explicit"))
+        return TitleResult(cleaned, pending=not self._persisted)
+
+    async def set_reasoning_effort(self, effort: str | None) -> None:
+        """Set the reasoning effort (``none`` … ``xhigh``) or clear it."""
+        allowed = ("none", "minimal", "low", "medium", "high", "xhigh")
+        if effort is not None and effort not in allowed:
+            raise InvalidValue("reasoning_effort", allowed)
+        await self._update_record(reasoning_effort=effort)
+        self._changed("reasoning_effort")
+
+    async def set_system_overlay(self, text: str | None) -> None:
+        """Layer extra instructions on the core system prompt (stored with the session)."""
+        await self._update_record(system_overlay=text)
+
+    def set_tool_filter(self, hidden: frozenset[str]) -> None:
+        """Hide these tools from the model for the following turns."""
+        self._hidden_tools = frozenset(hidden)
+
+    # -- history -----------------------------------------------------------------------------
+    async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
+        """Return the projection hosts see (agent-core §7.4)."""
+        if include_archived and self._persisted:
+            rows = await self.kernel.storage.load_rows(self.id, include_archived=True)
+            return [r for r in rows if not r.active or r in project([r], replay=replay)]
+        return project(self._rows, replay=replay)
+
+    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> Any:
+        from hermes_core import session_ops
+
+        return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
+
+    async def reconcile(self, messages: Sequence[Any]) -> Any:
+        from hermes_core import session_ops
+
+        return await session_ops.reconcile(self, messages)
+
+    async def compress(self, *, focus_topic: str | None = None) -> Any:
+        from hermes_core import session_ops
+
+        return await session_ops.compress(self, focus_topic=focus_topic)
+
+    async def branch(
+        self,
+        *,
+        owner: str,
+        count: int | None = None,
+        up_to_row_id: int | None = None,
+        title: str | None = None,
+        cwd: Path | None = None,
+    ) -> Session:
+        from hermes_core import session_ops
+
+        return await session_ops.branch(
+            self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
+        )
+
+    def background(self, text: str) -> str:
+        """Run a separate one-shot agent on this session's model, cwd and profile (agent-core §2.7)."""
+        from hermes_core import background
+
+        return background.start(self, text)
+
+    # -- closing -----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            from hermes_core.errors import SessionNotFound
+
+            raise SessionNotFound(self.id)
+
+    async def close(self, *, reason: Literal["closed", "shutdown"] = "closed") -> None:
+        """Interrupt, discard the queue, close questions, stop background work, release the lease."""
+        if self._closed:
+            return
+        await self.interrupt(reason="system", discard_queue=True)
+        self._closed = True
+        runner = self._runner
+        if runner is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), 5)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                pass
+        for task in list(self._background.values()):
+            task.cancel()
+        self.kernel.broker.close_where(lambda q: q.session_id == self.id, reason)
+        self.kernel._kill_processes(self._processes)
+        for q in self._subscribers:
+            q.put_nowait(_DONE)
+        await self.kernel._forget_session(self)
+
+
+def _resolve_discarded(
+    item: QueueItem, reason: Literal["interrupted_by_user", "interrupted_by_system"]
+) -> None:
+    if not item.future.done():
+        item.future.set_result(TurnOutcome(status="interrupted", reason=reason))
+    for q in item.listeners:
+        q.put_nowait(_DONE)
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    return dataclasses.asdict(usage)
+
+
+class _ExtraMap(MutableMapping[str, str]):
+    """Per-session transport settings, written through to storage."""
+
+    def __init__(self, session: Session, data: dict[str, str]) -> None:
+        self._session = session
+        self._data = data
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self._data[key] = str(value)
+        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+
+    def __delitem__(self, key: str) -> None:
+        del self._data[key]
+        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+
+    def __iter__(self) -> Any:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)

@@ -1,0 +1,100 @@
+"""Small result records of the session API (agent-core §1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes_core.events import Usage
+
+Status = Literal["idle", "starting", "streaming", "working", "waiting"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A snapshot of a live session."""
+
+    session_id: str
+    source: str
+    model: str | None
+    provider: str | None
+    model_source: str
+    cwd: str
+    profile: str
+    title: str | None
+    status: Status
+    busy: bool
+    running: bool
+    queued: int
+    usage: Usage
+    reasoning_effort: str | None
+    parent_session_id: str | None
+    channel_key: str | None
+    persisted: bool
+    created_at: float
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardedItem:
+    item_id: str
+    owner: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """What ``Session.interrupt`` did."""
+
+    was_running: bool
+    discarded: tuple[DiscardedItem, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSwitch:
+    """The result of a model switch."""
+
+    ref: str
+    provider: str
+    model: str
+    scope: Literal["session", "global", "once"]
+    previous: str | None
+    marker_row_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TitleResult:
+    title: str
+    pending: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RewindResult:
+    archived: int
+    survivor_user_row_ids: list[int | None]
+    target_ordinal: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileResult:
+    kept: int
+    archived: int
+    appended: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompressResult:
+    summary_row_id: int | None
+    archived: int
+    messages_before: int
+    messages_after: int
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    """A stored session read without taking its lease."""
+
+    record: Any
+    rows: list[Any]

@@ -1,0 +1,98 @@
+"""Session titles: cleaning, the derived title at the first turn, and refinement (agent-core §7.6)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.errors import InvalidValue
+from hermes_core.events import TitleChanged
+
+if TYPE_CHECKING:
+    from hermes_core.kernel import Kernel
+    from hermes_core.session import Session
+    from hermes_core.storage import SessionRecord
+
+log = logging.getLogger("hermes.titles")
+MAX_TITLE = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clean_title(title: str) -> str:
+    """Validate a title: at most 200 characters, no control characters, not empty."""
+    if not isinstance(title, str):
+        raise InvalidValue("title", "a string")
+    text = title.strip()
+    if not text:
+        raise InvalidValue("title", message="the title is empty")
+    if len(text) > MAX_TITLE:
+        raise InvalidValue("title", message=f"the title is longer than {MAX_TITLE} characters")
+    if _CONTROL.search(text):
+        raise InvalidValue("title", message="the title contains control characters")
+    return text
+
+
+def derive(text: str) -> str:
+    """Return the first six words of ``text``, as a title."""
+    words = _CONTROL.sub(" ", text).split()
+    return " ".join(words[:6])[:MAX_TITLE]
+
+
+def derive_title_if_needed(session: Session, first_text: str) -> None:
+    """At the first turn, give an untitled session its derived title synchronously."""
+    if session.record.title or session._pending_title:
+        return
+    title = derive(first_text)
+    if not title:
+        return
+    session._pending_title = title
+    session._record = _with(session, title_origin="derived")
+    session.emit(TitleChanged(session_id=session.id, turn_id=None, title=title, origin="derived"))
+
+
+def _with(session: Session, **fields: Any) -> SessionRecord:
+    import dataclasses
+
+    return dataclasses.replace(session._record, **fields)
+
+
+def maybe_refine(kernel: Kernel, session: Session) -> None:
+    """After the first turn, ask the model once for a better title (``titles.refine``)."""
+    if not kernel.settings.titles.refine or session.record.title_origin != "derived":
+        return
+    if getattr(session, "_refine_started", False) or sum(1 for r in session.rows if r.role == "user") != 1:
+        return
+    session._refine_started = True  # type: ignore[attr-defined]
+
+    async def refine() -> None:
+        from hermes_core.content import SeedMessage
+
+        ref, _ = kernel._session_model(session)
+        messages = [
+            SeedMessage(r.role, r.content)  # type: ignore[arg-type]
+            for r in session.rows
+            if r.role in ("user", "assistant") and r.content
+        ]  # type: ignore[arg-type]
+        try:
+            text = await asyncio.wait_for(kernel.one_shot(messages, model=ref, purpose="title"), 30)
+            title = clean_title(derive_line(text))
+        except Exception as exc:
+            log.debug("title refinement failed: %s", exc)
+            return
+        if session.record.title_origin != "derived" or title == (session.record.title or ""):
+            return
+        await session._update_record(title=title, title_origin="refined")
+        session.emit(TitleChanged(session_id=session.id, title=title, origin="refined"))
+
+    kernel.spawn(refine(), name=f"hermes-title-{session.id}")
+
+
+def derive_line(text: str) -> str:
+    """Return the first non-empty line of a model's title answer, without quotes."""
+    for line in text.splitlines():
+        line = line.strip().strip("\"'").strip()
+        if line:
+            return line[:MAX_TITLE]
+    return ""

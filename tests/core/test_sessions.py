@@ -1,0 +1,286 @@
+"""Sessions and storage through the kernel (agent-core §7), on SQLite files and in memory."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import InvalidValue, Kernel, RewindError, SeedMessage, SessionInUse, SessionNotFound
+from hermes_core.testing import make_kernel
+from tests.core.conftest import collect
+
+
+def sqlite_kernel(tmp_path: Path, **settings: Any) -> Kernel:
+    return make_kernel(
+        entry_points=["mock", "tools", "sqlite"],
+        settings={"storage": {"backend": "sqlite", "path": str(tmp_path / "h.sqlite3")}, **settings},
+    )
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+async def k(request: Any, tmp_path: Path) -> AsyncIterator[Kernel]:
+    kernel = (
+        sqlite_kernel(tmp_path) if request.param == "sqlite" else make_kernel(entry_points=["mock", "tools"])
+    )
+    async with kernel.running():
+        yield kernel
+
+
+async def turn(session: Any, text: str) -> list[Any]:
+    return await collect(await session.submit(text, owner="t"))
+
+
+async def test_sessions_are_created_lazily(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    assert await k.storage.get_session(session.id) is None
+    assert session.info().persisted is False
+    await turn(session, "first")
+    record = await k.storage.get_session(session.id)
+    assert record is not None and record.source == "tui" and record.cwd == str(workspace.resolve())
+
+
+async def test_minted_ids_follow_the_grammar(k: Kernel, workspace: Path) -> None:
+    import re
+
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    assert re.fullmatch(r"\d{8}_\d{6}_[0-9a-f]{6}", session.id)
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", "a/b", "x" * 257, "sp ace", "é"])
+async def test_bad_client_ids_are_refused(k: Kernel, workspace: Path, bad: str) -> None:
+    with pytest.raises(InvalidValue):
+        await k.open_session(bad, source="api", owner="t", cwd=workspace)
+
+
+async def test_client_chosen_id_creates_then_reopens(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session("my-chat:1", source="api", owner="t", cwd=workspace)
+    await turn(session, "hello")
+    await session.close()
+    again = await k.open_session("my-chat:1", source="api", owner="t", cwd=workspace)
+    assert [r.content for r in await again.history()] == ["hello", "You said: hello"]
+
+
+async def test_resume_by_id_then_by_title(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await session.set_title("Parser work")
+    await turn(session, "hi")
+    sid = session.id
+    await session.close()
+    assert (await k.resume(sid, owner="t")).id == sid
+    await k.live_session(sid).close()  # type: ignore[union-attr]
+    assert (await k.resume("Parser work", owner="t")).id == sid
+    with pytest.raises(SessionNotFound):
+        await k.resume("nothing like this", owner="t")
+
+
+async def test_listing_newest_first_with_paging(k: Kernel, workspace: Path) -> None:
+    ids = []
+    for i in range(5):
+        s = await k.open_session(source="tui", owner="t", cwd=workspace)
+        await turn(s, f"msg {i}")
+        ids.append(s.id)
+        await s.close()
+    page = await k.list_sessions(limit=2)
+    assert [s.id for s in page.sessions] == ids[::-1][:2]
+    assert page.next_cursor
+    rest = await k.list_sessions(limit=10, cursor=page.next_cursor)
+    assert [s.id for s in rest.sessions] == ids[::-1][2:]
+    assert page.sessions[0].message_count == 2
+
+
+async def test_rewind_soft_archives_and_survivors_keep_ids(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    for text in ("one", "two", "three"):
+        await turn(session, text)
+    users = [r for r in await session.history() if r.role == "user"]
+    result = await session.rewind(before_row_id=users[1].id, allow_empty=False)
+    assert result.survivor_user_row_ids == [users[0].id]
+    assert result.archived == 4
+    visible = await session.history()
+    assert [r.content for r in visible] == ["one", "You said: one"]
+    archived = [r for r in await session.history(include_archived=True) if not r.active]
+    assert [r.archived_reason for r in archived] == ["rewind"] * 4
+    # the next turn continues from the survivors
+    events = await turn(session, "four")
+    assert events[-1].text == "You said: four"
+
+
+async def test_rewind_refusals_write_nothing(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "one")
+    await turn(session, "two")
+    users = [r for r in await session.history() if r.role == "user"]
+    with pytest.raises(RewindError) as bad:
+        await session.rewind(before_row_id=999999, allow_empty=False)
+    assert bad.value.code == 4018 and bad.value.data["user_turn_count"] == 2
+    with pytest.raises(RewindError) as empty:
+        await session.rewind(before_row_id=users[0].id, allow_empty=False)
+    assert empty.value.code == 4028
+    assistant = next(r for r in await session.history() if r.role == "assistant")
+    with pytest.raises(RewindError) as not_user:
+        await session.rewind(before_row_id=assistant.id, allow_empty=False)
+    assert not_user.value.code == 4018
+    assert len(await session.history()) == 4
+    running = await session.submit("[[delay 50]] a b c", owner="t")
+    with pytest.raises(RewindError) as busy:
+        await session.rewind(before_row_id=users[1].id, allow_empty=False)
+    assert busy.value.code == 4009
+    await running.outcome
+    done = await session.rewind(before_row_id=users[0].id, allow_empty=True)
+    assert done.survivor_user_row_ids == [] and await session.history() == []
+
+
+async def test_switch_model_session_scope_persists_with_a_hidden_marker(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "one")
+    result = await session.switch_model("mock:alt")
+    assert result.ref == "mock:alt" and result.previous == "mock:echo" and result.marker_row_id
+    events = await turn(session, "two")
+    assert events[-1].text == "alt: You said: two"
+    rows = await k.storage.load_rows(session.id)
+    assert any(r.display_kind == "model_switch" for r in rows)
+    assert all(r.display_kind != "model_switch" for r in await session.history())
+    record = await k.storage.get_session(session.id)
+    assert record is not None and record.model == "mock:alt"
+
+
+async def test_switch_model_once_and_unknown(k: Kernel, workspace: Path) -> None:
+    from hermes_core import ModelNotFound
+
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await session.switch_model("mock:alt", scope="once")
+    assert (await turn(session, "a"))[-1].text.startswith("alt: ")
+    assert (await turn(session, "b"))[-1].text == "You said: b"
+    with pytest.raises(ModelNotFound):
+        await session.switch_model("mock:nope")
+    assert session.info().model == "mock:echo"
+
+
+async def test_compress_in_place_keeps_ids(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    for text in ("alpha beta gamma delta", "second turn here please", "third one"):
+        await turn(session, text)
+    last_user = [r for r in await session.history() if r.role == "user"][-1]
+    result = await session.compress()
+    assert result.summary == "Summary of 4 messages: alpha beta gamma, second turn here"
+    history = await session.history()
+    assert history[0].display_kind == "summary"
+    assert [r.id for r in history[1:]] == [last_user.id, history[2].id]
+    archived = [r for r in await session.history(include_archived=True) if not r.active]
+    assert {r.archived_reason for r in archived} == {"compress"} and len(archived) == 4
+    events = await turn(session, "after")
+    assert events[-1].outcome.reason == "stop"
+
+
+async def test_branch_copies_rows_with_parent_and_title(k: Kernel, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await session.set_title("Main")
+    await turn(session, 'read [[tool read_file {"path": "a.txt"}]]')
+    await turn(session, "second")
+    child = await session.branch(owner="t")
+    assert child.id != session.id
+    info = child.info()
+    assert info.parent_session_id == session.id and info.title == "Main (branch)"
+    parent_rows = await session.history()
+    child_rows = await child.history()
+    assert [(r.role, r.content) for r in child_rows] == [(r.role, r.content) for r in parent_rows]
+    assert not set(r.id for r in child_rows) & set(r.id for r in parent_rows)
+    stored = await k.storage.get_session(child.id)
+    assert stored is not None  # stored at once
+    events = await turn(child, "in the branch")
+    assert events[-1].outcome.reason == "stop"
+    partial = await session.branch(owner="t", count=2, title="Short")
+    assert [r.content for r in await partial.history()] == [parent_rows[0].content, parent_rows[1].content]
+
+
+async def test_reconcile_keeps_prefix_archives_divergent_tail(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="api", owner="t", cwd=workspace)
+    await turn(session, "one")
+    await turn(session, "two")
+    body = [
+        SeedMessage("user", "one"),
+        SeedMessage("assistant", "You said:   one"),
+        SeedMessage("user", "edited two"),
+    ]
+    result = await session.reconcile(body)
+    assert (result.kept, result.archived, result.appended) == (2, 2, 1)
+    assert [r.content for r in await session.history()] == ["one", "You said: one", "edited two"]
+    archived = [r for r in await session.history(include_archived=True) if not r.active]
+    assert {r.archived_reason for r in archived} == {"reconcile"}
+
+
+async def test_seeded_session_is_stored_at_once(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(
+        source="tui",
+        owner="t",
+        cwd=workspace,
+        seed=[SeedMessage("user", "hi"), SeedMessage("assistant", "hello")],
+    )
+    assert await k.storage.get_session(session.id) is not None
+    events = await turn(session, "again")
+    assert events[-1].outcome.reason == "stop"
+
+
+async def test_workspace_must_be_an_existing_absolute_directory(k: Kernel, workspace: Path) -> None:
+    with pytest.raises(InvalidValue):
+        await k.open_session(source="tui", owner="t", cwd=Path("relative"))
+    with pytest.raises(InvalidValue):
+        await k.open_session(source="tui", owner="t", cwd=workspace / "missing")
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    with pytest.raises(InvalidValue):
+        await session.set_cwd(workspace / "missing")
+
+
+async def test_restart_keeps_everything(tmp_path: Path, workspace: Path) -> None:
+    first = sqlite_kernel(tmp_path)
+    async with first.running():
+        session = await first.open_session(source="tui", owner="t", cwd=workspace, profile="ask_everything")
+        await turn(session, "one [[tokens 3]]")
+        await session.switch_model("mock:alt")
+        await session.set_title("Kept")
+        sid = session.id
+        usage = session.info().usage
+    second = sqlite_kernel(tmp_path)
+    async with second.running():
+        again = await second.resume(sid, owner="t")
+        info = again.info()
+        assert (info.model, info.profile, info.title, info.cwd) == (
+            "mock:alt",
+            "ask_everything",
+            "Kept",
+            str(workspace.resolve()),
+        )
+        assert info.usage.output == usage.output == 3
+        assert [r.content for r in await again.history()] == ["one [[tokens 3]]", "t0 t1 t2"]
+
+
+async def test_lease_blocks_a_second_kernel(tmp_path: Path, workspace: Path) -> None:
+    a = sqlite_kernel(tmp_path)
+    b = sqlite_kernel(tmp_path)
+    async with a.running(), b.running():
+        session = await a.open_session(source="tui", owner="t", cwd=workspace)
+        await turn(session, "hi")
+        with pytest.raises(SessionInUse) as err:
+            await b.resume(session.id, owner="t")
+        assert err.value.owner == a.lease_owner
+        # reads never need the lease
+        stored = await b.stored_session(session.id)
+        assert len(stored.rows) == 2
+        await session.close()
+        taken = await b.resume(session.id, owner="t")
+        assert taken.id == session.id
+
+
+async def test_branch_of_unknown_row_is_invalid(k: Kernel, workspace: Path) -> None:
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "x")
+    with pytest.raises(InvalidValue):
+        await session.branch(owner="t", up_to_row_id=123456)
+    with pytest.raises(InvalidValue):
+        await session.branch(owner="t", count=1, up_to_row_id=1)
+    assert dataclasses.is_dataclass(session.info())

@@ -1,0 +1,130 @@
+"""The turn loop through the public API with the mock provider (agent-core §2-§4, §8, §9)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_core import ImagePart, Kernel, TextDelta, TextPart, TurnCompleted, TurnStarted, UsageUpdated
+from tests.core.conftest import collect, names
+
+
+async def test_turn_streams_and_completes_in_order(kernel: Kernel, workspace: Path) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    turn = await session.submit("hello there world", owner="me")
+    events = await collect(turn)
+    assert isinstance(events[0], TurnStarted)
+    assert isinstance(events[-1], TurnCompleted)
+    assert names(events).count("TurnCompleted") == 1
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert deltas == ["You", " said:", " hello", " there", " world"]
+    done = events[-1]
+    assert done.text == "".join(deltas) == "You said: hello there world"
+    assert done.outcome.status == "complete" and done.outcome.reason == "stop"
+    assert done.user_row_id is not None and done.assistant_row_id is not None
+    assert all(e.turn_id == events[0].turn_id for e in events)
+    outcome = await turn.outcome
+    assert outcome == done.outcome
+    assert not session.busy and session.info().status == "idle"
+
+
+async def test_tokens_directive_and_usage(kernel: Kernel, workspace: Path) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    events = await collect(await session.submit("count [[tokens 5]]", owner="me"))
+    done = events[-1]
+    assert done.text == "t0 t1 t2 t3 t4"
+    usage = [e for e in events if isinstance(e, UsageUpdated)]
+    assert len(usage) == 1
+    assert done.turn_usage.output == 5 and done.turn_usage.input == 3  # words as sent, directive included
+    assert done.turn_usage.total == 8 and not done.turn_usage.estimated
+    assert done.turn_usage.context_max == 32768
+    # cumulative usage grows across turns
+    events2 = await collect(await session.submit("again [[tokens 3]]", owner="me"))
+    assert events2[-1].usage.output == 8
+    assert session.info().usage.calls == 2
+
+
+async def test_finish_reasons_map_to_outcomes(kernel: Kernel, workspace: Path) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    length = await (await session.submit("cut [[finish length]]", owner="me")).outcome
+    assert (length.status, length.reason, length.partial) == ("complete", "length", True)
+    refusal = await (await session.submit("no [[finish refusal]]", owner="me")).outcome
+    assert (refusal.status, refusal.reason) == ("complete", "refusal")
+
+
+async def test_provider_error_fails_the_turn_and_session_stays_usable(
+    kernel: Kernel, workspace: Path
+) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    events = await collect(await session.submit("x [[error upstream exploded]]", owner="me"))
+    outcome = events[-1].outcome
+    assert outcome.status == "error" and outcome.reason == "provider_error"
+    assert outcome.error_kind == "upstream" and outcome.message == "upstream exploded"
+    assert outcome.layer == "provider"
+    ok = await (await session.submit("fine", owner="me")).outcome
+    assert ok.reason == "stop"
+
+
+async def test_images_are_dropped_for_models_without_vision(kernel: Kernel, workspace: Path) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    turn = await session.submit([TextPart("look"), ImagePart(data=b"\x89PNG", mime="image/png")], owner="me")
+    events = await collect(turn)
+    assert events[-1].warnings == ("images_dropped",)
+    assert events[-1].text == "You said: look"
+    rows = await session.history()
+    assert any(isinstance(p, ImagePart) for p in rows[0].parts)
+
+
+async def test_history_model_sees_every_user_turn(kernel: Kernel, workspace: Path) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace, model="mock:history")
+    await (await session.submit("one", owner="me")).outcome
+    events = await collect(await session.submit("two", owner="me"))
+    assert events[-1].text == "Turns: one | two"
+    assert events[0].model == "mock:history"
+
+
+async def test_empty_prompt_is_refused(kernel: Kernel, workspace: Path) -> None:
+    import pytest
+
+    from hermes_core import InvalidValue
+
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    with pytest.raises(InvalidValue):
+        await session.submit("   ", owner="me")
+    assert not session.busy
+
+
+async def test_unknown_per_turn_model_is_refused_before_queueing(kernel: Kernel, workspace: Path) -> None:
+    import pytest
+
+    from hermes_core import ModelNotFound
+
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    with pytest.raises(ModelNotFound):
+        await session.submit("hi", owner="me", model="mock:nope")
+    assert not session.busy
+    events = await collect(await session.submit("hi", owner="me", model="mock:alt"))
+    assert events[-1].text == "alt: You said: hi"
+    assert events[0].model_source == "turn"
+    # a per-turn override never persists
+    assert session.info().model == "mock:echo"
+
+
+async def test_derived_title_is_emitted_before_the_first_turn_completes(
+    kernel: Kernel, workspace: Path
+) -> None:
+    from hermes_core import TitleChanged
+
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    bus = session.subscribe()
+    await (await session.submit("please refactor the parser module to be faster now", owner="me")).outcome
+    seen = []
+    while True:
+        ev = await bus.__anext__()
+        seen.append(ev)
+        if isinstance(ev, TurnCompleted):
+            break
+    titles = [e for e in seen if isinstance(e, TitleChanged)]
+    assert titles and titles[0].origin == "derived"
+    assert titles[0].title == "please refactor the parser module to"
+    assert session.info().title == "please refactor the parser module to"
+    bus.close()
