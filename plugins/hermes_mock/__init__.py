@@ -1,0 +1,1 @@
+"""Deterministic offline model provider (``mock:echo``, ``mock:script``, ``mock:alt``, ``mock:history``)."""
