@@ -1,0 +1,182 @@
+"""Turn decoded ``chat.completion.chunk`` objects into provider chunks.
+
+Tool-call fragments arrive spread over many deltas, keyed by ``index``; they are assembled here
+and yielded as complete calls when the choice finishes. Usage and the finish reason are held
+back until the stream ends so they always come last, usage before finish.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hermes_core import (
+    Chunk,
+    FinishChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallRequest,
+    UsageChunk,
+)
+
+FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
+
+_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "refusal",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+}
+
+
+class UpstreamError(Exception):
+    """The stream carried an ``error`` object; ``payload`` is the decoded chunk."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("error object in stream")
+        self.payload = payload
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ChatStreamDecoder:
+    """Stateful decoder of one streamed chat completion (choice 0 only)."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _PendingCall] = {}
+        self._flushed = False
+        self._refused = False
+        self._usage: UsageChunk | None = None
+        self.finish_reason: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the upstream has said why the choice ended."""
+        return self.finish_reason is not None
+
+    def feed(self, payload: Any) -> list[Chunk]:
+        """Decode one chunk object.
+
+        :param payload: the JSON of one ``data:`` line.
+        :returns: the chunks it completes, in order.
+        :raises UpstreamError: when the object is (or carries) an error.
+        """
+        if not isinstance(payload, dict):
+            raise ValueError("stream chunk is not a JSON object")
+        if payload.get("error"):
+            raise UpstreamError(payload)
+        out: list[Chunk] = []
+        usage = payload.get("usage")
+        if isinstance(usage, dict):
+            self._usage = usage_chunk(usage)
+        choices = payload.get("choices") or []
+        choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        if choice is None:
+            return out
+        delta = choice.get("delta") or choice.get("message") or {}
+        if isinstance(delta, dict):
+            out.extend(self._delta(delta))
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason:
+            if reason == "error":
+                raise UpstreamError(payload)
+            self.finish_reason = reason
+            out.extend(self._flush_calls())
+        return out
+
+    def _delta(self, delta: dict[str, Any]) -> list[Chunk]:
+        out: list[Chunk] = []
+        # Servers name the reasoning field differently; take whichever carries text.
+        for key in ("reasoning_content", "reasoning"):
+            thought = delta.get(key)
+            if isinstance(thought, str) and thought:
+                out.append(ReasoningChunk(thought))
+                break
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            out.append(TextChunk(content))
+        refusal = delta.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            self._refused = True
+            out.append(TextChunk(refusal))
+        for fragment in delta.get("tool_calls") or []:
+            if isinstance(fragment, dict):
+                self._fragment(fragment)
+        return out
+
+    def _fragment(self, fragment: dict[str, Any]) -> None:
+        call_id = fragment.get("id")
+        index = fragment.get("index")
+        if not isinstance(index, int):
+            # Some servers omit the index: a new id opens a new call, else continue the last.
+            known = next((i for i, c in self._calls.items() if call_id and c.id == call_id), None)
+            if known is not None:
+                index = known
+            elif call_id or not self._calls:
+                index = max(self._calls, default=-1) + 1
+            else:
+                index = max(self._calls)
+        call = self._calls.setdefault(index, _PendingCall())
+        if isinstance(call_id, str) and call_id and not call.id:
+            call.id = call_id
+        function = fragment.get("function") or {}
+        name = function.get("name")
+        if isinstance(name, str) and name and not call.name:
+            call.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.arguments.append(arguments)
+        elif isinstance(arguments, dict):
+            call.arguments.append(json.dumps(arguments))
+
+    def _flush_calls(self) -> list[Chunk]:
+        if self._flushed:
+            return []
+        self._flushed = True
+        out: list[Chunk] = []
+        for number, index in enumerate(sorted(self._calls)):
+            call = self._calls[index]
+            arguments = "".join(call.arguments).strip() or "{}"
+            call_id = call.id or f"call_{number}"
+            out.append(ToolCallChunk(ToolCallRequest(id=call_id, name=call.name, arguments=arguments)))
+        return out
+
+    def finish(self) -> list[Chunk]:
+        """Return what is left once the stream has ended: pending calls, usage, finish."""
+        out = self._flush_calls()
+        if self._usage is not None:
+            out.append(self._usage)
+        out.append(FinishChunk(self._reason()))
+        return out
+
+    def _reason(self) -> FinishReason:
+        if self._refused:
+            return "refusal"
+        mapped = _FINISH.get(self.finish_reason or "", "stop")
+        # Some local servers report "stop" even though the model asked for tools.
+        if self._calls and mapped == "stop":
+            return "tool_calls"
+        return mapped
+
+
+def usage_chunk(usage: dict[str, Any]) -> UsageChunk:
+    """Return the usage an upstream reported (``prompt_tokens``/``completion_tokens``)."""
+    details = usage.get("completion_tokens_details") or {}
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return UsageChunk(
+        input=_count(usage.get("prompt_tokens")),
+        output=_count(usage.get("completion_tokens")),
+        reasoning=_count(reasoning),
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0

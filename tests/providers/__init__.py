@@ -1,0 +1,1 @@
+"""Tests of the real model providers (openai, anthropic) against fake upstream servers."""
