@@ -147,11 +147,14 @@ async def reconcile(session: Session, messages: Sequence[SeedMessage]) -> Reconc
     return ReconcileResult(common, len(divergent), len(append))
 
 
-async def compress(session: Session, *, focus_topic: str | None = None) -> CompressResult:
-    """Summarise older turns into one summary row, archiving them in place."""
+async def compress(session: Session, *, focus_topic: str | None = None, auto: bool = False) -> CompressResult:
+    """Summarise older turns into one summary row, archiving them in place.
+
+    :param auto: the loop's own compaction before a turn (the session is busy with that turn).
+    """
     from hermes_core.content import SeedMessage
 
-    if session.busy:
+    if session.busy and not auto:
         raise SessionBusy("busy", "cannot compress while a turn is running")
     rows = session.rows
     users = [r for r in rows if is_user_turn(r)]

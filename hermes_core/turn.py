@@ -162,6 +162,7 @@ class TurnRun:
         if self.interrupt_reason is not None:
             return self._interrupted_outcome()
         session._set_status("starting")
+        await self._auto_compress()
         try:
             self.resolved = await kernel._turn_model(session, self.items)
             provider = kernel.hub.get(self.resolved.provider)
@@ -215,6 +216,25 @@ class TurnRun:
             self.tools = round_cls(self, assistant[0])
             await self.tools.run()  # on cancel, _body completes the round's calls
             self.tools = None
+
+    async def _auto_compress(self) -> None:
+        """Compact older turns when the last call used more than the threshold of the window."""
+        from hermes_core import session_ops
+
+        threshold = self.kernel.settings.compression.auto_threshold
+        usage = self.session.usage
+        if threshold <= 0 or not usage.context_used or not usage.context_max:
+            return
+        if usage.context_used <= threshold * usage.context_max:
+            return
+        try:
+            await session_ops.compress(self.session, auto=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning(
+                "auto-compaction of %s failed; the turn goes on uncompressed", self.session.id, exc_info=True
+            )
 
     async def _start(self) -> None:
         session = self.session

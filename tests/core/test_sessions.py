@@ -284,3 +284,17 @@ async def test_branch_of_unknown_row_is_invalid(k: Kernel, workspace: Path) -> N
     with pytest.raises(InvalidValue):
         await session.branch(owner="t", count=1, up_to_row_id=1)
     assert dataclasses.is_dataclass(session.info())
+
+
+async def test_auto_compaction_runs_before_a_turn_over_the_threshold(workspace: Path) -> None:
+    kernel = make_kernel(entry_points=["mock"], settings={"compression": {"auto_threshold": 0.0005}})
+    async with kernel.running():
+        session = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+        await turn(session, "first words here [[tokens 30]]")
+        assert not any(r.display_kind == "summary" for r in session.rows)
+        events = await turn(session, "second")
+        assert events[-1].outcome.reason == "stop"
+        history = await session.history()
+        assert history[0].display_kind == "summary"
+        assert history[0].content.startswith("Summary of 2 messages: first words here")
+        assert [r.content for r in history[1:]] == ["second", "You said: second"]
