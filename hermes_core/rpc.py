@@ -1,0 +1,102 @@
+"""The kernel's NDJSON JSON-RPC peer, shared by the stdio transports (TUI gateway and ACP).
+
+It knows no protocol's methods. It frames lines, validates the JSON-RPC envelope, hands each
+request to an injected ``dispatch`` coroutine on its own task (after optional synchronous
+``fast_path`` and ``prepare`` hooks), writes every frame through one FIFO writer, correlates
+responses to its own outbound requests, and can protect stdout so only frames reach it.
+
+Typical stdio use::
+
+    guard = rpc.protect_stdout("stderr")
+    peer = rpc.RpcPeer(reader=0, writer=guard.frame_fd, dispatch=dispatch, options=rpc.TUI_OPTIONS)
+    peer.notify("event", {...})          # written before stdin is read
+    reason = await peer.run()            # "eof" or "output_lost"
+    ...                                  # graceful shutdown
+    await peer.aclose()
+
+Inbound flow per line: too long -> ``-32600``; not UTF-8 / not JSON -> ``-32700``; not an object
+(batches included) -> ``-32600``; a ``result``/``error`` without ``method`` -> outbound
+correlator; bad ``id`` / ``jsonrpc`` / ``method`` -> ``-32600``; ``params`` null or missing ->
+``{}``, not an object -> ``-32602``. Then, with :func:`current_request` set: ``fast_path(msg)``
+(a response returned here is sent at once), else ``prepare(msg)``, then ``dispatch(msg)`` on a
+new task. All of this happens before the next line is looked at. Raising :class:`RpcError`
+from any of the three answers with that error; any other exception becomes ``-32603`` with a
+logged error id. Notifications never get a response.
+
+After-response hooks: inside any of the three, ``rpc.after_response(cb)`` (same as
+``peer.after_response`` and ``rpc.current_request().after_response``) runs ``cb()`` right after
+that request's response is enqueued, in registration order, so frames it sends follow the
+response on the wire.
+
+Output: frames are encoded when enqueued (compact, ``ensure_ascii=False``, ``allow_nan=False``;
+an unserialisable response becomes ``-32603``, an unserialisable event is logged and dropped)
+and written in FIFO order by one writer; frames queued together go out in one write, whole.
+"""
+
+from __future__ import annotations
+
+from hermes_core._rpc_calls import (
+    AfterResponse,
+    CloseReason,
+    Dispatch,
+    FastPath,
+    OutboundRequest,
+    Prepare,
+    RequestContext,
+    after_response,
+    current_request,
+)
+from hermes_core._rpc_io import ChunkReader, FrameWriter
+from hermes_core._rpc_peer import RpcPeer
+from hermes_core._rpc_stdout import ProtectedStdout, protect_stdout
+from hermes_core._rpc_wire import (
+    ACP_OPTIONS,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MIB,
+    PARSE_ERROR,
+    SERVER_ERROR,
+    TUI_OPTIONS,
+    PeerClosedError,
+    PeerOptions,
+    RpcError,
+    RpcTimeout,
+    encode_frame,
+    error_response,
+    result_response,
+)
+
+__all__ = [
+    "ACP_OPTIONS",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MIB",
+    "PARSE_ERROR",
+    "SERVER_ERROR",
+    "TUI_OPTIONS",
+    "AfterResponse",
+    "ChunkReader",
+    "CloseReason",
+    "Dispatch",
+    "FastPath",
+    "FrameWriter",
+    "OutboundRequest",
+    "PeerClosedError",
+    "PeerOptions",
+    "Prepare",
+    "ProtectedStdout",
+    "RequestContext",
+    "RpcError",
+    "RpcPeer",
+    "RpcTimeout",
+    "after_response",
+    "current_request",
+    "encode_frame",
+    "error_response",
+    "protect_stdout",
+    "result_response",
+]
