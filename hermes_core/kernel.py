@@ -464,6 +464,12 @@ class Kernel:
     def default_model(self) -> str | None:
         return self._default_model
 
+    def _set_default_model(self, ref: str) -> None:
+        """Make ``ref`` the model of sessions without one of their own (``/model --global``)."""
+        self._default_model = ref
+        self._using_fallback = False
+        self._settings = self.settings.model_copy(update={"model": ref, "model_source": "config"})
+
     def _session_model(self, session: Session) -> tuple[str | None, str]:
         if session.record.model:
             return session.record.model, "session"
