@@ -131,7 +131,7 @@ class CommandSpec:
 
 @dataclass(frozen=True, slots=True)
 class StorageSpec:
-    """A storage backend; ``factory(settings)`` returns a :class:`~hermes_core.storage.Storage`."""
+    """A storage backend; ``factory(path=Path)`` returns a :class:`~hermes_core.storage.Storage`."""
 
     name: str
     factory: Callable[..., Any]

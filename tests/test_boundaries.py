@@ -1,0 +1,417 @@
+"""Enforce the import boundaries of architecture.md ("Boundaries") by reading the source with ``ast``.
+
+The kernel, the CLI and each first-party plugin may only depend on what the design allows; a
+plugin's ``plugin.py`` must stay cheap to import. Every failure names ``file:line`` and the
+offending statement so it can be fixed without hunting.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import hermes_core
+
+ROOT = Path(__file__).resolve().parents[1]
+CORE_DIR = ROOT / "hermes_core"
+CLI_DIR = ROOT / "hermes_cli"
+PLUGINS_DIR = ROOT / "plugins"
+
+STDLIB = frozenset(sys.stdlib_module_names)
+CORE_LIBRARIES = frozenset({"pluggy", "stevedore", "pydantic", "platformdirs"})
+CLI_LIBRARIES = frozenset({"click", "tomli_w", "platformdirs"})
+# Never in the kernel, whatever else changes: these are transport or CLI dependencies.
+NEVER_IN_CORE = frozenset({"click", "aiohttp", "jsonrpcserver", "tomli_w", "hermes_cli"})
+HEAVY = frozenset({"aiohttp", "pydantic", "jsonrpcserver"})
+# The one kernel submodule a plugin may import by path (architecture.md, "the one named exception").
+PUBLIC_SUBMODULES = frozenset({"hermes_core.rpc"})
+ENV_ATTRIBUTES = {"os": frozenset({"environ", "environb", "getenv", "getenvb"}), "sys": frozenset({"argv"})}
+
+
+def shown(path: Path) -> Path:
+    """Return a path relative to the repository root when it lies inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
+@dataclass(frozen=True)
+class ImportUse:
+    """One import statement (or literal ``import_module`` call) found in a source file.
+
+    :param module: the absolute dotted module imported (relative imports resolved).
+    :param names: for ``from m import a, b``, the imported names; empty for ``import m``.
+    :param at_import_time: runs when the file is imported (not inside a function, not under
+        ``if TYPE_CHECKING:``).
+    """
+
+    path: Path
+    line: int
+    module: str
+    names: tuple[str, ...]
+    at_import_time: bool
+    text: str
+
+    @property
+    def top(self) -> str:
+        """Return the top-level package of the imported module."""
+        return self.module.split(".", 1)[0]
+
+    def where(self) -> str:
+        """Return ``file:line: statement`` for failure messages."""
+        return f"{shown(self.path)}:{self.line}: {self.text}"
+
+
+@dataclass(frozen=True)
+class EnvRead:
+    """A reference to ``os.environ``, ``os.getenv`` or ``sys.argv`` (or an alias of them)."""
+
+    path: Path
+    line: int
+    text: str
+
+    def where(self) -> str:
+        """Return ``file:line: expression`` for failure messages."""
+        return f"{shown(self.path)}:{self.line}: {self.text}"
+
+
+def module_name(path: Path) -> str:
+    """Return the dotted module name of a source file under the repository root or ``plugins/``."""
+    base = PLUGINS_DIR if path.is_relative_to(PLUGINS_DIR) else ROOT
+    parts = list(path.relative_to(base).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+class _Scanner(ast.NodeVisitor):
+    """Collect imports and environment reads, remembering whether each runs at import time."""
+
+    def __init__(self, path: Path, source: str, module: str) -> None:
+        self.path = path
+        self.lines = source.splitlines()
+        self.module = module
+        self.package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        self.imports: list[ImportUse] = []
+        self.env_reads: list[EnvRead] = []
+        self.aliases: dict[str, str] = {}  # local name -> "os" / "sys"
+        self._deferred = 0  # > 0 inside a function body or an ``if TYPE_CHECKING:`` block
+
+    def _text(self, node: ast.expr | ast.stmt) -> str:
+        # ast.get_source_segment re-splits the whole file on every call; slice our own lines.
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        chunk = self.lines[first : last + 1]
+        if first == last and node.end_col_offset is not None:
+            # Column offsets count UTF-8 bytes, not characters.
+            raw = chunk[0].encode("utf-8")[node.col_offset : node.end_col_offset]
+            chunk = [raw.decode("utf-8", errors="replace")]
+        return " ".join(" ".join(chunk).split())
+
+    def _add(self, node: ast.expr | ast.stmt, module: str, names: tuple[str, ...]) -> None:
+        self.imports.append(
+            ImportUse(self.path, node.lineno, module, names, self._deferred == 0, self._text(node))
+        )
+
+    def _deferring(self, node: ast.AST) -> None:
+        self._deferred += 1
+        self.generic_visit(node)
+        self._deferred -= 1
+
+    visit_FunctionDef = _deferring
+    visit_AsyncFunctionDef = _deferring
+    visit_Lambda = _deferring
+
+    def visit_If(self, node: ast.If) -> None:
+        if not _is_type_checking(node.test):
+            self.generic_visit(node)
+            return
+        self.visit(node.test)
+        self._deferred += 1
+        for child in node.body:
+            self.visit(child)
+        self._deferred -= 1
+        for child in node.orelse:
+            self.visit(child)
+
+    def learn_aliases(self, tree: ast.AST) -> None:
+        """Note every local name bound to ``os`` or ``sys``, wherever the import sits."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    top = alias.name.split(".", 1)[0]
+                    if top in ENV_ATTRIBUTES:
+                        self.aliases[alias.asname or top] = top
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(node, alias.name, ())
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = self.package.split(".") if self.package else []
+            base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+            module = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            module = node.module or ""
+        names = tuple(alias.name for alias in node.names)
+        self._add(node, module, names)
+        for name in ENV_ATTRIBUTES.get(module, frozenset()) & set(names):
+            self.env_reads.append(EnvRead(self.path, node.lineno, f"from {module} import {name}"))
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        called = (
+            func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        )
+        if called in ("import_module", "__import__") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                self._add(node, first.value, ())
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        value = node.value
+        if isinstance(value, ast.Name):
+            owner = self.aliases.get(value.id)
+            if owner is not None and node.attr in ENV_ATTRIBUTES[owner]:
+                self.env_reads.append(EnvRead(self.path, node.lineno, self._text(node)))
+        self.generic_visit(node)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Everything found in one source file."""
+
+    path: Path
+    imports: tuple[ImportUse, ...]
+    env_reads: tuple[EnvRead, ...]
+
+
+def scan_file(path: Path, module: str | None = None) -> Scan:
+    """Parse one file and return its imports and environment reads.
+
+    :param module: its dotted name (derived from the path when omitted).
+    """
+    source = path.read_text(encoding="utf-8")
+    scanner = _Scanner(path, source, module if module is not None else module_name(path))
+    tree = ast.parse(source, filename=str(path))
+    scanner.learn_aliases(tree)
+    scanner.visit(tree)
+    return Scan(path, tuple(scanner.imports), tuple(scanner.env_reads))
+
+
+@functools.cache
+def scan_tree(directory: Path) -> tuple[Scan, ...]:
+    """Scan every ``.py`` file below a directory, in a stable order (once per test run)."""
+    return tuple(
+        scan_file(path) for path in sorted(directory.rglob("*.py")) if "__pycache__" not in path.parts
+    )
+
+
+def imports_in(directory: Path) -> Iterator[ImportUse]:
+    """Yield every import below a directory."""
+    for scan in scan_tree(directory):
+        yield from scan.imports
+
+
+def env_reads_in(directory: Path) -> Iterator[EnvRead]:
+    """Yield every environment or argv read below a directory."""
+    for scan in scan_tree(directory):
+        yield from scan.env_reads
+
+
+def report(problems: list[str], rule: str) -> str:
+    """Format the failure message: the rule, then one ``file:line`` per offence."""
+    return f"{rule} ({len(problems)} offence(s)):\n  " + "\n  ".join(problems)
+
+
+PLUGIN_PACKAGES = sorted(p.name for p in PLUGINS_DIR.glob("hermes_*") if (p / "__init__.py").is_file())
+PLUGIN_MODULES = [name for name in PLUGIN_PACKAGES if (PLUGINS_DIR / name / "plugin.py").is_file()]
+
+
+# -- the scanner itself ----------------------------------------------------------------------------
+
+
+def test_scanner_finds_every_kind_of_offence(tmp_path: Path) -> None:
+    """The checks below only mean something if the scanner sees what they look for."""
+    package = tmp_path / "hermes_demo"
+    package.mkdir()
+    source = package / "plugin.py"
+    source.write_text(
+        "from __future__ import annotations\n"
+        "import os as _o\n"
+        "from typing import TYPE_CHECKING\n"
+        "import aiohttp\n"
+        "from . import sibling\n"
+        "from ..other import thing\n"
+        "from sys import argv\n"
+        "if TYPE_CHECKING:\n"
+        "    import pydantic\n"
+        "def later() -> None:\n"
+        "    import jsonrpcserver\n"
+        "    importlib.import_module('hermes_cli.main')\n"
+        "    return _o.environ.get('X') or _o.getenv('Y')\n",
+        encoding="utf-8",
+    )
+    found = scan_file(source, module="hermes_demo.plugin")
+    by_module = {use.module: use for use in found.imports}
+    assert by_module["aiohttp"].at_import_time and by_module["aiohttp"].line == 4
+    assert by_module["hermes_demo"].names == ("sibling",)
+    assert by_module["other"].names == ("thing",)
+    assert not by_module["pydantic"].at_import_time
+    assert not by_module["jsonrpcserver"].at_import_time
+    assert not by_module["hermes_cli.main"].at_import_time
+    assert sorted(read.line for read in found.env_reads) == [7, 13, 13]
+    assert "argv" in found.env_reads[0].text
+
+
+# -- hermes_core -----------------------------------------------------------------------------------
+
+
+def test_core_imports_only_stdlib_pluggy_stevedore_pydantic_platformdirs() -> None:
+    allowed = STDLIB | CORE_LIBRARIES | {"hermes_core"}
+    assert not NEVER_IN_CORE & allowed  # guards the allowlist against a too-generous edit
+    problems = [
+        f"{use.where()}  -> {use.top!r} is not allowed in the kernel"
+        for use in imports_in(CORE_DIR)
+        if use.top not in allowed or use.top in NEVER_IN_CORE
+    ]
+    assert not problems, report(
+        problems, "hermes_core imports only stdlib, pluggy, stevedore, pydantic, platformdirs"
+    )
+
+
+def test_core_never_reads_the_environment_or_argv() -> None:
+    problems = [read.where() for read in env_reads_in(CORE_DIR)]
+    assert not problems, report(problems, "hermes_core never reads os.environ, os.getenv or sys.argv")
+
+
+def test_importing_hermes_core_does_not_import_pydantic() -> None:
+    code = "import hermes_core, sys; print('pydantic' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "False", "`import hermes_core` pulled in pydantic"
+
+
+# -- plugins ---------------------------------------------------------------------------------------
+
+
+def _is_public_core_import(use: ImportUse) -> str | None:
+    """Return why a ``hermes_core`` import breaks the public-names rule, or None if it is fine."""
+    if use.module == "hermes_core":
+        if not use.names:
+            return None
+        hidden = [name for name in use.names if name == "*" or name not in hermes_core.__all__]
+        return f"{', '.join(hidden)} not in hermes_core.__all__" if hidden else None
+    if use.module in PUBLIC_SUBMODULES or use.module.startswith(tuple(m + "." for m in PUBLIC_SUBMODULES)):
+        return None
+    return f"{use.module} is a private kernel module; import public names from hermes_core"
+
+
+def test_public_name_rule_tells_public_from_private(tmp_path: Path) -> None:
+    source = tmp_path / "plugin.py"
+    source.write_text(
+        "import hermes_core\n"
+        "from hermes_core import ToolSpec, hookimpl, __version__\n"
+        "from hermes_core import _EXPORTS\n"
+        "from hermes_core.records import ToolCallInfo\n"
+        "import hermes_core.loader\n"
+        "from hermes_core.rpc import something\n",
+        encoding="utf-8",
+    )
+    verdicts = {use.line: _is_public_core_import(use) for use in scan_file(source, module="x.plugin").imports}
+    assert [line for line, why in verdicts.items() if why] == [3, 4, 5]
+    assert "_EXPORTS" in str(verdicts[3]) and "hermes_core.records" in str(verdicts[4])
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES)
+def test_plugin_imports_only_public_core_names(package: str) -> None:
+    problems = []
+    for use in imports_in(PLUGINS_DIR / package):
+        if use.top == "hermes_core" and (why := _is_public_core_import(use)):
+            problems.append(f"{use.where()}  -> {why}")
+    assert not problems, report(problems, f"{package} imports only hermes_core's public names")
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES)
+def test_plugin_never_imports_another_plugin_or_the_cli(package: str) -> None:
+    problems = [
+        f"{use.where()}  -> {use.top} belongs to someone else"
+        for use in imports_in(PLUGINS_DIR / package)
+        if use.top.startswith("hermes_") and use.top not in (package, "hermes_core")
+    ]
+    assert not problems, report(problems, f"{package} never imports another plugin or hermes_cli")
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES)
+def test_plugin_never_reads_the_environment(package: str) -> None:
+    problems = [read.where() for read in env_reads_in(PLUGINS_DIR / package) if "argv" not in read.text]
+    assert not problems, report(problems, f"{package} never reads os.environ or os.getenv")
+
+
+@pytest.mark.parametrize("package", PLUGIN_MODULES)
+def test_plugin_module_defers_heavy_imports(package: str) -> None:
+    found = scan_file(PLUGINS_DIR / package / "plugin.py")
+    problems = [
+        f"{use.where()}  -> import {use.top} inside the factory instead"
+        for use in found.imports
+        if use.at_import_time and use.top in HEAVY
+    ]
+    assert not problems, report(
+        problems, f"{package}/plugin.py imports no aiohttp/pydantic/jsonrpcserver at module level"
+    )
+
+
+@pytest.mark.parametrize("package", PLUGIN_MODULES)
+def test_importing_plugin_module_loads_nothing_heavy(package: str) -> None:
+    """The same rule, observed: a module-level import of a sibling module could still drag them in."""
+    code = (
+        f"import sys, {package}.plugin; "
+        f"print(','.join(sorted(m for m in {sorted(HEAVY)!r} if m in sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"importing {package}.plugin loaded {done.stdout.strip()}"
+
+
+# -- hermes_cli ------------------------------------------------------------------------------------
+
+
+def test_cli_never_imports_a_plugin() -> None:
+    problems = [
+        f"{use.where()}  -> {use.top} is a plugin"
+        for use in imports_in(CLI_DIR)
+        if use.top.startswith("hermes_") and use.top not in ("hermes_core", "hermes_cli")
+    ]
+    assert not problems, report(problems, "hermes_cli imports nothing from plugins/")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "hermes_cli imports pydantic: keys.py:55 (TypeAdapter, ValidationError) and "
+        "settings_loader.py:150 (ValidationError in validate_transport_settings)"
+    ),
+)
+def test_cli_imports_only_core_click_tomli_w_platformdirs_and_stdlib() -> None:
+    allowed = STDLIB | CLI_LIBRARIES | {"hermes_core", "hermes_cli"}
+    problems = [
+        f"{use.where()}  -> {use.top!r} is not allowed"
+        for use in imports_in(CLI_DIR)
+        if use.top not in allowed
+    ]
+    assert not problems, report(
+        problems, "hermes_cli imports only hermes_core, click, tomli_w, platformdirs, stdlib"
+    )
