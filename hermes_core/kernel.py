@@ -205,6 +205,7 @@ class Kernel:
                 finally:
                     renew.cancel()
                     await self._shutdown()
+                    await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
             await self.hub.aclose()
@@ -259,8 +260,11 @@ class Kernel:
             except Exception:
                 log.warning("closing session %s failed", session.id, exc_info=True)
         self.broker.close_where(lambda q: True, "shutdown")
-        for task in list(self._tasks):
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
+        # Wait for them, so none touches storage after it closes.
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _renew_leases(self) -> None:
         while True:

@@ -138,6 +138,15 @@ class ProviderHub:
         needs_key = entry.preset.requires_key if entry.preset else entry.spec.requires_key
         return bool(entry.settings.get("api_key")) or not needs_key
 
+    def missing_key_hint(self, name: str) -> str | None:
+        """Return how to configure the key when the provider needs one and has none."""
+        if self.authenticated(name):
+            return None
+        entry = self._entries[name]
+        env = (entry.preset.env_vars if entry.preset else entry.spec.env_vars).get("api_key")
+        where = f"set {env} (environment or .env)" if env else "set its api_key"
+        return f"provider {name!r} has no API key: {where}, or providers.{name}.api_key in config.toml"
+
     def get(self, name: str) -> Provider:
         """Return the live provider instance, building it on first use."""
         entry = self._entries.get(name)

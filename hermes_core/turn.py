@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.content import ImagePart, TextPart
-from hermes_core.errors import HermesError, ProviderError, StorageError
+from hermes_core.errors import ConfigError, HermesError, ProviderError, StorageError
 from hermes_core.events import (
     ReasoningDelta,
     Retrying,
@@ -165,6 +165,9 @@ class TurnRun:
         await self._auto_compress()
         try:
             self.resolved = await kernel._turn_model(session, self.items)
+            hint = kernel.hub.missing_key_hint(self.resolved.provider)
+            if hint is not None:
+                raise ConfigError(hint)
             provider = kernel.hub.get(self.resolved.provider)
         except HermesError as exc:
             raise TurnFailed(

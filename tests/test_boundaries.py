@@ -398,13 +398,6 @@ def test_cli_never_imports_a_plugin() -> None:
     assert not problems, report(problems, "hermes_cli imports nothing from plugins/")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "hermes_cli imports pydantic: keys.py:55 (TypeAdapter, ValidationError) and "
-        "settings_loader.py:150 (ValidationError in validate_transport_settings)"
-    ),
-)
 def test_cli_imports_only_core_click_tomli_w_platformdirs_and_stdlib() -> None:
     allowed = STDLIB | CLI_LIBRARIES | {"hermes_core", "hermes_cli"}
     problems = [

@@ -152,3 +152,13 @@ async def test_custom_provider_name_clash_is_a_start_up_error() -> None:
     with pytest.raises(ConfigError, match="clashes"):
         async with kernel.running():
             pass
+
+
+async def test_a_provider_without_its_key_fails_the_turn_naming_the_variable(workspace: Path) -> None:
+    kernel = make_kernel(entry_points=["mock", "openai"], settings={"model": "openai:gpt-4.1-mini"})
+    async with kernel.running():
+        session = await kernel.open_session(source="cli", owner="t", cwd=workspace)
+        turn = await session.submit("hi", owner="t")
+        outcome = await turn.outcome
+        assert (outcome.status, outcome.reason) == ("error", "agent_build")
+        assert "OPENAI_API_KEY" in (outcome.message or "")
