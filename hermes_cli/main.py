@@ -1,0 +1,47 @@
+"""The ``hermes`` console script.
+
+``hermes --version`` answers from a constant and ``hermes --help`` from
+:mod:`hermes_cli.root_help`, neither importing click or any plugin; everything else goes to the
+lazy click group in :mod:`hermes_cli.app`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``hermes`` command line.
+
+    :param argv: the arguments after the program name (``sys.argv[1:]`` when omitted).
+    :returns: the process exit code.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["version"]):
+        from hermes_core import __version__
+
+        sys.stdout.write(f"hermes {__version__}\n")
+        return 0
+    if args in (["--help"], ["-h"], ["help"]):
+        from hermes_cli.root_help import plugin_commands, render_root_help
+
+        sys.stdout.write(render_root_help(plugin_commands()))
+        return 0
+    from hermes_cli.app import cli
+
+    try:
+        cli.main(args, prog_name="hermes", standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        sys.stderr.write(f"{code}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""The root ``hermes --help`` text, rendered without click.
+
+``hermes --help`` has a 100 ms budget and importing click costs a quarter of it, so the root
+help is rendered here from plain tables and both the fast path in :mod:`hermes_cli.main` and the
+click group in :mod:`hermes_cli.app` print this same text. Nothing here imports a plugin,
+stevedore, pydantic or click.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Sequence
+
+DESCRIPTION = "Hermes: one AI coding agent behind ACP, the TUI gateway and an OpenAI-compatible API."
+USAGE = "Usage: hermes [OPTIONS] COMMAND [ARGS]..."
+WIDTH = 78
+
+# The root options as help shows them; app.py declares the click options from the same strings.
+VERSION_HELP = "Print the version and exit."
+PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS)."
+NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
+HELP_HELP = "Show this message and exit."
+ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("--version", VERSION_HELP),
+    ("--plugin NAME", PLUGIN_HELP),
+    ("--no-plugin NAME", NO_PLUGIN_HELP),
+    ("-h, --help", HELP_HELP),
+)
+
+# name → (module, attribute, one-line help); here so listing commands imports no command module.
+BUILTINS: dict[str, tuple[str, str, str]] = {
+    "run": ("hermes_cli.cmd_run", "run_command", "Run one non-interactive turn, or a slash command."),
+    "plugins": ("hermes_cli.cmd_plugins", "plugins_command", "List plugins: version, hooks, failures."),
+    "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),
+    "config": ("hermes_cli.cmd_config", "config_group", "Read and write config.toml."),
+    "sessions": ("hermes_cli.cmd_sessions", "sessions_group", "List and show stored sessions."),
+    "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version."),
+    "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),
+}
+
+
+def plugin_commands(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> dict[str, str]:
+    """Return the selected entry-point names (→ distribution), importing no plugin.
+
+    The selection honours ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` (the real environment
+    over ``.env``) and the ``--plugin`` / ``--no-plugin`` flags when known (click handles an
+    eager ``--help`` before it reads them); built-in names are left out.
+    """
+    from hermes_cli.dotenv import merged_environment, read_dotenv
+    from hermes_cli.entry_points import installed_plugins
+    from hermes_cli.paths import resolve_paths
+    from hermes_cli.selection import select_plugins
+
+    installed = {n: d for n, d in installed_plugins().items() if n not in BUILTINS}
+    env = merged_environment(read_dotenv(resolve_paths().env_path).values, os.environ)
+    selection = select_plugins(env, installed, allow, deny)
+    if not isinstance(selection.entry_points, list):
+        return installed
+    return {name: installed[name] for name in selection.entry_points}
+
+
+def _definition_list(rows: Sequence[tuple[str, str]]) -> list[str]:
+    """Lay out ``term  text`` rows with the text column aligned and wrapped."""
+    term_width = min(max(len(term) for term, _ in rows), 30)
+    lines: list[str] = []
+    for term, text in rows:
+        indent = 2 + term_width + 2
+        wrapped = textwrap.wrap(text, max(WIDTH - indent, 20)) or [""]
+        if len(term) > term_width:
+            lines.append(f"  {term}")
+            lines.extend(" " * indent + part for part in wrapped)
+            continue
+        lines.append(f"  {term.ljust(term_width)}  {wrapped[0]}".rstrip())
+        lines.extend(" " * indent + part for part in wrapped[1:])
+    return lines
+
+
+def render_root_help(plugins: dict[str, str]) -> str:
+    """Return the root help text.
+
+    :param plugins: entry-point name → distribution, listed as plugin commands.
+    """
+    lines = [USAGE, ""]
+    lines += textwrap.wrap(DESCRIPTION, WIDTH, initial_indent="  ", subsequent_indent="  ")
+    lines += ["", "Options:", *_definition_list(ROOT_OPTIONS)]
+    lines += ["", "Commands:", *_definition_list([(n, h) for n, (_, _, h) in BUILTINS.items()])]
+    if plugins:
+        rows = [(name, f"plugin command (from {dist})") for name, dist in plugins.items()]
+        lines += ["", "Plugin commands:", *_definition_list(rows)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,94 @@
+"""Per-invocation state shared by the CLI commands: the settings store and the kernel."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from hermes_cli.store import FileSettingsStore
+    from hermes_core.kernel import Kernel
+
+
+def setup_logging() -> None:
+    """Send log records to stderr only: stdout belongs to replies and protocols."""
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+
+
+@dataclass(slots=True)
+class CliState:
+    """What one ``hermes`` invocation has loaded so far.
+
+    :param allow: ``--plugin`` names (replace ``HERMES_PLUGINS``).
+    :param deny: ``--no-plugin`` names (added to ``HERMES_DISABLE_PLUGINS``).
+    """
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    _store: FileSettingsStore | None = None
+    _kernel: Kernel | None = None
+    warned: set[str] = field(default_factory=set)
+
+    @property
+    def store(self) -> FileSettingsStore:
+        """Return the settings store (created on first use)."""
+        if self._store is None:
+            from hermes_cli.store import FileSettingsStore
+
+            setup_logging()
+            self._store = FileSettingsStore()
+        return self._store
+
+    def warn_once(self, message: str) -> None:
+        """Print a warning on stderr unless it was printed already."""
+        from hermes_cli.failures import warn
+
+        if message not in self.warned:
+            self.warned.add(message)
+            warn(message)
+
+    @property
+    def kernel(self) -> Kernel:
+        """Return the kernel with the selected plugins loaded (created on first use).
+
+        :raises hermes_core.errors.PluginError: a plugin failed in strict mode.
+        """
+        if self._kernel is None:
+            from hermes_cli.entry_points import installed_plugins
+            from hermes_cli.selection import select_plugins
+            from hermes_core import Kernel
+
+            store = self.store
+            env = store.environment()
+            selection = select_plugins(env, installed_plugins(), self.allow, self.deny)
+            for message in [*store.warnings, *selection.warnings]:
+                self.warn_once(message)
+            kernel = Kernel.create(entry_points=selection.entry_points, strict=selection.strict, store=store)
+            store.bind(kernel.registry)
+            for message in kernel.registry.warnings:
+                self.warn_once(message)
+            self._kernel = kernel
+        return self._kernel
+
+
+def get_state(ctx: click.Context) -> CliState:
+    """Return the invocation's :class:`CliState`, built from the root options on first use.
+
+    Works before the root group's callback has run (while a subcommand is being resolved).
+    """
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        params = root.params
+        root.obj = CliState(
+            allow=tuple(params.get("plugin") or ()), deny=tuple(params.get("no_plugin") or ())
+        )
+    return root.obj
