@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from hermes_mock.plugin import make_provider
 from mock_helpers import Collect, Reply, user
 
 from hermes_core import ChatMessage, ChatRequest
+from hermes_mock.plugin import make_provider
 
 
 @pytest.fixture

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hermes_mock.plugin import make_provider
 from mock_helpers import Collect, assistant, tool, user
 
 from hermes_core import ModelInfo, Provider, ProviderError, ToolCallRequest
+from hermes_mock.plugin import make_provider
 
 MODELS = ["echo", "script", "alt", "history"]
 

@@ -7,10 +7,10 @@ import itertools
 import time
 
 import pytest
-from hermes_mock.plugin import make_provider
 from mock_helpers import Collect, assistant, tool, user
 
 from hermes_core import ChatMessage, ChatRequest, ProviderError, TextChunk, ToolCallRequest
+from hermes_mock.plugin import make_provider
 
 
 async def test_deltas_attach_whitespace_to_the_following_word(collect: Collect) -> None:

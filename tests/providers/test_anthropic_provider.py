@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from hermes_anthropic.plugin import hermes_model_providers, make_provider
 
+from hermes_anthropic.plugin import hermes_model_providers, make_provider
 from hermes_core import (
     ChatMessage,
     ChatRequest,
@@ -584,8 +584,9 @@ async def test_base_url_with_or_without_v1(upstream: FakeUpstream, suffix: str) 
 
 
 def test_settings_reject_unknown_keys() -> None:
-    from hermes_anthropic.settings import AnthropicSettings
     from pydantic import ValidationError
+
+    from hermes_anthropic.settings import AnthropicSettings
 
     with pytest.raises(ValidationError):
         AnthropicSettings.model_validate({"apikey": "x"})

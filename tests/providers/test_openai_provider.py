@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from hermes_openai.plugin import PRESETS, hermes_model_providers, make_provider
 
 from hermes_core import (
     ChatMessage,
@@ -33,6 +32,7 @@ from hermes_core import (
     ToolSchema,
     UsageChunk,
 )
+from hermes_openai.plugin import PRESETS, hermes_model_providers, make_provider
 from tests.providers.upstream_fakes import OPENAI_DONE, FakeUpstream, closed_port, openai_frame
 
 KEY = "sk-test-9f8e7d6c5b4a39281706"
@@ -693,8 +693,9 @@ async def test_the_provider_reopens_its_session_after_aclose(upstream: FakeUpstr
 
 
 def test_settings_reject_unknown_keys() -> None:
-    from hermes_openai.settings import OpenAISettings
     from pydantic import ValidationError
+
+    from hermes_openai.settings import OpenAISettings
 
     with pytest.raises(ValidationError):
         OpenAISettings.model_validate({"api_kye": "x"})

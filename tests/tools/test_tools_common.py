@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path, PurePath
 
 import pytest
-from hermes_tools.common import BoundedOutput, cap_text, is_sensitive
-from hermes_tools.fileaccess import LocalFileAccess
 
 from hermes_core import ToolError
+from hermes_tools.common import BoundedOutput, cap_text, is_sensitive
+from hermes_tools.fileaccess import LocalFileAccess
 
 
 def test_cap_text_keeps_head_and_tail_and_counts_the_cut() -> None:

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pluggy
-from hermes_tools import plugin
 
 from hermes_core import ToolSpec, hookspecs
+from hermes_tools import plugin
 
 NAMES = {"read_file", "write_file", "edit_file", "list_dir", "search", "terminal", "clarify", "todo"}
 

@@ -9,10 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_core import FileAccess, ToolResult, ToolSpec
 from hermes_tools.fileaccess import LocalFileAccess
 from hermes_tools.plugin import hermes_tools
-
-from hermes_core import FileAccess, ToolResult, ToolSpec
 
 
 class FakeToolContext:
