@@ -1,0 +1,1 @@
+"""Transport plugin (under construction; see its issue)."""
