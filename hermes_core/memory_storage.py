@@ -11,7 +11,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core.storage import NewRow, Row, SessionPage, SessionRecord, StoredToolCall
+from hermes_core.history import materialize
+from hermes_core.storage import NewRow, Row, SessionPage, SessionRecord
 
 
 class MemoryStorage:
@@ -117,33 +118,7 @@ class MemoryStorage:
         for new in rows:
             rid = self._next_id
             self._next_id += 1
-            calls = tuple(
-                c if c.call_id else StoredToolCall(f"tc_{rid}_{i}", c.provider_call_id, c.name, c.arguments)
-                for i, c in enumerate(new.tool_calls)
-            )
-            bucket.append(
-                Row(
-                    id=rid,
-                    session_id=session_id,
-                    position=new.position if new.position is not None else rid,
-                    role=new.role,
-                    content=new.content,
-                    parts=new.parts,
-                    tool_calls=calls,
-                    call_id=new.call_id,
-                    provider_call_id=new.provider_call_id,
-                    tool_name=new.tool_name,
-                    display_kind=new.display_kind,
-                    active=True,
-                    archived_reason=None,
-                    model=new.model,
-                    reasoning=new.reasoning,
-                    input_tokens=new.input_tokens,
-                    output_tokens=new.output_tokens,
-                    meta=dict(new.meta),
-                    created_at=new.created_at or time.time(),
-                )
-            )
+            bucket.append(materialize(session_id, new, rid))
             ids.append(rid)
         if session_id in self._sessions and rows:
             self._sessions[session_id] = dataclasses.replace(

@@ -49,13 +49,21 @@ RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
 
 @dataclass(slots=True)
 class CallResult:
-    """What one model call produced."""
+    """What one model call produced (deltas kept as lists: joining once is linear)."""
 
-    text: str = ""
-    reasoning: str = ""
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
     calls: list[ToolCallRequest] = field(default_factory=list)
     finish: str = "stop"
     usage: Usage | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
 
 
 class TurnFailed(Exception):
@@ -328,7 +336,7 @@ class TurnRun:
             session._set_status("streaming")
             try:
                 async for chunk in provider.stream(request):
-                    if isinstance(chunk, TextChunk):
+                    if isinstance(chunk, TextChunk | ReasoningChunk):
                         if not chunk.text:
                             continue
                         if segment is None:
@@ -339,37 +347,7 @@ class TurnRun:
                                 )
                             )
                         emitted = self.emitted_delta = True
-                        result.text += chunk.text
-                        self.all_text.append(chunk.text)
-                        session.emit(
-                            TextDelta(
-                                session_id=session.id,
-                                turn_id=self.turn_id,
-                                segment_id=segment,
-                                text=chunk.text,
-                            )
-                        )
-                    elif isinstance(chunk, ReasoningChunk):
-                        if not chunk.text:
-                            continue
-                        if segment is None:
-                            segment = "seg_" + secrets.token_hex(6)
-                            session.emit(
-                                SegmentStarted(
-                                    session_id=session.id, turn_id=self.turn_id, segment_id=segment
-                                )
-                            )
-                        emitted = self.emitted_delta = True
-                        result.reasoning += chunk.text
-                        self.reasoning.append(chunk.text)
-                        session.emit(
-                            ReasoningDelta(
-                                session_id=session.id,
-                                turn_id=self.turn_id,
-                                segment_id=segment,
-                                text=chunk.text,
-                            )
-                        )
+                        self._delta(result, segment, chunk)
                     elif isinstance(chunk, ToolCallChunk):
                         result.calls.append(chunk.call)
                     elif isinstance(chunk, UsageChunk):
@@ -420,6 +398,24 @@ class TurnRun:
                 ) from err
             self._account(request, result)
             return result
+
+    def _delta(self, result: CallResult, segment: str, chunk: TextChunk | ReasoningChunk) -> None:
+        """Record one streamed delta and emit it."""
+        session = self.session
+        if isinstance(chunk, TextChunk):
+            result.text_parts.append(chunk.text)
+            self.all_text.append(chunk.text)
+            session.emit(
+                TextDelta(session_id=session.id, turn_id=self.turn_id, segment_id=segment, text=chunk.text)
+            )
+        else:
+            result.reasoning_parts.append(chunk.text)
+            self.reasoning.append(chunk.text)
+            session.emit(
+                ReasoningDelta(
+                    session_id=session.id, turn_id=self.turn_id, segment_id=segment, text=chunk.text
+                )
+            )
 
     def _account(self, request: ChatRequest, result: CallResult) -> None:
         usage = result.usage
