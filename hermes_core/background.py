@@ -1,48 +1,94 @@
-"""Background tasks: a separate one-shot answer on the session's model (agent-core §2.7).
+"""Background tasks: a separate one-shot agent on the session's model, cwd and profile (agent-core §2.7).
 
-Nothing is written to the transcript; the result arrives as ``BackgroundCompleted``. At most four
-run per session; ``Session.close()`` stops them (status ``interrupted``).
+The task runs the ordinary turn loop — tools, approvals, questions — on a private, unpersisted
+copy of the session with no shared history. Nothing reaches the transcript. Its questions are
+emitted on the parent session with ``task_id`` set, and the parent's interrupt leaves them open;
+``Session.close()`` stops the task (status ``interrupted``). It ends with ``BackgroundCompleted``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import InvalidValue, SessionBusy
-from hermes_core.events import BackgroundCompleted
+from hermes_core.events import ALL_KINDS, BackgroundCompleted
+from hermes_core.history import materialize
+from hermes_core.session import Session
+from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
-    from hermes_core.session import Session
+    pass
 
 MAX_BACKGROUND = 4
 
 
+class TaskSession(Session):
+    """A throw-away session for one background task: rows live in memory only."""
+
+    def __init__(self, parent: Session, task_id: str) -> None:
+        record = dataclasses.replace(parent.record, title=parent.record.title or "background task")
+        super().__init__(parent.kernel, record, [], persisted=True)
+        self.parent = parent
+        self.task_id = task_id
+        self.file_access = parent.file_access
+        self._refine_started = True  # never refine a title for a task
+        self._next_row = 0
+
+    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
+        made = []
+        for new in rows:
+            self._next_row -= 1  # negative ids: never confused with stored rows
+            made.append(materialize(self.id, new, self._next_row))
+        self._rows.extend(made)
+        return made
+
+    async def _update_record(self, **fields: Any) -> None:
+        self._record = dataclasses.replace(self._record, **fields)
+
+
 def start(session: Session, text: str) -> str:
-    """Start a background task and return its id."""
+    """Start a background task for ``session`` and return its id (``bg_<6 hex>``)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidValue("text", message="the background prompt is empty")
     if len(session._background) >= MAX_BACKGROUND:
         raise SessionBusy("background_limit", f"at most {MAX_BACKGROUND} background tasks run per session")
-    task_id = "bg_" + secrets.token_hex(6)
+    task_id = "bg_" + secrets.token_hex(3)
+    while task_id in session._background:
+        task_id = "bg_" + secrets.token_hex(3)
+    task_session = TaskSession(session, task_id)
 
     async def work() -> None:
-        from hermes_core.content import SeedMessage
-
         status: Literal["complete", "error", "interrupted"] = "complete"
         result = ""
-        ref, _ = session.kernel._session_model(session)
         try:
-            result = await session.kernel.one_shot([SeedMessage("user", text)], model=ref)
+            turn = await task_session.submit(text, owner=f"task:{task_id}", answerable=ALL_KINDS)
+            outcome = await turn.outcome
+            result = _final_text(task_session.rows)
+            if outcome.status == "interrupted":
+                status = "interrupted"
+            elif outcome.status == "error":
+                status = "error"
+                result = f"error: {outcome.message or outcome.reason}"
         except asyncio.CancelledError:
             status = "interrupted"
+            await task_session.interrupt(reason="system", discard_queue=True)
         except Exception as exc:
             status = "error"
-            result = session.kernel.redactor(str(exc))
+            result = f"error: {session.kernel.redactor(str(exc))}"
         finally:
             session._background.pop(task_id, None)
         session.emit(BackgroundCompleted(session_id=session.id, task_id=task_id, text=result, status=status))
 
     session._background[task_id] = session.kernel.spawn(work(), name=f"hermes-{task_id}")
     return task_id
+
+
+def _final_text(rows: Sequence[Row]) -> str:
+    for row in reversed(rows):
+        if row.role == "assistant" and not row.tool_calls:
+            return row.content
+    return ""

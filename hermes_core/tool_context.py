@@ -92,6 +92,7 @@ class LiveToolContext:
             timeout_s=timeouts[kind],
             deadline_monotonic=0.0,
             call_id=self.call_id,
+            task_id=getattr(self._session, "task_id", None),
             question=fields.get("question"),
             choices=tuple(choices) if choices else None,
             command=self._kernel.redactor(fields["command"]) if fields.get("command") else None,

@@ -238,6 +238,7 @@ class ToolRound:
             timeout_s=kernel.settings.approvals.timeout_s,
             deadline_monotonic=0.0,
             call_id=call.stored.call_id,
+            task_id=getattr(session, "task_id", None),
             tool_name=spec.name,
             approval_keys=tuple(verdict.keys),
             choices=tuple(verdict.choices),
