@@ -1,0 +1,1 @@
+"""Embedded SQLite storage, the default storage backend (``storage.backend = "sqlite"``)."""

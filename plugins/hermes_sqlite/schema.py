@@ -1,0 +1,223 @@
+"""Open a Hermes SQLite database: connection settings, schema creation and migrations.
+
+The schema version lives in ``PRAGMA user_version``. ``MIGRATIONS[n]`` upgrades a database at
+version ``n`` to ``n + 1``; version 0 is an empty file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from hermes_core import StorageError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5000
+
+_SCHEMA_V1 = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    placeholder INTEGER NOT NULL DEFAULT 0,
+    source TEXT NOT NULL DEFAULT '',
+    cwd TEXT NOT NULL DEFAULT '',
+    profile TEXT NOT NULL DEFAULT '',
+    model TEXT,
+    provider TEXT,
+    reasoning_effort TEXT,
+    title TEXT,
+    title_origin TEXT,
+    parent_session_id TEXT,
+    channel_key TEXT,
+    system_overlay TEXT,
+    usage TEXT,
+    extra TEXT,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    lease_owner TEXT,
+    lease_heartbeat_at REAL,
+    lease_expires_at REAL
+);
+CREATE INDEX sessions_by_activity ON sessions (updated_at, id);
+CREATE INDEX sessions_by_channel ON sessions (channel_key);
+CREATE INDEX sessions_by_title ON sessions (title);
+
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    position INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    content TEXT NOT NULL,
+    parts TEXT,
+    tool_calls TEXT,
+    call_id TEXT,
+    provider_call_id TEXT,
+    tool_name TEXT,
+    display_kind TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    archived_reason TEXT,
+    model TEXT,
+    reasoning TEXT,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    meta TEXT,
+    created_at REAL NOT NULL
+);
+CREATE INDEX messages_by_session ON messages (session_id, active, position, id);
+"""
+
+
+def _create_v1(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA_V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1}
+
+
+def _casefold(value: str | None) -> str | None:
+    # SQLite's lower() folds ASCII only; titles are often not ASCII.
+    return value.casefold() if isinstance(value, str) else None
+
+
+def describe_error(path: Path, exc: BaseException, *, opening: bool = False) -> str:
+    """Explain a database failure, naming the path and, where we can tell, what to do.
+
+    :param path: the database file.
+    :param exc: the underlying error.
+    :param opening: whether it happened while opening the database.
+    :returns: a message for ``StorageError``.
+    """
+    text = str(exc) or type(exc).__name__
+    lowered = text.lower()
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        advice = "move it aside or set storage.path"
+    elif "readonly" in lowered or "read-only" in lowered or "permission" in lowered:
+        advice = "check the permissions of the file and its folder, or set storage.path"
+    elif "unable to open" in lowered:
+        advice = "check that the folder exists and is writable, or set storage.path"
+    elif "locked" in lowered or "busy" in lowered:
+        advice = "another process is holding the database; try again"
+    elif "disk" in lowered and "full" in lowered:
+        advice = "free some disk space"
+    else:
+        advice = "move it aside or set storage.path" if opening else ""
+    prefix = "cannot open database at" if opening else "storage error at"
+    return f"{prefix} {path}: {text}" + (f"; {advice}" if advice else "")
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the body in one ``BEGIN IMMEDIATE`` transaction; roll back on any error.
+
+    :param conn: an autocommit-mode connection.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _prepare_file(path: Path) -> None:
+    """Create the folder and an empty private database file if neither exists yet."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create the folder of the database at {path}: {exc.strerror or exc}; "
+            "set storage.path to a writable location"
+        ) from None
+    if path.exists():
+        return
+    try:
+        # Conversations are private; SQLite gives the -wal/-shm files the same mode.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass  # another process created it just now
+    except OSError as exc:
+        raise StorageError(
+            f"cannot create database at {path}: {exc.strerror or exc}; "
+            "check that the folder is writable, or set storage.path"
+        ) from None
+
+
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open, configure and migrate the database at ``path``.
+
+    :param path: the database file; its folder is created when missing (not when read-only).
+    :param read_only: open without write access and without migrating.
+    :returns: an autocommit-mode connection owned by the calling thread.
+    :raises StorageError: naming the path when the file cannot be used.
+    """
+    if read_only:
+        if not path.is_file():
+            raise StorageError(f"cannot open database at {path}: no such file; set storage.path")
+    else:
+        _prepare_file(path)
+    conn: sqlite3.Connection | None = None
+    try:
+        if read_only:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+            )
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        # Reading the schema is what detects a file that is not a database.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        if not read_only:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.create_function("hermes_casefold", 1, _casefold, deterministic=True)
+        _migrate(conn, path, read_only=read_only)
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise StorageError(describe_error(path, exc, opening=True)) from None
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection, path: Path, *, read_only: bool) -> None:
+    """Bring the schema to :data:`SCHEMA_VERSION`, one transaction per step."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"cannot open database at {path}: it has schema version {version}, newer than this "
+            f"Hermes supports ({SCHEMA_VERSION}); upgrade Hermes or set storage.path"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    if read_only:
+        raise StorageError(
+            f"cannot open database at {path} read-only: schema version {version} needs migrating "
+            f"to {SCHEMA_VERSION}; open it once with write access"
+        )
+    while version < SCHEMA_VERSION:
+        with write_transaction(conn):
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            if current == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise StorageError(
+                    f"cannot open database at {path}: it holds tables that are not a Hermes store; "
+                    "move it aside or set storage.path"
+                )
+            if current == version:
+                MIGRATIONS[version](conn)
+                conn.execute(f"PRAGMA user_version = {version + 1}")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]

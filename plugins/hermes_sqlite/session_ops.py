@@ -1,0 +1,321 @@
+"""Session rows: create, read, update, list, rewrite, and the writer lease (agent-core §7).
+
+Every function here runs on the database thread with its connection. A session row with
+``placeholder = 1`` only reserves an id for a lease holder: it is invisible to reads until
+``create_session`` fills it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_core import InvalidValue, NewRow, SessionNotFound, SessionPage, SessionRecord, StorageError
+from hermes_sqlite.codec import SESSION_COLUMNS, session_from_row, session_params, session_value
+from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
+from hermes_sqlite.row_cache import RowCache
+from hermes_sqlite.schema import write_transaction
+
+_COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
+_SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT} FROM sessions s"
+_UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
+_INSERT_SESSION = (
+    f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder) "
+    f"VALUES ({', '.join('?' * len(SESSION_COLUMNS))}, 0)"
+)
+_FILL_PLACEHOLDER = (
+    f"UPDATE sessions SET {', '.join(c + ' = ?' for c in SESSION_COLUMNS[1:])}, placeholder = 0 "
+    "WHERE id = ? AND placeholder = 1"
+)
+
+
+def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRecord | None:
+    """Return a session (not a placeholder) or None.
+
+    :param conn: the connection.
+    :param session_id: the session id.
+    :returns: the record with its active message count.
+    """
+    row = conn.execute(f"{_SELECT} WHERE s.id = ? AND s.placeholder = 0", (session_id,)).fetchone()
+    return session_from_row(row) if row else None
+
+
+def find_session_by_title(conn: sqlite3.Connection, title: str) -> SessionRecord | None:
+    """Return the most recently active session whose title is exactly ``title``.
+
+    :param conn: the connection.
+    :param title: the exact title.
+    :returns: the record, or None.
+    """
+    row = conn.execute(
+        f"{_SELECT} WHERE s.title = ? AND s.placeholder = 0 ORDER BY s.updated_at DESC, s.id DESC LIMIT 1",
+        (title,),
+    ).fetchone()
+    return session_from_row(row) if row else None
+
+
+def latest_session_for_channel(conn: sqlite3.Connection, channel_key: str) -> str | None:
+    """Return the id of the most recently active session carrying ``channel_key``.
+
+    :param conn: the connection.
+    :param channel_key: the channel key.
+    :returns: the session id, or None.
+    """
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE channel_key = ? AND placeholder = 0 "
+        "ORDER BY updated_at DESC, id DESC LIMIT 1",
+        (channel_key,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def create_session(
+    conn: sqlite3.Connection, cache: RowCache, record: SessionRecord, rows: Sequence[NewRow]
+) -> list[int]:
+    """Insert a session (filling its lease placeholder, if any) and its first rows.
+
+    :param conn: the connection.
+    :param cache: the row cache to keep in step.
+    :param record: the session; zero timestamps mean now.
+    :param rows: its first rows.
+    :returns: the new row ids.
+    :raises StorageError: when a session with this id is already stored.
+    """
+    now = time.time()
+    params = session_params(record, now)
+    with write_transaction(conn):
+        existing = conn.execute("SELECT placeholder FROM sessions WHERE id = ?", (record.id,)).fetchone()
+        if existing is None:
+            conn.execute(_INSERT_SESSION, params)
+        elif existing[0]:
+            conn.execute(_FILL_PLACEHOLDER, (*params[1:], record.id))
+        else:
+            raise StorageError(f"session {record.id} already exists")
+        inserted = insert_rows(conn, record.id, rows, now) if rows else []
+    cache.forget(record.id)
+    return [values[0] for values in inserted]
+
+
+def set_session_fields(
+    conn: sqlite3.Connection, session_id: str, fields: Mapping[str, Any], now: float
+) -> None:
+    """Update session columns and bump ``updated_at``, inside the caller's transaction.
+
+    :param conn: the connection, inside a write transaction.
+    :param session_id: the session id.
+    :param fields: column names as in ``SessionRecord``; ``updated_at`` defaults to ``now``.
+    :param now: the current time.
+    :raises InvalidValue: for a field that is not a stored session column.
+    :raises SessionNotFound: when there is no such session.
+    """
+    unknown = sorted(set(fields) - _UPDATABLE)
+    if unknown:
+        raise InvalidValue("fields", sorted(_UPDATABLE), f"unknown session fields: {', '.join(unknown)}")
+    values = dict(fields)
+    values.setdefault("updated_at", now)
+    columns = sorted(values)
+    cursor = conn.execute(
+        f"UPDATE sessions SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ? AND placeholder = 0",
+        (*(session_value(c, values[c]) for c in columns), session_id),
+    )
+    if cursor.rowcount != 1:
+        raise SessionNotFound(session_id)
+
+
+def update_session(conn: sqlite3.Connection, session_id: str, fields: Mapping[str, Any]) -> None:
+    """Update session columns in their own transaction.
+
+    :param conn: the connection.
+    :param session_id: the session id.
+    :param fields: column names as in ``SessionRecord``.
+    """
+    now = time.time()
+    with write_transaction(conn):
+        set_session_fields(conn, session_id, fields, now)
+
+
+def rewrite(
+    conn: sqlite3.Connection,
+    cache: RowCache,
+    session_id: str,
+    archive_row_ids: Sequence[int],
+    archived_reason: str | None,
+    append: Sequence[NewRow],
+    session_fields: Mapping[str, Any] | None,
+) -> list[int]:
+    """Archive, append and update the session in one transaction.
+
+    :param conn: the connection.
+    :param cache: the row cache to keep in step.
+    :param session_id: a stored session.
+    :param archive_row_ids: rows of this session to soft-archive.
+    :param archived_reason: why (``rewind``, ``compress``, ``reconcile``).
+    :param append: rows to append.
+    :param session_fields: session columns to set.
+    :returns: the ids of the appended rows.
+    """
+    now = time.time()
+    with write_transaction(conn):
+        if conn.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
+            raise SessionNotFound(session_id)
+        if archive_row_ids:
+            archive_rows(conn, session_id, archive_row_ids, archived_reason)
+        inserted = insert_rows(conn, session_id, append, now) if append else []
+        if session_fields:
+            set_session_fields(conn, session_id, session_fields, now)
+    cache.forget(session_id)
+    return [values[0] for values in inserted]
+
+
+def encode_cursor(updated_at: float, session_id: str) -> str:
+    """Make the opaque listing cursor that resumes after this session.
+
+    :param updated_at: the last listed session's ``updated_at``.
+    :param session_id: the last listed session's id.
+    :returns: the cursor.
+    """
+    raw = json.dumps([updated_at, session_id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[float, str]:
+    """Read a cursor made by :func:`encode_cursor`.
+
+    :param cursor: the cursor.
+    :returns: ``(updated_at, id)`` of the session to continue after.
+    :raises InvalidValue: when it was not made by this backend.
+    """
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        updated_at, session_id = json.loads(raw)
+        if isinstance(updated_at, bool) or not isinstance(updated_at, int | float):
+            raise ValueError("bad timestamp")
+        if not isinstance(session_id, str):
+            raise ValueError("bad id")
+    except (ValueError, TypeError, binascii.Error):
+        raise InvalidValue("cursor", message="invalid cursor: pass back a next_cursor unchanged") from None
+    return float(updated_at), session_id
+
+
+def list_sessions(
+    conn: sqlite3.Connection,
+    *,
+    limit: int,
+    cursor: str | None,
+    cwd: str | None,
+    title: str | None,
+    hidden_sources: Sequence[str],
+) -> SessionPage:
+    """List sessions newest activity first, ``(updated_at, id)`` keyset paging.
+
+    :param conn: the connection.
+    :param limit: page size.
+    :param cursor: where the previous page ended.
+    :param cwd: only this exact workspace.
+    :param title: only titles containing this, ignoring case.
+    :param hidden_sources: sources to leave out.
+    :returns: the page.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidValue("limit", "an integer ≥ 1")
+    where = ["s.placeholder = 0"]
+    params: list[Any] = []
+    if cursor is not None:
+        after_time, after_id = decode_cursor(cursor)
+        where.append("(s.updated_at < ? OR (s.updated_at = ? AND s.id < ?))")
+        params += [after_time, after_time, after_id]
+    if cwd is not None:
+        where.append("s.cwd = ?")
+        params.append(cwd)
+    if title:
+        where.append("instr(hermes_casefold(s.title), ?) > 0")
+        params.append(title.casefold())
+    hidden = list(dict.fromkeys(hidden_sources))
+    if hidden:
+        where.append(f"s.source NOT IN ({', '.join('?' * len(hidden))})")
+        params += hidden
+    rows = conn.execute(
+        f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY s.updated_at DESC, s.id DESC LIMIT ?",
+        (*params, limit + 1),
+    ).fetchall()
+    sessions = [session_from_row(row) for row in rows[:limit]]
+    next_cursor = None
+    if len(rows) > limit:
+        last = sessions[-1]
+        next_cursor = encode_cursor(last.updated_at, last.id)
+    return SessionPage(sessions=sessions, next_cursor=next_cursor)
+
+
+def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float) -> str | None:
+    """Take the writer lease, reserving the id with a placeholder when it is not stored yet.
+
+    :param conn: the connection.
+    :param session_id: the session id.
+    :param owner: our owner string.
+    :param ttl_s: seconds until the lease expires.
+    :returns: None on success, else the current holder's owner string.
+    """
+    now = time.time()
+    with write_transaction(conn):
+        row = conn.execute(
+            "SELECT lease_owner, lease_expires_at FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO sessions (id, placeholder, created_at, updated_at, lease_owner, "
+                "lease_heartbeat_at, lease_expires_at) VALUES (?, 1, ?, ?, ?, ?, ?)",
+                (session_id, now, now, owner, now, now + ttl_s),
+            )
+            return None
+        holder, expires_at = row
+        if holder is not None and holder != owner and expires_at is not None and expires_at >= now:
+            return str(holder)
+        conn.execute(
+            "UPDATE sessions SET lease_owner = ?, lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ?",
+            (owner, now, now + ttl_s, session_id),
+        )
+        return None
+
+
+def renew_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float) -> bool:
+    """Extend our lease.
+
+    :param conn: the connection.
+    :param session_id: the session id.
+    :param owner: our owner string.
+    :param ttl_s: seconds from now until it expires.
+    :returns: False when someone else holds it or nobody does.
+    """
+    now = time.time()
+    with write_transaction(conn):
+        cursor = conn.execute(
+            "UPDATE sessions SET lease_heartbeat_at = ?, lease_expires_at = ? "
+            "WHERE id = ? AND lease_owner = ?",
+            (now, now + ttl_s, session_id, owner),
+        )
+        return cursor.rowcount == 1
+
+
+def release_lease(conn: sqlite3.Connection, session_id: str, owner: str) -> None:
+    """Drop our lease; a placeholder that never became a session goes away with it.
+
+    :param conn: the connection.
+    :param session_id: the session id.
+    :param owner: our owner string; another holder's lease is left alone.
+    """
+    with write_transaction(conn):
+        # A placeholder has no rows and no data: removing it loses nothing and keeps sessions
+        # that were opened but never used from piling up.
+        conn.execute(
+            "DELETE FROM sessions WHERE id = ? AND lease_owner = ? AND placeholder = 1", (session_id, owner)
+        )
+        conn.execute(
+            "UPDATE sessions SET lease_owner = NULL, lease_heartbeat_at = NULL, lease_expires_at = NULL "
+            "WHERE id = ? AND lease_owner = ?",
+            (session_id, owner),
+        )
