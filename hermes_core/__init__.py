@@ -105,6 +105,7 @@ _EXPORTS: dict[str, str] = {
     "CoreSettings": "hermes_core.settings",
     # approvals
     "approvals": "hermes_core.approvals",
+    "provider_kit": "hermes_core.provider_kit",
     # kernel and sessions
     "Kernel": "hermes_core.kernel",
     "Registry": "hermes_core.registry",
@@ -134,7 +135,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, rpc, testing  # noqa: F401
+    from hermes_core import approvals, provider_kit, rpc, testing  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403

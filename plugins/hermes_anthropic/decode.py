@@ -18,6 +18,7 @@ from hermes_core import (
     ToolCallChunk,
     ToolCallRequest,
     UsageChunk,
+    provider_kit,
 )
 
 FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
@@ -31,14 +32,6 @@ _STOP_REASONS: dict[str, FinishReason] = {
     "tool_use": "tool_calls",
     "refusal": "refusal",
 }
-
-
-class UpstreamError(Exception):
-    """The stream carried an ``error`` event; ``payload`` is its decoded data."""
-
-    def __init__(self, payload: Any) -> None:
-        super().__init__("error event in stream")
-        self.payload = payload
 
 
 @dataclass(slots=True)
@@ -64,14 +57,14 @@ class MessageStreamDecoder:
 
         :param payload: the JSON of one event (its ``type`` says which).
         :returns: the chunks it completes, in order.
-        :raises UpstreamError: for an ``error`` event.
+        :raises provider_kit.UpstreamError: for an ``error`` event.
         :raises ValueError: when the data is not an event object.
         """
         if not isinstance(payload, dict):
             raise ValueError("stream event is not a JSON object")
         kind = payload.get("type")
         if kind == "error":
-            raise UpstreamError(payload)
+            raise provider_kit.UpstreamError(payload)
         if kind == "message_start":
             message = payload.get("message") or {}
             self._usage(message.get("usage"))

@@ -23,7 +23,7 @@ def make_provider(
     """
     from hermes_anthropic.provider import AnthropicProvider
 
-    return AnthropicProvider.from_settings(settings, name=name, preset=preset)
+    return AnthropicProvider(settings, name=name, preset=preset)
 
 
 @hookimpl

@@ -19,6 +19,7 @@ from hermes_core import (
     ToolCallChunk,
     ToolCallRequest,
     UsageChunk,
+    provider_kit,
 )
 
 FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
@@ -30,14 +31,6 @@ _FINISH: dict[str, FinishReason] = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
 }
-
-
-class UpstreamError(Exception):
-    """The stream carried an ``error`` object; ``payload`` is the decoded chunk."""
-
-    def __init__(self, payload: Any) -> None:
-        super().__init__("error object in stream")
-        self.payload = payload
 
 
 @dataclass(slots=True)
@@ -67,12 +60,12 @@ class ChatStreamDecoder:
 
         :param payload: the JSON of one ``data:`` line.
         :returns: the chunks it completes, in order.
-        :raises UpstreamError: when the object is (or carries) an error.
+        :raises provider_kit.UpstreamError: when the object is (or carries) an error.
         """
         if not isinstance(payload, dict):
             raise ValueError("stream chunk is not a JSON object")
         if payload.get("error"):
-            raise UpstreamError(payload)
+            raise provider_kit.UpstreamError(payload)
         out: list[Chunk] = []
         usage = payload.get("usage")
         if isinstance(usage, dict):
@@ -87,10 +80,21 @@ class ChatStreamDecoder:
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             if reason == "error":
-                raise UpstreamError(payload)
+                raise provider_kit.UpstreamError(payload)
             self.finish_reason = reason
             out.extend(self._flush_calls())
         return out
+
+    def feed_event(self, name: str, payload: Any) -> list[Chunk]:
+        """Decode the data of one SSE event; an event named ``error`` is the upstream's error.
+
+        :param name: the event's ``event:`` field (``message`` when it had none).
+        :param payload: its decoded JSON data.
+        :returns: the chunks it completes, in order.
+        """
+        if name == "error":
+            raise provider_kit.UpstreamError(payload)
+        return self.feed(payload)
 
     def _delta(self, delta: dict[str, Any]) -> list[Chunk]:
         out: list[Chunk] = []

@@ -65,7 +65,7 @@ def make_provider(settings: Any, *, name: str = "openai", preset: ProviderPreset
     """
     from hermes_openai.provider import OpenAIProvider
 
-    return OpenAIProvider.from_settings(settings, name=name, preset=preset)
+    return OpenAIProvider(settings, name=name, preset=preset)
 
 
 @hookimpl

@@ -6,53 +6,16 @@ variables named by the provider's ``env_vars`` into :class:`OpenAISettings`.
 
 from __future__ import annotations
 
-from typing import Any
+from hermes_core import provider_kit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
-
-
-class ModelEntry(BaseModel):
-    """A model advertised offline, given as a table instead of a bare id."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    context_window: int | None = Field(default=None, gt=0)
-    vision: bool = False
+# A table in ``models``; a model of an OpenAI-compatible server takes no images unless told.
+ModelEntry = provider_kit.ModelEntry
 
 
-class OpenAISettings(BaseModel):
-    """One OpenAI-compatible endpoint.
+class OpenAISettings(provider_kit.HttpSettings):
+    """One OpenAI-compatible endpoint; the fields are those of ``provider_kit.HttpSettings``.
 
-    :param api_key: bearer token; omitted from requests when unset (local servers).
-    :param base_url: the API root ending in ``/v1``; default from the preset or OpenAI's.
-    :param timeout_s: how long to wait for the TCP/TLS connection.
-    :param stall_timeout_s: how long the upstream may stay silent (before the response
-        headers or between stream bytes) before the call fails with ``network``.
-    :param models: model ids (or tables) advertised offline in addition to the built-in list.
-    :param extra_headers: headers added to every request (e.g. OpenRouter's ``HTTP-Referer``).
-    :param proxy: an HTTP proxy URL for every request.
+    ``api_key`` is sent as a bearer token and omitted when unset (local servers); ``base_url`` is
+    the API root ending in ``/v1`` (default: the preset's, else OpenAI's); ``extra_headers`` suit
+    e.g. OpenRouter's ``HTTP-Referer``.
     """
-
-    model_config = ConfigDict(extra="forbid")
-
-    api_key: SecretStr | None = None
-    base_url: str | None = None
-    timeout_s: float = Field(default=10.0, gt=0)
-    stall_timeout_s: float = Field(default=60.0, gt=0)
-    models: list[str | ModelEntry] = Field(default_factory=list)
-    extra_headers: dict[str, str] = Field(default_factory=dict)
-    proxy: str | None = None
-
-    @field_validator("api_key", "base_url", "proxy", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        # An empty environment variable means "not configured", not "an empty key".
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("base_url")
-    @classmethod
-    def _no_trailing_slash(cls, value: str | None) -> str | None:
-        return value.rstrip("/") if value else value

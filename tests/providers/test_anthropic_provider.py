@@ -1,25 +1,22 @@
-"""The ``anthropic`` provider against a fake Messages API server on loopback."""
+"""The ``anthropic`` provider against a fake Messages API server on loopback.
+
+What it shares with the other HTTP providers (HTTP errors, stalls, probes, secrets) is tested
+once per vendor in ``test_http_providers``; this module covers the Messages wire format, event
+decoding, the in-stream ``error`` event types and the base URL forms.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import time
-import traceback
-from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
-from aiohttp import web
 
 from hermes_anthropic.plugin import hermes_model_providers, make_provider
 from hermes_core import (
     ChatMessage,
     ChatRequest,
-    Chunk,
     FinishChunk,
     ImagePart,
-    ProviderError,
     ReasoningChunk,
     TextChunk,
     TextPart,
@@ -28,109 +25,27 @@ from hermes_core import (
     ToolSchema,
     UsageChunk,
 )
-from tests.providers.upstream_fakes import FakeUpstream, anthropic_frame, closed_port
+from tests.providers.upstream_fakes import FakeUpstream, anthropic_frame
+from tests.providers.vendors import (
+    ANTHROPIC,
+    block_delta,
+    block_start,
+    block_stop,
+    collect,
+    failure,
+    finish,
+    start,
+    text,
+    text_reply,
+)
 
-KEY = "sk-ant-test-0123456789abcdef"
-PATH = "/v1/messages"
-
-
-def start(input_tokens: int = 10, **usage: int) -> bytes:
-    return anthropic_frame(
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_1",
-                "type": "message",
-                "role": "assistant",
-                "content": [],
-                "model": "claude-sonnet-4-5",
-                "stop_reason": None,
-                "usage": {"input_tokens": input_tokens, "output_tokens": 1, **usage},
-            },
-        }
-    )
+KEY = ANTHROPIC.key
+PATH = ANTHROPIC.chat_path
+hello = ANTHROPIC.hello
+provider_for = ANTHROPIC.provider
 
 
-def block_start(index: int, block: dict[str, Any]) -> bytes:
-    return anthropic_frame({"type": "content_block_start", "index": index, "content_block": block})
-
-
-def block_delta(index: int, delta: dict[str, Any]) -> bytes:
-    return anthropic_frame({"type": "content_block_delta", "index": index, "delta": delta})
-
-
-def text(index: int, value: str) -> bytes:
-    return block_delta(index, {"type": "text_delta", "text": value})
-
-
-def block_stop(index: int) -> bytes:
-    return anthropic_frame({"type": "content_block_stop", "index": index})
-
-
-def finish(reason: str, output_tokens: int) -> list[bytes]:
-    return [
-        anthropic_frame(
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": reason, "stop_sequence": None},
-                "usage": {"output_tokens": output_tokens},
-            }
-        ),
-        anthropic_frame({"type": "message_stop"}),
-    ]
-
-
-def text_reply(*pieces: str, reason: str = "end_turn") -> list[bytes]:
-    frames = [start(), block_start(0, {"type": "text", "text": ""})]
-    frames += [text(0, piece) for piece in pieces]
-    return [*frames, block_stop(0), *finish(reason, 5)]
-
-
-def hello(model: str = "claude-sonnet-4-5", **fields: Any) -> ChatRequest:
-    return ChatRequest(model=model, messages=(ChatMessage(role="user", content="hi"),), **fields)
-
-
-@pytest.fixture
-async def upstream() -> AsyncIterator[FakeUpstream]:
-    async with FakeUpstream() as up:
-        yield up
-
-
-def provider_for(upstream: FakeUpstream, **settings: Any) -> Any:
-    values: dict[str, Any] = {"api_key": KEY, "base_url": upstream.url, "stall_timeout_s": 5.0}
-    values.update(settings)
-    return make_provider(values, name="anthropic")
-
-
-async def collect(provider: Any, request: ChatRequest) -> list[Chunk]:
-    try:
-        return [chunk async for chunk in provider.stream(request)]
-    finally:
-        await provider.aclose()
-
-
-async def failure(provider: Any, request: ChatRequest | None = None) -> tuple[ProviderError, list[Chunk]]:
-    """Run a stream that must fail; return the error and the chunks seen before it."""
-    seen: list[Chunk] = []
-    try:
-        with pytest.raises(ProviderError) as info:
-            async for chunk in provider.stream(request or hello()):
-                seen.append(chunk)
-    finally:
-        await provider.aclose()
-    return info.value, seen
-
-
-def assert_no_key(error: ProviderError) -> None:
-    assert KEY not in error.message
-    assert KEY not in "".join(traceback.format_exception(error))
-
-
-def error_body(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}}
-
-
-# --- streaming -----------------------------------------------------------------------------
+# --- streaming -------------------------------------------------------------------------------
 
 
 async def test_streams_text_then_usage_then_finish(upstream: FakeUpstream) -> None:
@@ -348,151 +263,38 @@ async def test_system_messages_in_the_history_join_the_system_prompt(upstream: F
     assert body["max_tokens"] == 100
 
 
-# --- HTTP errors ---------------------------------------------------------------------------
-
-
-async def test_401_is_an_auth_error_without_the_key(upstream: FakeUpstream) -> None:
-    upstream.json("POST", PATH, error_body("authentication_error", f"invalid x-api-key {KEY}"), status=401)
-    error, seen = await failure(provider_for(upstream))
-    assert seen == []
-    assert (error.kind, error.retryable, error.status) == ("auth", False, 401)
-    assert "invalid x-api-key" in error.message
-    assert error.message.startswith("anthropic: ")
-    assert_no_key(error)
-
-
-async def test_401_without_a_key_names_the_variable(upstream: FakeUpstream) -> None:
-    upstream.json(
-        "POST", PATH, error_body("authentication_error", "x-api-key header is required"), status=401
-    )
-    error, _ = await failure(make_provider({"base_url": upstream.url}, name="anthropic"))
-    assert "ANTHROPIC_API_KEY" in error.message
-    assert "x-api-key" not in upstream.last().headers
-
-
-async def test_429_is_a_retryable_rate_limit_with_retry_after(upstream: FakeUpstream) -> None:
-    upstream.json(
-        "POST", PATH, error_body("rate_limit_error", "Number of requests has exceeded your rate limit"),
-        status=429, headers={"retry-after": "12"},
-    )  # fmt: skip
-    error, _ = await failure(provider_for(upstream))
-    assert (error.kind, error.retryable, error.retry_after) == ("rate_limit", True, 12.0)
-    assert "exceeded your rate limit" in error.message
-    assert_no_key(error)
-
-
-@pytest.mark.parametrize("status", [500, 529])
-async def test_5xx_is_a_retryable_upstream_error(upstream: FakeUpstream, status: int) -> None:
-    upstream.json("POST", PATH, error_body("overloaded_error", "Overloaded"), status=status)
-    error, _ = await failure(provider_for(upstream))
-    assert (error.kind, error.retryable, error.status) == ("upstream", True, status)
-    assert "Overloaded" in error.message
-
-
-async def test_400_carries_the_upstream_message(upstream: FakeUpstream) -> None:
-    upstream.json("POST", PATH, error_body("invalid_request_error", "max_tokens: field required"), status=400)
-    error, _ = await failure(provider_for(upstream))
-    assert (error.kind, error.retryable, error.status) == ("upstream", False, 400)
-    assert "max_tokens: field required" in error.message
-
-
-# --- stream failures -----------------------------------------------------------------------
+# --- errors inside the stream ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("error_type", "kind", "retryable"),
+    ("error_type", "kind", "retryable", "said"),
     [
-        ("overloaded_error", "upstream", True),
-        ("api_error", "upstream", True),
-        ("rate_limit_error", "rate_limit", True),
-        ("invalid_request_error", "upstream", False),
+        ("overloaded_error", "upstream", True, "upstream error mid-stream (overloaded_error)"),
+        ("api_error", "upstream", True, "upstream error mid-stream (api_error)"),
+        (None, "upstream", True, "upstream error mid-stream (error)"),
+        ("rate_limit_error", "rate_limit", True, "rate limited mid-stream"),
+        ("authentication_error", "auth", False, "authentication failed mid-stream"),
+        ("permission_error", "auth", False, "authentication failed mid-stream"),
+        ("invalid_request_error", "upstream", False, "upstream error mid-stream (invalid_request_error)"),
     ],
 )
-async def test_an_error_event_in_the_stream(
-    upstream: FakeUpstream, error_type: str, kind: str, retryable: bool
+async def test_an_error_event_in_the_stream_is_read_by_its_type(
+    upstream: FakeUpstream, error_type: str | None, kind: str, retryable: bool, said: str
 ) -> None:
     frames = [
         start(),
         block_start(0, {"type": "text", "text": ""}),
         text(0, "par"),
-        anthropic_frame(error_body(error_type, "Something went wrong upstream")),
+        anthropic_frame({"type": "error", "error": {"type": error_type, "message": "Something went wrong"}}),
     ]
     upstream.stream(PATH, frames)
-    error, seen = await failure(provider_for(upstream))
+    error, seen = await failure(provider_for(upstream), hello())
     assert seen == [TextChunk("par")]
-    assert (error.kind, error.retryable) == (kind, retryable)
-    assert "Something went wrong upstream" in error.message
+    assert (error.kind, error.retryable, error.status) == (kind, retryable, None)
+    assert error.message == f"anthropic: {said}: Something went wrong"
 
 
-async def test_a_stall_fails_with_network_within_the_stall_timeout(upstream: FakeUpstream) -> None:
-    frames = [start(), block_start(0, {"type": "text", "text": ""}), text(0, "first")]
-    upstream.stream(PATH, frames, then="stall")
-    started = time.monotonic()
-    error, seen = await failure(provider_for(upstream, stall_timeout_s=0.3))
-    assert seen == [TextChunk("first")]
-    assert (error.kind, error.retryable) == ("network", False)
-    assert "stalled" in error.message
-    assert time.monotonic() - started < 2.0
-
-
-async def test_a_mid_stream_disconnect_is_a_network_error(upstream: FakeUpstream) -> None:
-    frames = [start(), block_start(0, {"type": "text", "text": ""}), text(0, "partial")]
-    upstream.stream(PATH, frames, then="abort")
-    error, seen = await failure(provider_for(upstream))
-    assert seen == [TextChunk("partial")]
-    assert (error.kind, error.retryable) == ("network", False)
-    assert_no_key(error)
-
-
-async def test_a_stream_without_message_stop_is_a_network_error(upstream: FakeUpstream) -> None:
-    upstream.stream(PATH, [start(), block_start(0, {"type": "text", "text": ""}), text(0, "partial")])
-    error, _ = await failure(provider_for(upstream))
-    assert error.kind == "network"
-    assert "ended before" in error.message
-
-
-async def test_a_malformed_event_is_a_network_error(upstream: FakeUpstream) -> None:
-    upstream.stream(PATH, [start(), b"event: content_block_delta\ndata: {oops\n\n"])
-    error, _ = await failure(provider_for(upstream))
-    assert error.kind == "network"
-    assert "malformed" in error.message
-
-
-async def test_connection_refused_is_a_network_error() -> None:
-    provider = make_provider(
-        {"api_key": KEY, "base_url": f"http://127.0.0.1:{closed_port()}"}, name="anthropic"
-    )
-    started = time.monotonic()
-    error, _ = await failure(provider)
-    assert (error.kind, error.retryable) == ("network", False)
-    assert "cannot connect" in error.message
-    assert time.monotonic() - started < 2.0
-    assert_no_key(error)
-
-
-async def test_an_interrupted_stream_returns_at_once(upstream: FakeUpstream) -> None:
-    frames = [start(), block_start(0, {"type": "text", "text": ""}), text(0, "first")]
-    upstream.stream(PATH, frames, then="stall")
-    provider = provider_for(upstream, stall_timeout_s=30.0)
-    first = asyncio.Event()
-
-    async def consume() -> None:
-        async for _ in provider.stream(hello()):
-            first.set()
-
-    task = asyncio.create_task(consume())
-    await asyncio.wait_for(first.wait(), 5)
-    started = time.monotonic()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert time.monotonic() - started < 1.0
-    upstream.stream(PATH, text_reply("again"))
-    chunks = await collect(provider, hello())  # the provider is still usable
-    assert chunks[0] == TextChunk("again")
-
-
-# --- models --------------------------------------------------------------------------------
+# --- models ----------------------------------------------------------------------------------
 
 
 async def test_probe_lists_models_from_v1_models(upstream: FakeUpstream) -> None:
@@ -521,41 +323,6 @@ async def test_probe_lists_models_from_v1_models(upstream: FakeUpstream) -> None
     assert received.headers["anthropic-version"] == "2023-06-01"
 
 
-async def test_probe_of_a_dead_endpoint_fails_quickly() -> None:
-    provider = make_provider({"base_url": f"http://127.0.0.1:{closed_port()}"}, name="anthropic")
-    started = time.monotonic()
-    try:
-        with pytest.raises(ProviderError) as info:
-            await provider.probe(2.0)
-    finally:
-        await provider.aclose()
-    assert info.value.kind == "network"
-    assert time.monotonic() - started < 2.0
-
-
-async def test_probe_of_a_silent_endpoint_respects_the_timeout(upstream: FakeUpstream) -> None:
-    release = asyncio.Event()
-
-    async def silent(request: web.Request) -> web.StreamResponse:
-        try:
-            await asyncio.wait_for(release.wait(), 5)
-        except TimeoutError:
-            pass
-        return web.json_response({"data": []})
-
-    upstream.on("GET", "/v1/models", silent)
-    provider = provider_for(upstream)
-    started = time.monotonic()
-    try:
-        with pytest.raises(ProviderError) as info:
-            await provider.probe(0.3)
-    finally:
-        release.set()
-        await provider.aclose()
-    assert info.value.kind == "network"
-    assert time.monotonic() - started < 2.0
-
-
 async def test_offline_models_are_claude_with_200k_windows_and_vision() -> None:
     provider = make_provider({"models": ["claude-custom-1"]}, name="anthropic")
     models = await provider.list_models()
@@ -565,7 +332,7 @@ async def test_offline_models_are_claude_with_200k_windows_and_vision() -> None:
     assert all(m.context_window == 200_000 and m.vision for m in models)
 
 
-# --- declaration and settings --------------------------------------------------------------
+# --- declaration and base URL ----------------------------------------------------------------
 
 
 def test_the_spec_declares_anthropic() -> None:
@@ -581,30 +348,3 @@ async def test_base_url_with_or_without_v1(upstream: FakeUpstream, suffix: str) 
     upstream.stream(PATH, text_reply("ok"))
     await collect(provider_for(upstream, base_url=upstream.url + suffix), hello())
     assert upstream.last().path == PATH
-
-
-def test_settings_reject_unknown_keys() -> None:
-    from pydantic import ValidationError
-
-    from hermes_anthropic.settings import AnthropicSettings
-
-    with pytest.raises(ValidationError):
-        AnthropicSettings.model_validate({"apikey": "x"})
-    assert AnthropicSettings.model_validate({"api_key": " "}).api_key is None
-    assert KEY not in repr(AnthropicSettings.model_validate({"api_key": KEY}))
-
-
-def test_importing_the_plugin_and_listing_models_is_cheap() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import asyncio, sys\n"
-        "import hermes_anthropic.plugin as p\n"
-        "assert 'pydantic' not in sys.modules, 'plugin.py imported pydantic'\n"
-        "provider = p.hermes_model_providers().factory({}, name='anthropic', preset=None)\n"
-        "asyncio.run(provider.list_models())\n"
-        "assert 'aiohttp' not in sys.modules, 'offline use imported aiohttp'\n"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr

@@ -109,6 +109,15 @@ class FakeUpstream:
 
         self.on(method, path, handler)
 
+    def silent(self, method: str, path: str) -> None:
+        """Answer ``method path`` with nothing at all until the fake shuts down."""
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            await self._release.wait()
+            return web.Response(status=204)  # the client has long gone
+
+        self.on(method, path, handler)
+
     def stream(
         self,
         path: str,

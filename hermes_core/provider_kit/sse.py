@@ -1,0 +1,138 @@
+"""Read response bodies and server-sent events incrementally, failing when the upstream goes silent.
+
+Any object with ``async readany() -> bytes`` will do (aiohttp's ``StreamReader`` has it). Lines are
+split here rather than with ``readline`` so one very long ``data:`` line (a whole tool call sent
+at once) is never rejected, and every read has its own stall timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+
+class StreamStalled(Exception):
+    """The upstream sent nothing for the stall timeout."""
+
+
+class StreamBroken(Exception):
+    """The stream ended or was cut before it was complete, or could not be parsed."""
+
+
+class UpstreamError(Exception):
+    """The stream carried an error object or event; ``payload`` is its decoded data."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("error in stream")
+        self.payload = payload
+
+
+class ByteStream(Protocol):
+    """What the readers need of a response body."""
+
+    async def readany(self) -> bytes:
+        """Return the next bytes available, or ``b""`` at the end of the body."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    """One dispatched event: its ``event:`` name (``message`` by default) and joined data."""
+
+    event: str
+    data: str
+
+
+async def read_some(stream: ByteStream, stall_timeout: float) -> bytes:
+    """Return the next bytes of ``stream`` (``b""`` at its end).
+
+    :param stall_timeout: seconds the read may wait.
+    :raises StreamStalled: when nothing arrives in time.
+    """
+    try:
+        async with asyncio.timeout(stall_timeout):
+            return await stream.readany()
+    except TimeoutError:
+        raise StreamStalled() from None
+
+
+async def read_body(stream: ByteStream, stall_timeout: float, limit: int | None = None) -> bytes:
+    """Return the whole body, or its first ``limit`` bytes.
+
+    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised.
+    :param limit: stop reading once this many bytes are in; ``None`` reads to the end.
+    """
+    chunks = bytearray()
+    while limit is None or len(chunks) < limit:
+        data = await read_some(stream, stall_timeout)
+        if not data:
+            break
+        chunks.extend(data)
+    return bytes(chunks if limit is None else chunks[:limit])
+
+
+async def iter_lines(stream: ByteStream, stall_timeout: float) -> AsyncIterator[str]:
+    """Yield the decoded lines of ``stream`` without their line endings.
+
+    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised.
+    """
+    buffer = bytearray()
+    while data := await read_some(stream, stall_timeout):
+        buffer.extend(data)
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            line = bytes(buffer[start:end])
+            start = end + 1
+            yield line.rstrip(b"\r").decode("utf-8", errors="replace")
+        del buffer[:start]
+    if buffer:
+        yield bytes(buffer).rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+async def iter_events(stream: ByteStream, stall_timeout: float) -> AsyncIterator[SseEvent]:
+    """Yield the events of an SSE body; an event is dispatched at each blank line or at EOF.
+
+    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised.
+    """
+    name = ""
+    data: list[str] = []
+    async for line in iter_lines(stream, stall_timeout):
+        if not line:
+            if data:
+                yield SseEvent(name or "message", "\n".join(data))
+            name, data = "", []
+            continue
+        if line.startswith(":"):
+            continue  # a comment, used by servers as keep-alive
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value
+    if data:
+        yield SseEvent(name or "message", "\n".join(data))
+
+
+def decode_event(data: str, feed: Callable[[Any], list[T]]) -> list[T]:
+    """Parse one event's JSON data and hand it to a stream decoder.
+
+    :param data: the event's data, shown (shortened) when it is not JSON.
+    :param feed: the decoder; a ``ValueError`` from it means the event had the wrong shape.
+    :returns: what ``feed`` returned.
+    :raises StreamBroken: when the data is not JSON or the decoder rejects it.
+    """
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise StreamBroken(f"the upstream sent a malformed stream event: {data[:200]!r}") from None
+    try:
+        return feed(payload)
+    except ValueError as exc:
+        raise StreamBroken(f"the upstream sent a malformed stream event ({exc})") from None
