@@ -104,7 +104,6 @@ class TurnRun:
     # -- public ------------------------------------------------------------------------------
     async def execute(self) -> TurnOutcome:
         """Run the turn body as a task and always finish with ``TurnCompleted``."""
-        self.task = asyncio.current_task()  # type: ignore[assignment]
         body = asyncio.ensure_future(self._body())
         self.task = body
         try:
@@ -115,6 +114,8 @@ class TurnRun:
             outcome = await self._settle_cancel(body)
         except TurnFailed as failed:
             outcome = failed.outcome
+            if outcome.partial:
+                await self._save_partial()  # keep what the user already saw
         except Exception as exc:  # an unexpected crash of the loop
             log.exception("turn %s crashed", self.turn_id)
             outcome = TurnOutcome(
@@ -124,8 +125,6 @@ class TurnRun:
                 partial=self.emitted_delta,
                 message=self.kernel.redactor(f"{type(exc).__name__}: {exc}"),
             )
-        if body.done() and not body.cancelled() and body.exception() is None:
-            pass
         return await self._complete(outcome)
 
     async def _settle_cancel(self, body: asyncio.Future[TurnOutcome]) -> TurnOutcome:

@@ -94,6 +94,8 @@ async def test_error_after_a_delta_fails_at_once_as_partial(workspace: Path) -> 
         assert not [e for e in events if isinstance(e, Retrying)]
         assert events[-1].outcome.partial is True
         assert len(provider.requests) == 1
+        assert events[-1].text == "half"
+        assert [r.content for r in await session.history()] == ["hi", "half"]
 
 
 async def test_unexpected_provider_exception_is_a_crash_not_a_hang(workspace: Path) -> None:
