@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 import socket
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,30 +38,25 @@ from hermes_core.errors import (
 )
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
 from hermes_core.questions import QuestionBroker
-from hermes_core.records import CommandContext, CommandResult, PolicyDecision, ToolCallInfo
+from hermes_core.records import CommandContext, CommandResult
 from hermes_core.redaction import Redactor
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.events import Event, TurnOutcome
     from hermes_core.models import ProviderHub, ResolvedModel
-    from hermes_core.providers import ToolSchema
     from hermes_core.session import QueueItem, Session
     from hermes_core.session_types import StoredSession
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import SessionPage, Storage
-    from hermes_core.tools import FileAccess, ToolSpec
+    from hermes_core.tools import FileAccess
 
 log = logging.getLogger("hermes.kernel")
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
 LEASE_RENEW_S = 10.0
 FALLBACK_MODEL = "mock:echo"
-SYSTEM_PROMPT = (
-    "You are Hermes, a coding agent working in the user's workspace. Use the tools to read, search "
-    "and change files and to run commands. Be concise and accurate."
-)
 
 
 def mint_session_id() -> str:
@@ -552,64 +547,6 @@ class Kernel:
         if spec.name not in self.registry.tools:
             self.registry.tools[spec.name] = spec
             self.registry.owners[("tools", spec.name)] = "core"
-
-    def _visible_tool(self, session: Session, name: str, answerable: frozenset[str]) -> ToolSpec | None:
-        spec = self.registry.tools.get(name)
-        if spec is None or name in session._hidden_tools or not spec.needs <= answerable:
-            return None
-        return spec
-
-    def _tool_schemas(self, session: Session, answerable: frozenset[str]) -> tuple[ToolSchema, ...]:
-        from hermes_core.providers import ToolSchema
-
-        return tuple(
-            ToolSchema(s.name, s.description, s.schema)
-            for s in self.registry.tools.values()
-            if self._visible_tool(session, s.name, answerable) is not None
-        )
-
-    def _system_prompt(self, session: Session) -> str:
-        overlay = session.record.system_overlay
-        base = f"{SYSTEM_PROMPT}\nWorkspace: {session.cwd}"
-        return f"{base}\n\n{overlay}" if overlay else base
-
-    def _policy_decisions(
-        self,
-        session: Session,
-        call_id: str,
-        spec: ToolSpec,
-        args: Mapping[str, Any],
-        paths: Sequence[Path],
-        command: str | None,
-    ) -> list[tuple[str, PolicyDecision | None]]:
-        info = ToolCallInfo(
-            session_id=session.id,
-            call_id=call_id,
-            name=spec.name,
-            kind=spec.kind,
-            args=dict(args),
-            paths=tuple(paths),
-            command=command,
-            cwd=session.cwd,
-        )
-        out: list[tuple[str, PolicyDecision | None]] = []
-        for impl in self.pm.hook.hermes_before_tool_call.get_hookimpls():
-            try:
-                result = impl.function(session=session, call=info)
-            except Exception as exc:
-                log.warning("policy plugin %s failed: %s", impl.plugin_name, exc)
-                result = PolicyDecision("deny", f"policy plugin {impl.plugin_name} failed")
-            out.append((impl.plugin_name, result if isinstance(result, PolicyDecision) else None))
-        return out
-
-    def _remembered(self, session: Session) -> Any:
-        allowlist = self._allowlist
-        memory = session._session_memory
-
-        def remembered(key: str) -> bool:
-            return key in memory or bool(allowlist is not None and allowlist.contains(key))
-
-        return remembered
 
     def default_file_access(self) -> FileAccess:
         from hermes_core.core_tools import LocalFileAccess

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import tool_policy
 from hermes_core.events import (
     QuestionRequested,
     SteerDelivered,
@@ -106,7 +107,7 @@ class ToolRound:
         await self.session._persist(results)
 
     def _parse(self, stored: StoredToolCall) -> _Call:
-        spec = self.kernel._visible_tool(self.session, stored.name, self.turn.answerable)
+        spec = tool_policy.visible_tool(self.kernel, self.session, stored.name, self.turn.answerable)
         try:
             args = json.loads(stored.arguments) if stored.arguments.strip() else {}
         except json.JSONDecodeError as exc:
@@ -204,11 +205,11 @@ class ToolRound:
             command=call.command,
             workspace=session.cwd.resolve(),
         )
-        decisions = kernel._policy_decisions(
-            session, call.stored.call_id, spec, call.args, call.paths, call.command
+        decisions = tool_policy.policy_decisions(
+            kernel, session, call.stored.call_id, spec, call.args, call.paths, call.command
         )
         denials = run_denials(run)
-        remembered = kernel._remembered(session)
+        remembered = tool_policy.remembered_keys(kernel, session)
         verdict = approvals.assess(
             facts, profile=session.profile, decisions=decisions, remembered=remembered, denials=denials
         )

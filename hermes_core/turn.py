@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import tool_policy
 from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import ConfigError, HermesError, ProviderError, StorageError
 from hermes_core.events import (
@@ -315,8 +316,8 @@ class TurnRun:
         return ChatRequest(
             model=self.resolved.model,
             messages=tuple(messages),
-            tools=self.kernel._tool_schemas(session, self.answerable),
-            system=self.kernel._system_prompt(session),
+            tools=tool_policy.tool_schemas(self.kernel, session, self.answerable),
+            system=tool_policy.system_prompt(self.kernel, session),
             reasoning_effort=session.record.reasoning_effort or self.kernel.settings.reasoning_effort,
             options=options,
             purpose="turn",
