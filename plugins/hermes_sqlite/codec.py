@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hermes_core import ImagePart, Part, SessionRecord, StoredToolCall, TextPart
+from hermes_sqlite.slot_twins import TOOL_CALL_TWIN
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 # The decoder's scanner without decode()'s two whitespace regexes: we only read JSON we wrote
@@ -205,15 +206,28 @@ def load_tool_calls(text: str | None) -> tuple[StoredToolCall, ...]:
     """
     if not text:
         return ()
-    return tuple(
-        StoredToolCall(
-            call_id=item["call_id"],
-            provider_call_id=item["provider_call_id"],
-            name=item["name"],
-            arguments=item["arguments"],
+    items = _decode(text)
+    twin = TOOL_CALL_TWIN
+    if twin is None:
+        return tuple(
+            StoredToolCall(
+                call_id=item["call_id"],
+                provider_call_id=item["provider_call_id"],
+                name=item["name"],
+                arguments=item["arguments"],
+            )
+            for item in items
         )
-        for item in _decode(text)
-    )
+    calls: list[StoredToolCall] = []
+    for item in items:
+        call = object.__new__(twin)
+        call.call_id = item["call_id"]
+        call.provider_call_id = item["provider_call_id"]
+        call.name = item["name"]
+        call.arguments = item["arguments"]
+        call.__class__ = StoredToolCall  # type: ignore[assignment]
+        calls.append(call)  # type: ignore[arg-type]
+    return tuple(calls)
 
 
 def session_params(record: SessionRecord, now: float) -> tuple[Any, ...]:

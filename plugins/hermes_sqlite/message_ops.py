@@ -6,15 +6,24 @@ archiving sets ``active = 0`` and ``archived_reason``.
 
 from __future__ import annotations
 
+import operator
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core import NewRow, Row, SessionNotFound, StorageError
+from hermes_sqlite.activity import ActivityStamps
 from hermes_sqlite.codec import dump_json, load_mapping
 from hermes_sqlite.row_cache import RowCache
-from hermes_sqlite.row_codec import LOAD_COLUMNS, MESSAGE_COLUMNS, row_params, rows_from_values
+from hermes_sqlite.row_codec import (
+    LOAD_COLUMNS,
+    MESSAGE_COLUMNS,
+    STATE_COLUMNS,
+    row_params,
+    rows_from_values,
+    rows_with_state_from_values,
+)
 from hermes_sqlite.schema import write_transaction
 
 _INSERT = (
@@ -25,9 +34,16 @@ _NEXT_ID = (
     "ifnull((SELECT max(id) FROM messages), 0)) + 1"
 )
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ? AND placeholder = 0"
-_SELECT = f"SELECT {', '.join(LOAD_COLUMNS)} FROM messages"
-_LOAD_ACTIVE = f"{_SELECT} WHERE session_id = ? AND active = 1 ORDER BY position, id"
-_LOAD_ALL = f"{_SELECT} WHERE session_id = ? ORDER BY position, id"
+_LOAD_ACTIVE = (
+    f"SELECT {', '.join(LOAD_COLUMNS)} FROM messages WHERE session_id = ? AND active = 1 "
+    "ORDER BY position, id"
+)
+_LOAD_ALL = (
+    f"SELECT {', '.join(LOAD_COLUMNS + STATE_COLUMNS)} FROM messages WHERE session_id = ? "
+    "ORDER BY position, id"
+)
+# Picks the LOAD_COLUMNS values out of INSERT parameters.
+_as_loaded = operator.itemgetter(*(MESSAGE_COLUMNS.index(c) for c in LOAD_COLUMNS))
 # A fixed number of placeholders keeps one prepared statement for every chunk; short chunks
 # repeat their last id, which IN ignores.
 _ARCHIVE_CHUNK = 100
@@ -67,16 +83,21 @@ def inserted_rows(session_id: str, inserted: list[tuple[Any, ...]]) -> list[Row]
     :param inserted: the inserted values.
     :returns: the rows.
     """
-    return rows_from_values(((v[0], *v[2:]) for v in inserted), session_id)
+    return rows_from_values(map(_as_loaded, inserted), session_id)
 
 
 def append_rows(
-    conn: sqlite3.Connection, cache: RowCache, session_id: str, rows: Sequence[NewRow]
+    conn: sqlite3.Connection,
+    cache: RowCache,
+    stamps: ActivityStamps,
+    session_id: str,
+    rows: Sequence[NewRow],
 ) -> list[int]:
-    """Append rows to a session in one transaction and bump its ``updated_at``.
+    """Append rows to a session in one transaction and bump its ``updated_at`` when due.
 
     :param conn: the connection.
     :param cache: the row cache to keep in step.
+    :param stamps: when this connection last bumped each session (see ``activity``).
     :param session_id: a stored session.
     :param rows: the rows.
     :returns: their ids, in order.
@@ -86,9 +107,14 @@ def append_rows(
         return []
     now = time.time()
     with write_transaction(conn):
-        if conn.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
+        # Without a bump the session is known to exist: this connection bumped it (so it was a
+        # real session, not a lease placeholder) and sessions are never deleted.
+        bump = stamps.bump_due(conn, session_id, now)
+        if bump and conn.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
             raise SessionNotFound(session_id)
         inserted = insert_rows(conn, session_id, rows, now)
+    if bump:
+        stamps.bumped(session_id, now)
     if cache.has(session_id):
         cache.extend(session_id, inserted_rows(session_id, inserted))
     return [values[0] for values in inserted]
@@ -106,7 +132,7 @@ def load_rows(
     :returns: the rows, empty for an unknown session.
     """
     if include_archived:
-        return rows_from_values(conn.execute(_LOAD_ALL, (session_id,)), session_id)
+        return rows_with_state_from_values(conn.execute(_LOAD_ALL, (session_id,)), session_id)
     cache.sync(conn)
     rows = cache.get(session_id)
     if rows is None:

@@ -1,12 +1,11 @@
 """Convert message rows: ``NewRow`` to INSERT parameters, fetched tuples to ``Row`` objects.
 
-Loading a long history is dominated by building ``Row`` objects, so that path is tuned; see
-:func:`rows_from_values`.
+Loading a long history is dominated by turning fetched values into ``Row`` objects, so that
+path is tuned; see :func:`rows_from_values`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,31 +19,16 @@ from hermes_sqlite.codec import (
     load_parts,
     load_tool_calls,
 )
+from hermes_sqlite.slot_twins import ROW_FIELDS, ROW_TWIN
 
-# Message columns in Row field order, so a fetched tuple maps onto Row positionally.
-MESSAGE_COLUMNS: tuple[str, ...] = (
-    "id",
-    "session_id",
-    "position",
-    "role",
-    "content",
-    "parts",
-    "tool_calls",
-    "call_id",
-    "provider_call_id",
-    "tool_name",
-    "display_kind",
-    "active",
-    "archived_reason",
-    "model",
-    "reasoning",
-    "input_tokens",
-    "output_tokens",
-    "meta",
-    "created_at",
+# Message columns in Row field order (the INSERT parameter order).
+MESSAGE_COLUMNS: tuple[str, ...] = ROW_FIELDS
+# What a load selects: every column but the session id, which the caller knows, and the archive
+# state, which is known for active rows; loading every row adds STATE_COLUMNS at the end.
+STATE_COLUMNS: tuple[str, ...] = ("active", "archived_reason")
+LOAD_COLUMNS: tuple[str, ...] = tuple(
+    c for c in MESSAGE_COLUMNS if c != "session_id" and c not in STATE_COLUMNS
 )
-# What a load selects: every column but the session id, which the caller knows.
-LOAD_COLUMNS: tuple[str, ...] = tuple(c for c in MESSAGE_COLUMNS if c != "session_id")
 
 
 def row_params(row: NewRow, row_id: int, session_id: str, now: float) -> tuple[Any, ...]:
@@ -81,30 +65,20 @@ def row_params(row: NewRow, row_id: int, session_id: str, now: float) -> tuple[A
     )
 
 
-# Building rows is the hot part of loading a history. Row is a frozen slots dataclass, whose
-# __init__ goes through object.__setattr__ once per field; writing the slots through their
-# descriptors directly is about twice as fast. Used only while the fields are the ones we know.
-_FAST_ROWS = getattr(Row, "__slots__", None) is not None and (
-    tuple(f.name for f in dataclasses.fields(Row)) == MESSAGE_COLUMNS
-)
-_SETTERS = tuple(getattr(Row, name).__set__ for name in MESSAGE_COLUMNS) if _FAST_ROWS else ()
-
-
 def rows_from_values(values: Iterable[tuple[Any, ...]], session_id: str) -> list[Row]:
-    """Turn message column tuples of one session into rows.
+    """Turn fetched message tuples of one session into active rows.
+
+    Building rows is the hot part of loading a history; see :mod:`hermes_sqlite.slot_twins`.
 
     :param values: tuples in :data:`LOAD_COLUMNS` order.
     :param session_id: the session they belong to.
-    :returns: the rows.
+    :returns: the rows, each ``active`` with no ``archived_reason``.
     """
+    twin = ROW_TWIN
+    if twin is None:
+        return [_make_row_slow(v, session_id) for v in values]
     out: list[Row] = []
     append = out.append
-    if not _FAST_ROWS:
-        for v in values:
-            append(_make_row_slow(v, session_id))
-        return out
-    (s_id, s_sid, s_pos, s_role, s_content, s_parts, s_calls, s_cid, s_pcid, s_tool, s_kind) = _SETTERS[:11]
-    (s_active, s_reason, s_model, s_reasoning, s_in, s_out, s_meta, s_created) = _SETTERS[11:]
     new = object.__new__
     for (
         row_id,
@@ -117,8 +91,6 @@ def rows_from_values(values: Iterable[tuple[Any, ...]], session_id: str) -> list
         provider_call_id,
         tool_name,
         display_kind,
-        active,
-        archived_reason,
         model,
         reasoning,
         input_tokens,
@@ -126,28 +98,48 @@ def rows_from_values(values: Iterable[tuple[Any, ...]], session_id: str) -> list
         meta,
         created_at,
     ) in values:
-        row = new(Row)
-        s_id(row, row_id)
-        s_sid(row, session_id)
-        s_pos(row, position)
-        s_role(row, role)
-        s_content(row, content)
-        s_parts(row, load_parts(parts) if parts else ())
-        s_calls(row, load_tool_calls(tool_calls) if tool_calls else ())
-        s_cid(row, call_id)
-        s_pcid(row, provider_call_id)
-        s_tool(row, tool_name)
-        s_kind(row, display_kind)
-        s_active(row, active == 1)
-        s_reason(row, archived_reason)
-        s_model(row, model)
-        s_reasoning(row, reasoning)
-        s_in(row, input_tokens)
-        s_out(row, output_tokens)
-        s_meta(row, load_meta(meta) if meta else EMPTY_META)
-        s_created(row, created_at)
-        append(row)
+        row = new(twin)
+        row.id = row_id
+        row.session_id = session_id
+        row.position = position
+        row.role = role
+        row.content = content
+        row.parts = load_parts(parts) if parts else ()
+        row.tool_calls = load_tool_calls(tool_calls) if tool_calls else ()
+        row.call_id = call_id
+        row.provider_call_id = provider_call_id
+        row.tool_name = tool_name
+        row.display_kind = display_kind
+        row.active = True
+        row.archived_reason = None
+        row.model = model
+        row.reasoning = reasoning
+        row.input_tokens = input_tokens
+        row.output_tokens = output_tokens
+        row.meta = load_meta(meta) if meta else EMPTY_META
+        row.created_at = created_at
+        row.__class__ = Row  # type: ignore[assignment]
+        append(row)  # type: ignore[arg-type]
     return out
+
+
+def rows_with_state_from_values(values: Iterable[tuple[Any, ...]], session_id: str) -> list[Row]:
+    """Turn fetched message tuples that end with ``active, archived_reason`` into rows.
+
+    :param values: tuples in :data:`LOAD_COLUMNS` + :data:`STATE_COLUMNS` order.
+    :param session_id: the session they belong to.
+    :returns: the rows, archived ones included.
+    """
+    values = list(values)
+    rows = rows_from_values([v[:-2] for v in values], session_id)
+    set_field = object.__setattr__
+    for row, v in zip(rows, values, strict=True):
+        active, reason = v[-2:]
+        if active != 1 or reason is not None:
+            # Still being built, seen by nobody: what Row.__init__ itself does for a frozen class.
+            set_field(row, "active", active == 1)
+            set_field(row, "archived_reason", reason)
+    return rows
 
 
 def _make_row_slow(v: tuple[Any, ...], session_id: str) -> Row:
@@ -163,12 +155,12 @@ def _make_row_slow(v: tuple[Any, ...], session_id: str) -> Row:
         provider_call_id=v[7],
         tool_name=v[8],
         display_kind=v[9],
-        active=v[10] == 1,
-        archived_reason=v[11],
-        model=v[12],
-        reasoning=v[13],
-        input_tokens=v[14],
-        output_tokens=v[15],
-        meta=load_meta(v[16]),
-        created_at=v[17],
+        active=True,
+        archived_reason=None,
+        model=v[10],
+        reasoning=v[11],
+        input_tokens=v[12],
+        output_tokens=v[13],
+        meta=load_meta(v[14]),
+        created_at=v[15],
     )

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from hermes_core import HermesError, NewRow, Row, SessionPage, SessionRecord, StorageError
 from hermes_sqlite import message_ops, session_ops
+from hermes_sqlite.activity import ActivityStamps
 from hermes_sqlite.row_cache import RowCache
 from hermes_sqlite.schema import connect, describe_error
 from hermes_sqlite.worker import DbThread
@@ -38,6 +39,7 @@ class SqliteStorage:
         self._closed = False
         # Touched only by jobs, i.e. only on the database thread.
         self._cache = RowCache()
+        self._stamps = ActivityStamps()
 
     async def open(self) -> None:
         """Open (and migrate) the database on its thread.
@@ -140,7 +142,12 @@ class SqliteStorage:
         :raises StorageError: when the session already exists.
         """
         rows = tuple(rows)
-        return await self._run(lambda conn: session_ops.create_session(conn, self._cache, record, rows))
+
+        def job(conn: sqlite3.Connection) -> list[int]:
+            self._stamps.forget(record.id)
+            return session_ops.create_session(conn, self._cache, record, rows)
+
+        return await self._run(job)
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         """Update session columns and bump ``updated_at``.
@@ -151,7 +158,12 @@ class SqliteStorage:
         :raises InvalidValue: for an unknown field name.
         """
         fields = dict(fields)
-        await self._run(lambda conn: session_ops.update_session(conn, session_id, fields))
+
+        def job(conn: sqlite3.Connection) -> None:
+            self._stamps.forget(session_id)  # it sets updated_at, maybe to a value of its own
+            session_ops.update_session(conn, session_id, fields)
+
+        await self._run(job)
 
     async def list_sessions(
         self,
@@ -216,7 +228,9 @@ class SqliteStorage:
         :raises SessionNotFound: when the session is not stored.
         """
         rows = tuple(rows)
-        return await self._run(lambda conn: message_ops.append_rows(conn, self._cache, session_id, rows))
+        return await self._run(
+            lambda conn: message_ops.append_rows(conn, self._cache, self._stamps, session_id, rows)
+        )
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         """Return rows ordered by ``(position, id)``.
@@ -251,11 +265,12 @@ class SqliteStorage:
         ids = tuple(archive_row_ids)
         rows = tuple(append)
         fields = dict(session_fields) if session_fields else None
-        return await self._run(
-            lambda conn: session_ops.rewrite(
-                conn, self._cache, session_id, ids, archived_reason, rows, fields
-            )
-        )
+
+        def job(conn: sqlite3.Connection) -> list[int]:
+            self._stamps.forget(session_id)
+            return session_ops.rewrite(conn, self._cache, session_id, ids, archived_reason, rows, fields)
+
+        return await self._run(job)
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
         """Merge keys into a row's ``meta``.

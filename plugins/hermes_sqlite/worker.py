@@ -128,16 +128,15 @@ class DbThread:
                 self._thread.join(timeout=1.0)
 
     def _run(self) -> None:
-        get, get_nowait, clock = self._queue.get, self._queue.get_nowait, time.perf_counter
+        get, empty, clock = self._queue.get, self._queue.empty, time.perf_counter
         pending: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         started = 0.0
         while True:
-            try:
-                item = get_nowait() if pending else get()
-            except queue.Empty:
+            if pending and empty():
                 _deliver(pending)  # nothing more queued: hand back what is done
                 pending = {}
-                continue
+            # Blocks only when nothing is pending; this thread is the only consumer.
+            item = get()
             if item is None:
                 break
             if not pending:

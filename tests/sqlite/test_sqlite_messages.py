@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from hermes_core import (
     ImagePart,
     InvalidValue,
     NewRow,
+    Row,
     SessionNotFound,
     StorageError,
     StoredToolCall,
@@ -271,3 +274,42 @@ async def test_loads_see_writes_made_by_another_connection(storage: SqliteStorag
         assert [r.id for r in await storage.load_rows("s1")][-2:] == [*theirs, *ours]
     finally:
         await other.close()
+
+
+async def test_loaded_rows_are_ordinary_frozen_records(storage: SqliteStorage) -> None:
+    call = StoredToolCall("tc_x", "call_1", "read_file", '{"path": "a.py"}')
+    ids = await storage.create_session(
+        record("s1"), [assistant("reading", tool_calls=(call,), model="m", input_tokens=3), user("ok")]
+    )
+    await storage.rewrite("s1", archive_row_ids=ids[1:], archived_reason="rewind")
+
+    for row in [*await storage.load_rows("s1"), *await storage.load_rows("s1", include_archived=True)]:
+        assert type(row) is Row and all(type(c) is StoredToolCall for c in row.tool_calls)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            row.content = "changed"  # type: ignore[misc]
+        assert dataclasses.replace(row, content="changed").content == "changed"
+        assert pickle.loads(pickle.dumps(row)) == row
+    first, second = await storage.load_rows("s1", include_archived=True)
+    assert first == Row(
+        id=ids[0],
+        session_id="s1",
+        position=ids[0],
+        role="assistant",
+        content="reading",
+        parts=(),
+        tool_calls=(call,),
+        call_id=None,
+        provider_call_id=None,
+        tool_name=None,
+        display_kind=None,
+        active=True,
+        archived_reason=None,
+        model="m",
+        reasoning=None,
+        input_tokens=3,
+        output_tokens=None,
+        meta={},
+        created_at=first.created_at,
+    )
+    assert hash(first.tool_calls[0]) == hash(call)
+    assert (second.active, second.archived_reason, second.content) == (False, "rewind", "ok")

@@ -1,0 +1,72 @@
+"""Throttle the ``updated_at`` bump of appends: at most one session write per second of activity.
+
+Every append used to update its session's ``updated_at`` as well as insert the row. That UPDATE
+rewrites the session's table page and its ``(updated_at, id)`` index page: two of the five pages
+a one-row append wrote to the WAL, and over a quarter of its database time. Listings order sessions by last
+activity; a second's granularity is plenty for that, so an append skips the bump when this
+storage already moved that session's ``updated_at`` to a time less than a second before.
+
+The stamps live on the database thread (no locking). They only describe writes made through
+this connection, so they are dropped whenever another connection has committed
+(``PRAGMA data_version`` changed: it may have set ``updated_at`` itself) and per session when
+an ``update_session``, ``rewrite`` or ``create_session`` here writes the column.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+INTERVAL_S = 1.0
+# Stamps older than INTERVAL_S are useless; prune them once this many accumulate.
+_PRUNE_AT = 256
+
+
+class ActivityStamps:
+    """The ``updated_at`` this connection last wrote per session, and when.
+
+    :param interval_s: how long an append may leave ``updated_at`` behind the latest activity.
+    """
+
+    def __init__(self, interval_s: float = INTERVAL_S) -> None:
+        self._interval_s = interval_s
+        self._stamps: dict[str, float] = {}
+        self._data_version: int | None = None
+
+    def bump_due(self, conn: sqlite3.Connection, session_id: str, now: float) -> bool:
+        """Say whether an append at ``now`` must write the session's ``updated_at``.
+
+        Call inside the append's write transaction, so that no other connection can commit
+        between this check and the append.
+
+        :param conn: the connection, inside a write transaction.
+        :param session_id: the session being appended to.
+        :param now: the append's time.
+        :returns: True unless this connection stamped the session less than the interval ago.
+        """
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._data_version:
+            self._stamps.clear()
+            self._data_version = version
+        stamp = self._stamps.get(session_id)
+        # A clock that went backwards (stamp in the future) also bumps.
+        return stamp is None or not 0.0 <= now - stamp < self._interval_s
+
+    def bumped(self, session_id: str, now: float) -> None:
+        """Record that a committed transaction set the session's ``updated_at`` to ``now``.
+
+        :param session_id: the session.
+        :param now: the value written.
+        """
+        stamps = self._stamps
+        if len(stamps) >= _PRUNE_AT and session_id not in stamps:
+            stale = now - self._interval_s
+            for key in [key for key, stamp in stamps.items() if stamp < stale]:
+                del stamps[key]
+        stamps[session_id] = now
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session's stamp: its ``updated_at`` was written some other way.
+
+        :param session_id: the session.
+        """
+        self._stamps.pop(session_id, None)

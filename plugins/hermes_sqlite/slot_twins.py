@@ -1,0 +1,110 @@
+"""Build frozen ``Row`` and ``StoredToolCall`` objects cheaply while loading a history.
+
+Both are frozen slots dataclasses. Their ``__init__`` sets each field through
+``object.__setattr__``, and even calling the slot descriptors directly costs a C call per field;
+for a 1,000-row history that was over half the decoding time. A *twin* is a plain class with
+exactly the same slots: plain attribute stores fill it (the interpreter specialises those into
+direct slot writes), then assigning ``__class__`` turns it into a genuine instance of the frozen
+class — same type, equality, hashing and repr as one made by its constructor.
+
+Python allows that class switch only between classes with the same layout, so each twin is
+checked once at import against an object built by the real constructor. If the check fails
+(say a field is added upstream), the ``*_TWIN`` name is None and callers use the constructor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hermes_core import Row, StoredToolCall
+
+# Row fields in declaration order; the twin below must list the same names.
+ROW_FIELDS: tuple[str, ...] = (
+    "id",
+    "session_id",
+    "position",
+    "role",
+    "content",
+    "parts",
+    "tool_calls",
+    "call_id",
+    "provider_call_id",
+    "tool_name",
+    "display_kind",
+    "active",
+    "archived_reason",
+    "model",
+    "reasoning",
+    "input_tokens",
+    "output_tokens",
+    "meta",
+    "created_at",
+)
+TOOL_CALL_FIELDS: tuple[str, ...] = ("call_id", "provider_call_id", "name", "arguments")
+
+
+class RowTwin:
+    """The slot layout of ``Row`` without its frozen ``__setattr__``."""
+
+    __slots__ = ROW_FIELDS
+
+    id: int
+    session_id: str
+    position: int
+    role: str
+    content: str
+    parts: tuple[Any, ...]
+    tool_calls: tuple[StoredToolCall, ...]
+    call_id: str | None
+    provider_call_id: str | None
+    tool_name: str | None
+    display_kind: str | None
+    active: bool
+    archived_reason: str | None
+    model: str | None
+    reasoning: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    meta: Any
+    created_at: float
+
+
+class ToolCallTwin:
+    """The slot layout of ``StoredToolCall`` without its frozen ``__setattr__``."""
+
+    __slots__ = TOOL_CALL_FIELDS
+
+    call_id: str
+    provider_call_id: str
+    name: str
+    arguments: str
+
+
+def _adopts(twin: type, target: type, names: tuple[str, ...]) -> bool:
+    """Say whether a filled ``twin`` can become a ``target`` equal to one built normally.
+
+    :param twin: the mutable class.
+    :param target: the frozen dataclass.
+    :param names: the field names, in declaration order.
+    :returns: True when the class switch works and gives an equal object.
+    """
+    if tuple(f.name for f in dataclasses.fields(target)) != names:
+        return False
+    if getattr(target, "__slots__", None) != names:
+        return False
+    values = [f"value {index}" for index in range(len(names))]
+    try:
+        probe: Any = object.__new__(twin)
+        for name, value in zip(names, values, strict=True):
+            setattr(probe, name, value)
+        probe.__class__ = target
+    except TypeError:
+        return False
+    return type(probe) is target and probe == target(*values)
+
+
+ROW_TWIN: type[RowTwin] | None = RowTwin if _adopts(RowTwin, Row, ROW_FIELDS) else None
+TOOL_CALL_TWIN: type[ToolCallTwin] | None = (
+    ToolCallTwin if _adopts(ToolCallTwin, StoredToolCall, TOOL_CALL_FIELDS) else None
+)
