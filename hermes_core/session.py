@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import logging
 import secrets
 from collections.abc import AsyncIterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
 
+log = logging.getLogger("hermes.session")
 MAX_QUEUED_CHARS = 1 << 20
 MAX_STEER_CHARS = 65536
 PROFILES = ("ask_everything", "default", "accept_edits", "off")
@@ -342,6 +344,9 @@ class Session:
                 run = self.run
                 try:
                     outcome = await run.execute()
+                except Exception:  # execute() settles every failure; this is the last guard
+                    log.exception("turn of session %s failed to settle", self.id)
+                    outcome = TurnOutcome(status="error", reason="tool_crash", layer="agent")
                 finally:
                     self._set_status("idle")
                     self.run = None
