@@ -1,1 +1,1 @@
-"""Transport plugin (under construction; see its issue)."""
+"""``hermes api``: the OpenAI-compatible HTTP + SSE transport (chat, Responses, runs, discovery)."""

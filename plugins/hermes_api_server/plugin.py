@@ -1,3 +1,48 @@
-"""Entry point of this transport; it declares no transport until the plugin is built."""
+"""Declare the ``hermes api`` transport; cheap to import (aiohttp loads inside the factory)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hermes_core import OptionSpec, TransportSpec, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_core import TransportContext
+
+
+async def _factory(ctx: TransportContext) -> int:
+    """Import the server and run it until a signal arrives.
+
+    :param ctx: the transport context built by ``hermes_cli``.
+    :returns: the process exit code.
+    """
+    from hermes_api_server.server import serve
+
+    return await serve(ctx)
+
+
+SPEC = TransportSpec(
+    name="api",
+    summary="Serve the OpenAI-compatible HTTP + SSE API (default http://127.0.0.1:8642/v1)",
+    factory=_factory,
+    options=(
+        OptionSpec("host", "str", "address to bind (default 127.0.0.1)", field="host"),
+        OptionSpec("port", "int", "port to bind (default 8642; 0 picks a free port)", field="port"),
+        OptionSpec("show-key", "bool", "print the effective API key and exit", default=False),
+    ),
+    settings_model="hermes_api_server.settings:ApiSettings",
+    config_section="api_server",
+    env={
+        "host": "API_SERVER_HOST",
+        "port": "API_SERVER_PORT",
+        "key": "API_SERVER_KEY",
+        "cors_origins": "API_SERVER_CORS_ORIGINS",
+        "model_name": "API_SERVER_MODEL_NAME",
+    },
+)
+
+
+@hookimpl
+def hermes_transports() -> TransportSpec:
+    """Return the ``api`` transport."""
+    return SPEC

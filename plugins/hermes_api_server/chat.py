@@ -1,0 +1,372 @@
+"""``POST /v1/chat/completions``: JSON and SSE (§5)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from hermes_api_server.convert import chat_conversation
+from hermes_api_server.errors import ApiError, dumps, invalid, json_response
+from hermes_api_server.http_util import (
+    fingerprint,
+    header_session_id,
+    header_session_key,
+    idempotency_key,
+    parse_bool,
+    read_json,
+    session_headers,
+)
+from hermes_api_server.model_select import choose_model
+from hermes_api_server.outcomes import chat_finish, hermes_block
+from hermes_api_server.pool import check_workspace
+from hermes_api_server.sse import ClientGone, SseWriter
+from hermes_api_server.state import get_state, principal
+from hermes_api_server.turns import EventPump, abandon, derived_session_id, image_warning
+from hermes_core import (
+    ReasoningDelta,
+    SeedMessage,
+    SessionBusy,
+    TextDelta,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnCompleted,
+    redact,
+)
+
+if TYPE_CHECKING:
+    from hermes_api_server.convert import Conversation
+    from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.state import ServerState
+    from hermes_core import Event, Session, Turn
+
+META_PREFIX = "### Task:"
+
+
+def is_meta_request(text: str) -> bool:
+    """Tell whether a user message is a frontend's title/tag/follow-up task prompt."""
+    return text.lstrip().startswith(META_PREFIX)
+
+
+async def create_chat_completion(request: web.Request) -> web.StreamResponse:
+    """Handle ``POST /v1/chat/completions``."""
+    state = get_state(request)
+    who = principal(request)
+    body = await read_json(request)
+    conv = chat_conversation(body.get("messages"))
+    stream = parse_bool(body.get("stream"), "stream")
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or n != 1):
+        raise invalid("n must be 1", "n")
+    options = body.get("stream_options")
+    include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
+    choice = await choose_model(state.kernel, state.settings, body, always_resolve=False)
+    header_id = header_session_id(request)
+    channel = header_session_key(request)
+    workspace_value = request.headers.get("X-Hermes-Workspace")
+    workspace = (
+        check_workspace(workspace_value, state.settings.workspace_roots, "X-Hermes-Workspace")
+        if workspace_value
+        else None
+    )
+    key = None if stream else idempotency_key(request)
+    if (
+        not stream
+        and state.settings.meta_requests == "detect"
+        and header_id is None
+        and is_meta_request(conv.text)
+    ):
+        state.admit()
+        return await _meta_request(state, conv, choice)
+    first_user = next((m.text for m in conv.history if m.role == "user"), conv.text)
+    session_id = header_id or derived_session_id(conv.system, first_user, who if state.multi_key else None)
+    state.admit()
+    job = _ChatJob(state, who, conv, choice, session_id, header_id is None, channel, workspace)
+    if stream:
+        return await job.stream(request, include_usage)
+    if key is None:
+        status, payload, headers = await job.complete()
+        return json_response(payload, status=status, headers=headers)
+    print_ = fingerprint({"body": body, "session_id": header_id, "session_key": channel})
+    (status, payload, headers), replayed = await state.idempotency.run(
+        (who, "chat", key), print_, job.complete
+    )
+    headers = dict(headers)
+    if replayed:
+        headers["Idempotency-Replayed"] = "true"
+    return json_response(payload, status=status, headers=headers)
+
+
+async def _meta_request(state: ServerState, conv: Conversation, choice: ModelChoice) -> web.Response:
+    state.active_turns += 1
+    try:
+        messages = [*conv.history, SeedMessage(role="user", text=conv.text)]
+        text = await state.kernel.one_shot(messages, model=choice.ref, purpose="one_shot")
+    finally:
+        state.active_turns -= 1
+    payload = {
+        "id": "chatcmpl-" + secrets.token_hex(12),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": choice.requested,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        "hermes": {"meta_request": True, "model": choice.ref or state.kernel.default_model or ""},
+    }
+    return json_response(payload)
+
+
+class _ChatJob:
+    """One chat turn: open the session, reconcile, submit, encode."""
+
+    def __init__(
+        self,
+        state: ServerState,
+        who: str,
+        conv: Conversation,
+        choice: ModelChoice,
+        session_id: str,
+        derived: bool,
+        channel: str | None,
+        workspace: Any,
+    ) -> None:
+        self.state = state
+        self.who = who
+        self.conv = conv
+        self.choice = choice
+        self.session_id = session_id
+        self.derived = derived
+        self.channel = channel
+        self.workspace = workspace
+        self.id = "chatcmpl-" + secrets.token_hex(12)
+        self.created = int(time.time())
+
+    async def _prepare(self, session: Session) -> Turn:
+        if self.derived and not session.busy:
+            try:
+                await session.reconcile(self.conv.history)
+            except SessionBusy:
+                pass
+        if self.conv.system and self.conv.system != session.record.system_overlay:
+            await session.set_system_overlay(self.conv.system)
+        return await session.submit(
+            self.conv.parts,
+            owner=self.who,
+            model=self.choice.ref,
+            model_options=self.choice.options,
+            answerable=frozenset(),
+        )
+
+    def _headers(self, model_ref: str) -> dict[str, str]:
+        return session_headers(self.session_id, self.channel, model_ref)
+
+    async def complete(self) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """Run the turn to its end and return (status, body, headers)."""
+        state = self.state
+        state.active_turns += 1
+        try:
+            async with state.pool.use(
+                self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
+            ) as session:
+                model_ref, source = self.choice.resolved_for(session)
+                workspace = session.cwd
+                warning = await image_warning(state.kernel, model_ref, self.conv.parts)
+                turn = await self._prepare(session)
+                try:
+                    done: TurnCompleted | None = None
+                    async for event in turn.events():
+                        if isinstance(event, TurnCompleted):
+                            done = event
+                finally:
+                    await asyncio.shield(abandon(session, turn))
+        finally:
+            state.active_turns -= 1
+        headers = {**self._headers(model_ref), **warning}
+        if done is None:
+            raise ApiError(500, "internal_error", "The turn ended without an outcome")
+        finish, block, extra = chat_finish(done)
+        hermes = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
+        headers.update(extra)
+        if finish is None:
+            code = "provider_error" if done.outcome.reason == "provider_error" else "agent_incomplete"
+            failure = redact(done.outcome.message or "The agent failed before producing any text")
+            raise ApiError(502, code, failure, headers=headers, extra={"hermes": hermes})
+        from hermes_api_server.media import inline_media
+
+        text = await asyncio.get_running_loop().run_in_executor(None, inline_media, done.text, workspace)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if state.settings.show_reasoning and done.reasoning:
+            message["reasoning_content"] = done.reasoning
+        usage = done.turn_usage
+        payload = {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.choice.requested,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": usage.input,
+                "completion_tokens": usage.output,
+                "total_tokens": usage.total or usage.input + usage.output,
+            },
+            "hermes": hermes,
+        }
+        return 200, payload, headers
+
+    def _chunk(self, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.choice.requested,
+            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        chunk.update(extra)
+        return chunk
+
+    async def stream(self, request: web.Request, include_usage: bool) -> web.StreamResponse:
+        """Run the turn and stream chat chunks."""
+        state = self.state
+        state.active_turns += 1
+        try:
+            async with state.pool.use(
+                self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
+            ) as session:
+                model_ref, source = self.choice.resolved_for(session)
+                warning = await image_warning(state.kernel, model_ref, self.conv.parts)
+                turn = await self._prepare(session)
+                pump = EventPump(turn)
+                try:
+                    writer = SseWriter(request, {**self._headers(model_ref), **warning})
+                    await writer.open()
+                    await writer.data(self._chunk({"role": "assistant"}))
+                    try:
+                        await self._pump(writer, pump, session, model_ref, source, include_usage)
+                        await writer.raw("data: [DONE]\n\n")
+                    except ClientGone:
+                        pass
+                    return writer.response
+                finally:
+                    await pump.close()
+                    await asyncio.shield(abandon(session, turn))
+        finally:
+            state.active_turns -= 1
+
+    async def _pump(
+        self,
+        writer: SseWriter,
+        pump: EventPump,
+        session: Session,
+        model_ref: str,
+        source: str,
+        include_usage: bool,
+    ) -> None:
+        settings = self.state.settings
+        async for batch in pump.batches():
+            if batch is None:
+                await writer.raw(": keepalive\n\n")
+                continue
+            out: list[str] = []
+            text: list[str] = []
+            reasoning: list[str] = []
+
+            for event in batch:
+                if isinstance(event, TextDelta):
+                    text.append(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    if settings.show_reasoning:
+                        reasoning.append(event.text)
+                elif isinstance(event, ToolAnnounced | ToolCompleted):
+                    frame = self._progress(event)
+                    if frame is not None:
+                        self._flush(out, text, reasoning)
+                        out.append(frame)
+                elif isinstance(event, TurnCompleted):
+                    self._flush(out, text, reasoning)
+                    out.extend(self._final(event, model_ref, source, include_usage))
+            self._flush(out, text, reasoning)
+            if out:
+                await writer.raw("".join(out))
+
+    def _flush(self, out: list[str], text: list[str], reasoning: list[str]) -> None:
+        """Turn pending text and reasoning into one content chunk."""
+        if text or reasoning:
+            delta: dict[str, Any] = {}
+            if text:
+                delta["content"] = "".join(text)
+            if reasoning:
+                delta["reasoning_content"] = "".join(reasoning)
+            out.append(_frame(self._chunk(delta)))
+            text.clear()
+            reasoning.clear()
+
+    def _progress(self, event: Event) -> str | None:
+        if not self.state.settings.tool_progress_events:
+            return None
+        kernel = self.state.kernel
+        if isinstance(event, ToolAnnounced):
+            if event.name.startswith("_"):
+                return None
+            spec = kernel.registry.tools.get(event.name)
+            payload = self._chunk(
+                None,
+                tool=event.name,
+                emoji=(spec.emoji if spec and spec.emoji else "🔧"),
+                label=redact(event.preview)[:200],
+                toolCallId=event.call_id,
+                status="running",
+            )
+        elif isinstance(event, ToolCompleted):
+            if event.name.startswith("_"):
+                return None
+            spec = kernel.registry.tools.get(event.name)
+            payload = self._chunk(
+                None,
+                tool=event.name,
+                emoji=(spec.emoji if spec and spec.emoji else "🔧"),
+                toolCallId=event.call_id,
+                status="completed",
+                error=event.is_error,
+                duration=round(event.duration_s, 3),
+            )
+        else:
+            return None
+        return "event: hermes.tool.progress\ndata: " + dumps(payload) + "\n\n"
+
+    def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
+        finish, block, _ = chat_finish(done)
+        if finish is None:
+            finish = "error"
+            block = {
+                "completed": False,
+                "partial": False,
+                "failed": True,
+                "error_code": "provider_error" if done.outcome.reason == "provider_error" else "agent_error",
+            }
+            if done.outcome.status == "interrupted":
+                block["error_code"] = "interrupted"
+        usage = done.turn_usage
+        usage_obj = {
+            "prompt_tokens": usage.input,
+            "completion_tokens": usage.output,
+            "total_tokens": usage.total or usage.input + usage.output,
+        }
+        extra: dict[str, Any] = {}
+        if finish != "stop":
+            extra["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
+        if finish == "error":
+            message = redact(done.outcome.message or "The agent turn failed")
+            extra["error"] = {"message": message, "type": "server_error"}
+        if not include_usage:
+            extra["usage"] = usage_obj
+        frames = [_frame(self._chunk({}, finish, **extra))]
+        if include_usage:
+            frames.append(_frame(self._chunk(None, usage=usage_obj)))
+        return frames
+
+
+def _frame(payload: dict[str, Any]) -> str:
+    return "data: " + dumps(payload) + "\n\n"

@@ -1,0 +1,134 @@
+"""Small request helpers: JSON bodies, booleans, session headers, idempotency keys (§3.3, §3.5)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from aiohttp import web
+
+from hermes_api_server.errors import ApiError, invalid
+
+ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
+CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+IDEMPOTENCY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
+TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+FALSE_WORDS = frozenset({"false", "0", "no", "off"})
+
+
+async def read_json(request: web.Request) -> dict[str, Any]:
+    """Read the body as a JSON object.
+
+    :raises ApiError: 413 over the body cap, 400 ``invalid_json`` otherwise.
+    """
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise ApiError(413, "body_too_large", "Request body is too large") from None
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "invalid_json", "The request body is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ApiError(400, "invalid_json", "The request body must be a JSON object")
+    return value
+
+
+def parse_bool(value: Any, param: str, default: bool = False) -> bool:
+    """Accept a JSON bool or the strings true/1/yes/on and false/0/no/off."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS:
+        return True
+    if isinstance(value, str) and value.strip().lower() in FALSE_WORDS:
+        return False
+    raise invalid(f"{param} must be a boolean", param)
+
+
+def strict_bool(value: Any, param: str, default: bool) -> bool:
+    """Accept only a JSON bool (or absence)."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise invalid(f"{param} must be a boolean", param)
+    return value
+
+
+def check_session_id(value: Any, param: str) -> str:
+    """Validate a session id against the core grammar."""
+    if not isinstance(value, str) or not ID_RE.match(value) or value in (".", ".."):
+        raise ApiError(
+            400,
+            "invalid_session_id",
+            "Session ids are 1-256 characters of A-Z a-z 0-9 _ : . - (not '.' or '..')",
+            param=param,
+        )
+    return value
+
+
+def header_session_id(request: web.Request) -> str | None:
+    """Return a validated ``X-Hermes-Session-Id``, or None when absent or empty."""
+    value = request.headers.get("X-Hermes-Session-Id", "")
+    return check_session_id(value, "X-Hermes-Session-Id") if value else None
+
+
+def header_session_key(request: web.Request) -> str | None:
+    """Return a validated ``X-Hermes-Session-Key`` (a channel key), or None."""
+    value = request.headers.get("X-Hermes-Session-Key", "")
+    if not value:
+        return None
+    if len(value) > 256 or CONTROL_RE.search(value):
+        raise ApiError(
+            400,
+            "invalid_session_key",
+            "X-Hermes-Session-Key must be 1-256 characters without control characters",
+            param="X-Hermes-Session-Key",
+        )
+    return value
+
+
+def idempotency_key(request: web.Request) -> str | None:
+    """Return a validated ``Idempotency-Key``, or None."""
+    value = request.headers.get("Idempotency-Key")
+    if value is None:
+        return None
+    if not IDEMPOTENCY_RE.match(value):
+        raise ApiError(
+            400,
+            "invalid_idempotency_key",
+            "Idempotency-Key must be 1-255 visible ASCII characters",
+            param="Idempotency-Key",
+        )
+    return value
+
+
+def check_metadata(value: Any) -> dict[str, str]:
+    """Validate ``metadata``: an object of at most 16 string values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or len(value) > 16:
+        raise invalid("metadata must be an object of at most 16 string values", "metadata")
+    for key, item in value.items():
+        if not isinstance(item, str) or not isinstance(key, str):
+            raise invalid("metadata values must be strings", "metadata")
+    return dict(value)
+
+
+def fingerprint(value: Any) -> str:
+    """Return the sha256 of the canonical JSON of ``value``."""
+    canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def session_headers(session_id: str, session_key: str | None, model: str | None) -> dict[str, str]:
+    """Return the echo headers of an agent response."""
+    headers = {"X-Hermes-Session-Id": session_id}
+    if session_key:
+        headers["X-Hermes-Session-Key"] = session_key
+    if model:
+        headers["X-Hermes-Model"] = model
+    return headers

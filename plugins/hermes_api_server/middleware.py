@@ -1,0 +1,160 @@
+"""CORS, body limit, auth, the error envelope, security headers and the access log (§3)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from hermes_api_server.errors import ApiError, error_response
+from hermes_api_server.state import PRINCIPAL_KEY, get_state
+
+log = logging.getLogger("hermes.api")
+access_log = logging.getLogger("hermes.api.access")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+AUTH_FREE = frozenset({"/health", "/v1/health", "/openapi.json"})
+TICKET_PATHS = frozenset({"/v1/browser-control/ws"})
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+    "X-Frame-Options": "DENY",
+    "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+    "X-XSS-Protection": "0",
+    "Referrer-Policy": "no-referrer",
+    "Server": "hermes",
+}
+ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
+ALLOW_HEADERS = (
+    "Authorization, Content-Type, Idempotency-Key, Last-Event-ID, X-Hermes-Session-Id, "
+    "X-Hermes-Session-Key, X-Hermes-Workspace"
+)
+EXPOSE_HEADERS = (
+    "X-Hermes-Session-Id, X-Hermes-Session-Key, X-Hermes-Model, X-Hermes-Warning, "
+    "Idempotency-Replayed, Retry-After, Location"
+)
+ORIGIN_KEY = "hermes_cors_origin"
+
+
+def _origin_allowed(origins: list[str], origin: str) -> str | None:
+    """Return the ``Access-Control-Allow-Origin`` value for an allowed origin, else None."""
+    if origin in origins:
+        return origin
+    if "*" in origins:
+        return "*"
+    return None
+
+
+def _unauthorized() -> ApiError:
+    return ApiError(
+        401,
+        "invalid_api_key",
+        "Invalid or missing API key",
+        headers={"WWW-Authenticate": 'Bearer realm="hermes"'},
+    )
+
+
+def _is_public(request: web.Request) -> bool:
+    return request.method in ("GET", "HEAD") and request.path in AUTH_FREE
+
+
+def _translate_http(exc: web.HTTPException) -> ApiError:
+    status = exc.status
+    if status == 404:
+        return ApiError(404, "not_found", "Not found")
+    if status == 405:
+        allow = exc.headers.get("Allow", "")
+        return ApiError(405, "method_not_allowed", "Method not allowed", headers={"Allow": allow})
+    if status == 413:
+        return ApiError(413, "body_too_large", "Request body is too large")
+    if status >= 500:
+        return ApiError(status, "internal_error", "Internal server error")
+    return ApiError(status, "invalid_json" if status == 400 else "not_found", exc.reason or "Bad request")
+
+
+@web.middleware
+async def front_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Apply CORS, the body limit and auth, in that order, then render errors."""
+    state = get_state(request)
+    started = time.perf_counter()
+    request_id = secrets.token_hex(4)
+    status = 500
+    try:
+        response = await _front(request, handler)
+        status = response.status
+        return response
+    except ApiError as api_err:
+        status = api_err.status
+        return error_response(api_err)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            status = exc.status
+            raise
+        translated = _translate_http(exc)
+        status = translated.status
+        return error_response(translated)
+    except Exception:
+        log.exception("request %s failed", request_id)
+        return error_response(ApiError(500, "internal_error", f"Internal error (request {request_id})"))
+    finally:
+        state.last_request_at = time.time()
+        who = str(request.get(PRINCIPAL_KEY, "-")).removeprefix("principal:")[:8]
+        access_log.info(
+            "%s %s %s %.1fms %s",
+            request.method,
+            request.path,
+            status,
+            (time.perf_counter() - started) * 1000,
+            who,
+        )
+
+
+async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
+    state = get_state(request)
+    origin = request.headers.get("Origin")
+    if origin is not None:
+        allowed = _origin_allowed(state.settings.cors_origins, origin)
+        if allowed is None:
+            raise ApiError(403, "origin_not_allowed", "Origin not allowed")
+        request[ORIGIN_KEY] = allowed
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            return web.Response(status=200)
+    if request.method in ("POST", "PUT", "PATCH"):
+        raw_length = request.headers.get("Content-Length")
+        if raw_length is not None:
+            if not raw_length.strip().isdigit():
+                raise ApiError(
+                    400, "invalid_content_length", "Malformed Content-Length", param="Content-Length"
+                )
+            if int(raw_length) > state.settings.max_body_bytes:
+                raise ApiError(413, "body_too_large", "Request body is too large")
+    if not _is_public(request) and request.path not in TICKET_PATHS:
+        who = state.keyring.principal_for(request.headers.get("Authorization"))
+        if who is None:
+            raise _unauthorized()
+        request[PRINCIPAL_KEY] = who
+    return await handler(request)
+
+
+async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
+    """Add security and CORS headers to every response, SSE included, before its first byte."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    # aiohttp fills in its own Server header first; ours names no versions.
+    response.headers["Server"] = "hermes"
+    allowed = request.get(ORIGIN_KEY)
+    if allowed:
+        response.headers["Access-Control-Allow-Origin"] = allowed
+        if allowed != "*":
+            response.headers["Vary"] = "Origin"
+        response.headers["Access-Control-Allow-Methods"] = ALLOW_METHODS
+        response.headers["Access-Control-Allow-Headers"] = ALLOW_HEADERS
+        response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
+        response.headers["Access-Control-Max-Age"] = "600"
+    if response.status >= 400:
+        response.headers.setdefault("X-Should-Retry", "true" if response.status in (429, 503) else "false")

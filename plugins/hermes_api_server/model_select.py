@@ -1,0 +1,114 @@
+"""Per-request model selection: the API's per-turn hot swap (§3.7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.errors import ApiError, invalid
+from hermes_core import ModelAmbiguous, ModelNotFound
+
+if TYPE_CHECKING:
+    from hermes_api_server.settings import ApiSettings
+    from hermes_core import Kernel, Session
+
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+
+@dataclass(slots=True)
+class ModelChoice:
+    """What the request asked for and the per-turn override to apply."""
+
+    requested: str  # echoed as the response's ``model``
+    requested_raw: str | None  # what the client sent, if anything
+    ref: str | None  # the per-turn override; None = the session's model
+    source: str  # request, alias, or decided at the turn (session/default)
+    options: dict[str, Any] | None
+
+    def resolved_for(self, session: Session) -> tuple[str, str]:
+        """Return (provider:model, model_source) as this turn will run."""
+        if self.ref is not None:
+            return self.ref, self.source
+        info = session.info()
+        source = "session" if info.model_source == "session" else "default"
+        return info.model or "", source
+
+
+def model_options(body: dict[str, Any]) -> dict[str, Any] | None:
+    """Validate ``model_options`` (and Responses ``reasoning.effort``)."""
+    raw = body.get("model_options")
+    if raw is None:
+        out: dict[str, Any] = {}
+    elif not isinstance(raw, dict):
+        raise invalid("model_options must be an object", "model_options")
+    else:
+        out = {}
+        effort = raw.get("reasoning_effort")
+        if effort is not None:
+            if effort not in EFFORTS:
+                raise invalid(f"reasoning_effort must be one of {', '.join(EFFORTS)}", "model_options")
+            out["reasoning_effort"] = effort
+        reasoning = raw.get("reasoning")
+        if reasoning is not None:
+            if not isinstance(reasoning, dict):
+                raise invalid("model_options.reasoning must be an object", "model_options")
+            if "enabled" in reasoning and not isinstance(reasoning["enabled"], bool):
+                raise invalid("model_options.reasoning.enabled must be a boolean", "model_options")
+            if reasoning.get("effort") is not None and reasoning["effort"] not in EFFORTS:
+                raise invalid("model_options.reasoning.effort is not a known effort", "model_options")
+            out["reasoning"] = dict(reasoning)
+        tier = raw.get("service_tier")
+        if tier is not None:
+            if not isinstance(tier, str):
+                raise invalid("model_options.service_tier must be a string", "model_options")
+            out["service_tier"] = tier
+    top = body.get("reasoning")
+    if isinstance(top, dict) and top.get("effort") is not None:
+        if top["effort"] not in EFFORTS:
+            raise invalid("reasoning.effort is not a known effort", "reasoning")
+        out.setdefault("reasoning_effort", top["effort"])
+    return out or None
+
+
+async def choose_model(
+    kernel: Kernel, settings: ApiSettings, body: dict[str, Any], *, always_resolve: bool
+) -> ModelChoice:
+    """Apply the §3.7 rules to a request body.
+
+    :param always_resolve: True on ``/v1/runs``, where bare names always resolve.
+    :raises ApiError: ``invalid_value``, ``model_not_found`` or ``model_ambiguous``.
+    """
+    model = body.get("model")
+    provider = body.get("provider")
+    options = model_options(body)
+    if model is not None and not isinstance(model, str):
+        raise invalid("model must be a string", "model")
+    if provider is not None and (not isinstance(provider, str) or not provider):
+        raise invalid("provider must be a non-empty string", "provider")
+    name = settings.model_name
+    if not model or model == name:
+        if provider:
+            raise invalid("provider needs a model", "provider")
+        return ModelChoice(name, model or None, None, "default", options)
+    if model in settings.model_aliases:
+        if provider:
+            raise invalid("an alias cannot be combined with provider", "provider")
+        return ModelChoice(model, model, settings.model_aliases[model], "alias", options)
+    prefix, sep, rest = model.partition(":")
+    if sep and rest and kernel.hub.has(prefix):
+        if provider and provider != prefix:
+            raise invalid("provider conflicts with the model reference", "provider")
+        return ModelChoice(model, model, model, "request", options)
+    if provider:
+        if not kernel.hub.has(provider):
+            raise ApiError(400, "model_not_found", f"unknown provider: {provider}", param="provider")
+        return ModelChoice(model, model, f"{provider}:{model}", "request", options)
+    if not (always_resolve or settings.direct_model_requests):
+        return ModelChoice(model, model, None, "default", options)
+    try:
+        resolved = await kernel.resolve_model(model)
+    except ModelAmbiguous as exc:
+        raise ApiError(400, "model_ambiguous", str(exc), param="model") from None
+    except ModelNotFound as exc:
+        raise ApiError(400, "model_not_found", str(exc), param="model") from None
+    return ModelChoice(model, model, resolved.ref, "request", options)

@@ -1,0 +1,141 @@
+"""Map a core turn outcome onto chat, Responses and run fields (agent-core §3; §5.3, §6.3, §7.3)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import redact
+
+if TYPE_CHECKING:
+    from hermes_api_server.model_select import ModelChoice
+    from hermes_core import TurnCompleted
+
+
+def _error_code(reason: str) -> str:
+    return "provider_error" if reason == "provider_error" else "agent_error"
+
+
+def chat_finish(done: TurnCompleted) -> tuple[str | None, dict[str, Any], dict[str, str]]:
+    """Return (finish_reason, hermes fields, headers); finish None means a 502 (no text)."""
+    outcome = done.outcome
+    reason = outcome.reason
+    if reason == "stop":
+        return "stop", {"completed": True, "partial": False, "failed": False}, {}
+    if reason in ("length", "iteration_cap"):
+        code = "output_truncated" if reason == "length" else "max_iterations_reached"
+        block = {"completed": False, "partial": True, "failed": False, "error_code": code}
+        return "length", block, {"X-Hermes-Completed": "false", "X-Hermes-Partial": "true"}
+    if reason == "refusal":
+        return (
+            "content_filter",
+            {"completed": False, "partial": False, "failed": False, "error_code": "refusal"},
+            {},
+        )
+    if outcome.status == "interrupted":
+        block = {"completed": False, "partial": bool(done.text), "failed": True, "error_code": "interrupted"}
+        return ("error" if done.text else None), block, {}
+    if not done.text:
+        return (
+            None,
+            {"completed": False, "partial": False, "failed": True, "error_code": _error_code(reason)},
+            {},
+        )
+    block = {"completed": False, "partial": True, "failed": True, "error_code": _error_code(reason)}
+    message = redact(outcome.message or "the agent turn failed")[:200]
+    return "error", block, {"X-Hermes-Error": message.replace("\n", " ")}
+
+
+def hermes_block(
+    session_id: str,
+    model_ref: str,
+    choice: ModelChoice,
+    source: str,
+    done: TurnCompleted,
+    fields: dict[str, Any],
+) -> dict[str, Any]:
+    """Return the ``hermes`` block of a chat response, never with null fields."""
+    block: dict[str, Any] = {
+        "session_id": session_id,
+        "model": model_ref,
+        "requested_model": choice.requested_raw or choice.requested,
+        "model_source": source,
+    }
+    block.update(fields)
+    block["usage_estimated"] = bool(done.turn_usage.estimated)
+    if done.outcome.message and fields.get("error_code"):
+        block["error"] = redact(done.outcome.message)
+    return block
+
+
+def responses_status(done: TurnCompleted) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    """Return (status, error, incomplete_details) of a Responses object."""
+    outcome = done.outcome
+    reason = outcome.reason
+    if reason == "stop":
+        return "completed", None, None
+    if reason == "length":
+        return "incomplete", None, {"reason": "max_output_tokens"}
+    if reason == "refusal":
+        return "incomplete", None, {"reason": "content_filter"}
+    if reason == "interrupted_by_user":
+        return "incomplete", None, {"reason": "interrupted"}
+    if reason == "interrupted_by_system":
+        return "failed", {"code": "interrupted", "message": "The turn was interrupted"}, None
+    code = "max_iterations_reached" if reason == "iteration_cap" else _error_code(reason)
+    message = redact(outcome.message or "The agent turn failed")
+    return "failed", {"code": code, "message": message}, None
+
+
+def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, dict[str, Any]]:
+    """Return (status, terminal fields) of a run (§7.3)."""
+    outcome = done.outcome
+    reason = outcome.reason
+    usage = usage_dict(done)
+    fields: dict[str, Any] = {"output": done.text, "usage": usage}
+    if done.pending_steer:
+        fields["pending_steer"] = done.pending_steer
+    if done.warnings:
+        fields["warnings"] = list(done.warnings)
+    if reason == "stop":
+        fields["completed"] = True
+        return "completed", fields
+    fields["completed"] = False
+    if reason in ("iteration_cap", "length"):
+        code = "max_iterations_reached" if reason == "iteration_cap" else "output_truncated"
+        exit_reason = code
+        if reason == "iteration_cap" and outcome.cap:
+            exit_reason = f"max_iterations_reached({outcome.cap[0]}/{outcome.cap[1]})"
+        fields.update(
+            error=redact(outcome.message or code), partial=True, error_code=code, turn_exit_reason=exit_reason
+        )
+        return "failed", fields
+    if reason == "refusal":
+        fields.update(partial=False, error_code="refusal", turn_exit_reason="refusal")
+        return "failed", fields
+    if reason == "interrupted_by_user" or (stopped and outcome.status == "interrupted"):
+        fields.update(interrupted=True, turn_exit_reason="interrupted_by_user")
+        return "cancelled", fields
+    if reason == "interrupted_by_system":
+        fields.update(
+            error="The server shut down before this run settled.",
+            interrupted=True,
+            turn_exit_reason="interrupted_by_system(shutdown)",
+        )
+        return "interrupted", fields
+    fields.update(
+        error=redact(outcome.message or "The agent turn failed"),
+        partial=bool(outcome.partial),
+        error_code=_error_code(reason),
+        turn_exit_reason="error",
+    )
+    return "failed", fields
+
+
+def usage_dict(done: TurnCompleted) -> dict[str, int]:
+    """Return Responses-style usage of a turn."""
+    usage = done.turn_usage
+    return {
+        "input_tokens": usage.input,
+        "output_tokens": usage.output,
+        "total_tokens": usage.total or usage.input + usage.output,
+    }

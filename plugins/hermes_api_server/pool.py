@@ -1,0 +1,157 @@
+"""Open sessions only while an API turn of theirs runs or waits (§3.5, agent-core §7.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.errors import ApiError
+from hermes_core import InvalidValue, SeedMessage, SessionInUse
+
+if TYPE_CHECKING:
+    from hermes_core import Kernel, Session
+
+log = logging.getLogger("hermes.api")
+
+
+def in_use_error() -> ApiError:
+    """Return the 409 for a session whose lease another process holds."""
+    return ApiError(409, "session_in_use", "The session is open in another Hermes process")
+
+
+def check_workspace(value: str, roots: Sequence[str], param: str) -> Path:
+    """Validate a requested workspace: an existing directory inside one of ``roots``.
+
+    :raises ApiError: 400 ``invalid_workspace``.
+    """
+    bad = ApiError(
+        400, "invalid_workspace", "The workspace must be a directory inside workspace_roots", param=param
+    )
+    path = Path(value)
+    if not value or not path.is_absolute() or not roots:
+        raise bad
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise bad
+    for root in roots:
+        base = Path(root).resolve()
+        if resolved == base or base in resolved.parents:
+            return resolved
+    raise bad
+
+
+class SessionPool:
+    """Reference-counted live sessions; the last user closes the session and its lease."""
+
+    def __init__(self, kernel: Kernel, workspaces: Path, profile: str) -> None:
+        self.kernel = kernel
+        self.workspaces = workspaces
+        self.profile = profile
+        self._users: dict[str, int] = {}
+        self.browser: Any = None  # the BrowserHub while browser control is enabled
+        self.browser_tools: frozenset[str] = frozenset()
+        # Weak values: a lock lives while someone holds or awaits it, so the map never grows.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
+
+    async def exists(self, session_id: str) -> bool:
+        """Tell whether storage or this process knows the session."""
+        if self.kernel.live_session(session_id) is not None:
+            return True
+        return await self.kernel.storage.get_session(session_id) is not None
+
+    async def _open(
+        self,
+        session_id: str,
+        *,
+        owner: str,
+        channel_key: str | None,
+        workspace: Path | None,
+        seed: Sequence[SeedMessage],
+    ) -> Session:
+        live = self.kernel.live_session(session_id)
+        if live is not None:
+            return live
+        # A new session gets a folder named after its id; a stored one ignores ``cwd``. Making
+        # the folder unconditionally (one cheap syscall) saves a storage read per request.
+        cwd = workspace or self.workspaces / session_id
+        if workspace is None:
+            cwd.mkdir(parents=True, exist_ok=True)
+        try:
+            return await self.kernel.open_session(
+                session_id,
+                source="api",
+                owner=owner,
+                cwd=cwd,
+                profile=self.profile,
+                channel_key=channel_key,
+                seed=seed,
+            )
+        except SessionInUse:
+            raise in_use_error() from None
+        except InvalidValue as exc:
+            raise ApiError(400, "invalid_session_id", str(exc), param="session_id") from None
+
+    @contextlib.asynccontextmanager
+    async def use(
+        self,
+        session_id: str,
+        *,
+        owner: str,
+        channel_key: str | None = None,
+        workspace: Path | None = None,
+        seed: Sequence[SeedMessage] = (),
+    ) -> AsyncIterator[Session]:
+        """Hold a session open (and its lease) for the duration of the block."""
+        async with self._lock(session_id):
+            session = await self._open(
+                session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
+            )
+            self._users[session_id] = self._users.get(session_id, 0) + 1
+        try:
+            if self.browser_tools:
+                from hermes_api_server.browser_control import hub_owner
+
+                # Browser tools are visible only while this principal has a controller attached.
+                hub_owner[session.id] = owner
+                session.set_tool_filter(self.browser_tools - self.browser.granted(owner, session.id))
+            if workspace is not None and session.cwd != workspace:
+                await session.set_cwd(workspace)
+            yield session
+        finally:
+            await asyncio.shield(self._release(session_id, session))
+
+    async def _release(self, session_id: str, session: Session) -> None:
+        async with self._lock(session_id):
+            left = self._users.get(session_id, 1) - 1
+            if left > 0:
+                self._users[session_id] = left
+                return
+            self._users.pop(session_id, None)
+            if self.browser_tools:
+                from hermes_api_server.browser_control import hub_owner
+
+                hub_owner.pop(session_id, None)
+            if not session.busy:
+                try:
+                    await session.close()
+                except Exception:
+                    log.warning("closing session %s failed", session_id, exc_info=True)
+
+    def adopt(self, session: Session) -> None:
+        """Count a session opened elsewhere (a fork) as one user of the pool."""
+        self._users[session.id] = self._users.get(session.id, 0) + 1
+
+    async def release(self, session: Session) -> None:
+        """Release a session counted with :meth:`adopt`."""
+        await self._release(session.id, session)

@@ -1,0 +1,273 @@
+"""Build Responses output items and stream events from the core's events (§6.3, §6.4)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.outcomes import responses_status, usage_dict
+from hermes_core import ReasoningDelta, SegmentStarted, TextDelta, ToolAnnounced, ToolCompleted, TurnCompleted
+
+if TYPE_CHECKING:
+    from hermes_core import Event
+
+OUTPUT_CAP = 16_000
+
+
+def cap_output(text: str) -> str:
+    """Cut a tool output over 16,000 characters, with a note."""
+    if len(text) <= OUTPUT_CAP:
+        return text
+    return text[:OUTPUT_CAP] + f"\n[output truncated: {len(text) - OUTPUT_CAP} more characters]"
+
+
+class ResponseBuilder:
+    """Accumulate one turn into a Responses object; optionally produce its stream events."""
+
+    def __init__(self, base: dict[str, Any], *, show_reasoning: bool) -> None:
+        self.id = "resp_" + secrets.token_hex(16)
+        self.base = base
+        self.show_reasoning = show_reasoning
+        self.created_at = int(time.time())
+        self.output: list[dict[str, Any]] = []
+        self.seq = 0
+        self._message: dict[str, Any] | None = None
+        self._message_index = -1
+        self._reasoning: dict[str, Any] | None = None
+        self._reasoning_index = -1
+        self._calls: dict[str, int] = {}
+        self.status = "in_progress"
+        self.error: dict[str, Any] | None = None
+        self.incomplete: dict[str, Any] | None = None
+        self.usage: dict[str, int] | None = None
+        self.hermes: dict[str, Any] = {}
+        self.saw_text = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the response object as it stands."""
+        obj: dict[str, Any] = {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": self.status,
+            **self.base,
+            "output": [dict(item) for item in self.output],
+            "usage": self.usage,
+            "error": self.error,
+            "incomplete_details": self.incomplete,
+            "hermes": {k: v for k, v in self.hermes.items() if v is not None},
+        }
+        return obj
+
+    def _event(self, kind: str, **payload: Any) -> dict[str, Any]:
+        event = {"type": kind, "sequence_number": self.seq, **payload}
+        self.seq += 1
+        return event
+
+    def start(self) -> list[dict[str, Any]]:
+        """Return ``response.created`` and ``response.in_progress``."""
+        snap = self.snapshot()
+        return [
+            self._event("response.created", response=snap),
+            self._event("response.in_progress", response=snap),
+        ]
+
+    def _close_message(self, out: list[dict[str, Any]]) -> None:
+        msg = self._message
+        if msg is None:
+            return
+        text = msg["content"][0]["text"]
+        index = self._message_index
+        out.append(
+            self._event(
+                "response.output_text.done",
+                item_id=msg["id"],
+                output_index=index,
+                content_index=0,
+                text=text,
+                logprobs=[],
+            )
+        )
+        out.append(
+            self._event(
+                "response.content_part.done",
+                item_id=msg["id"],
+                output_index=index,
+                content_index=0,
+                part={"type": "output_text", "text": text, "annotations": []},
+            )
+        )
+        msg["status"] = "completed"
+        out.append(self._event("response.output_item.done", output_index=index, item=dict(msg)))
+        self._message = None
+
+    def _close_reasoning(self, out: list[dict[str, Any]]) -> None:
+        item = self._reasoning
+        if item is None:
+            return
+        text = item["content"][0]["text"]
+        index = self._reasoning_index
+        out.append(
+            self._event(
+                "response.reasoning_text.done",
+                item_id=item["id"],
+                output_index=index,
+                content_index=0,
+                text=text,
+            )
+        )
+        item["status"] = "completed"
+        out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+        self._reasoning = None
+
+    def _open_message(self, out: list[dict[str, Any]]) -> dict[str, Any]:
+        self._close_reasoning(out)
+        msg = {
+            "id": "msg_" + secrets.token_hex(12),
+            "type": "message",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "", "annotations": []}],
+        }
+        self.output.append(msg)
+        self._message = msg
+        self._message_index = len(self.output) - 1
+        added = dict(msg, content=[])
+        out.append(self._event("response.output_item.added", output_index=self._message_index, item=added))
+        out.append(
+            self._event(
+                "response.content_part.added",
+                item_id=msg["id"],
+                output_index=self._message_index,
+                content_index=0,
+                part={"type": "output_text", "text": "", "annotations": []},
+            )
+        )
+        return msg
+
+    def _text(self, text: str, out: list[dict[str, Any]]) -> None:
+        if not text:
+            return
+        msg = self._message or self._open_message(out)
+        msg["content"][0]["text"] += text
+        self.saw_text = True
+        out.append(
+            self._event(
+                "response.output_text.delta",
+                item_id=msg["id"],
+                output_index=self._message_index,
+                content_index=0,
+                delta=text,
+                logprobs=[],
+            )
+        )
+
+    def _reason(self, text: str, out: list[dict[str, Any]]) -> None:
+        if not self.show_reasoning or not text:
+            return
+        item = self._reasoning
+        if item is None:
+            self._close_message(out)
+            item = {
+                "id": "rs_" + secrets.token_hex(12),
+                "type": "reasoning",
+                "status": "in_progress",
+                "summary": [],
+                "content": [{"type": "reasoning_text", "text": ""}],
+            }
+            self.output.append(item)
+            self._reasoning = item
+            self._reasoning_index = len(self.output) - 1
+            out.append(
+                self._event("response.output_item.added", output_index=self._reasoning_index, item=dict(item))
+            )
+        item["content"][0]["text"] += text
+        out.append(
+            self._event(
+                "response.reasoning_text.delta",
+                item_id=item["id"],
+                output_index=self._reasoning_index,
+                content_index=0,
+                delta=text,
+            )
+        )
+
+    def feed(self, event: Event) -> list[dict[str, Any]]:
+        """Consume one core event; return the stream events it produces."""
+        out: list[dict[str, Any]] = []
+        if isinstance(event, TextDelta):
+            self._text(event.text, out)
+        elif isinstance(event, ReasoningDelta):
+            self._reason(event.text, out)
+        elif isinstance(event, SegmentStarted):
+            self._close_message(out)
+            self._close_reasoning(out)
+        elif isinstance(event, ToolAnnounced):
+            self._close_message(out)
+            self._close_reasoning(out)
+            item = {
+                "id": "fc_" + secrets.token_hex(12),
+                "type": "function_call",
+                "status": "in_progress",
+                "call_id": event.call_id,
+                "name": event.name,
+                "arguments": json.dumps(event.args_redacted, ensure_ascii=False),
+            }
+            self.output.append(item)
+            index = len(self.output) - 1
+            self._calls[event.call_id] = index
+            out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+            out.append(
+                self._event(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    name=event.name,
+                    arguments=item["arguments"],
+                )
+            )
+        elif isinstance(event, ToolCompleted):
+            self._close_message(out)
+            index = self._calls.pop(event.call_id, -1)
+            if index >= 0:
+                call = self.output[index]
+                call["status"] = "completed"
+                out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
+            item = {
+                "id": "fco_" + secrets.token_hex(12),
+                "type": "function_call_output",
+                "status": "completed",
+                "call_id": event.call_id,
+                "output": cap_output(event.result_text),
+            }
+            self.output.append(item)
+            index = len(self.output) - 1
+            out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+            out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+        elif isinstance(event, TurnCompleted):
+            if not self.saw_text and event.text:
+                self._text(event.text, out)
+            self._close_message(out)
+            self._close_reasoning(out)
+            for index in self._calls.values():
+                self.output[index]["status"] = "incomplete"
+            self._calls.clear()
+            self.status, self.error, self.incomplete = responses_status(event)
+            self.usage = usage_dict(event)
+        return out
+
+    def interrupted(self) -> None:
+        """Mark the object as cut short by a client disconnect."""
+        if self._message is not None:
+            self._message["status"] = "incomplete"
+        self.status = "incomplete"
+        self.incomplete = {"reason": "interrupted"}
+
+    def terminal_event(self) -> dict[str, Any]:
+        """Return ``response.completed`` or ``response.failed`` with the full object."""
+        kind = "response.failed" if self.status == "failed" else "response.completed"
+        if self.status == "incomplete":
+            kind = "response.incomplete"
+        return self._event(kind, response=self.snapshot())

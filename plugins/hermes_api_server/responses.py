@@ -1,0 +1,338 @@
+"""``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{id}`` (§6)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from hermes_api_server.convert import response_items, seed_history
+from hermes_api_server.errors import ApiError, invalid, json_response
+from hermes_api_server.http_util import (
+    check_metadata,
+    fingerprint,
+    header_session_id,
+    header_session_key,
+    idempotency_key,
+    parse_bool,
+    read_json,
+    session_headers,
+    strict_bool,
+)
+from hermes_api_server.model_select import choose_model
+from hermes_api_server.pool import check_workspace, in_use_error
+from hermes_api_server.response_builder import ResponseBuilder
+from hermes_api_server.sse import ClientGone, SseWriter
+from hermes_api_server.state import get_state, principal
+from hermes_api_server.turns import EventPump, abandon, image_warning
+from hermes_core import SeedMessage, SessionInUse, TurnCompleted
+
+if TYPE_CHECKING:
+    from hermes_api_server.convert import Conversation
+    from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.state import ServerState
+    from hermes_core import Session, Turn
+
+
+def mint_session_id() -> str:
+    """Return a fresh session id in the core's ``YYYYMMDD_HHMMSS_xxxxxx`` shape."""
+    now = _dt.datetime.now(_dt.UTC)
+    return f"{now:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+
+
+def not_found(response_id: str) -> ApiError:
+    """Return the 404 of an unknown, foreign or gone response."""
+    return ApiError(
+        404, "response_not_found", f"Response not found: {response_id}", param="previous_response_id"
+    )
+
+
+@dataclass(slots=True)
+class Target:
+    """Where a Responses or run turn runs."""
+
+    session_id: str
+    fork_from: int | None = None  # chain from an older turn: fork up to this row
+    instructions: str | None = None
+    seed: list[SeedMessage] = field(default_factory=list)
+
+
+async def chained_target(state: ServerState, who: str, response_id: str) -> Target:
+    """Resolve ``previous_response_id`` into its session (404 when unknown or gone)."""
+    record = await state.store.get_response(who, response_id)
+    if record is None or not await state.pool.exists(record["session_id"]):
+        raise not_found(response_id)
+    return Target(record["session_id"], record["through_row_id"], record["instructions"])
+
+
+@contextlib.asynccontextmanager
+async def open_target(
+    state: ServerState, who: str, target: Target, channel: str | None, workspace: Path | None
+) -> AsyncIterator[Session]:
+    """Open the target session; fork it when the chained turn is not its newest."""
+    async with state.pool.use(
+        target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
+    ) as session:
+        through = target.fork_from
+        newest = session.rows[-1].id if session.rows else None
+        if through is None or newest is None or through >= newest or session.busy:
+            yield session
+            return
+        try:
+            fork = await session.branch(owner=who, up_to_row_id=through)
+        except SessionInUse:
+            raise in_use_error() from None
+    state.pool.adopt(fork)
+    try:
+        yield fork
+    finally:
+        await asyncio.shield(state.pool.release(fork))
+
+
+async def create_response(request: web.Request) -> web.StreamResponse:
+    """Handle ``POST /v1/responses``."""
+    state = get_state(request)
+    who = principal(request)
+    body = await read_json(request)
+    conv = response_items(body.get("input"))
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise invalid("instructions must be a string", "instructions")
+    if body.get("background") is True:
+        raise invalid("background mode is not supported; use /v1/runs", "background")
+    store = strict_bool(body.get("store"), "store", True)
+    stream = parse_bool(body.get("stream"), "stream")
+    metadata = check_metadata(body.get("metadata"))
+    previous = body.get("previous_response_id")
+    if previous is not None and (not isinstance(previous, str) or not previous):
+        raise invalid("previous_response_id must be a string", "previous_response_id")
+    conversation = body.get("conversation")
+    if isinstance(conversation, dict):
+        conversation = conversation.get("id")
+        if not isinstance(conversation, str) or not conversation:
+            raise invalid("conversation must be a name or an object with a string id", "conversation")
+    elif conversation is not None and (not isinstance(conversation, str) or not conversation):
+        raise invalid("conversation must be a name or an object with a string id", "conversation")
+    history_given = body.get("conversation_history") is not None
+    seed = seed_history(body.get("conversation_history"), "conversation_history")
+    header_id = header_session_id(request)
+    channel = header_session_key(request)
+    sources = [previous is not None, conversation is not None, history_given]
+    if (previous is not None and conversation is not None) or (history_given and sum(sources) > 1):
+        raise ApiError(
+            400, "conflicting_parameters", "Combine at most one history source", param="previous_response_id"
+        )
+    if header_id and any(sources):
+        raise ApiError(
+            400,
+            "conflicting_parameters",
+            "X-Hermes-Session-Id conflicts with chaining",
+            param="X-Hermes-Session-Id",
+        )
+    choice = await choose_model(state.kernel, state.settings, body, always_resolve=False)
+    workspace_value = request.headers.get("X-Hermes-Workspace")
+    workspace = (
+        check_workspace(workspace_value, state.settings.workspace_roots, "X-Hermes-Workspace")
+        if workspace_value
+        else None
+    )
+    key = None if stream else idempotency_key(request)
+    if previous is not None:
+        target = await chained_target(state, who, previous)
+    elif conversation is not None:
+        latest = await state.store.conversation(who, conversation)
+        target = await chained_target(state, who, latest) if latest else Target(mint_session_id())
+    elif header_id:
+        target = Target(header_id)
+    else:
+        found = (
+            await state.kernel.latest_session_for_channel(channel) if channel and not history_given else None
+        )
+        target = Target(found or mint_session_id())
+    if not await state.pool.exists(target.session_id):
+        target.seed = [*seed, *conv.history]
+    state.admit()
+    base: dict[str, Any] = {
+        "model": choice.requested,
+        "previous_response_id": previous,
+        "conversation": {"id": conversation} if conversation else None,
+        "instructions": instructions if instructions is not None else target.instructions,
+        "store": store,
+        "metadata": metadata,
+        "tools": [],
+        "parallel_tool_calls": False,
+        "tool_choice": "auto",
+    }
+    job = _ResponseJob(state, who, conv, choice, target, base, store, conversation, channel, workspace)
+    if stream:
+        return await job.stream(request)
+    if key is None:
+        payload, headers = await job.complete()
+        return json_response(payload, headers=headers)
+    fp = fingerprint({"body": body, "session_key": channel})
+    (payload, headers), replayed = await state.idempotency.run((who, "responses", key), fp, job.complete)
+    headers = dict(headers)
+    if replayed:
+        headers["Idempotency-Replayed"] = "true"
+    return json_response(payload, headers=headers)
+
+
+class _ResponseJob:
+    def __init__(
+        self,
+        state: ServerState,
+        who: str,
+        conv: Conversation,
+        choice: ModelChoice,
+        target: Target,
+        base: dict[str, Any],
+        store: bool,
+        conversation: str | None,
+        channel: str | None,
+        workspace: Path | None,
+    ) -> None:
+        self.state = state
+        self.who = who
+        self.conv = conv
+        self.choice = choice
+        self.target = target
+        self.store = store
+        self.conversation = conversation
+        self.channel = channel
+        self.workspace = workspace
+        self.builder = ResponseBuilder(base, show_reasoning=state.settings.show_reasoning)
+
+    async def _submit(self, session: Session) -> Turn:
+        instructions = self.builder.base["instructions"]
+        system = "\n".join(s for s in (instructions, self.conv.system) if s)
+        if system and system != session.record.system_overlay:
+            await session.set_system_overlay(system)
+        model_ref, source = self.choice.resolved_for(session)
+        self.model_ref = model_ref
+        self.warning = await image_warning(self.state.kernel, model_ref, self.conv.parts)
+        self.builder.hermes = {"session_id": session.id, "model": model_ref, "model_source": source}
+        return await session.submit(
+            self.conv.parts,
+            owner=self.who,
+            model=self.choice.ref,
+            model_options=self.choice.options,
+            answerable=frozenset(),
+        )
+
+    def _headers(self, session_id: str) -> dict[str, str]:
+        headers = session_headers(session_id, self.channel, getattr(self, "model_ref", None))
+        headers.update(getattr(self, "warning", {}))
+        return headers
+
+    async def _save(self, session: Session, done: TurnCompleted | None) -> None:
+        if not self.store:
+            return
+        through = None
+        if done is not None and done.assistant_row_id is not None:
+            through = done.assistant_row_id
+        elif session.rows:
+            through = session.rows[-1].id
+        await self.state.store.put_response(
+            self.builder.id,
+            self.who,
+            session.id,
+            through,
+            self.builder.base["instructions"],
+            self.builder.snapshot(),
+            self.conversation,
+        )
+
+    async def complete(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Run the turn and return the response object and headers."""
+        state = self.state
+        state.active_turns += 1
+        try:
+            async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
+                turn = await self._submit(session)
+                done: TurnCompleted | None = None
+                try:
+                    async for event in turn.events():
+                        self.builder.feed(event)
+                        if isinstance(event, TurnCompleted):
+                            done = event
+                finally:
+                    await asyncio.shield(abandon(session, turn))
+                if done is None:
+                    self.builder.interrupted()
+                await asyncio.shield(self._save(session, done))
+                return self.builder.snapshot(), self._headers(session.id)
+        finally:
+            state.active_turns -= 1
+
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        """Run the turn and stream Responses events."""
+        state = self.state
+        state.active_turns += 1
+        try:
+            async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
+                turn = await self._submit(session)
+                pump = EventPump(turn)
+                done: TurnCompleted | None = None
+                writer = SseWriter(request, self._headers(session.id))
+                try:
+                    await writer.open()
+                    await self._save(session, None)
+                    await self._write(writer, self.builder.start())
+                    async for batch in pump.batches():
+                        if batch is None:
+                            await writer.raw(": keepalive\n\n")
+                            continue
+                        frames: list[dict[str, Any]] = []
+                        for event in batch:
+                            frames.extend(self.builder.feed(event))
+                            if isinstance(event, TurnCompleted):
+                                done = event
+                        await self._write(writer, frames)
+                    if done is None:
+                        self.builder.interrupted()
+                    await self._save(session, done)
+                    await self._write(writer, [self.builder.terminal_event()])
+                except ClientGone:
+                    pass
+                finally:
+                    await pump.close()
+                    if done is None:
+                        await asyncio.shield(abandon(session, turn))
+                        self.builder.interrupted()
+                        await asyncio.shield(self._save(session, None))
+                return writer.response
+        finally:
+            state.active_turns -= 1
+
+    async def _write(self, writer: SseWriter, events: list[dict[str, Any]]) -> None:
+        if not events:
+            return
+        from hermes_api_server.errors import dumps
+
+        await writer.raw("".join(f"event: {e['type']}\ndata: {dumps(e)}\n\n" for e in events))
+
+
+async def retrieve_response(request: web.Request) -> web.Response:
+    """Return a stored response object."""
+    state = get_state(request)
+    response_id = request.match_info["response_id"]
+    record = await state.store.get_response(principal(request), response_id)
+    if record is None:
+        raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
+    return json_response(record["object"])
+
+
+async def delete_response(request: web.Request) -> web.Response:
+    """Delete a stored response (not its session's transcript)."""
+    state = get_state(request)
+    response_id = request.match_info["response_id"]
+    if not await state.store.delete_response(principal(request), response_id):
+        raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
+    return json_response({"id": response_id, "object": "response", "deleted": True})

@@ -1,0 +1,86 @@
+"""A run's live state and its status resource (§7.2, §7.3)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.journal import Journal
+from hermes_core import QuestionRequested, redact
+
+if TYPE_CHECKING:
+    from hermes_core import Session, Turn
+
+TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
+
+
+@dataclass(slots=True)
+class Run:
+    """One run and its live state."""
+
+    run_id: str
+    principal: str
+    session_id: str
+    model: str
+    resolved_model: str | None
+    metadata: dict[str, str]
+    journal: Journal
+    status: str = "queued"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    last_event: str | None = None
+    output: str = ""
+    usage: dict[str, int] | None = None
+    terminal_fields: dict[str, Any] = field(default_factory=dict)
+    approvals: dict[str, QuestionRequested] = field(default_factory=dict)
+    task: asyncio.Task[Any] | None = None
+    session: Session | None = None
+    turn: Turn | None = None
+    stop_requested: bool = False
+    flushed_at: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+    def status_object(self) -> dict[str, Any]:
+        """Return the §7.2 status resource."""
+        obj: dict[str, Any] = {
+            "object": "hermes.run",
+            "run_id": self.run_id,
+            "status": self.status,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "session_id": self.session_id,
+            "model": self.model,
+            "resolved_model": self.resolved_model,
+            "last_event": self.last_event,
+            "last_seq": self.journal.last_seq,
+            "metadata": self.metadata,
+            "output": self.output,
+            "usage": self.usage,
+            "completed": self.status == "completed",
+            "pending_steer": None,
+        }
+        obj.update(self.terminal_fields)
+        if self.status == "waiting_for_approval" and self.approvals:
+            obj["approval"] = approval_payload(next(iter(self.approvals.values())))
+        return obj
+
+
+def approval_payload(q: QuestionRequested) -> dict[str, Any]:
+    """Return the fields of an ``approval.request`` event."""
+    remaining = max(0.0, q.deadline_monotonic - time.monotonic())
+    return {
+        "request_id": q.request_id,
+        "tool": q.tool_name,
+        "tool_call_id": q.call_id,
+        "command": redact(q.command_redacted or ""),
+        "description": q.description or "",
+        "pattern_keys": list(q.approval_keys),
+        "choices": list(q.choices or ("once", "deny")),
+        "expires_at": time.time() + remaining,
+    }

@@ -1,0 +1,443 @@
+"""Runs: lifecycle, durable status, idempotency, approvals, steer and stop (§7)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.errors import ApiError
+from hermes_api_server.journal import Journal
+from hermes_api_server.outcomes import run_terminal, usage_dict
+from hermes_api_server.run_state import Run, approval_payload
+from hermes_api_server.turns import EventPump
+from hermes_core import (
+    QuestionClosed,
+    QuestionRequested,
+    ReasoningDelta,
+    SteerDelivered,
+    TextDelta,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnCompleted,
+    TurnStarted,
+    redact,
+)
+
+if TYPE_CHECKING:
+    from hermes_api_server.convert import Conversation
+    from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.responses import Target
+    from hermes_api_server.state import ServerState
+    from hermes_core import Event, Turn
+
+log = logging.getLogger("hermes.api.runs")
+SWEEP_S = 60.0
+STATUS_FLUSH_S = 1.0
+
+
+class RunManager:
+    """Every run of this process, plus the durable records in the plugin's SQLite file."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.runs: dict[str, Run] = {}
+        self._pending_keys: dict[tuple[str, str], asyncio.Future[str]] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._stored = 0
+
+    # -- counters ------------------------------------------------------------------------------
+    def non_terminal_count(self) -> int:
+        return sum(1 for run in self.runs.values() if not run.terminal)
+
+    def count(self, status: str) -> int:
+        return sum(1 for run in self.runs.values() if run.status == status)
+
+    def stored_count(self) -> int:
+        return max(self._stored, len(self.runs))
+
+    def subscriber_count(self) -> int:
+        return sum(run.journal.subscribers for run in self.runs.values())
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the retention sweep."""
+        self._sweeper = asyncio.create_task(self._sweep_loop(), name="hermes-api-sweep")
+
+    async def close(self) -> None:
+        """Stop the sweep and wait for run tasks."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        tasks = [run.task for run in self.runs.values() if run.task is not None and not run.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            try:
+                await self.sweep()
+            except Exception:
+                log.warning("run sweep failed", exc_info=True)
+
+    async def sweep(self) -> None:
+        """Expire journals and statuses past their retention."""
+        settings = self.state.settings
+        now = time.monotonic()
+        for run_id, run in list(self.runs.items()):
+            closed = run.journal.closed_at
+            if closed is None:
+                continue
+            if now - closed > settings.run_status_retention_s:
+                del self.runs[run_id]
+            elif now - closed > settings.run_journal_retention_s:
+                run.journal.events.clear()
+        await self.state.store.sweep(settings.run_status_retention_s)
+        self._stored = await self.state.store.count_runs()
+
+    async def reconcile_after_restart(self) -> None:
+        """Settle runs a previous process left non-terminal as ``interrupted`` (§2.3)."""
+        for run_id, who, status in await self.state.store.non_terminal_runs():
+            last_seq = int(status.get("last_seq") or 0)
+            journal = Journal(run_id, self.state.settings.run_journal_events, last_seq + 1)
+            fields = {
+                "error": "The server restarted before this run settled.",
+                "completed": False,
+                "interrupted": True,
+                "turn_exit_reason": "interrupted_by_system(shutdown)",
+            }
+            payload = journal.append("run.interrupted", fields, terminal=True)
+            status.update(fields)
+            status.update(
+                status="interrupted",
+                updated_at=time.time(),
+                last_event="run.interrupted",
+                last_seq=payload["seq"],
+                terminal_event=payload,
+            )
+            await self.state.store.put_run(run_id, who, status, True)
+
+    # -- lookup --------------------------------------------------------------------------------
+    async def find(self, who: str, run_id: str) -> Run | dict[str, Any]:
+        """Return the live run, else its stored status; 404 for unknown or foreign runs."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            if run.principal != who:
+                raise not_found(run_id)
+            return run
+        stored = await self.state.store.get_run(run_id)
+        if stored is None or stored[0] != who:
+            raise not_found(run_id)
+        return stored[1]
+
+    # -- events --------------------------------------------------------------------------------
+    def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
+        """Append a run event and refresh the status stamp."""
+        payload = run.journal.append(event, fields, terminal=terminal)
+        run.last_event = event
+        run.updated_at = payload["timestamp"]
+        if not terminal and time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
+            self._flush_soon(run)
+        return payload
+
+    def _flush_soon(self, run: Run) -> None:
+        run.flushed_at = time.monotonic()
+        self.state.kernel.spawn(self.persist(run), name=f"hermes-api-run-{run.run_id}")
+
+    async def persist(self, run: Run) -> None:
+        """Write the run's status durably."""
+        status = run.status_object()
+        if run.journal.terminal_payload is not None:
+            status["terminal_event"] = run.journal.terminal_payload
+        try:
+            await self.state.store.put_run(run.run_id, run.principal, status, run.terminal)
+        except Exception:
+            log.warning("writing run %s failed", run.run_id, exc_info=True)
+
+    async def set_status(self, run: Run, status: str) -> None:
+        """Change and persist the status."""
+        if run.status != status:
+            run.status = status
+            run.updated_at = time.time()
+            await self.persist(run)
+
+    # -- creation ------------------------------------------------------------------------------
+    async def create(
+        self,
+        who: str,
+        target: Target,
+        conv: Conversation,
+        choice: ModelChoice,
+        metadata: dict[str, str],
+        channel: str | None,
+        workspace: Path | None,
+        instructions: str | None,
+    ) -> Run:
+        """Register a run (before the 202) and start its task."""
+        run_id = "run_" + secrets.token_hex(16)
+        run = Run(
+            run_id=run_id,
+            principal=who,
+            session_id=target.session_id,
+            model=choice.requested_raw or choice.requested,
+            resolved_model=choice.ref or self.state.kernel.default_model,
+            metadata=metadata,
+            journal=Journal(run_id, self.state.settings.run_journal_events),
+        )
+        self.runs[run_id] = run
+        await self.persist(run)
+        run.task = asyncio.create_task(
+            self._execute(run, target, conv, choice, channel, workspace, instructions),
+            name=f"hermes-run-{run_id}",
+        )
+        return run
+
+    async def _execute(
+        self,
+        run: Run,
+        target: Target,
+        conv: Conversation,
+        choice: ModelChoice,
+        channel: str | None,
+        workspace: Path | None,
+        instructions: str | None,
+    ) -> None:
+        from hermes_api_server.responses import open_target
+
+        try:
+            async with open_target(self.state, run.principal, target, channel, workspace) as session:
+                run.session = session
+                run.session_id = session.id
+                system = "\n".join(s for s in (instructions or target.instructions, conv.system) if s)
+                if system and system != session.record.system_overlay:
+                    await session.set_system_overlay(system)
+                model_ref, _ = choice.resolved_for(session)
+                run.resolved_model = model_ref
+                self.emit(
+                    run,
+                    "run.started",
+                    {"session_id": session.id, "model": run.model, "resolved_model": model_ref},
+                )
+                if run.stop_requested:
+                    await self._finish_cancelled(run)
+                    return
+                turn = await session.submit(
+                    conv.parts,
+                    owner=run.principal,
+                    model=choice.ref,
+                    model_options=choice.options,
+                    answerable=frozenset({"approval"}),
+                )
+                run.turn = turn
+                await self.set_status(run, "queued" if turn.position > 0 else "running")
+                await self._pump(run, turn)
+        except ApiError as err:
+            await self._finish_failed(run, err.message, err.code)
+        except asyncio.CancelledError:
+            if not run.terminal:
+                await self._finish_interrupted(run)
+            raise
+        except Exception as exc:
+            log.warning("run %s crashed", run.run_id, exc_info=True)
+            await self._finish_failed(run, redact(str(exc)) or type(exc).__name__, "agent_error")
+        finally:
+            if run.turn is not None and run.session is not None and not run.turn.outcome.done():
+                from hermes_api_server.turns import abandon
+
+                await asyncio.shield(abandon(run.session, run.turn))
+            run.session = None
+
+    async def _pump(self, run: Run, turn: Turn) -> None:
+        pump = EventPump(turn)
+        show_reasoning = self.state.settings.show_reasoning
+        try:
+            async for batch in pump.batches(keepalive_s=3600):
+                if batch is None:
+                    continue
+                text: list[str] = []
+                reasoning: list[str] = []
+
+                for event in batch:
+                    if isinstance(event, TextDelta):
+                        text.append(event.text)
+                        run.output += event.text
+                        continue
+                    if isinstance(event, ReasoningDelta):
+                        if show_reasoning:
+                            reasoning.append(event.text)
+                        continue
+                    self._flush(run, text, reasoning)
+                    await self._on_event(run, event)
+                self._flush(run, text, reasoning)
+        finally:
+            await pump.close()
+
+    def _flush(self, run: Run, text: list[str], reasoning: list[str]) -> None:
+        """Emit pending text and reasoning as one coalesced event each."""
+        if text:
+            self.emit(run, "message.delta", {"delta": "".join(text)})
+            text.clear()
+        if reasoning:
+            self.emit(run, "reasoning.delta", {"delta": "".join(reasoning)})
+            reasoning.clear()
+
+    async def _on_event(self, run: Run, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            if run.status == "queued":
+                await self.set_status(run, "running")
+        elif isinstance(event, ToolAnnounced):
+            self.emit(
+                run,
+                "tool.started",
+                {"tool": event.name, "tool_call_id": event.call_id, "preview": redact(event.preview)[:200]},
+            )
+        elif isinstance(event, ToolCompleted):
+            self.emit(
+                run,
+                "tool.completed",
+                {
+                    "tool": event.name,
+                    "tool_call_id": event.call_id,
+                    "duration": round(event.duration_s, 3),
+                    "error": event.is_error,
+                },
+            )
+        elif isinstance(event, QuestionRequested) and event.kind == "approval":
+            run.approvals[event.request_id] = event
+            if run.status == "running":
+                await self.set_status(run, "waiting_for_approval")
+            self.emit(run, "approval.request", approval_payload(event))
+        elif isinstance(event, QuestionClosed) and event.kind == "approval":
+            if run.approvals.pop(event.request_id, None) is None:
+                return
+            if event.reason == "answered":
+                self.emit(
+                    run,
+                    "approval.responded",
+                    {"request_id": event.request_id, "choice": event.choice, "resolved": 1},
+                )
+            else:
+                why = {"timeout": "timeout", "shutdown": "shutdown"}.get(event.reason, "stopped")
+                self.emit(run, "approval.expired", {"request_id": event.request_id, "reason": why})
+            if not run.approvals and run.status == "waiting_for_approval":
+                await self.set_status(run, "running")
+        elif isinstance(event, SteerDelivered):
+            self.emit(run, "run.steer_delivered", {"chars": event.chars})
+        elif isinstance(event, TurnCompleted):
+            await self._finish(run, event)
+
+    # -- settling ------------------------------------------------------------------------------
+    async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:
+        run.status = status
+        run.terminal_fields = fields
+        run.output = fields.get("output", run.output)
+        run.usage = fields.get("usage", run.usage)
+        run.approvals.clear()
+        payload_fields = dict(fields)
+        payload_fields.setdefault("pending_steer", None)
+        self.emit(run, event, payload_fields, terminal=True)
+        await self.persist(run)
+
+    async def _finish(self, run: Run, done: TurnCompleted) -> None:
+        status, fields = run_terminal(done, run.stop_requested)
+        if status == "interrupted" and run.stop_requested:
+            status = "cancelled"
+            fields["turn_exit_reason"] = "interrupted_by_user"
+            fields.pop("error", None)
+        fields.setdefault("pending_steer", done.pending_steer)
+        await self._settle(run, status, f"run.{status}", fields)
+
+    async def _finish_cancelled(self, run: Run) -> None:
+        fields = {
+            "output": run.output,
+            "usage": run.usage,
+            "completed": False,
+            "interrupted": True,
+            "turn_exit_reason": "interrupted_by_user",
+            "pending_steer": None,
+        }
+        await self._settle(run, "cancelled", "run.cancelled", fields)
+
+    async def _finish_failed(self, run: Run, message: str, code: str) -> None:
+        fields = {
+            "error": message,
+            "output": run.output,
+            "usage": run.usage,
+            "completed": False,
+            "partial": bool(run.output),
+            "error_code": code,
+            "turn_exit_reason": "error",
+            "pending_steer": None,
+        }
+        await self._settle(run, "failed", "run.failed", fields)
+
+    async def _finish_interrupted(self, run: Run) -> None:
+        fields = {
+            "error": "The server shut down before this run settled.",
+            "output": run.output,
+            "usage": run.usage,
+            "completed": False,
+            "interrupted": True,
+            "turn_exit_reason": "interrupted_by_system(shutdown)",
+            "pending_steer": None,
+        }
+        await self._settle(run, "interrupted", "run.interrupted", fields)
+
+    async def interrupt_all(self) -> None:
+        """Interrupt every unsettled run (shutdown after the grace window)."""
+        for run in list(self.runs.values()):
+            if run.terminal:
+                continue
+            session, turn = run.session, run.turn
+            if session is not None and turn is not None and not turn.outcome.done():
+                if turn.position > 0:
+                    session.cancel_queued(turn.item_id)
+                else:
+                    await session.interrupt(reason="system")
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and any(not r.terminal for r in self.runs.values()):
+            await asyncio.sleep(0.05)
+        for run in list(self.runs.values()):
+            if not run.terminal:
+                if run.task is not None:
+                    run.task.cancel()
+                await self._finish_interrupted(run)
+
+    # -- operations ----------------------------------------------------------------------------
+    async def stop(self, run: Run) -> dict[str, Any]:
+        """Apply ``POST …/stop`` (§7.7)."""
+        if run.terminal:
+            return run.status_object()
+        if run.status == "stopping":
+            return {"run_id": run.run_id, "status": "stopping"}
+        session, turn = run.session, run.turn
+        if turn is None or session is None or (turn.position > 0):
+            run.stop_requested = True
+            if turn is not None and session is not None:
+                session.cancel_queued(turn.item_id)
+            if run.task is None:
+                raise ApiError(409, "run_not_active", f"Run has no live task: {run.run_id}")
+            await self._finish_cancelled(run)
+            if run.task is not None:
+                run.task.cancel()
+            return {"run_id": run.run_id, "status": "cancelled"}
+        run.stop_requested = True
+        await self.set_status(run, "stopping")
+        self.emit(run, "run.stopping", {})
+        self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
+        return {"run_id": run.run_id, "status": "stopping"}
+
+    def usage_of(self, done: TurnCompleted) -> dict[str, int]:
+        return usage_dict(done)
+
+
+def not_found(run_id: str) -> ApiError:
+    """Return the 404 of an unknown, expired or foreign run."""
+    return ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")

@@ -1,0 +1,388 @@
+"""HTTP handlers of ``/v1/runs`` (§7.1-§7.7)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import web
+
+from hermes_api_server.convert import response_items, seed_history
+from hermes_api_server.errors import ApiError, invalid, json_response
+from hermes_api_server.http_util import (
+    check_metadata,
+    check_session_id,
+    fingerprint,
+    header_session_id,
+    header_session_key,
+    idempotency_key,
+    read_json,
+    session_headers,
+)
+from hermes_api_server.journal import MAX_SUBSCRIBERS
+from hermes_api_server.model_select import choose_model
+from hermes_api_server.pool import check_workspace
+from hermes_api_server.responses import Target, chained_target, mint_session_id
+from hermes_api_server.run_state import Run
+from hermes_api_server.sse import ClientGone, SseWriter
+from hermes_api_server.state import get_state, principal
+from hermes_api_server.turns import image_warning
+
+CHOICE_ALIASES = {"approve": "once", "approved": "once", "allow": "once"}
+CHOICES = frozenset({"once", "session", "always", "deny"})
+KEEPALIVE_S = 10.0
+
+
+def _accepted(
+    run: Run, replayed: bool, channel: str | None, extra: dict[str, str] | None = None
+) -> web.Response:
+    headers = session_headers(run.session_id, channel, run.resolved_model)
+    headers.update(extra or {})
+    headers["Location"] = f"/v1/runs/{run.run_id}"
+    if replayed:
+        headers["Idempotency-Replayed"] = "true"
+    body: dict[str, Any] = {
+        "run_id": run.run_id,
+        "status": run.status if replayed else "started",
+        "replayed": replayed,
+        "session_id": run.session_id,
+    }
+    return json_response(body, status=202, headers=headers)
+
+
+def _accepted_stored(status: dict[str, Any], channel: str | None) -> web.Response:
+    headers = session_headers(status["session_id"], channel, status.get("resolved_model"))
+    headers["Location"] = f"/v1/runs/{status['run_id']}"
+    headers["Idempotency-Replayed"] = "true"
+    body = {
+        "run_id": status["run_id"],
+        "status": status["status"],
+        "replayed": True,
+        "session_id": status["session_id"],
+    }
+    return json_response(body, status=202, headers=headers)
+
+
+async def create_run(request: web.Request) -> web.Response:
+    """Handle ``POST /v1/runs``."""
+    state = get_state(request)
+    who = principal(request)
+    body = await read_json(request)
+    key = idempotency_key(request)
+    channel = header_session_key(request)
+    raw_input = body.get("input")
+    conv = response_items(raw_input)
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise invalid("instructions must be a string", "instructions")
+    metadata = check_metadata(body.get("metadata"))
+    header_id = header_session_id(request)
+    body_id = body.get("session_id")
+    if body_id is not None and body_id != "":
+        check_session_id(body_id, "session_id")
+    else:
+        body_id = None
+    if header_id and body_id and header_id != body_id:
+        raise ApiError(
+            400, "conflicting_parameters", "session_id differs from X-Hermes-Session-Id", param="session_id"
+        )
+    session_id = header_id or body_id
+    previous = body.get("previous_response_id")
+    if previous is not None and (not isinstance(previous, str) or not previous):
+        raise invalid("previous_response_id must be a string", "previous_response_id")
+    history_given = body.get("conversation_history") is not None
+    seed = seed_history(body.get("conversation_history"), "conversation_history")
+    if sum([session_id is not None, previous is not None, history_given]) > 1:
+        raise ApiError(400, "conflicting_parameters", "Send at most one history source", param="session_id")
+    multi = isinstance(raw_input, list) and len(raw_input) > 1
+    if multi and (session_id is not None or previous is not None or history_given):
+        raise ApiError(400, "conflicting_parameters", "A multi-item input must come alone", param="input")
+    cwd = body.get("cwd")
+    workspace = None
+    if cwd is not None:
+        if not isinstance(cwd, str):
+            raise ApiError(400, "invalid_workspace", "cwd must be a string", param="cwd")
+        workspace = check_workspace(cwd, state.settings.workspace_roots, "cwd")
+    elif request.headers.get("X-Hermes-Workspace"):
+        workspace = check_workspace(
+            request.headers["X-Hermes-Workspace"], state.settings.workspace_roots, "X-Hermes-Workspace"
+        )
+    choice = await choose_model(state.kernel, state.settings, body, always_resolve=True)
+    if key is not None:
+        fp = fingerprint({"body": body, "session_key": channel})
+        replay = await _replay(state, who, key, fp, channel)
+        if replay is not None:
+            return replay
+    if previous is not None:
+        target = await chained_target(state, who, previous)
+    elif session_id is not None:
+        target = Target(session_id)
+    else:
+        found = (
+            await state.kernel.latest_session_for_channel(channel) if channel and not history_given else None
+        )
+        target = Target(found or mint_session_id())
+    if not await state.pool.exists(target.session_id):
+        target.seed = [*seed, *conv.history]
+    state.admit()
+    pending: asyncio.Future[str] | None = None
+    if key is not None:
+        pending = asyncio.get_running_loop().create_future()
+        state.runs._pending_keys[(who, key)] = pending
+    try:
+        run = await state.runs.create(who, target, conv, choice, metadata, channel, workspace, instructions)
+        if key is not None:
+            await state.store.put_run_key(who, key, fp, run.run_id)
+        if pending is not None:
+            pending.set_result(run.run_id)
+    except BaseException as exc:
+        if pending is not None and not pending.done():
+            pending.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
+            pending.exception()
+        raise
+    finally:
+        if key is not None:
+            state.runs._pending_keys.pop((who, key), None)
+    warning = await image_warning(state.kernel, run.resolved_model or "", conv.parts)
+    return _accepted(run, False, channel, warning)
+
+
+async def _replay(state: Any, who: str, key: str, fp: str, channel: str | None) -> web.Response | None:
+    conflict = ApiError(
+        409,
+        "idempotency_key_conflict",
+        "Idempotency-Key was used with a different body",
+        param="Idempotency-Key",
+    )
+    pending = state.runs._pending_keys.get((who, key))
+    if pending is not None:
+        run_id = await asyncio.shield(pending)
+        run = state.runs.runs.get(run_id)
+        if run is not None:
+            return _accepted(run, True, channel)
+    record = await state.store.run_key(who, key)
+    if record is None:
+        return None
+    if record[0] != fp:
+        raise conflict
+    found = await state.runs.find(who, record[1])
+    if isinstance(found, Run):
+        return _accepted(found, True, channel)
+    return _accepted_stored(found, channel)
+
+
+async def get_run(request: web.Request) -> web.Response:
+    """Return a run's status."""
+    state = get_state(request)
+    found = await state.runs.find(principal(request), request.match_info["run_id"])
+    status = (
+        found.status_object()
+        if isinstance(found, Run)
+        else {k: v for k, v in found.items() if k != "terminal_event"}
+    )
+    headers = session_headers(status["session_id"], None, status.get("resolved_model"))
+    return json_response(status, headers=headers)
+
+
+def _cursor(request: web.Request) -> int:
+    raw = request.headers.get("Last-Event-ID")
+    if raw is None:
+        raw = request.query.get("after")
+    if raw is None or raw == "":
+        return 0
+    value = raw.strip()
+    if not value.isdigit():
+        raise ApiError(
+            400,
+            "invalid_last_event_id",
+            "The event cursor must be a non-negative integer",
+            param="Last-Event-ID",
+        )
+    return int(value)
+
+
+async def run_events(request: web.Request) -> web.StreamResponse:
+    """Stream a run's events with replay from its journal (§7.4)."""
+    state = get_state(request)
+    run_id = request.match_info["run_id"]
+    found = await state.runs.find(principal(request), run_id)
+    cursor = _cursor(request)
+    if not isinstance(found, Run):
+        terminal = found.get("terminal_event")
+        if terminal is None:
+            raise ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
+        from hermes_api_server.journal import Journal
+
+        journal = Journal(run_id, 1)
+        journal.set_terminal(terminal)
+        session_id = found["session_id"]
+    else:
+        journal = found.journal
+        session_id = found.session_id
+    if journal.terminal is not None and cursor == journal.terminal[0]:
+        return web.Response(status=204)
+    if journal.subscribers >= MAX_SUBSCRIBERS:
+        raise ApiError(
+            429, "rate_limit_exceeded", "Too many subscribers for this run", headers={"Retry-After": "1"}
+        )
+    journal.subscribers += 1
+    writer = SseWriter(request, {"X-Hermes-Session-Id": session_id})
+    try:
+        await writer.open()
+        if journal.terminal is not None and cursor > journal.terminal[0]:
+            await writer.raw(journal.terminal[1] + ": stream closed\n\n")
+            return writer.response
+        first = True
+        while True:
+            frames, gap = journal.after(cursor)
+            if first and gap is not None:
+                import time
+
+                from hermes_api_server.errors import dumps
+
+                payload = {
+                    "event": "stream.gap",
+                    "run_id": run_id,
+                    "timestamp": time.time(),
+                    "from_seq": gap[0],
+                    "to_seq": gap[1],
+                }
+                await writer.raw("data: " + dumps(payload) + "\n\n")
+            first = False
+            if frames:
+                await writer.raw("".join(frames))
+                cursor = _last_seq(frames[-1])
+            if journal.terminal is not None and cursor >= journal.terminal[0]:
+                await writer.raw(": stream closed\n\n")
+                return writer.response
+            before = journal.next_seq
+            await journal.wait(KEEPALIVE_S)
+            if journal.next_seq == before and journal.terminal is None:
+                await writer.raw(": keepalive\n\n")
+    except ClientGone:
+        return writer.response
+    finally:
+        journal.subscribers -= 1
+
+
+def _last_seq(frame: str) -> int:
+    return int(frame[4 : frame.index("\n")])
+
+
+def _steer_text(body: dict[str, Any]) -> str:
+    value = body.get("input")
+    if value is None:
+        value = body.get("message")
+    if value is None:
+        value = body.get("text")
+    bad = ApiError(
+        400,
+        "invalid_steer_input",
+        "Steer text must be non-empty text of at most 65,536 characters",
+        param="input",
+    )
+    if isinstance(value, list):
+        pieces = []
+        for part in value:
+            if isinstance(part, str):
+                pieces.append(part)
+            elif (
+                isinstance(part, dict)
+                and part.get("type") in ("text", "input_text")
+                and isinstance(part.get("text"), str)
+            ):
+                pieces.append(part["text"])
+            else:
+                raise bad
+        value = "\n".join(pieces)
+    if not isinstance(value, str):
+        raise bad
+    text = value.strip()
+    if not text or len(text) > 65536:
+        raise bad
+    return text
+
+
+async def steer_run(request: web.Request) -> web.Response:
+    """Queue steer text for a running run."""
+    state = get_state(request)
+    run_id = request.match_info["run_id"]
+    found = await state.runs.find(principal(request), run_id)
+    if not isinstance(found, Run) or found.status != "running" or found.session is None:
+        raise ApiError(
+            409, "run_not_accepting_steer", f"Run is not currently accepting steer input: {run_id}"
+        )
+    body = await read_json(request)
+    text = _steer_text(body)
+    try:
+        result = found.session.steer(text)
+    except Exception:
+        raise ApiError(500, "steer_failed", "Steering the run failed") from None
+    if result != "accepted":
+        raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run_id}")
+    state.runs.emit(found, "run.steered", {"accepted": True})
+    return json_response({"object": "hermes.run.steer", "run_id": run_id, "accepted": True})
+
+
+async def run_approval(request: web.Request) -> web.Response:
+    """Answer a run's pending approval(s) (§7.6)."""
+    state = get_state(request)
+    run_id = request.match_info["run_id"]
+    found = await state.runs.find(principal(request), run_id)
+    body = await read_json(request)
+    request_id = body.get("request_id")
+    if request_id is not None and (
+        not isinstance(request_id, str) or not request_id or len(request_id) > 256
+    ):
+        raise ApiError(
+            400, "invalid_approval_request", "request_id must be a non-empty string", param="request_id"
+        )
+    resolve_all = body.get("all", body.get("resolve_all", False))
+    if not isinstance(resolve_all, bool):
+        raise ApiError(400, "invalid_approval_request", "all must be a boolean", param="all")
+    raw_choice = body.get("choice")
+    choice = raw_choice.strip().lower() if isinstance(raw_choice, str) else None
+    choice = CHOICE_ALIASES.get(choice or "", choice)
+    if choice not in CHOICES:
+        raise ApiError(
+            400, "invalid_approval_choice", "choice must be once, session, always or deny", param="choice"
+        )
+    run = found if isinstance(found, Run) else None
+    pending = list(run.approvals.values()) if run is not None else []
+    if request_id is not None:
+        pending = [q for q in pending if q.request_id == request_id]
+    if choice != "deny":
+        for q in pending[:1] if not resolve_all else pending:
+            if choice not in (q.choices or ("once", "deny")):
+                raise ApiError(
+                    400, "invalid_approval_choice", f"choice {choice!r} is not offered", param="choice"
+                )
+    if run is None or run.terminal:
+        raise ApiError(409, "approval_not_active", f"Run is not active: {run_id}")
+    if not pending:
+        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
+    targets = pending if resolve_all else pending[:1]
+    resolved = 0
+    for q in targets:
+        if state.kernel.answer(q.request_id, choice) == "ok":
+            resolved += 1
+    if not resolved:
+        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
+    return json_response(
+        {
+            "object": "hermes.run.approval_response",
+            "run_id": run_id,
+            "choice": choice,
+            "request_id": targets[0].request_id,
+            "resolved": resolved,
+        }
+    )
+
+
+async def stop_run(request: web.Request) -> web.Response:
+    """Stop a run (§7.7)."""
+    state = get_state(request)
+    found = await state.runs.find(principal(request), request.match_info["run_id"])
+    if not isinstance(found, Run):
+        return json_response({k: v for k, v in found.items() if k != "terminal_event"})
+    return json_response(await state.runs.stop(found))

@@ -1,0 +1,230 @@
+"""Start-up, the bind guard, the banner, draining and shutdown of ``hermes api`` (§2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.keys import KeyFileError, KeyRing, is_loopback, read_or_create_key
+
+if TYPE_CHECKING:
+    from hermes_api_server.settings import ApiSettings
+    from hermes_api_server.state import ServerState
+    from hermes_core import Kernel, TransportContext
+
+log = logging.getLogger("hermes.api")
+EXIT_USAGE = 2
+PORT_RETRY_S = 3.0
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def data_dir_of(kernel: Kernel) -> Path:
+    """Return the Hermes data directory (HERMES_HOME, else the platformdirs user data dir)."""
+    configured = kernel.settings.data_dir
+    if configured is not None:
+        return Path(configured)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hermes"))
+
+
+def keyring_for(settings: ApiSettings, data_dir: Path) -> KeyRing:
+    """Return the configured keys, else the generated one."""
+    configured = settings.configured_keys
+    if configured:
+        return KeyRing(tuple(k.encode("utf-8") for k in configured), "configured")
+    key, path = read_or_create_key(data_dir)
+    return KeyRing((key.encode("utf-8"),), "generated", path)
+
+
+async def serve(ctx: TransportContext) -> int:
+    """Run the API server until SIGINT or SIGTERM; return the exit code."""
+    await ctx.ready
+    from hermes_api_server.settings import ApiSettings
+
+    # The access log goes to stderr (the CLI's root handler) even though the root level is WARNING.
+    logging.getLogger("hermes.api.access").setLevel(logging.INFO)
+
+    settings: ApiSettings = ctx.settings
+    if not isinstance(settings, ApiSettings):
+        settings = ApiSettings.model_validate(dict(settings or {}))
+    kernel = ctx.kernel
+    data_dir = data_dir_of(kernel)
+    show_key = bool(ctx.options.get("show-key"))
+    if show_key:
+        if settings.configured_keys:
+            print(settings.configured_keys[0], flush=True)
+            return 0
+        try:
+            key, _ = read_or_create_key(data_dir)
+        except KeyFileError as exc:
+            _say(f"Error: {exc}")
+            return EXIT_USAGE
+        print(key, flush=True)
+        return 0
+    for alias, target in settings.model_aliases.items():
+        try:
+            await kernel.resolve_model(target)
+        except Exception as exc:
+            _say(f"Error: invalid [api_server] settings: model_aliases.{alias}: {exc}")
+            return EXIT_USAGE
+    if not is_loopback(settings.host) and not settings.configured_keys:
+        _say(
+            f"Error: Refusing to listen on {settings.host}: set API_SERVER_KEY (or api_server.key) first; "
+            "the generated key is for loopback use only."
+        )
+        return EXIT_USAGE
+    try:
+        keyring = keyring_for(settings, data_dir)
+    except KeyFileError as exc:
+        _say(f"Error: {exc}")
+        return EXIT_USAGE
+    if not is_loopback(settings.host):
+        log.warning(
+            "listening on %s: traffic is plain HTTP (put a TLS proxy in front) and tools run on this host",
+            settings.host,
+        )
+    state = await _build_state(kernel, settings, keyring, data_dir)
+    return await _run(state)
+
+
+async def _build_state(
+    kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path
+) -> ServerState:
+    from hermes_api_server.idempotency import IdempotencyCache
+    from hermes_api_server.pool import SessionPool
+    from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.runs import RunManager
+    from hermes_api_server.state import ServerState
+    from hermes_core import __version__
+
+    store = ResponseStore(data_dir / "api_server.sqlite3", settings.responses_max_stored)
+    await store.open()
+    pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile)
+    state = ServerState(
+        kernel=kernel,
+        settings=settings,
+        keyring=keyring,
+        data_dir=data_dir,
+        version=__version__,
+        pool=pool,
+        store=store,
+        runs=None,  # type: ignore[arg-type]
+        idempotency=IdempotencyCache(),
+    )
+    state.runs = RunManager(state)
+    if settings.browser_control.enabled:
+        from hermes_api_server.browser_control import BrowserHub, install_tools
+
+        state.browser = BrowserHub()
+        pool.browser = state.browser
+        pool.browser_tools = install_tools(kernel, state.browser, settings.browser_control.developer_mode)
+    await state.runs.reconcile_after_restart()
+    return state
+
+
+async def _listen(runner: Any, host: str, port: int) -> Any:
+    from aiohttp import web
+
+    deadline = time.monotonic() + PORT_RETRY_S
+    while True:
+        site = web.TCPSite(runner, host, port, reuse_address=True)
+        try:
+            await site.start()
+            return site
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.25)
+
+
+async def _lag_monitor(state: ServerState) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        before = loop.time()
+        await asyncio.sleep(0.5)
+        state.loop_lag_ms = max(0.0, (loop.time() - before - 0.5) * 1000)
+
+
+async def _run(state: ServerState) -> int:
+    from aiohttp import web
+
+    from hermes_api_server.app import build_app
+
+    settings = state.settings
+    app = build_app(state)
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        site = await _listen(runner, settings.host, settings.port)
+    except OSError as exc:
+        await runner.cleanup()
+        if exc.errno == errno.EADDRINUSE:
+            _say(f"Error: port {settings.port} is already in use")
+            return 1
+        _say(f"Error: cannot listen on {settings.host}:{settings.port}: {exc}")
+        return 1
+    server = getattr(site, "_server", None)
+    sockets = getattr(server, "sockets", None) or []
+    port = sockets[0].getsockname()[1] if sockets else settings.port
+    state.host, state.port = settings.host, port
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    _say(f"Hermes API server listening on http://{host}:{port}/v1")
+    if state.keyring.configured:
+        _say("API key: configured")
+    else:
+        _say(f"API key: generated; read it from {state.keyring.path} (or run: hermes api --show-key)")
+    state.runs.start()
+    monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
+    stop = asyncio.Event()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            _say("second signal: exiting now")
+            import os
+
+            os._exit(1)
+        stop.set()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal)
+    try:
+        await stop.wait()
+        _say("draining: finishing in-flight turns")
+        await _drain(state)
+    finally:
+        monitor.cancel()
+        await state.runs.close()
+        await runner.cleanup()
+        await state.store.close()
+    return 0
+
+
+async def _drain(state: ServerState) -> None:
+    state.draining = True
+    deadline = time.monotonic() + state.settings.shutdown_grace_s
+    while time.monotonic() < deadline and state.in_flight() > 0:
+        await asyncio.sleep(0.05)
+    await state.runs.interrupt_all()
+    for session in list(state.kernel.live_sessions):
+        if session.busy:
+            with contextlib.suppress(Exception):
+                await session.interrupt(reason="system", discard_queue=True)
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end and state.active_turns > 0:
+        await asyncio.sleep(0.05)

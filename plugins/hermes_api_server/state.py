@@ -1,0 +1,94 @@
+"""Process-wide state of the API server, kept on one ``web.AppKey`` (§1)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as _dt
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from hermes_api_server.errors import ApiError
+
+if TYPE_CHECKING:
+    from hermes_api_server.idempotency import IdempotencyCache
+    from hermes_api_server.keys import KeyRing
+    from hermes_api_server.pool import SessionPool
+    from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.runs import RunManager
+    from hermes_api_server.settings import ApiSettings
+    from hermes_core import Kernel
+
+
+@dataclass(slots=True)
+class ServerState:
+    """Everything the handlers share."""
+
+    kernel: Kernel
+    settings: ApiSettings
+    keyring: KeyRing
+    data_dir: Path
+    version: str
+    pool: SessionPool
+    store: ResponseStore
+    runs: RunManager
+    idempotency: IdempotencyCache
+    started_at: float = field(default_factory=time.time)
+    host: str = "127.0.0.1"
+    port: int = 0
+    draining: bool = False
+    active_turns: int = 0
+    last_request_at: float | None = None
+    loop_lag_ms: float = 0.0
+    browser: Any = None
+    turn_tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+
+    @property
+    def multi_key(self) -> bool:
+        return len(self.keyring.keys) > 1
+
+    def in_flight(self) -> int:
+        """Return chat/Responses turns being served plus non-terminal runs."""
+        return self.active_turns + self.runs.non_terminal_count()
+
+    def admit(self) -> None:
+        """Refuse new agent work while draining or at the concurrency cap.
+
+        :raises ApiError: 503 ``gateway_draining`` or 429 ``rate_limit_exceeded``.
+        """
+        if self.draining:
+            raise ApiError(
+                503, "gateway_draining", "The server is shutting down", headers={"Retry-After": "1"}
+            )
+        cap = self.settings.max_concurrent_runs
+        if cap and self.in_flight() >= cap:
+            raise ApiError(
+                429,
+                "rate_limit_exceeded",
+                f"Too many concurrent runs (max {cap})",
+                headers={"Retry-After": "1"},
+            )
+
+    def last_request_iso(self) -> str | None:
+        if self.last_request_at is None:
+            return None
+        stamp = _dt.datetime.fromtimestamp(self.last_request_at, _dt.UTC)
+        return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+STATE: web.AppKey[ServerState] = web.AppKey("hermes_api_state", ServerState)
+PRINCIPAL_KEY = "hermes_principal"
+
+
+def get_state(request: web.Request) -> ServerState:
+    """Return the server state of a request's app."""
+    return request.app[STATE]
+
+
+def principal(request: web.Request) -> str:
+    """Return the authenticated principal of a request."""
+    value: str = request[PRINCIPAL_KEY]
+    return value
