@@ -11,6 +11,7 @@ import collections
 import dataclasses
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,11 +74,13 @@ class QueueItem:
 class Turn:
     """A handle on one submitted prompt: its events and its outcome."""
 
-    def __init__(self, session: Session, item: QueueItem) -> None:
+    def __init__(self, session: Session, item: QueueItem, *, track_events: bool = True) -> None:
         self._session = session
         self._item = item
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        item.listeners.append(self._queue)
+        self._queue: asyncio.Queue[Any] | None = None
+        if track_events:
+            self._queue = asyncio.Queue()
+            item.listeners.append(self._queue)
         self.item_id = item.item_id
         self.outcome: asyncio.Future[TurnOutcome] = item.future
 
@@ -88,6 +91,8 @@ class Turn:
 
     async def events(self) -> AsyncIterator[Event]:
         """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""
+        if self._queue is None:
+            raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
         while True:
             ev = await self._queue.get()
             if ev is _DONE:
@@ -246,6 +251,9 @@ class Session:
 
     async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
         storage = self.kernel.storage
+        # One timestamp for memory and storage, so a row reads the same after a restart.
+        now = time.time()
+        rows = [r if r.created_at is not None else dataclasses.replace(r, created_at=now) for r in rows]
         if not self._persisted:
             record = dataclasses.replace(
                 self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
@@ -282,8 +290,13 @@ class Session:
         model_options: dict[str, Any] | None = None,
         answerable: frozenset[str] | set[str] = ALL_KINDS,
         display_kind: str | None = None,
+        track_events: bool = True,
     ) -> Turn:
-        """Start a turn now, or queue it behind the running one (agent-core §2.3)."""
+        """Start a turn now, or queue it behind the running one (agent-core §2.3).
+
+        :param track_events: keep a per-turn event queue for :meth:`Turn.events`; hosts that
+            read the session bus instead pass False so a long turn's events are not held twice.
+        """
         self._check_open()
         parts = normalize_content(content)
         text = parts_text(parts)
@@ -305,7 +318,7 @@ class Session:
             display_kind=display_kind,
             future=loop.create_future(),
         )
-        turn = Turn(self, item)
+        turn = Turn(self, item, track_events=track_events)
         self._queue.append(item)
         self._queued_chars += len(text)
         if self._runner is None:

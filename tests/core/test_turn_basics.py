@@ -128,3 +128,36 @@ async def test_derived_title_is_emitted_before_the_first_turn_completes(
     assert titles[0].title == "please refactor the parser module to"
     assert session.info().title == "please refactor the parser module to"
     bus.close()
+
+
+async def test_untracked_turn_resolves_and_events_reach_the_bus(kernel: Kernel, workspace: Path) -> None:
+    import pytest
+
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    bus = session.subscribe()
+    turn = await session.submit("quiet", owner="me", track_events=False)
+    assert (await turn.outcome).reason == "stop"
+    with pytest.raises(RuntimeError):
+        await turn.events().__anext__()
+    seen = []
+    async for ev in bus:
+        seen.append(ev)
+        if isinstance(ev, TurnCompleted):
+            break
+    assert seen[-1].text == "You said: quiet"
+    bus.close()
+
+
+async def test_row_timestamps_are_the_same_in_memory_and_in_storage(tmp_path: Path, workspace: Path) -> None:
+    from hermes_core.testing import make_kernel
+
+    kernel = make_kernel(
+        entry_points=["mock", "sqlite"],
+        settings={"storage": {"backend": "sqlite", "path": str(tmp_path / "t.sqlite3")}},
+    )
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+        await (await session.submit("stamp", owner="me")).outcome
+        live = [(r.id, r.created_at) for r in session.rows]
+        stored = [(r.id, r.created_at) for r in await kernel.storage.load_rows(session.id)]
+        assert live == stored
