@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.turn")
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
+FAIR_EVERY = 64  # deltas between yields to the event loop
 
 
 @dataclass(slots=True)
@@ -333,6 +334,7 @@ class TurnRun:
             result = CallResult()
             segment: str | None = None
             emitted = False
+            streamed = 0
             session._set_status("streaming")
             try:
                 async for chunk in provider.stream(request):
@@ -348,6 +350,10 @@ class TurnRun:
                             )
                         emitted = self.emitted_delta = True
                         self._delta(result, segment, chunk)
+                        streamed += 1
+                        if not streamed % FAIR_EVERY:
+                            # A provider that streams without awaiting must not starve the loop.
+                            await asyncio.sleep(0)
                     elif isinstance(chunk, ToolCallChunk):
                         result.calls.append(chunk.call)
                     elif isinstance(chunk, UsageChunk):

@@ -1,0 +1,241 @@
+"""Turn the core's records into TUI-gateway payloads (tui-gateway.md §2 and §4).
+
+Pure functions over core records: the event catalog of §4.3, the usage object of §2.3, the
+``SessionInfo`` of §2.4 and the transcript rows of §2.2.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from hermes_core import (
+    FileChange,
+    QuestionClosed,
+    QuestionRequested,
+    Row,
+    SessionInfo,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnCompleted,
+    Usage,
+)
+
+Redact = Callable[[str], str]
+
+
+def usage_obj(usage: Usage, model: str | None) -> dict[str, Any]:
+    """Return the §2.3 usage object.
+
+    :param usage: the core's usage.
+    :param model: the model in force, ``provider:model``.
+    :returns: the wire object.
+    """
+    out: dict[str, Any] = {
+        "model": model,
+        "input": usage.input,
+        "output": usage.output,
+        "prompt": usage.input,
+        "completion": usage.output,
+        "reasoning": usage.reasoning,
+        "total": usage.total,
+        "calls": usage.calls,
+        "estimated": usage.estimated,
+    }
+    if usage.context_used is not None:
+        out["context_used"] = usage.context_used
+    if usage.context_max:
+        out["context_max"] = usage.context_max
+        if usage.context_used is not None:
+            out["context_percent"] = round(100.0 * usage.context_used / usage.context_max, 1)
+    if usage.cost_usd is not None:
+        out["cost_usd"] = usage.cost_usd
+    return out
+
+
+def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the §2.4 ``SessionInfo``.
+
+    :param info: the core's snapshot.
+    :param extra: gateway-held fields (``busy_policy``, ``tools``, ``version``, ``branch``).
+    :returns: the wire object.
+    """
+    out: dict[str, Any] = {
+        "session_id": info.session_id,
+        "stored_session_id": info.session_id,
+        "title": info.title,
+        "model": info.model,
+        "provider": info.provider,
+        "reasoning_effort": info.reasoning_effort,
+        "approval_mode": info.profile,
+        "busy": info.busy,
+        "cwd": info.cwd,
+        "running": info.busy,
+        "status": info.status,
+        "queued": info.queued,
+        "usage": usage_obj(info.usage, info.model),
+    }
+    out.update(extra)
+    return out
+
+
+def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
+    """Return one §2.2 ``TranscriptMessage``.
+
+    :param row: a projected row.
+    :param include_active: add ``active`` (and ``archived_reason``) for archived listings.
+    :returns: the wire object.
+    """
+    out: dict[str, Any] = {
+        "role": row.role,
+        "text": row.content,
+        "row_id": row.id,
+        "timestamp": float(row.created_at),
+        "display_kind": row.display_kind,
+    }
+    if row.reasoning:
+        out["reasoning"] = row.reasoning
+    if row.role == "tool":
+        out["name"] = row.tool_name
+        out["context"] = _short(row.content, 80)
+    if include_active:
+        out["active"] = row.active
+        if not row.active:
+            out["archived_reason"] = row.archived_reason
+    return out
+
+
+def is_user_turn(row: Row) -> bool:
+    """Whether a row counts for user ordinals (§2.2)."""
+    return row.role == "user" and row.active and row.display_kind is None
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
+    """Return the ``tool.start`` payload."""
+    return {
+        "tool_id": ev.call_id,
+        "name": ev.name,
+        "context": _short(ev.preview or ev.title or "", 80),
+        "args": ev.args_redacted,
+    }
+
+
+def inline_diff(change: FileChange) -> str:
+    """Return a plain unified diff of one file change."""
+    old = (change.old_text or "").splitlines(keepends=True)
+    new = change.new_text.splitlines(keepends=True)
+    before = "/dev/null" if change.old_text is None else f"a/{change.path}"
+    return "".join(difflib.unified_diff(old, new, before, f"b/{change.path}"))
+
+
+def tool_complete(ev: ToolCompleted, args: Any, redact: Redact) -> dict[str, Any]:
+    """Return the ``tool.complete`` payload."""
+    out: dict[str, Any] = {
+        "tool_id": ev.call_id,
+        "name": ev.name,
+        "args": args if args is not None else {},
+        "duration_s": round(ev.duration_s, 3),
+        "result": redact(ev.result_text),
+    }
+    if ev.is_error:
+        out["error"] = True
+    out["summary"] = _short(redact(ev.result_text), 80)
+    if ev.file_change is not None:
+        out["inline_diff"] = inline_diff(ev.file_change)
+    if ev.todos is not None:
+        out["todos"] = [asdict(t) for t in ev.todos]
+    return out
+
+
+def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
+    """Return the event type and payload of a question (§4.3)."""
+    p: dict[str, Any] = {"request_id": ev.request_id}
+    if ev.kind == "approval":
+        keys = list(ev.approval_keys)
+        p.update(
+            command=ev.command_redacted or "",
+            description=ev.description or "",
+            choices=list(ev.choices or ("once", "deny")),
+            tool_name=ev.tool_name,
+            pattern_keys=keys,
+            allow_session=ev.allow_session,
+            allow_permanent=ev.persistable,
+        )
+        if keys:
+            p["pattern_key"] = keys[0]
+    elif ev.kind == "clarify":
+        p.update(question=ev.question or "", choices=list(ev.choices) if ev.choices else None)
+    elif ev.kind == "sudo":
+        if ev.command:
+            p["command"] = ev.command
+    else:
+        p.update(prompt=ev.prompt or "", env_var=ev.env_var)
+        if ev.metadata:
+            p["metadata"] = ev.metadata
+    p["timeout_s"] = ev.timeout_s
+    if ev.task_id:
+        p["task_id"] = ev.task_id
+    return f"{ev.kind}.request", p
+
+
+def question_expire(ev: QuestionClosed) -> tuple[str, dict[str, Any]] | None:
+    """Return the ``<kind>.expire`` event, or None (answered, or shutdown: nothing is sent)."""
+    if ev.reason in ("answered", "shutdown"):
+        return None
+    reason = ev.reason if ev.reason in ("timeout", "interrupted", "closed") else "closed"
+    return f"{ev.kind}.expire", {"request_id": ev.request_id, "reason": reason}
+
+
+def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> dict[str, Any]:
+    """Return the ``message.complete`` payload per the outcome table of §4.3."""
+    outcome = ev.outcome
+    p: dict[str, Any] = {
+        "text": ev.text,
+        "status": outcome.status,
+        "usage": usage_obj(ev.usage, model),
+        "turn_usage": usage_obj(ev.turn_usage, model),
+    }
+    if ev.reasoning:
+        p["reasoning"] = ev.reasoning
+    if ev.pending_steer:
+        p["pending_steer"] = ev.pending_steer
+    warning = ev.warnings[0] if ev.warnings else None
+    reason = outcome.reason
+    if reason == "length":
+        warning = "output_truncated"
+        p["partial"] = True
+    elif reason == "refusal":
+        warning = "refusal"
+    elif outcome.status == "error":
+        code: str = reason
+        if reason == "iteration_cap":
+            code = "iteration_limit"
+            p["partial"] = True
+        elif reason == "provider_error":
+            code = outcome.error_kind or "upstream"
+            if outcome.partial or ev.text:
+                p["partial"] = True
+        p["error"] = {
+            "code": code,
+            "message": redact(outcome.message or reason.replace("_", " ")),
+            "retryable": outcome.retryable,
+            "layer": outcome.layer,
+        }
+    if warning:
+        p["warning"] = warning
+    if ev.user_row_id is not None or ev.assistant_row_id is not None:
+        p["persisted_turn"] = {"user_row_id": ev.user_row_id, "assistant_row_id": ev.assistant_row_id}
+    return p
+
+
+def token_estimate(width: int, height: int) -> int:
+    """Return the image token estimate of §3.9."""
+    return 85 * math.ceil(width / 512) * math.ceil(height / 512)

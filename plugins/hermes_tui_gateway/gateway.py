@@ -1,0 +1,378 @@
+"""The gateway's state and dispatch: live sessions, connections, binding and the method tables.
+
+Methods come in three kinds (tui-gateway.md §1.5):
+
+* **fast** — synchronous, answered by the peer's ``fast_path`` in arrival order;
+* **ordered** — a synchronous prelude run in the peer's ``prepare`` (so its decision is made
+  before the next frame is read) that returns an awaitable; the response waits for it;
+* **slow** — coroutines run on their own task.
+
+Ordered and slow methods are answered through ``jsonrpcserver`` bound to an explicit methods
+table (never its global registry); every failure is mapped here to the per-method codes of §6.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import __version__, rpc
+from hermes_tui_gateway.conn import Conn
+from hermes_tui_gateway.errors import map_error
+from hermes_tui_gateway.params import GatewayError
+from hermes_tui_gateway.stream import SessionStream
+
+if TYPE_CHECKING:
+    from hermes_core import Kernel, Session
+    from hermes_tui_gateway.settings import TuiSettings
+
+log = logging.getLogger("hermes.tui")
+
+Params = dict[str, Any]
+FastHandler = Callable[[Conn, Params], dict[str, Any]]
+OrderedHandler = Callable[[Conn, Params], Awaitable[dict[str, Any]]]
+SlowHandler = Callable[[Conn, Params], Awaitable[dict[str, Any]]]
+
+
+@dataclass(slots=True)
+class Live:
+    """Gateway-held state of one live session."""
+
+    session: Session
+    stream: SessionStream
+    created: float
+    conn: Conn | None = None
+    cols: int = 80
+    close_on_disconnect: bool = False
+    busy_policy: str = "queue"
+    reasoning_display: str = "show"
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    orphan_timer: asyncio.TimerHandle | None = None
+
+
+@dataclass(slots=True)
+class RequestCtx:
+    """What a dispatched method receives besides its params."""
+
+    conn: Conn
+    pending: Awaitable[dict[str, Any]] | None = None
+
+
+class Gateway:
+    """Everything one ``hermes tui`` process shares across its connections.
+
+    :param kernel: the running kernel.
+    :param settings: the validated ``[tui]`` settings.
+    """
+
+    def __init__(self, kernel: Kernel, settings: TuiSettings) -> None:
+        self.kernel = kernel
+        self.settings = settings
+        self.epoch = uuid.uuid4().hex
+        self.lives: dict[str, Live] = {}
+        self.conns: set[Conn] = set()
+        self.last_seq: dict[str, int] = {}
+        self.known_stored: set[str] = set()
+        self.pool = ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="hermes-tui")
+        self.cli_slots = asyncio.Semaphore(4)
+        self.fast: dict[str, FastHandler] = {}
+        self.ordered: dict[str, OrderedHandler] = {}
+        self.slow: dict[str, SlowHandler] = {}
+        self.closing = False
+        self.reload_settings: Callable[[], Awaitable[Any]] | None = None
+        from hermes_tui_gateway import (
+            methods_commands,
+            methods_config,
+            methods_misc,
+            methods_prompt,
+            methods_session,
+            methods_state,
+        )
+
+        modules = (
+            methods_session,
+            methods_state,
+            methods_prompt,
+            methods_config,
+            methods_commands,
+            methods_misc,
+        )
+        for module in modules:
+            module.register(self)
+        self._methods = self._build_methods()
+
+    @property
+    def data_dir(self) -> Path:
+        """Return the data directory (``$HERMES_HOME`` or the platform data dir)."""
+        data = self.kernel.settings.data_dir
+        return Path(data) if data else Path.home() / ".hermes"
+
+    # -- connections -------------------------------------------------------------------------
+    def ready_payload(self) -> dict[str, Any]:
+        """Return the ``gateway.ready`` payload (§1.4)."""
+        return {
+            "skin": {"name": "default", "colors": {}, "branding": {}},
+            "version": __version__,
+            "protocol": {"name": "hermes-tui-gateway", "version": 1},
+            "replay_epoch": self.epoch,
+            "capabilities": {
+                "event_replay": True,
+                "server_requests": False,
+                "rewind": True,
+                "steer": True,
+                "queue": True,
+            },
+        }
+
+    def attach(self, conn: Conn) -> None:
+        """Register a connection and greet it with ``gateway.ready``."""
+        self.conns.add(conn)
+        conn.notify_event("gateway.ready", self.ready_payload())
+
+    async def detach(self, conn: Conn) -> None:
+        """Forget a connection: close or detach its sessions (§1.8)."""
+        conn.alive = False
+        self.conns.discard(conn)
+        for live in list(self.lives.values()):
+            if live.conn is not conn:
+                continue
+            if live.close_on_disconnect:
+                await self.close_session(live.session.id, reason="closed")
+            else:
+                self.bind(live, None)
+
+    def bind(self, live: Live, conn: Conn | None) -> None:
+        """Route a session's events to ``conn`` (``None`` detaches and arms the orphan timer)."""
+        live.conn = conn
+        live.stream.bind(conn)
+        if live.orphan_timer is not None:
+            live.orphan_timer.cancel()
+            live.orphan_timer = None
+        if conn is None and self.settings.orphan_grace_s > 0 and not self.closing:
+            loop = asyncio.get_running_loop()
+            live.orphan_timer = loop.call_later(self.settings.orphan_grace_s, self._reap, live)
+
+    def _reap(self, live: Live) -> None:
+        live.orphan_timer = None
+        if live.conn is not None or self.lives.get(live.session.id) is not live:
+            return
+        if live.session.busy:
+            self.bind(live, None)  # re-arm: only idle sessions are reclaimed
+            return
+        sid = live.session.id
+
+        async def reclaim() -> None:
+            await self.close_session(sid, reason="closed")
+            for conn in list(self.conns):
+                conn.notify_event("session.reclaimed", {"session_id": sid, "reason": "orphan"})
+
+        self.kernel.spawn(reclaim(), name=f"tui-reap-{sid}")
+
+    # -- sessions ----------------------------------------------------------------------------
+    def adopt(self, session: Session, conn: Conn | None) -> Live:
+        """Wrap a newly live session with its stream and bind it."""
+        live_ref: list[Live] = []
+
+        def extra() -> dict[str, Any]:
+            live = live_ref[0] if live_ref else None
+            return {
+                "busy_policy": live.busy_policy if live else self.settings.busy_policy,
+                "tools": self.toolsets(),
+                "version": __version__,
+            }
+
+        stream = SessionStream(
+            session,
+            extra,
+            self.settings.ring_events,
+            self.settings.ring_bytes,
+            self.last_seq.get(session.id, 0),
+        )
+        live = Live(
+            session=session, stream=stream, created=time.time(), busy_policy=self.settings.busy_policy
+        )
+        stored_policy = session.extra.get("tui.busy_policy")
+        if stored_policy in ("queue", "steer", "interrupt"):
+            live.busy_policy = stored_policy
+        live_ref.append(live)
+        self.lives[session.id] = live
+        self.bind(live, conn)
+        return live
+
+    def toolsets(self) -> dict[str, list[str]]:
+        """Return the registered tools grouped by owning plugin."""
+        registry = self.kernel.registry
+        out: dict[str, list[str]] = {}
+        for name in sorted(registry.tools):
+            owner = registry.owners.get(("tools", name), "core")
+            out.setdefault(owner, []).append(name)
+        return out
+
+    def live(self, sid: str) -> Live:
+        """Return a live session or raise 4001 (``resumable`` from what this process knows)."""
+        live = self.lives.get(sid)
+        if live is None:
+            raise GatewayError(
+                4001, "session not found", {"session_id": sid, "resumable": sid in self.known_stored}
+            )
+        return live
+
+    async def live_checked(self, sid: str) -> Live:
+        """Return a live session or raise 4001, asking storage whether it is resumable."""
+        live = self.lives.get(sid)
+        if live is not None:
+            return live
+        resumable = sid in self.known_stored
+        if not resumable and sid:
+            try:
+                resumable = await self.kernel.storage.get_session(sid) is not None
+            except Exception:
+                resumable = False
+        raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": resumable})
+
+    async def close_session(self, sid: str, *, reason: str = "closed") -> bool:
+        """Close a live session; False when it was not live."""
+        live = self.lives.get(sid)
+        if live is None:
+            return False
+        if live.orphan_timer is not None:
+            live.orphan_timer.cancel()
+        session = live.session
+        if reason == "closed":
+            # Expire open questions as "closed" before the interrupt would call them "interrupted".
+            self.kernel.broker.close_where(lambda q: q.session_id == sid, "closed")
+        await session.close(reason="shutdown" if reason == "shutdown" else "closed")
+        await live.stream.aclose()
+        self.last_seq[sid] = live.stream.seq
+        if session.info().persisted:
+            self.known_stored.add(sid)
+        if self.lives.get(sid) is live:
+            del self.lives[sid]
+        return True
+
+    def open_requests(self, live: Live) -> list[dict[str, Any]]:
+        """Return the open questions as their original ``*.request`` params (§2.5)."""
+        from hermes_tui_gateway.encode import question_request
+
+        by_id: dict[str, dict[str, Any]] = {}
+        for _seq, params, _size in live.stream.ring:
+            if str(params.get("type", "")).endswith(".request"):
+                payload = params.get("payload") or {}
+                by_id[str(payload.get("request_id"))] = params
+        out = []
+        for q in live.session.open_questions():
+            found = by_id.get(q.request_id)
+            if found is None:
+                type_, payload = question_request(q)
+                found = {"type": type_, "session_id": live.session.id, "payload": payload}
+            out.append(found)
+        return out
+
+    # -- dispatch ----------------------------------------------------------------------------
+    def fast_path(self, conn: Conn, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer a fast method at once; route others; refuse unknown methods."""
+        method = message["method"]
+        handler = self.fast.get(method)
+        if handler is not None:
+            try:
+                return {"result": handler(conn, message["params"])}
+            except rpc.RpcError:
+                raise
+            except Exception as exc:
+                raise self.map_error(exc, method) from exc
+        if method in self.ordered or method in self.slow:
+            return None
+        raise rpc.RpcError(rpc.METHOD_NOT_FOUND, f"unknown method: {method}")
+
+    def prepare(self, conn: Conn, message: dict[str, Any]) -> None:
+        """Run an ordered method's synchronous prelude before the next frame is read."""
+        method = message["method"]
+        ctx = RequestCtx(conn)
+        handler = self.ordered.get(method)
+        if handler is not None:
+            try:
+                ctx.pending = handler(conn, message["params"])
+            except rpc.RpcError:
+                raise
+            except Exception as exc:
+                raise self.map_error(exc, method) from exc
+        message["\x00ctx"] = ctx
+
+    async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer an ordered or slow method through ``jsonrpcserver``."""
+        from jsonrpcserver import async_dispatch_to_serializable  # type: ignore[attr-defined]
+
+        ctx = message.pop("\x00ctx")
+        response: Any = await async_dispatch_to_serializable(
+            message,
+            methods=self._methods,
+            context=ctx,
+            deserializer=_identity,
+            validator=_identity,
+        )
+        return response
+
+    def _build_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
+        table: dict[str, Callable[..., Awaitable[Any]]] = {}
+        for name in [*self.ordered, *self.slow]:
+            table[name] = self._wrap(name)
+        return table
+
+    def _wrap(self, name: str) -> Callable[..., Awaitable[Any]]:
+        from jsonrpcserver import Error, Success
+
+        slow = self.slow.get(name)
+
+        async def method(ctx: RequestCtx, /, **params: Any) -> Any:
+            try:
+                if ctx.pending is not None:
+                    result = await ctx.pending
+                else:
+                    assert slow is not None
+                    result = await slow(ctx.conn, params)
+                return Success(result)
+            except rpc.RpcError as exc:
+                return (
+                    Error(exc.code, exc.message, exc.data)
+                    if exc.data is not None
+                    else Error(exc.code, exc.message)
+                )
+            except Exception as exc:
+                err = self.map_error(exc, name)
+                return (
+                    Error(err.code, err.message, err.data)
+                    if err.data is not None
+                    else Error(err.code, err.message)
+                )
+
+        method.__name__ = name
+        return method
+
+    def map_error(self, exc: BaseException, method: str) -> rpc.RpcError:
+        """Map a core exception to the method's code (see :func:`errors.map_error`)."""
+        return map_error(exc, method)
+
+    async def run_blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a blocking call on the worker pool (never on the loop)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    async def shutdown(self) -> None:
+        """Interrupt and close every live session, then stop the pool."""
+        self.closing = True
+        for sid in list(self.lives):
+            try:
+                await self.close_session(sid, reason="shutdown")
+            except Exception:
+                log.warning("tui: closing %s failed", sid, exc_info=True)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _identity(value: Any) -> Any:
+    return value

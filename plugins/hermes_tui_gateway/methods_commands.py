@@ -1,0 +1,138 @@
+"""Slash commands (tui-gateway.md §3.6): catalog, resolve, dispatch and the ``slash.exec`` alias."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import CommandResult
+from hermes_tui_gateway.params import GatewayError, bad, session_id
+
+if TYPE_CHECKING:
+    from hermes_core import Session
+    from hermes_tui_gateway.gateway import Conn, Gateway, Params
+
+SLASH_MUTATING = ("model", "compress", "branch")
+
+
+def _command_name(raw: str) -> str:
+    return raw.strip().lstrip("/").split()[0] if raw.strip().lstrip("/") else ""
+
+
+async def catalog(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``commands.catalog``: every plugin's commands and aliases."""
+    registry = gw.kernel.registry
+    pairs: list[list[str]] = []
+    sub: dict[str, list[str]] = {}
+    canon: dict[str, str] = {}
+    cats: dict[str, list[list[str]]] = {}
+    for name, spec in sorted(registry.commands.items()):
+        if spec.name != name:
+            continue
+        pair = [f"/{name}", spec.summary]
+        pairs.append(pair)
+        cats.setdefault(spec.category, []).append(pair)
+        if spec.subcommands:
+            sub[f"/{name}"] = list(spec.subcommands)
+        for alias in spec.aliases:
+            canon[f"/{alias}"] = f"/{name}"
+    failed = [f"{r.name}: {r.failed}" for r in registry.failures]
+    return {
+        "pairs": pairs,
+        "sub": sub,
+        "canon": canon,
+        "categories": [{"name": k, "pairs": v} for k, v in sorted(cats.items())],
+        "skill_count": 0,
+        "warning": ("plugins failed to load: " + "; ".join(failed)) if failed else "",
+    }
+
+
+def resolve(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``command.resolve``: aliases resolve as ``command.dispatch`` resolves them."""
+    name = p.get("name")
+    if not isinstance(name, str):
+        raise bad("name", "string")
+    spec = gw.kernel.registry.command(_command_name(name))
+    if spec is None:
+        raise GatewayError(4011, "unknown command")
+    return {"canonical": f"/{spec.name}", "description": spec.summary, "category": spec.category}
+
+
+def _directive(result: CommandResult) -> dict[str, Any]:
+    if result.kind == "send":
+        out: dict[str, Any] = {"type": "send", "message": result.message or ""}
+        if result.display is not None:
+            out["display"] = result.display
+        return out
+    if result.kind == "prefill":
+        return {"type": "prefill", "message": result.message or ""}
+    if result.kind == "alias":
+        return {"type": "alias", "target": result.target}
+    return {"type": "exec", "output": result.output or ""}
+
+
+async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``command.dispatch``: the core's ``dispatch_slash``, the same handler every surface runs."""
+    command = p.get("command")
+    if command is not None and not isinstance(command, str):
+        raise bad("command", "string")
+    if command is None:
+        name = p.get("name")
+        if not isinstance(name, str):
+            raise bad("command", "string")
+        arg = p.get("arg")
+        if arg is not None and not isinstance(arg, str):
+            raise bad("arg", "string")
+        command = f"/{name.lstrip('/')}" + (f" {arg}" if arg else "")
+    text = command if command.lstrip().startswith("/") else f"/{command.lstrip()}"
+    sid = session_id(p)
+    live = await gw.live_checked(sid) if sid else None
+    session: Session | None = live.session if live else None
+    name = _command_name(text)
+    spec = gw.kernel.registry.command(name)
+    if spec is None:
+        raise GatewayError(4018, f"unknown command: /{name}")
+    # /model alone only shows the choices; switching, compressing or branching needs an idle session.
+    mutating = spec.name in SLASH_MUTATING and (spec.name != "model" or len(text.split()) > 1)
+    if session is not None and session.busy and mutating:
+        raise GatewayError(
+            4009, f"/{spec.name} cannot run while a turn is running; interrupt first", {"reason": "busy"}
+        )
+    if spec.needs_session and session is None:
+        raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": False})
+    try:
+        result = await gw.kernel.dispatch_slash(session, text, surface="tui")
+    except GatewayError:
+        raise
+    except Exception as exc:
+        from hermes_core import CommandNotAvailable, CommandUsageError, HermesError
+
+        if isinstance(exc, CommandUsageError):
+            raise GatewayError(4004, str(exc)) from exc
+        if isinstance(exc, CommandNotAvailable):
+            raise GatewayError(4018, str(exc)) from exc
+        if isinstance(exc, HermesError):
+            raise gw.map_error(exc, "command.dispatch") from exc
+        raise GatewayError(5030, f"command handler failed: {type(exc).__name__}") from exc
+    if result is None:
+        raise GatewayError(4018, f"unknown command: /{name}")
+    if live is not None and gw.lives.get(live.session.id) is live:
+        live.stream.emit_info(force=True)
+    return _directive(result)
+
+
+async def slash_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``slash.exec``: the compatibility alias; ``{output}`` for an exec directive."""
+    out = await dispatch(gw, conn, {"session_id": p.get("session_id"), "command": p.get("command")})
+    return {"output": out["output"]} if out["type"] == "exec" else out
+
+
+def register(gw: Gateway) -> None:
+    """Add this module's methods to the gateway's tables."""
+    gw.fast["command.resolve"] = lambda conn, p: resolve(gw, conn, p)
+    gw.slow.update(
+        {
+            "commands.catalog": lambda conn, p: catalog(gw, conn, p),
+            "command.dispatch": lambda conn, p: dispatch(gw, conn, p),
+            "slash.exec": lambda conn, p: slash_exec(gw, conn, p),
+        }
+    )

@@ -1,0 +1,273 @@
+"""Prompting and answering (tui-gateway.md §3.1, §3.2, §3.4): submit, steer, interrupt, respond."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import ImagePart, SessionBusy, TextPart, rpc
+from hermes_tui_gateway import rewind
+from hermes_tui_gateway.params import GatewayError, bad, opt_bool, session_id
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+    from hermes_core import Session
+    from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
+
+log = logging.getLogger("hermes.tui")
+MAX_STEER = 65536
+_APPROVE_WORDS = {"approve": "once", "approved": "once", "allow": "once"}
+
+
+def _parts(text: str, attachments: list[dict[str, Any]]) -> list[Any]:
+    parts: list[Any] = []
+    if text.strip():
+        parts.append(TextPart(text))
+    for item in attachments:
+        try:
+            data = Path(item["path"]).read_bytes()
+        except OSError:
+            continue
+        parts.append(ImagePart(data=data, mime=item.get("mime", "image/png")))
+    return parts
+
+
+def _spawn(gw: Gateway, coro: Awaitable[dict[str, Any]]) -> asyncio.Future[dict[str, Any]]:
+    return asyncio.ensure_future(coro)
+
+
+def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
+    """``prompt.submit`` prelude: decide start/queue/steer/refuse before the next frame is read."""
+    sid = session_id(p)
+    live = gw.live(sid)
+    text = p.get("text", "")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise bad("text", "string")
+    session = live.session
+    plan = None
+    if rewind.requested(p):
+        durable = gw.kernel.settings.storage.backend != "memory"
+        plan = rewind.validate(session, p, durable)
+    if not text.strip() and not live.attachments:
+        raise GatewayError(4012, "text required")
+    display_kind = "hidden" if p.get("display_kind") == "hidden" else None
+    attachments, live.attachments = live.attachments, []
+    gw.bind(live, conn)
+    # The response goes out before the turn's message.start.
+    rpc.after_response(live.stream.hold())
+    if plan is not None:
+        return _spawn(gw, _rewind_then_submit(gw, live, text, attachments, display_kind, plan, p))
+    busy = session.busy
+    if busy and live.busy_policy == "steer" and session.status in ("streaming", "working", "waiting"):
+        if session.steer(text) == "accepted":
+            return _done({"status": "steered"})
+    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy))
+
+
+async def _done_coro(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
+def _done(value: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+    return _done_coro(value)
+
+
+async def _submit(
+    gw: Gateway,
+    live: Live,
+    text: str,
+    attachments: list[dict[str, Any]],
+    display_kind: str | None,
+    busy: bool,
+) -> dict[str, Any]:
+    session = live.session
+    content: Any = text if not attachments else await gw.run_blocking(_parts, text, attachments)
+    # Decided here, not in the prelude: submit tasks run in arrival order, so an earlier submit
+    # of the same read has already started its turn by now.
+    busy = busy or session.busy
+    try:
+        turn = await session.submit(content, owner="tui", merge=True, display_kind=display_kind)
+    except SessionBusy as exc:
+        raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc
+    if not busy:
+        return {"status": "streaming"}
+    position = turn.position
+    if live.busy_policy == "interrupt" and session.run is not None:
+        gw.kernel.spawn(session.interrupt(discard_queue=False))
+    return {"status": "queued", "position": max(position, 1)}
+
+
+async def _rewind_then_submit(
+    gw: Gateway,
+    live: Live,
+    text: str,
+    attachments: list[dict[str, Any]],
+    display_kind: str | None,
+    plan: rewind.RewindPlan,
+    p: Params,
+) -> dict[str, Any]:
+    session = live.session
+    result = await session.rewind(before_row_id=plan.row_id, allow_empty=True)
+    out = await _submit(gw, live, text, attachments, display_kind, False)
+    out["survivor_user_row_ids"] = list(result.survivor_user_row_ids)
+    if p.get("rebind_survivor_row_ids") is not None:
+        out["survivor_row_id_map"] = rewind.survivor_map(session, p.get("rebind_survivor_row_ids"))
+    return out
+
+
+def interrupt(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
+    """``session.interrupt`` prelude: the interrupt is ordered after any earlier submit."""
+    live = gw.live(session_id(p))
+    return _spawn(gw, _interrupt(live.session))
+
+
+async def _interrupt(session: Session) -> dict[str, Any]:
+    done = await session.interrupt(reason="user", discard_queue=True)
+    return {
+        "status": "interrupted",
+        "interrupted": done.was_running,
+        "discarded_queue": [item.text for item in done.discarded],
+    }
+
+
+def steer(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.steer`` (fast path)."""
+    text = p.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise GatewayError(4002, "text is required")
+    if len(text) > MAX_STEER:
+        raise GatewayError(4002, f"steer text is longer than {MAX_STEER} characters")
+    live = gw.live(session_id(p))
+    verdict = live.session.steer(text)
+    if verdict == "accepted":
+        return {"status": "queued", "text": text}
+    return {"status": "rejected", "text": text, "reason": verdict}
+
+
+def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``prompt.background`` (fast path)."""
+    live = gw.live(session_id(p))
+    text = p.get("text")
+    if text is not None and not isinstance(text, str):
+        raise bad("text", "string")
+    if not text or not text.strip():
+        raise GatewayError(4012, "text required")
+    try:
+        task_id = live.session.background(text)
+    except SessionBusy as exc:
+        raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
+    return {"task_id": task_id}
+
+
+# -- answering questions -----------------------------------------------------------------------
+def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, Any]:
+    broker = gw.kernel.broker
+    request = broker.get(request_id)
+    if request is not None and request.kind != kind:
+        raise GatewayError(4009, f"no pending {kind} request")
+    status = gw.kernel.answer(request_id, value)
+    if status == "ok":
+        return {"status": "ok"}
+    if status == "expired":
+        return {"status": "expired"}
+    raise GatewayError(4009, f"no pending {kind} request")
+
+
+def _rid(p: Params) -> str:
+    rid = p.get("request_id")
+    if not isinstance(rid, str):
+        raise bad("request_id", "string")
+    return rid
+
+
+def clarify_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``clarify.respond``."""
+    rid = _rid(p)
+    answer = p.get("answer")
+    if not isinstance(answer, str):
+        raise bad("answer", "string")
+    return _answer(gw, "clarify", rid, answer)
+
+
+def sudo_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``sudo.respond``: the password goes to the waiting tool only."""
+    rid = _rid(p)
+    password = p.get("password")
+    if not isinstance(password, str):
+        raise bad("password", "string")
+    return _answer(gw, "sudo", rid, password)
+
+
+def secret_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``secret.respond``: a value with a newline is refused before anything is written."""
+    rid = _rid(p)
+    value = p.get("value")
+    if not isinstance(value, str):
+        raise bad("value", "string")
+    if "\n" in value or "\r" in value:
+        raise GatewayError(4002, "a secret value cannot contain a newline")
+    return _answer(gw, "secret", rid, value)
+
+
+def approval_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``approval.respond``: by id, else the oldest open approval, or all of them."""
+    sid = session_id(p)
+    raw_choice = p.get("choice", "deny")
+    if raw_choice is None:
+        raw_choice = "deny"
+    if not isinstance(raw_choice, str):
+        raise bad("choice", "string")
+    choice = raw_choice.strip().lower()
+    choice = _APPROVE_WORDS.get(choice, choice)
+    rid = p.get("request_id")
+    if rid is not None and not isinstance(rid, str):
+        raise bad("request_id", "string")
+    everything = opt_bool(p, "all")
+    live = gw.live(sid)
+    open_ = [q for q in live.session.open_questions() if q.kind == "approval"]
+    if rid is not None:
+        match = [q for q in open_ if q.request_id == rid]
+        if not match:
+            request = gw.kernel.broker.get(rid)
+            if request is None and gw.kernel.answer(rid, "deny") == "expired":
+                return {"resolved": 0, "status": "expired"}
+            raise GatewayError(4009, "no pending approval request with that id in this session")
+        targets = match
+    elif everything:
+        targets = open_
+    else:
+        targets = open_[:1]
+    if not targets:
+        return {"resolved": 0}
+    for q in targets:
+        allowed = tuple(q.choices or ("once", "deny"))
+        if choice not in allowed:
+            raise GatewayError(
+                4002, f"choice {raw_choice!r} was not offered", {"key": "choice", "allowed": list(allowed)}
+            )
+    resolved = 0
+    for q in targets:
+        if gw.kernel.answer(q.request_id, choice) == "ok":
+            resolved += 1
+    return {"resolved": resolved}
+
+
+def register(gw: Gateway) -> None:
+    """Add this module's methods to the gateway's tables."""
+    gw.ordered["prompt.submit"] = lambda conn, p: submit(gw, conn, p)
+    gw.ordered["session.interrupt"] = lambda conn, p: interrupt(gw, conn, p)
+    gw.fast.update(
+        {
+            "session.steer": lambda conn, p: steer(gw, conn, p),
+            "prompt.background": lambda conn, p: background(gw, conn, p),
+            "clarify.respond": lambda conn, p: clarify_respond(gw, conn, p),
+            "sudo.respond": lambda conn, p: sudo_respond(gw, conn, p),
+            "secret.respond": lambda conn, p: secret_respond(gw, conn, p),
+            "approval.respond": lambda conn, p: approval_respond(gw, conn, p),
+        }
+    )

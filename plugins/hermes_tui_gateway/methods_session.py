@@ -1,0 +1,345 @@
+"""Session lifecycle methods (tui-gateway.md §3.3): create, resume, list, activate, close, …"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import SeedMessage, rpc
+from hermes_tui_gateway import encode
+from hermes_tui_gateway.params import GatewayError, bad, clamp, opt_bool, opt_int, opt_str, session_id
+
+if TYPE_CHECKING:
+    from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_title(title: str, code_empty: int = 4021) -> str:
+    """Validate a title: non-empty, at most 200 characters, no control characters."""
+    stripped = title.strip()
+    if not stripped:
+        raise GatewayError(code_empty, "title required")
+    if len(stripped) > 200 or _CONTROL.search(stripped):
+        raise GatewayError(4022, "invalid title (at most 200 characters, no control characters)")
+    return stripped
+
+
+async def snapshot(gw: Gateway, live: Live, omit_messages: bool = False) -> dict[str, Any]:
+    """Return the §2.5 snapshot of a live session."""
+    session = live.session
+    info = live.stream.info_payload()
+    rows = await session.history()
+    messages = [] if omit_messages else [encode.row_obj(r) for r in rows]
+    open_requests = gw.open_requests(live)
+    out: dict[str, Any] = {
+        "session_id": session.id,
+        "stored_session_id": session.id,
+        "session_key": session.id,
+        "message_count": len(rows),
+        "messages": messages,
+        "info": info,
+        "running": info["running"],
+        "status": info["status"],
+        "started_at": float(session.info().created_at),
+        "open_requests": open_requests,
+        "queued": info["queued"],
+    }
+    for kind in ("approval", "clarify"):
+        oldest = next((r for r in open_requests if r["type"] == f"{kind}.request"), None)
+        if oldest is not None:
+            out[f"pending_{kind}"] = oldest.get("payload")
+    if omit_messages:
+        out["messages_omitted"] = True
+    return out
+
+
+def _seed(raw: Any) -> list[SeedMessage]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad("messages", "list of {role, content|text}")
+    out: list[SeedMessage] = []
+    for item in raw:
+        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant", "system"):
+            raise bad("messages", "list of {role, content|text}")
+        text = item.get("content", item.get("text"))
+        if not isinstance(text, str):
+            raise bad("messages", "list of {role, content|text}")
+        out.append(SeedMessage(item["role"], text))
+    return out
+
+
+def _after_info(gw: Gateway, live: Live) -> None:
+    """Emit ``session.info`` right after the response (the agent is built)."""
+
+    def emit() -> None:
+        if gw.lives.get(live.session.id) is live:
+            live.stream.emit_info(force=True)
+
+    rpc.after_response(emit)
+
+
+async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.create``."""
+    cols = opt_int(p, "cols", 80)
+    cwd_raw = opt_str(p, "cwd")
+    title = opt_str(p, "title")
+    model = opt_str(p, "model")
+    provider = opt_str(p, "provider")
+    effort = opt_str(p, "reasoning_effort")
+    parent = opt_str(p, "parent_session_id")
+    close_on_disconnect = opt_bool(p, "close_on_disconnect")
+    seed = _seed(p.get("messages"))
+    if title is not None:
+        title = check_title(title, 4022)
+    if effort is not None and effort not in ("none", "minimal", "low", "medium", "high", "xhigh"):
+        raise GatewayError(4002, f"invalid reasoning_effort: {effort}", {"key": "reasoning_effort"})
+    cwd = Path(cwd_raw).expanduser() if cwd_raw else Path.cwd()
+    if not cwd.is_absolute():
+        cwd = Path.cwd() / cwd
+    if not cwd.is_dir():
+        raise GatewayError(4017, f"invalid cwd: {cwd_raw}")
+    kernel = gw.kernel
+    if parent is not None and parent not in gw.lives and await kernel.storage.get_session(parent) is None:
+        raise GatewayError(4007, f"parent session not found: {parent}")
+    if provider and model and ":" not in model:
+        model = f"{provider}:{model}"
+    elif provider and not model:
+        if not kernel.hub.has(provider):
+            raise GatewayError(4002, f"unknown provider: {provider}", {"candidates": []})
+    session = await kernel.open_session(
+        source="tui",
+        owner="tui",
+        cwd=cwd,
+        profile=gw.settings.approval_profile,
+        model=model,
+        title=title,
+        seed=seed,
+        parent_session_id=parent,
+    )
+    if effort is not None:
+        await session.set_reasoning_effort(effort)
+    live = gw.adopt(session, conn)
+    live.cols = clamp(cols or 80, 20, 1000)
+    live.close_on_disconnect = close_on_disconnect and conn.kind == "ws"
+    _after_info(gw, live)
+    return await snapshot(gw, live)
+
+
+async def resume(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.resume``: reuse a live id, else load it (id first, then exact title)."""
+    target = p.get("session_id")
+    if target is None or target == "":
+        raise GatewayError(4006, "session_id required")
+    if not isinstance(target, str):
+        raise bad("session_id", "string")
+    cols = opt_int(p, "cols")
+    omit = opt_bool(p, "omit_messages")
+    close_on_disconnect = opt_bool(p, "close_on_disconnect")
+    live = gw.lives.get(target)
+    if live is None:
+        from hermes_core import SessionNotFound
+
+        try:
+            session = await gw.kernel.resume(target, owner="tui")
+        except SessionNotFound:
+            raise GatewayError(4007, "session not found", {"session_id": target}) from None
+        except (GatewayError, rpc.RpcError):
+            raise
+        except Exception as exc:
+            from hermes_core import SessionInUse
+
+            if isinstance(exc, SessionInUse):
+                raise
+            raise GatewayError(5000, f"resume failed: {type(exc).__name__}") from exc
+        live = gw.lives.get(session.id) or gw.adopt(session, conn)
+        _after_info(gw, live)
+    gw.bind(live, conn)
+    if cols is not None:
+        live.cols = clamp(cols, 20, 1000)
+    if close_on_disconnect and conn.kind == "ws":
+        live.close_on_disconnect = True
+    out = await snapshot(gw, live, omit)
+    out["resumed"] = live.session.id
+    return out
+
+
+async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.list``: stored sessions, most recently active first."""
+    limit = clamp(opt_int(p, "limit", 200) or 200, 1, 1000)
+    title = opt_str(p, "title")
+    try:
+        page = await gw.kernel.list_sessions(limit=limit, title=title)
+    except Exception as exc:
+        raise GatewayError(5006, f"session.list failed: {type(exc).__name__}") from exc
+    out = []
+    for s in page.sessions:
+        if getattr(s, "source", None) == "tool":
+            continue
+        out.append(
+            {
+                "id": s.id,
+                "title": s.title,
+                "preview": getattr(s, "preview", "") or "",
+                "started_at": float(s.created_at),
+                "last_active": float(s.updated_at or s.created_at),
+                "message_count": getattr(s, "message_count", 0) or 0,
+                "source": s.source,
+            }
+        )
+    return {"sessions": out}
+
+
+async def activate(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.activate``: rebind a live session to the caller."""
+    live = await gw.live_checked(session_id(p))
+    omit = opt_bool(p, "omit_messages")
+    gw.bind(live, conn)
+    return await snapshot(gw, live, omit)
+
+
+async def close(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.close``: never errors; ``closed:false`` when not live."""
+    sid = p.get("session_id")
+    if not isinstance(sid, str):
+        return {"closed": False}
+    return {"closed": await gw.close_session(sid)}
+
+
+async def history(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.history``: the durable projection (archived rows on request)."""
+    live = await gw.live_checked(session_id(p))
+    archived = opt_bool(p, "include_archived")
+    rows = await live.session.history(include_archived=archived)
+    return {"count": len(rows), "messages": [encode.row_obj(r, archived) for r in rows]}
+
+
+async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.compress``: in place; same id, survivors keep their ids."""
+    live = await gw.live_checked(session_id(p))
+    focus = opt_str(p, "focus_topic")
+    if focus is not None and len(focus) > 1000:
+        raise GatewayError(4002, "focus_topic is longer than 1000 characters")
+    session = live.session
+    if session.busy:
+        raise GatewayError(4009, "session busy", {"reason": "busy"})
+    before_rows = await session.history()
+    before_tokens = sum(len(r.content.split()) for r in before_rows)
+    live.stream.emit("status.update", {"kind": "compressing", "text": "compressing the conversation…"})
+    try:
+        result = await session.compress(focus_topic=focus)
+    except Exception as exc:
+        if isinstance(exc, rpc.RpcError):
+            raise
+        from hermes_core import SessionBusy
+
+        if isinstance(exc, SessionBusy):
+            raise GatewayError(4009, "session busy", {"reason": "busy"}) from exc
+        live.stream.emit("status.update", {"kind": "ready", "text": "compression failed"})
+        raise GatewayError(5005, f"compress failed: {type(exc).__name__}") from exc
+    rows = await session.history()
+    after_tokens = sum(len(r.content.split()) for r in rows)
+    noop = result.summary_row_id is None
+    live.stream.emit("status.update", {"kind": "ready", "text": "ready"})
+    live.stream.emit_info(force=True)
+    return {
+        "status": "noop" if noop else "compressed",
+        "removed": result.archived,
+        "before_messages": len(before_rows),
+        "after_messages": len(rows),
+        "before_tokens": before_tokens,
+        "after_tokens": after_tokens,
+        "summary": {
+            "headline": "nothing to compress"
+            if noop
+            else f"compressed {result.archived} rows into a summary",
+            "token_line": f"{before_tokens} → {after_tokens} words",
+            "noop": noop,
+            "row_id": result.summary_row_id,
+            "text": result.summary,
+        },
+        "usage": encode.usage_obj(session.usage, session.info().model),
+        "info": live.stream.info_payload(),
+        "messages": [encode.row_obj(r) for r in rows],
+    }
+
+
+async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.branch``: a new persisted session with this one as parent."""
+    live = await gw.live_checked(session_id(p))
+    name = opt_str(p, "name")
+    count = opt_int(p, "count")
+    up_to = opt_int(p, "up_to_row_id")
+    if count is not None and up_to is not None:
+        raise GatewayError(4002, "count and up_to_row_id are exclusive")
+    if count is not None and count < 1:
+        raise GatewayError(4002, "count must be at least 1")
+    if name is not None:
+        name = check_title(name, 4022)
+    source = live.session
+    visible = await source.history()
+    if not visible:
+        raise GatewayError(4008, "nothing to branch — send a message first")
+    if up_to is not None and not any(r.id == up_to for r in source.rows):
+        raise GatewayError(4018, f"up_to_row_id not found: {up_to}")
+    try:
+        child = await source.branch(owner="tui", count=count, up_to_row_id=up_to, title=name)
+    except rpc.RpcError:
+        raise
+    except Exception as exc:
+        from hermes_core import InvalidValue, SessionInUse
+
+        if isinstance(exc, SessionInUse | InvalidValue):
+            raise
+        raise GatewayError(5008, f"branch failed: {type(exc).__name__}") from exc
+    new = gw.adopt(child, conn)
+    gw.known_stored.add(child.id)
+    _after_info(gw, new)
+    out = await snapshot(gw, new)
+    out["title"] = child.info().title
+    out["parent"] = source.id
+    return out
+
+
+async def title(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.title``: read, or set (pending until the first turn)."""
+    live = await gw.live_checked(session_id(p))
+    raw = p.get("title")
+    if raw is None:
+        return {"title": live.session.info().title or "", "session_key": live.session.id}
+    if not isinstance(raw, str):
+        raise bad("title", "string")
+    cleaned = check_title(raw)
+    try:
+        result = await live.session.set_title(cleaned)
+    except Exception as exc:
+        raise GatewayError(5007, f"title persistence failed: {type(exc).__name__}") from exc
+    live.stream.emit_info(force=True)
+    return {"title": result.title, "pending": result.pending}
+
+
+def register(gw: Gateway) -> None:
+    """Add this module's methods to the gateway's tables."""
+
+    def bind(fn: Any) -> Any:
+        async def call(conn: Conn, p: Params) -> dict[str, Any]:
+            result: dict[str, Any] = await fn(gw, conn, p)
+            return result
+
+        return call
+
+    gw.slow.update(
+        {
+            "session.create": bind(create),
+            "session.resume": bind(resume),
+            "session.list": bind(list_sessions),
+            "session.activate": bind(activate),
+            "session.close": bind(close),
+            "session.history": bind(history),
+            "session.compress": bind(compress),
+            "session.branch": bind(branch),
+            "session.title": bind(title),
+        }
+    )

@@ -1,0 +1,143 @@
+"""Fast reads of live-session state (tui-gateway.md §3.3): status, usage, active list, replay, resize."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import rpc
+from hermes_tui_gateway import encode
+from hermes_tui_gateway.params import bad, clamp, opt_str, session_id
+
+if TYPE_CHECKING:
+    from hermes_tui_gateway.gateway import Conn, Gateway, Params
+
+
+def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.active_list`` (fast path): sessions live in this process."""
+    current = opt_str(p, "current_session_id")
+    out = []
+    for sid, live in sorted(gw.lives.items(), key=lambda kv: kv[1].created):
+        info = live.session.info()
+        rows = live.session.rows
+        users = [r for r in rows if encode.is_user_turn(r)]
+        out.append(
+            {
+                "id": sid,
+                "session_key": sid,
+                "current": sid == current,
+                "title": info.title,
+                "preview": (users[0].content[:80] if users else ""),
+                "model": info.model,
+                "message_count": len(rows),
+                "started_at": float(info.created_at),
+                "last_active": float(rows[-1].created_at) if rows else float(info.created_at),
+                "status": info.status,
+            }
+        )
+    return {"sessions": out}
+
+
+def usage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.usage``: the cumulative usage object."""
+    live = gw.live(session_id(p))
+    return encode.usage_obj(live.session.usage, live.session.info().model)
+
+
+def status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.status`` (fast path): display text plus Pi's ``get_state`` fields."""
+    live = gw.live(session_id(p))
+    session = live.session
+    info = session.info()
+    usage_obj = encode.usage_obj(info.usage, info.model)
+    rows = session.rows
+    text = "\n".join(
+        [
+            f"Session ID: {session.id}",
+            f"Title: {info.title or '(untitled)'}",
+            f"Model: {info.model} ({info.provider})",
+            f"Tokens: {info.usage.total} (in {info.usage.input}, out {info.usage.output})",
+            f"Agent Running: {'Yes' if info.busy else 'No'}",
+        ]
+    )
+    out: dict[str, Any] = {
+        "output": text,
+        "session_id": session.id,
+        "title": info.title,
+        "model": info.model,
+        "provider": info.provider,
+        "status": info.status,
+        "running": info.busy,
+        "queued": info.queued,
+        "message_count": len(encode_projection(rows)),
+        "usage": usage_obj,
+        "started_at": float(info.created_at),
+        "last_active": float(rows[-1].created_at) if rows else float(info.created_at),
+        "cwd": info.cwd,
+        "open_requests": [{"type": q.kind, "request_id": q.request_id} for q in session.open_questions()],
+    }
+    run = getattr(session, "run", None)
+    pending = list(getattr(run, "steer_buffer", []) or []) if run is not None else []
+    if pending:
+        out["pending_steer"] = "\n\n".join(pending)
+    return out
+
+
+def encode_projection(rows: list[Any]) -> list[Any]:
+    """Return the rows hosts see (markers and tool-call-only assistant rows left out)."""
+    return [
+        r
+        for r in rows
+        if r.display_kind not in ("model_switch", "hidden")
+        and not (r.role == "assistant" and r.tool_calls and not r.content)
+    ]
+
+
+async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``session.events.since``: replay the ring and rebind atomically (§1.7)."""
+    last_seen = p.get("last_seen")
+    if type(last_seen) is not int or last_seen < 0:
+        raise bad("last_seen", "integer >= 0")
+    live = await gw.live_checked(session_id(p))
+    # No await between reading the ring and rebinding: nothing can slip in between.
+    events, truncated = live.stream.since(last_seen)
+    gw.bind(live, conn)
+    # Live events wait until this response is on the wire, so they follow the replayed ones.
+    rpc.after_response(live.stream.hold())
+    return {
+        "events": events,
+        "latest_seq": live.stream.seq,
+        "count": len(events),
+        "truncated": truncated,
+        "epoch": gw.epoch,
+        "open_requests": gw.open_requests(live),
+    }
+
+
+def resize(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``terminal.resize`` (fast path)."""
+    live = gw.live(session_id(p))
+    cols = p.get("cols")
+    if type(cols) is not int:
+        raise bad("cols", "integer")
+    live.cols = clamp(cols, 20, 1000)
+    return {"cols": live.cols}
+
+
+def ping(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``gateway.ping`` (fast path)."""
+    return {"ok": True, "ts": time.time()}
+
+
+def register(gw: Gateway) -> None:
+    """Add this module's methods to the gateway's tables."""
+    gw.slow["session.events.since"] = lambda conn, p: events_since(gw, conn, p)
+    gw.fast.update(
+        {
+            "session.active_list": lambda conn, p: active_list(gw, conn, p),
+            "session.status": lambda conn, p: status(gw, conn, p),
+            "session.usage": lambda conn, p: usage(gw, conn, p),
+            "terminal.resize": lambda conn, p: resize(gw, conn, p),
+            "gateway.ping": lambda conn, p: ping(gw, conn, p),
+        }
+    )

@@ -1,0 +1,111 @@
+"""Run the gateway: stdio by default (§1.1), or a WebSocket server with ``--ws`` (§1.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import rpc
+
+if TYPE_CHECKING:
+    from hermes_core import TransportContext
+    from hermes_tui_gateway.gateway import Conn, Gateway
+
+log = logging.getLogger("hermes.tui")
+SWITCH_INTERVAL_S = 0.0005
+
+
+def make_peer(gw: Gateway, conn: Conn, reader: Any, writer: Any) -> rpc.RpcPeer:
+    """Create the shared peer for one connection with the gateway's hooks and the TUI options."""
+    peer = rpc.RpcPeer(
+        reader=reader,
+        writer=writer,
+        dispatch=gw.dispatch,
+        options=rpc.TUI_OPTIONS,
+        fast_path=lambda message: gw.fast_path(conn, message),
+        prepare=lambda message: gw.prepare(conn, message),
+        logger=log,
+    )
+    conn.peer = peer
+    return peer
+
+
+def _stop_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, lambda: None)
+
+
+async def _start(ctx: TransportContext) -> Gateway | None:
+    from hermes_tui_gateway.gateway import Gateway
+
+    try:
+        await ctx.ready
+    except Exception as exc:
+        print(f"hermes tui: cannot start: {exc}", file=sys.stderr)
+        return None
+    gw = Gateway(ctx.kernel, ctx.settings)
+    gw.reload_settings = ctx.reload_settings
+    return gw
+
+
+async def serve(ctx: TransportContext) -> int:
+    """Serve until input ends or a stop signal; return the exit code.
+
+    :param ctx: the transport context from the CLI.
+    :returns: 0 on a graceful stop, 1 when the kernel could not start, 2 on a usage error.
+    """
+    ws = ctx.options.get("ws")
+    if ws:
+        from hermes_tui_gateway.ws import serve_ws
+
+        return await serve_ws(ctx, str(ws), _start, _stop_signals)
+    return await _serve_stdio(ctx)
+
+
+async def _serve_stdio(ctx: TransportContext) -> int:
+    guard = rpc.protect_stdout("stderr")
+    # Frames are written by the peer's writer thread; a short GIL switch interval lets it (and so
+    # control responses) through promptly while the loop thread is busy streaming.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    with contextlib.suppress(OSError):
+        if os.isatty(0):
+            print(
+                "hermes tui is a JSON-RPC gateway for host programs (NDJSON on stdio), "
+                "not an interactive UI.",
+                file=sys.stderr,
+            )
+    stop = asyncio.Event()
+    _stop_signals(stop)
+    gw = await _start(ctx)
+    if gw is None:
+        return 1
+    from hermes_tui_gateway.gateway import Conn
+
+    conn = Conn(gw, "stdio")
+    peer = make_peer(gw, conn, 0, guard.frame_fd)
+    gw.attach(conn)
+    runner = asyncio.create_task(peer.run())
+    stopper = asyncio.create_task(stop.wait())
+    await asyncio.wait([runner, stopper], return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    lost = runner.done() and not runner.cancelled() and runner.result() == "output_lost"
+    try:
+        await asyncio.wait_for(gw.shutdown(), 4)
+    except (TimeoutError, Exception):
+        log.warning("tui: shutdown did not finish in time", exc_info=True)
+    if not lost:
+        await peer.flush(1)
+    await peer.aclose(timeout=0.5)
+    runner.cancel()
+    with contextlib.suppress(BaseException):
+        await runner
+    return 0

@@ -1,0 +1,25 @@
+"""The ``[tui]`` settings of ``hermes tui`` (tui-gateway.md §1.10), validated by the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TuiSettings(BaseModel):
+    """Settings of the TUI gateway; flags > ``HERMES_TUI_TOKEN`` > ``[tui]`` > defaults."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    approval_profile: Literal["default", "accept_edits", "ask_everything", "off"] = "accept_edits"
+    workers: int = Field(8, ge=1, le=256)
+    ring_events: int = Field(512, ge=1)
+    ring_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+    orphan_grace_s: float = Field(300.0, ge=0)
+    busy_policy: Literal["queue", "steer", "interrupt"] = "queue"
+    token: str | None = None
+    token_file: Path | None = None
+    allow_remote: bool = False
+    allow_origin: list[str] = Field(default_factory=list)

@@ -1,0 +1,308 @@
+"""One live session's outgoing event stream: encode, coalesce, number, keep, deliver (§1.7, §4).
+
+A :class:`SessionStream` reads the session's bus (``session.subscribe()``), turns each core
+event into TUI events, merges runs of deltas (about 33 ms, never dropped), assigns ``seq`` once
+the frame is final, keeps the frame in a ring for ``session.events.since`` and writes it to the
+connection the session is bound to, if any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from hermes_core import (
+    BackgroundCompleted,
+    QuestionClosed,
+    QuestionRequested,
+    ReasoningDelta,
+    Retrying,
+    SessionChanged,
+    SteerDelivered,
+    SubagentEvent,
+    TextDelta,
+    TitleChanged,
+    ToolAnnounced,
+    ToolCompleted,
+    ToolProgress,
+    TurnCompleted,
+    TurnStarted,
+    UsageUpdated,
+    rpc,
+)
+from hermes_tui_gateway import encode
+
+if TYPE_CHECKING:
+    from hermes_core import Event, Session
+
+log = logging.getLogger("hermes.tui")
+COALESCE_S = 0.033
+MAX_BUFFER_CHARS = 256 * 1024
+YIELD_EVERY = 128
+
+
+class Sink(Protocol):
+    """Where a bound session's frames go (a connection)."""
+
+    def send_bytes(self, data: bytes) -> None:
+        """Write one encoded frame."""
+        ...
+
+
+class SessionStream:
+    """The event pipeline of one live session.
+
+    :param session: the live session.
+    :param info_extra: returns the gateway-held ``SessionInfo`` fields.
+    :param ring_events: ring size in events.
+    :param ring_bytes: ring size in bytes.
+    :param seq_start: the last ``seq`` used for this id earlier in this process.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        info_extra: Callable[[], dict[str, Any]],
+        ring_events: int,
+        ring_bytes: int,
+        seq_start: int = 0,
+    ) -> None:
+        self.session = session
+        self.session_id = session.id
+        self._info_extra = info_extra
+        self.seq = seq_start
+        self.ring: collections.deque[tuple[int, dict[str, Any], int]] = collections.deque()
+        self._ring_bytes = 0
+        self._ring_max_events = ring_events
+        self._ring_max_bytes = ring_bytes
+        self.sink: Sink | None = None
+        self._held: list[bytes] | None = None
+        self._holds = 0
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._buffered = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._tool_args: dict[str, Any] = {}
+        self._tool_names: dict[str, str] = {}
+        self._last_usage = 0.0
+        self.verbose = "all"
+        self.last_usage_obj: dict[str, Any] | None = None
+        self._last_info: dict[str, Any] | None = None
+        self._sub = session.subscribe()
+        self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
+
+    # -- delivery ----------------------------------------------------------------------------
+    def hold(self) -> Callable[[], None]:
+        """Hold live delivery (frames still get seq and enter the ring) until the returned call."""
+        self._holds += 1
+        if self._held is None:
+            self._held = []
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            self._holds -= 1
+            if self._holds == 0:
+                held, self._held = self._held or [], None
+                if self.sink is not None:
+                    for data in held:
+                        self.sink.send_bytes(data)
+
+        return release
+
+    def bind(self, sink: Sink | None) -> None:
+        """Route later frames to ``sink`` (``None`` detaches)."""
+        self.sink = sink
+
+    def since(self, last_seen: int) -> tuple[list[dict[str, Any]], bool]:
+        """Return the retained events after ``last_seen`` and whether some are missing."""
+        events = [params for seq, params, _size in self.ring if seq > last_seen]
+        oldest = self.ring[0][0] if self.ring else self.seq + 1
+        truncated = last_seen > self.seq or (last_seen + 1 < oldest and last_seen < self.seq)
+        return events, truncated
+
+    def emit(self, type_: str, payload: dict[str, Any] | None = None) -> None:
+        """Number, keep and deliver one session event (flushing buffered deltas first)."""
+        if type_ not in ("message.delta", "reasoning.delta"):
+            self._flush()
+        self._emit(type_, payload)
+
+    def _emit(self, type_: str, payload: dict[str, Any] | None) -> None:
+        self.seq += 1
+        params: dict[str, Any] = {"type": type_, "session_id": self.session_id, "seq": self.seq}
+        if payload is not None:
+            params["payload"] = payload
+        try:
+            data = rpc.encode_frame({"jsonrpc": "2.0", "method": "event", "params": params})
+        except (TypeError, ValueError):
+            log.exception("tui: cannot encode a %s event", type_)
+            self.seq -= 1
+            return
+        size = len(data)
+        ring = self.ring
+        ring.append((self.seq, params, size))
+        self._ring_bytes += size
+        while len(ring) > self._ring_max_events or (
+            self._ring_bytes > self._ring_max_bytes and len(ring) > 1
+        ):
+            self._ring_bytes -= ring.popleft()[2]
+        if self._held is not None:
+            self._held.append(data)
+        elif self.sink is not None:
+            self.sink.send_bytes(data)
+
+    # -- coalescing --------------------------------------------------------------------------
+    def _flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._reasoning:
+            text = "".join(self._reasoning)
+            self._reasoning.clear()
+            self._emit("reasoning.delta", {"text": text})
+        if self._text:
+            text = "".join(self._text)
+            self._text.clear()
+            self._emit("message.delta", {"text": text})
+        self._buffered = 0
+
+    def _buffer(self, parts: list[str], other: list[str], text: str) -> None:
+        if other:
+            self._flush()
+        parts.append(text)
+        self._buffered += len(text)
+        if self._buffered >= MAX_BUFFER_CHARS:
+            self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
+
+    # -- the pump ----------------------------------------------------------------------------
+    async def _pump(self) -> None:
+        handled = 0
+        try:
+            async for ev in self._sub:
+                try:
+                    self._on_event(ev)
+                except Exception:
+                    log.exception("tui: failed to encode %s", type(ev).__name__)
+                handled += 1
+                if handled >= YIELD_EVERY:
+                    # A queued backlog never suspends the iterator; let the reader answer between batches.
+                    handled = 0
+                    await asyncio.sleep(0)
+        finally:
+            self._flush()
+
+    async def aclose(self) -> None:
+        """Stop reading the bus (after the session closed its subscribers)."""
+        if not self._task.done():
+            # The session's close ends the subscription; let the pump encode what is queued.
+            await asyncio.wait([self._task], timeout=1.0)
+        self._sub.close()
+        if not self._task.done():
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        self._flush()
+
+    def emit_info(self, force: bool = False) -> None:
+        """Emit ``session.info`` unless it would repeat the last one word for word."""
+        payload = self.info_payload()
+        if force or payload != self._last_info:
+            self._last_info = payload
+            self.emit("session.info", payload)
+
+    def info_payload(self) -> dict[str, Any]:
+        """Return the current ``SessionInfo`` object."""
+        return encode.info_obj(self.session.info(), self._info_extra())
+
+    def _tools_visible(self) -> bool:
+        return self.verbose != "off"
+
+    def _on_event(self, ev: Event) -> None:
+        kind = type(ev)
+        if kind is TextDelta:
+            self._buffer(self._text, self._reasoning, ev.text)  # type: ignore[attr-defined]
+        elif kind is ReasoningDelta:
+            self._buffer(self._reasoning, self._text, ev.text)  # type: ignore[attr-defined]
+        elif kind is TurnStarted:
+            assert isinstance(ev, TurnStarted)
+            payload: dict[str, Any] = {}
+            if ev.user_row_id is not None:
+                payload["user_row_id"] = ev.user_row_id
+            if ev.queued:
+                payload["queued"] = True
+            self.emit("message.start", payload)
+        elif kind is TurnCompleted:
+            assert isinstance(ev, TurnCompleted)
+            model = self.session.info().model
+            payload = encode.message_complete(ev, model, self.session.kernel.redactor)
+            self.last_usage_obj = payload["usage"]
+            self.emit("message.complete", payload)
+            self._tool_args.clear()
+            self._tool_names.clear()
+        elif kind is SessionChanged:
+            self.emit_info()
+        elif kind is ToolAnnounced:
+            assert isinstance(ev, ToolAnnounced)
+            self._tool_args[ev.call_id] = ev.args_redacted
+            self._tool_names[ev.call_id] = ev.name
+            if self._tools_visible() or ev.name == "clarify":
+                self.emit("tool.start", encode.tool_start(ev))
+        elif kind is ToolProgress:
+            assert isinstance(ev, ToolProgress)
+            name = self._tool_names.get(ev.call_id, "")
+            if self._tools_visible() or name == "clarify":
+                preview = self.session.kernel.redactor(ev.tail)
+                self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
+        elif kind is ToolCompleted:
+            assert isinstance(ev, ToolCompleted)
+            payload = encode.tool_complete(ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor)
+            if (
+                self._tools_visible()
+                or "inline_diff" in payload
+                or ev.todos is not None
+                or ev.name == "clarify"
+            ):
+                self.emit("tool.complete", payload)
+        elif kind is QuestionRequested:
+            assert isinstance(ev, QuestionRequested)
+            self.emit(*encode.question_request(ev))
+        elif kind is QuestionClosed:
+            assert isinstance(ev, QuestionClosed)
+            expired = encode.question_expire(ev)
+            if expired is not None:
+                self.emit(*expired)
+        elif kind is SteerDelivered:
+            assert isinstance(ev, SteerDelivered)
+            self.emit("status.update", {"kind": "steer", "text": f"steer delivered ({ev.chars} chars)"})
+        elif kind is Retrying:
+            assert isinstance(ev, Retrying)
+            text = f"{ev.kind}: retrying in {ev.wait_s:.1f}s (attempt {ev.attempt})"
+            self.emit("status.update", {"kind": "retry", "text": text})
+        elif kind is UsageUpdated:
+            assert isinstance(ev, UsageUpdated)
+            now = time.monotonic()
+            usage = encode.usage_obj(ev.usage, self.session.info().model)
+            if now - self._last_usage >= 1.0 and usage != self.last_usage_obj:
+                self._last_usage = now
+                self.last_usage_obj = usage
+                self.emit("session.usage", {"usage": usage})
+        elif kind is TitleChanged:
+            assert isinstance(ev, TitleChanged)
+            self.emit("session.title", {"session_id": self.session_id, "title": ev.title})
+        elif kind is BackgroundCompleted:
+            assert isinstance(ev, BackgroundCompleted)
+            self.emit("background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status})
+        elif kind is SubagentEvent:
+            assert isinstance(ev, SubagentEvent)
+            payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}
+            self.emit(f"subagent.{ev.kind}", payload)

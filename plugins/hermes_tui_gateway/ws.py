@@ -1,0 +1,243 @@
+"""``hermes tui --ws HOST:PORT``: the same protocol over WebSocket at ``/api/ws`` (§1.2).
+
+aiohttp is imported here only, when ``--ws`` is given. Each authenticated socket gets its own
+shared peer, fed one text frame per JSON-RPC object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from hermes_core import rpc
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from hermes_core import TransportContext
+    from hermes_tui_gateway.gateway import Gateway
+
+log = logging.getLogger("hermes.tui")
+MAX_FRAME = 8 * 1024 * 1024
+SUBPROTOCOL = "hermes.v1"
+TOKEN_PREFIX = "hermes.token."
+
+
+def parse_hostport(value: str) -> tuple[str, int]:
+    """Split ``HOST:PORT`` or ``[v6]:PORT``; raise ValueError when malformed."""
+    if value.startswith("["):
+        host, _, rest = value[1:].partition("]")
+        if not rest.startswith(":"):
+            raise ValueError(value)
+        return host, int(rest[1:])
+    host, sep, port = value.rpartition(":")
+    if not sep or not host:
+        raise ValueError(value)
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address is loopback."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_token(gw: Gateway) -> str:
+    """Return the token: ``--token-file``, then ``HERMES_TUI_TOKEN``, else a generated file."""
+    settings = gw.settings
+    if settings.token_file is not None:
+        return Path(settings.token_file).expanduser().read_text(encoding="utf-8").strip()
+    if settings.token:
+        return settings.token
+    path = gw.data_dir / "tui-gateway.token"
+    with contextlib.suppress(OSError):
+        existing = path.read_text(encoding="utf-8").strip()
+        if existing:
+            log.warning("tui: using the WebSocket token in %s", path)
+            return existing
+    path.parent.mkdir(parents=True, exist_ok=True)
+    token = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    log.warning("tui: wrote a new WebSocket token to %s", path)
+    return token
+
+
+class _Reader:
+    """Feed text frames to the peer as NDJSON lines; answer binary frames with -32600."""
+
+    def __init__(self, ws: web.WebSocketResponse, peer_ref: list[rpc.RpcPeer]) -> None:
+        self._ws = ws
+        self._peer = peer_ref
+
+    async def read(self, n: int = -1) -> bytes:
+        from aiohttp import WSMsgType
+
+        while True:
+            msg = await self._ws.receive()
+            if msg.type == WSMsgType.TEXT:
+                # A raw newline in valid JSON is whitespace between tokens, never inside a string.
+                data = msg.data.encode("utf-8").replace(b"\r", b" ").replace(b"\n", b" ")
+                return data + b"\n"
+            if msg.type == WSMsgType.BINARY:
+                self._peer[0].send(
+                    rpc.error_response(None, rpc.RpcError(rpc.INVALID_REQUEST, "invalid request"))
+                )
+                continue
+            return b""
+
+
+class _Writer:
+    """Send each frame the peer writes as one text message."""
+
+    def __init__(self, ws: web.WebSocketResponse) -> None:
+        self._ws = ws
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
+
+    async def drain(self) -> None:
+        pending, self._pending = self._pending, []
+        for chunk in pending:
+            for frame in chunk.split(b"\n"):
+                if frame:
+                    await self._ws.send_str(frame.decode("utf-8"))
+
+
+def _offered_token(request: web.Request) -> tuple[str | None, bool]:
+    """Return the presented token and whether it came through an accepted channel."""
+    auth = request.headers.get("Authorization", "")
+    if auth.lower().startswith("bearer "):
+        return auth[7:].strip(), True
+    offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
+    tokens = [p[len(TOKEN_PREFIX) :] for p in offered if p.startswith(TOKEN_PREFIX)]
+    if tokens:
+        return tokens[0], SUBPROTOCOL in offered
+    return None, False
+
+
+def _origin_ok(origin: str | None, allowed: list[str]) -> bool:
+    if not origin:
+        return True
+    if origin in allowed:
+        return True
+    host = urlsplit(origin).hostname or ""
+    return is_loopback(host)
+
+
+async def serve_ws(
+    ctx: TransportContext,
+    where: str,
+    start: Callable[[TransportContext], Awaitable[Gateway | None]],
+    stop_signals: Callable[[asyncio.Event], None],
+) -> int:
+    """Serve WebSocket connections until a stop signal."""
+    from aiohttp import web
+
+    from hermes_tui_gateway.gateway import Conn
+    from hermes_tui_gateway.serve import make_peer
+
+    try:
+        host, port = parse_hostport(where)
+    except ValueError:
+        print(f"hermes tui: --ws expects HOST:PORT, got {where!r}", file=sys.stderr)
+        return 2
+    stop = asyncio.Event()
+    stop_signals(stop)
+    gw = await start(ctx)
+    if gw is None:
+        return 1
+    if not is_loopback(host) and not gw.settings.allow_remote:
+        print(
+            f"hermes tui: --ws host {host} is not loopback; pass --allow-remote to allow it", file=sys.stderr
+        )
+        return 2
+    try:
+        token = load_token(gw)
+    except OSError as exc:
+        print(f"hermes tui: cannot read the token: {exc}", file=sys.stderr)
+        return 2
+
+    closing: set[asyncio.Future[object]] = set()
+
+    async def handler(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
+        await ws.prepare(request)
+        offered, channel_ok = _offered_token(request)
+        good = (
+            "token" not in request.query
+            and channel_ok
+            and offered is not None
+            and hmac.compare_digest(offered.encode("utf-8"), token.encode("utf-8"))
+        )
+        if not good:
+            await ws.close(code=4401, message=b"unauthorized")
+            return ws
+        if not _origin_ok(request.headers.get("Origin"), list(gw.settings.allow_origin)):
+            await ws.close(code=4403, message=b"origin not allowed")
+            return ws
+        conn = Conn(gw, "ws")
+        peer_ref: list[rpc.RpcPeer] = []
+        peer = make_peer(gw, conn, _Reader(ws, peer_ref), _Writer(ws))
+        peer_ref.append(peer)
+
+        def slow() -> None:
+            conn.alive = False
+            closing.add(asyncio.ensure_future(ws.close(code=1013, message=b"slow consumer")))
+
+        conn.on_slow = slow
+        gw.attach(conn)
+        try:
+            await peer.run()
+        finally:
+            await gw.detach(conn)
+            await peer.aclose(timeout=0.5)
+            if not ws.closed:
+                await ws.close(code=1000)
+        return ws
+
+    app = web.Application()
+    app.router.add_get("/api/ws", handler)
+    runner = web.AppRunner(app, access_log=None, handle_signals=False)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError as exc:
+        print(f"hermes tui: cannot listen on {where}: {exc}", file=sys.stderr)
+        await runner.cleanup()
+        return 2
+    bound = port
+    server = getattr(site, "_server", None)
+    if server is not None and server.sockets:
+        bound = server.sockets[0].getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"hermes tui: listening on ws://{shown}:{bound}/api/ws", file=sys.stderr, flush=True)
+    await stop.wait()
+    gw.closing = True
+    for conn in list(gw.conns):
+        conn.alive = False
+    try:
+        await asyncio.wait_for(gw.shutdown(), 4)
+    except (TimeoutError, Exception):
+        log.warning("tui: shutdown did not finish in time", exc_info=True)
+    await runner.shutdown()
+    await runner.cleanup()
+    return 0

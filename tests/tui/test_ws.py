@@ -1,0 +1,234 @@
+"""The WebSocket transport over a real socket with aiohttp's client (checks 1, 6, 11; §1.2, §1.8)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.tui.client import HERMES, WsClient, WsServer, hermes_env
+
+TOKEN = "test-token-0123456789abcdef"
+
+
+@pytest.fixture(scope="module")
+def server(shared_home: Path) -> Iterator[WsServer]:
+    """``hermes tui --ws 127.0.0.1:0`` with a known token and a 1 s orphan grace, for the module."""
+    srv = WsServer(shared_home, TOKEN, args=["--orphan-grace", "1"])
+    yield srv
+    srv.stop()
+
+
+def _bearer() -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}"}
+
+
+async def _expect_close(url: str, code: int, **kw: object) -> None:
+    client = await WsClient.connect(url, **kw)  # type: ignore[arg-type]
+    try:
+        assert await client.wait_closed() == code
+        assert client.frames == []
+    finally:
+        await client.close()
+
+
+async def test_ws_auth(server: WsServer) -> None:
+    """Check 6: no or query token → 4401, no frame; bearer or subprotocol → ready; bad origin → 4403."""
+    await _expect_close(server.url, 4401)
+    await _expect_close(f"{server.url}?token={TOKEN}", 4401)
+    await _expect_close(server.url, 4401, headers={"Authorization": "Bearer wrong"})
+    await _expect_close(server.url, 4401, protocols=(f"hermes.token.{TOKEN}",))
+    await _expect_close(server.url, 4403, headers={**_bearer(), "Origin": "http://evil.example"})
+    bearer = await WsClient.connect(server.url, headers=_bearer())
+    ready = await bearer.wait(lambda: bearer.frames)
+    assert ready[0]["params"]["type"] == "gateway.ready"
+    await bearer.close()
+    sub = await WsClient.connect(server.url, protocols=("hermes.v1", f"hermes.token.{TOKEN}"))
+    assert sub.ws.protocol == "hermes.v1"
+    first = (await sub.wait(lambda: sub.frames))[0]["params"]
+    assert first["type"] == "gateway.ready" and first["session_id"] == "" and "seq" not in first
+    assert first["payload"]["protocol"]["version"] == 1 and first["payload"]["skin"]
+    await sub.close()
+    local = await WsClient.connect(server.url, headers={**_bearer(), "Origin": "http://127.0.0.1:3000"})
+    await local.wait(lambda: local.frames)
+    await local.close()
+
+
+async def test_ws_wrong_path_is_404(server: WsServer) -> None:
+    """Any path other than /api/ws gets HTTP 404."""
+    async with aiohttp.ClientSession() as http:
+        async with http.get(server.url.replace("ws://", "http://").replace("/api/ws", "/other")) as resp:
+            assert resp.status == 404
+
+
+async def test_ws_bad_frames_keep_the_connection(server: WsServer) -> None:
+    """A binary frame → -32600 and the connection stays; bad JSON → -32700; a pretty-printed frame works."""
+    client = await WsClient.connect(server.url, headers=_bearer())
+    await client.ws.send_bytes(b"\x00\x01")
+    await client.ws.send_str("{not json")
+    await client.ws.send_str('{\n  "id": 5,\n  "method": "gateway.ping"\n}')
+    await client.wait(lambda: client.responses.get(5))
+    codes = [f["error"]["code"] for f in client.frames if "error" in f and f.get("id") is None]
+    assert codes == [-32600, -32700]
+    assert (await client.call("gateway.ping"))["ok"] is True
+    await client.close()
+
+
+async def _raw_close_code_after_oversized_header(url: str) -> int:
+    """Open a raw WebSocket, announce a 9 MiB text frame and return the server's close code."""
+    import base64
+    import os
+    import struct
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        (
+            f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: Bearer {TOKEN}\r\n\r\n"
+        ).encode()
+    )
+    await reader.readuntil(b"\r\n\r\n")
+    writer.write(bytes([0x81, 0x80 | 127]) + struct.pack(">Q", 9 * 1024 * 1024) + os.urandom(4))
+    await writer.drain()
+    code = -1
+    while True:
+        head = await asyncio.wait_for(reader.readexactly(2), 10)
+        length = head[1] & 0x7F
+        if length == 126:
+            length = struct.unpack(">H", await reader.readexactly(2))[0]
+        elif length == 127:
+            length = struct.unpack(">Q", await reader.readexactly(8))[0]
+        body = await reader.readexactly(length)
+        if head[0] & 0x0F == 0x8:
+            code = struct.unpack(">H", body[:2])[0]
+            break
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return code
+
+
+async def test_ws_oversized_frame_closes_1009_and_sessions_survive(server: WsServer) -> None:
+    """A frame over 8 MiB closes with 1009; the connection's sessions survive and can be resumed."""
+    client = await WsClient.connect(server.url, headers=_bearer())
+    sid = (await client.call("session.create"))["session_id"]
+    await client.close()
+    assert await _raw_close_code_after_oversized_header(server.url) == 1009
+    again = await WsClient.connect(server.url, headers=_bearer())
+    snap = await again.call("session.resume", session_id=sid)
+    assert snap["session_id"] == sid
+    await again.close()
+
+
+async def test_ws_replay_after_reconnect(server: WsServer) -> None:
+    """Check 11: drop mid-turn and reconnect; events.since gives k+1…latest; live follows, no duplicates."""
+    first = await WsClient.connect(server.url, headers=_bearer())
+    sid = (await first.call("session.create"))["session_id"]
+    await first.call("prompt.submit", session_id=sid, text="[[tokens 400]] [[delay 5]]")
+    await first.wait(lambda: len(first.events(sid, "message.delta")) >= 2)
+    seen = [e["seq"] for e in first.events(sid)]
+    k = seen[-1]
+    await first.close()
+    await asyncio.sleep(0.3)
+    second = await WsClient.connect(server.url, headers=_bearer())
+    await second.wait(lambda: second.frames)
+    replay = await second.call("session.events.since", session_id=sid, last_seen=k)
+    latest = replay["latest_seq"]
+    assert [e["seq"] for e in replay["events"]] == list(range(k + 1, latest + 1))
+    assert replay["truncated"] is False and replay["epoch"]
+    await second.wait(lambda: second.events(sid, "message.complete"), timeout=20)
+    live = [e["seq"] for e in second.events(sid)]
+    assert live and live[0] == latest + 1
+    assert live == list(range(latest + 1, latest + 1 + len(live)))
+    events = replay["events"] + second.events(sid)
+    text = "".join(
+        e["payload"]["text"]
+        for e in first.events(sid, "message.delta") + [e for e in events if e["type"] == "message.delta"]
+    )
+    complete = second.events(sid, "message.complete")[0]["payload"]
+    assert text == complete["text"]
+    future = await second.call("session.events.since", session_id=sid, last_seen=10**6)
+    assert future["truncated"] is True
+    with pytest.raises(Exception) as bad:
+        await second.call("session.events.since", session_id=sid, last_seen=-1)
+    assert getattr(bad.value, "code", None) == -32602
+    await second.close()
+
+
+async def test_ws_disconnect_close_and_orphans(server: WsServer) -> None:
+    """§1.8: close_on_disconnect sessions close; others are detached, then reclaimed after the grace."""
+    watcher = await WsClient.connect(server.url, headers=_bearer())
+    owner = await WsClient.connect(server.url, headers=_bearer())
+    temporary = (await owner.call("session.create", close_on_disconnect=True))["session_id"]
+    kept = (await owner.call("session.create"))["session_id"]
+    await owner.call("prompt.submit", session_id=kept, text="keep me")
+    await owner.wait(lambda: owner.events(kept, "message.complete"))
+    await owner.close()
+    await asyncio.sleep(0.3)
+    active = [s["id"] for s in (await watcher.call("session.active_list"))["sessions"]]
+    assert kept in active and temporary not in active
+    reclaimed = await watcher.wait(
+        lambda: [e for e in watcher.events("", "session.reclaimed") if e["payload"]["session_id"] == kept],
+        timeout=10,
+    )
+    assert reclaimed[0]["payload"] == {"session_id": kept, "reason": "orphan"}
+    assert "seq" not in reclaimed[0]
+    assert kept not in [s["id"] for s in (await watcher.call("session.active_list"))["sessions"]]
+    resumed = await watcher.call("session.resume", session_id=kept)
+    assert [m["text"] for m in resumed["messages"]] == ["keep me", "You said: keep me"]
+    await watcher.close()
+
+
+def test_ws_refuses_a_remote_host_without_allow_remote(home: Path) -> None:
+    """A non-loopback --ws host is a usage error unless --allow-remote is given."""
+    done = subprocess.run(
+        [HERMES, "tui", "--ws", "0.0.0.0:0"],
+        env=hermes_env(home, {"HERMES_TUI_TOKEN": TOKEN}),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--allow-remote" in done.stderr
+
+
+def test_ws_generates_a_token_file(home: Path) -> None:
+    """Without a token, one is written to <data dir>/tui-gateway.token with mode 0600."""
+    srv = WsServer(home, "")
+    try:
+        path = home / "tui-gateway.token"
+        assert path.stat().st_mode & 0o777 == 0o600
+        token = path.read_text().strip()
+        assert len(token) >= 40
+        assert token not in "".join(srv.stderr_lines)
+    finally:
+        srv.stop()
+
+
+async def test_ws_token_file_and_allowed_origin(tmp_path: Path, home: Path) -> None:
+    """--token-file wins over the environment; --allow-origin admits a listed non-loopback origin."""
+    token_file = tmp_path / "token"
+    token_file.write_text("from-the-file\n")
+    srv = WsServer(
+        home, "from-the-env", args=["--token-file", str(token_file), "--allow-origin", "https://app.example"]
+    )
+    try:
+        await _expect_close(srv.url, 4401, headers={"Authorization": "Bearer from-the-env"})
+        ok = await WsClient.connect(
+            srv.url, headers={"Authorization": "Bearer from-the-file", "Origin": "https://app.example"}
+        )
+        await ok.wait(lambda: ok.frames)
+        assert ok.frames[0]["params"]["type"] == "gateway.ready"
+        await ok.close()
+    finally:
+        srv.stop()
