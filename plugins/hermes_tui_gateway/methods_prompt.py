@@ -91,7 +91,9 @@ async def _submit(
     # of the same read has already started its turn by now.
     busy = busy or session.busy
     try:
-        turn = await session.submit(content, owner="tui", merge=True, display_kind=display_kind)
+        turn = await session.submit(
+            content, owner="tui", merge=True, display_kind=display_kind, track_events=False
+        )
     except SessionBusy as exc:
         raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc
     if not busy:
