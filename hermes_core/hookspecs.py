@@ -14,20 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from hermes_core.records import (
-    CommandSpec,
-    PolicyDecision,
-    ProviderSpec,
-    StorageSpec,
-    ToolCallInfo,
-    TransportSpec,
-)
-from hermes_core.tools import ToolSpec
-
 if TYPE_CHECKING:
     from hermes_core.events import Event
     from hermes_core.kernel import Kernel
+    from hermes_core.records import (
+        CommandSpec,
+        PolicyDecision,
+        ProviderSpec,
+        StorageSpec,
+        ToolCallInfo,
+        TransportSpec,
+    )
     from hermes_core.session import Session
+    from hermes_core.tools import ToolSpec
 
 PROJECT = "hermes"
 hookspec = pluggy.HookspecMarker(PROJECT)

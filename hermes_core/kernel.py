@@ -37,7 +37,6 @@ from hermes_core.errors import (
     StorageError,
 )
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
-from hermes_core.questions import QuestionBroker
 from hermes_core.records import CommandContext, CommandResult
 from hermes_core.redaction import Redactor
 
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.events import Event, TurnOutcome
     from hermes_core.models import ProviderHub, ResolvedModel
+    from hermes_core.questions import QuestionBroker
     from hermes_core.session import QueueItem, Session
     from hermes_core.session_types import StoredSession
     from hermes_core.settings import CoreSettings
@@ -85,7 +85,7 @@ class Kernel:
         self._pending_settings = settings
         self._settings: CoreSettings | None = None
         self.redactor = Redactor()
-        self.broker = QuestionBroker(self._emit_question)
+        self._broker: QuestionBroker | None = None
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="hermes-tool")
         self.lease_owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         self._sessions: dict[str, Session] = {}
@@ -166,6 +166,15 @@ class Kernel:
         if self._hub is None:
             raise ConfigError("the kernel is not running")
         return self._hub
+
+    @property
+    def broker(self) -> QuestionBroker:
+        """The question broker (made on first use: the event records are not needed at start-up)."""
+        if self._broker is None:
+            from hermes_core.questions import QuestionBroker
+
+            self._broker = QuestionBroker(self._emit_question)
+        return self._broker
 
     @property
     def allowlist(self) -> Any:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from hermes_core.content import Part, Role
+if TYPE_CHECKING:
+    from hermes_core.content import Part, Role
 
 
 @dataclass(frozen=True, slots=True)

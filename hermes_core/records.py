@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.providers import ProviderPreset
-
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
+    from hermes_core.providers import ProviderPreset
     from hermes_core.session import Session
     from hermes_core.settings_store import SettingsStore
 

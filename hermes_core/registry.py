@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from hermes_core.records import CommandSpec, ProviderSpec, StorageSpec, TransportSpec
-from hermes_core.tools import ToolSpec
+if TYPE_CHECKING:
+    from hermes_core.records import CommandSpec, ProviderSpec, StorageSpec, TransportSpec
+    from hermes_core.tools import ToolSpec
 
 FIRST_PARTY_DISTRIBUTION = "hermes-agent"
 RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help"})

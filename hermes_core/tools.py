@@ -13,9 +13,10 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from hermes_core.events import FileChange, TodoItem
+if TYPE_CHECKING:
+    from hermes_core.events import FileChange, TodoItem
 
 
 class ToolError(Exception):
