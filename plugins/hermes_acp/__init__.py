@@ -1,1 +1,3 @@
-"""Transport plugin (under construction; see its issue)."""
+"""The ACP transport: ``hermes acp`` speaks the Agent Client Protocol on stdio."""
+
+from __future__ import annotations

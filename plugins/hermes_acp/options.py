@@ -1,0 +1,128 @@
+"""Modes, config options and the legacy ``models`` object of a session (acp.md §6)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core import Kernel, Session
+
+MODES: tuple[tuple[str, str], ...] = (
+    ("default", "Default"),
+    ("accept_edits", "Auto-approve edits"),
+    ("ask_everything", "Ask every time"),
+)
+OFF_MODE = ("off", "Never ask")
+MAX_MODELS = 200
+
+
+def mode_choices(current: str) -> list[tuple[str, str]]:
+    """Return the modes to offer; ``off`` only while it is the current profile (§6.1).
+
+    :param current: the session's approval profile.
+    :returns: ``(id, name)`` pairs.
+    """
+    return [*MODES, OFF_MODE] if current == "off" else list(MODES)
+
+
+def modes_state(session: Session) -> dict[str, Any]:
+    """Return the ``modes`` object of a session response.
+
+    :param session: the core session.
+    :returns: ``{currentModeId, availableModes}``.
+    """
+    return {
+        "currentModeId": session.profile,
+        "availableModes": [{"id": i, "name": n} for i, n in mode_choices(session.profile)],
+    }
+
+
+async def model_choices(kernel: Kernel, session: Session) -> tuple[str, list[tuple[str, str]]]:
+    """Return the current model and the offered ``(value, name)`` pairs, offline only.
+
+    :param kernel: the kernel.
+    :param session: the core session.
+    :returns: the current ``provider:model`` and at most :data:`MAX_MODELS` choices.
+    """
+    current, choices, _ = await model_state(kernel, session)
+    return current, choices
+
+
+async def model_state(kernel: Kernel, session: Session) -> tuple[str, list[tuple[str, str]], int | None]:
+    """Return the current model, the choices and the current model's context window.
+
+    :param kernel: the kernel.
+    :param session: the core session.
+    :returns: ``(current, choices, window)``; the window is ``None`` when unknown.
+    """
+    current = session.info().model or ""
+    catalog = await kernel.model_catalog(network=False, session=session)
+    window: int | None = None
+    provider_now, _, model_now = current.partition(":")
+    choices: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for provider in catalog.get("providers") or []:
+        slug = str(provider.get("slug"))
+        if slug == provider_now:
+            details = (provider.get("model_details") or {}).get(model_now) or {}
+            size = details.get("context_window") if isinstance(details, dict) else None
+            window = size if isinstance(size, int) and size > 0 else None
+        if not provider.get("authenticated", True) and not provider.get("is_current"):
+            continue
+        for model in provider.get("models") or []:
+            value = f"{slug}:{model}"
+            if value not in seen:
+                seen.add(value)
+                choices.append((value, f"{model} ({slug})"))
+    choices = choices[:MAX_MODELS]
+    if current and current not in seen:
+        provider, _, model = current.partition(":")
+        choices.insert(0, (current, f"{model} ({provider})"))
+        choices = choices[:MAX_MODELS]
+    return current, choices, window
+
+
+async def session_options(kernel: Kernel, session: Session) -> tuple[dict[str, Any], int | None]:
+    """Return ``modes``, ``configOptions`` and ``models`` for a session response.
+
+    :param kernel: the kernel.
+    :param session: the core session.
+    :returns: the three members (ready to merge into a result) and the model's context window.
+    """
+    current, choices, window = await model_state(kernel, session)
+    return {
+        "modes": modes_state(session),
+        "configOptions": config_options(session.profile, current, choices),
+        "models": {
+            "currentModelId": current,
+            "availableModels": [{"modelId": v, "name": n} for v, n in choices],
+        },
+    }, window
+
+
+def config_options(profile: str, model: str, choices: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Return the ``[mode, model]`` config options.
+
+    :param profile: the current approval profile.
+    :param model: the current model reference.
+    :param choices: the model choices.
+    :returns: the list of two select options.
+    """
+    return [
+        {
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": profile,
+            "options": [{"value": i, "name": n} for i, n in mode_choices(profile)],
+        },
+        {
+            "id": "model",
+            "name": "Model",
+            "category": "model",
+            "type": "select",
+            "currentValue": model,
+            "options": [{"value": v, "name": n} for v, n in choices],
+        },
+    ]

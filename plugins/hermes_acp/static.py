@@ -1,0 +1,106 @@
+"""The static ``initialize`` answer (acp.md §3), built without pydantic or ``jsonrpcserver``.
+
+The peer answers ``initialize`` from here in its fast path, before the kernel has started, so
+an IDE gets its reply as soon as the process can read a line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_core.rpc import INVALID_PARAMS, RpcError
+
+PROTOCOL_VERSION = 1
+
+SETUP_METHOD = {
+    "type": "terminal",
+    "id": "hermes-setup",
+    "name": "Set up Hermes in a terminal",
+    "description": "Choose a provider, model and API key",
+    "args": ["--setup"],
+}
+CONFIG_METHOD = {
+    "id": "hermes-config",
+    "name": "Use my Hermes configuration",
+    "description": "Re-read the config file",
+}
+AUTH_METHOD_IDS = frozenset({"hermes-setup", "hermes-config"})
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCaps:
+    """What the client said it can do (only the parts Hermes uses).
+
+    :param read_text_file: ``fs.readTextFile``.
+    :param write_text_file: ``fs.writeTextFile``.
+    :param auth_terminal: ``auth.terminal``.
+    """
+
+    read_text_file: bool = False
+    write_text_file: bool = False
+    auth_terminal: bool = False
+
+
+def _flag(obj: Any, *keys: str) -> bool:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return False
+        obj = obj.get(key)
+    return obj is True
+
+
+def parse_client_caps(params: dict[str, Any]) -> ClientCaps:
+    """Read the client capabilities Hermes cares about; anything malformed counts as absent.
+
+    :param params: the ``initialize`` params.
+    :returns: the capabilities.
+    """
+    caps = params.get("clientCapabilities")
+    return ClientCaps(
+        read_text_file=_flag(caps, "fs", "readTextFile"),
+        write_text_file=_flag(caps, "fs", "writeTextFile"),
+        auth_terminal=_flag(caps, "auth", "terminal"),
+    )
+
+
+def agent_capabilities() -> dict[str, Any]:
+    """Return the advertised ``agentCapabilities`` (a fresh dict).
+
+    :returns: the capabilities object of §3.
+    """
+    return {
+        "loadSession": True,
+        "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+        "mcpCapabilities": {"http": False, "sse": False},
+        "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
+    }
+
+
+def initialize_result(params: dict[str, Any], version: str) -> tuple[dict[str, Any], ClientCaps]:
+    """Check the ``initialize`` params and build the result.
+
+    :param params: the request params (``{}`` when absent).
+    :param version: the package version for ``agentInfo``.
+    :returns: the result object and the parsed client capabilities.
+    :raises RpcError: ``protocolVersion`` missing or not an integer (``-32602``).
+    """
+    requested = params.get("protocolVersion")
+    if type(requested) is not int:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: protocolVersion must be an integer",
+            {"field": "protocolVersion"},
+        )
+    caps = parse_client_caps(params)
+    methods: list[dict[str, Any]] = []
+    if caps.auth_terminal:
+        methods.append(dict(SETUP_METHOD, args=list(SETUP_METHOD["args"])))
+    methods.append(dict(CONFIG_METHOD))
+    result = {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": agent_capabilities(),
+        "authMethods": methods,
+        "agentInfo": {"name": "hermes", "title": "Hermes", "version": version},
+    }
+    return result, caps

@@ -1,0 +1,234 @@
+"""stdio hygiene for ``hermes acp`` (acp.md §1.3): the input reader and the log handlers.
+
+Input: :class:`PrimedReader` lets the factory pick up bytes already waiting on stdin before the
+kernel's start-up work gets the event loop, so the ``initialize`` reply never waits for it.
+Logging: everything goes to ``<data dir>/logs/acp.log`` (rotating, redacted); stderr only gets
+warnings and errors, one line each and at most :data:`STDERR_LINE_CAP` per process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import select
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_acp.conn import AcpConnection
+    from hermes_core.rpc import RpcPeer
+
+STDERR_LINE_CAP = 100
+LOG_BYTES = 5 * 1024 * 1024
+LOG_BACKUPS = 3
+
+
+class PrimedReader:
+    """Read chunks from a descriptor, starting with bytes read before the loop got busy."""
+
+    def __init__(self, fd: int, primed: bytes = b"") -> None:
+        """Wrap a descriptor.
+
+        :param fd: the readable descriptor (stdin), owned by the caller.
+        :param primed: bytes already read from it.
+        """
+        self._fd = fd
+        self._primed = primed
+        self._stream: asyncio.StreamReader | None = None
+        self._transport: asyncio.ReadTransport | None = None
+        self._regular: bool | None = None
+        self._was_blocking: bool | None = None
+
+    @staticmethod
+    def prime(fd: int, wait_s: float, limit: int = 1 << 20) -> bytes:
+        """Read what is waiting on ``fd`` within ``wait_s`` seconds, without blocking longer.
+
+        :param fd: the descriptor.
+        :param wait_s: how long to wait for the first byte.
+        :param limit: the most bytes to take.
+        :returns: the bytes read (empty if nothing came; EOF also gives empty).
+        """
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return b""
+            ready, _, _ = select.select([fd], [], [], wait_s)
+            if not ready:
+                return b""
+            return os.read(fd, limit)
+        except (OSError, ValueError):
+            return b""
+
+    def push(self, data: bytes) -> None:
+        """Put bytes in front of what is still to be read.
+
+        :param data: bytes already taken from the descriptor.
+        """
+        self._primed = data + self._primed
+
+    async def read(self, n: int = -1) -> bytes:
+        """Return up to ``n`` bytes, ``b""`` at end of input.
+
+        :param n: the most bytes wanted.
+        :returns: the bytes.
+        """
+        if self._primed:
+            data, self._primed = self._primed, b""
+            return data
+        if self._regular is None:
+            await self._open(max(n, 64 * 1024))
+        if self._stream is not None:
+            return await self._stream.read(n)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, os.read, self._fd, n if n > 0 else 1 << 18)
+
+    async def _open(self, limit: int) -> None:
+        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
+        if self._regular:
+            return
+        loop = asyncio.get_running_loop()
+        self._was_blocking = os.get_blocking(self._fd)
+        stream = asyncio.StreamReader(limit=limit)
+        pipe = open(self._fd, "rb", buffering=0, closefd=False)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+        self._stream = stream
+        self._transport = transport
+
+    def close(self) -> None:
+        """Stop reading and restore the descriptor's blocking mode."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+        if self._was_blocking:
+            with contextlib.suppress(OSError):
+                os.set_blocking(self._fd, True)
+
+
+def answer_waiting_initialize(conn: AcpConnection, peer: RpcPeer, data: bytes) -> bytes:
+    """Answer a well-formed ``initialize`` at the head of ``data`` at once; return the rest.
+
+    Anything else (another method, a notification, a bad envelope, a partial line) is left for
+    the peer, which applies every framing rule to it.
+
+    :param conn: the connection (its fast path builds the answer).
+    :param peer: the peer that writes the answer.
+    :param data: bytes read from stdin before the peer started.
+    :returns: the bytes the peer still has to read.
+    """
+    import json
+
+    from hermes_core.rpc import RpcError
+
+    line, newline, rest = data.partition(b"\n")
+    if not newline or len(line) > 1 << 20:
+        return data
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return data
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "initialize"
+        and type(message.get("id")) in (int, str)
+        and isinstance(message.get("params", {}), dict)
+    ):
+        return data
+    message.setdefault("params", {})
+    try:
+        response = conn.fast_path(message)
+    except RpcError as exc:
+        response = {"error": exc.to_error()}
+    if response is None:
+        return data
+    peer.send({"jsonrpc": "2.0", "id": message["id"], **response})
+    return rest
+
+
+class BoundedStderrHandler(logging.Handler):
+    """Write warnings and errors to stderr, one line each, at most ``cap`` lines per process."""
+
+    def __init__(self, log_path: Path, cap: int = STDERR_LINE_CAP) -> None:
+        """Create the handler.
+
+        :param log_path: the log file named in the last line once the cap is reached.
+        :param cap: the number of lines allowed.
+        """
+        super().__init__(logging.WARNING)
+        self._cap = cap
+        self._count = 0
+        self._log_path = log_path
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Write one line for the record (or the pointer line, or nothing past the cap).
+
+        :param record: the record.
+        """
+        if self._count > self._cap:
+            return
+        self._count += 1
+        if self._count > self._cap:
+            line = f"hermes acp: further messages only in {self._log_path}"
+        else:
+            text = record.getMessage().replace("\r", " ").replace("\n", " ")
+            line = f"hermes acp: {record.levelname.lower()}: {text}"[:2000]
+        try:
+            os.write(2, (line + "\n").encode("utf-8", "backslashreplace"))
+        except OSError:
+            pass
+
+
+class RedactingFilter(logging.Filter):
+    """Pass records through a redactor before they reach a handler."""
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        """Create the filter.
+
+        :param redact: returns the text with secrets masked.
+        """
+        super().__init__()
+        self._redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's message with its redacted text.
+
+        :param record: the record (modified in place).
+        :returns: always ``True``.
+        """
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        record.msg, record.args = self._redact(message), None
+        return True
+
+
+def setup_logging(log_path: Path, redact: Callable[[str], str] | None) -> None:
+    """Route every log record to the rotating log file and warnings to bounded stderr lines.
+
+    :param log_path: ``<data dir>/logs/acp.log``.
+    :param redact: the kernel's redactor, if available.
+    """
+    from logging.handlers import RotatingFileHandler
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    file_handler = RotatingFileHandler(
+        log_path, maxBytes=LOG_BYTES, backupCount=LOG_BACKUPS, encoding="utf-8"
+    )
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    stderr_handler = BoundedStderrHandler(log_path)
+    # jsonrpcserver logs exception text itself; that belongs in the file only (the peer's own
+    # line with the error id is what stderr gets).
+    stderr_handler.addFilter(lambda record: not record.name.startswith("jsonrpcserver"))
+    if redact is not None:
+        file_handler.addFilter(RedactingFilter(redact))
+        stderr_handler.addFilter(RedactingFilter(redact))
+    root.addHandler(file_handler)
+    root.addHandler(stderr_handler)
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)

@@ -1,0 +1,208 @@
+"""Encode one core turn's events as ACP ``session/update`` notifications (acp.md §7.3, §8)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from hermes_acp import permissions, toolcalls
+from hermes_acp.replay import plan_update
+from hermes_acp.state import CallState
+from hermes_core import (
+    Event,
+    QuestionRequested,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnOutcome,
+)
+
+if TYPE_CHECKING:
+    from hermes_acp.conn import AcpConnection
+    from hermes_acp.state import AcpSession
+    from hermes_core import Usage
+
+PROGRESS_INTERVAL_S = 0.2
+
+
+class TurnStream:
+    """The encoder for one turn; :meth:`finish` sends the end-of-turn updates (§7.4)."""
+
+    def __init__(self, conn: AcpConnection, acp_session: AcpSession) -> None:
+        """Start encoding.
+
+        :param conn: the connection.
+        :param acp_session: the session.
+        """
+        self.conn = conn
+        self.session = acp_session
+        self.sid = acp_session.id
+        self.todos: Any = None
+        self.title: str | None = None
+        self._title_before = acp_session.core.info().title
+        self.usage: Usage | None = None
+        self._asks: set[asyncio.Task[None]] = set()
+        self._progress_at: dict[str, float] = {}
+        self._args: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def _send(self, update: dict[str, Any]) -> None:
+        self.conn.update(self.sid, update)
+
+    def handle(self, event: Event) -> None:
+        """Encode one event.
+
+        :param event: a core event of this turn.
+        """
+        kind = type(event).__name__
+        handler = getattr(self, "_on_" + kind, None)
+        if handler is not None:
+            handler(event)
+
+    # ------------------------------------------------------------------ streaming
+
+    def _on_TextDelta(self, event: Any) -> None:
+        if event.text:
+            self._send(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": event.text},
+                    "messageId": event.segment_id,
+                }
+            )
+
+    def _on_ReasoningDelta(self, event: Any) -> None:
+        if event.text:
+            self._send(
+                {
+                    "sessionUpdate": "agent_thought_chunk",
+                    "content": {"type": "text", "text": event.text},
+                    "messageId": f"{event.segment_id}-thought",
+                }
+            )
+
+    def _on_UsageUpdated(self, event: Any) -> None:
+        self.usage = event.usage
+
+    def _on_TitleChanged(self, event: Any) -> None:
+        self.title = event.title
+
+    # ------------------------------------------------------------------ tools
+
+    def _on_ToolAnnounced(self, event: ToolAnnounced) -> None:
+        update = toolcalls.announce(
+            event.call_id,
+            event.name,
+            event.kind,
+            event.title,
+            dict(event.args_redacted),
+            tuple(event.paths),
+            event.proposed_change,
+        )
+        self.session.calls[event.call_id] = CallState(update)
+        self._args[event.call_id] = (event.name, dict(event.args_redacted))
+        self._send(update)
+
+    def _on_ToolExecuting(self, event: Any) -> None:
+        state = self.session.calls.get(event.call_id)
+        if state is not None and state.status == "pending":
+            state.status = "in_progress"
+            self._send(
+                {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "status": "in_progress"}
+            )
+
+    def _on_ToolProgress(self, event: Any) -> None:
+        state = self.session.calls.get(event.call_id)
+        if state is None:
+            return
+        now = time.monotonic()
+        if now - self._progress_at.get(event.call_id, 0.0) < PROGRESS_INTERVAL_S:
+            return
+        self._progress_at[event.call_id] = now
+        tail = event.tail[-toolcalls.PROGRESS_LIMIT :]
+        self._send(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": event.call_id,
+                "content": [toolcalls.text_block(tail)],
+            }
+        )
+
+    def _on_ToolCompleted(self, event: ToolCompleted) -> None:
+        state = self.session.calls.pop(event.call_id, None)
+        if state is None:
+            return
+        name, args = self._args.get(event.call_id, (event.name, {}))
+        failed = event.is_error and not (name == "terminal" and toolcalls.terminal_exited(event.result_text))
+        update: dict[str, Any] = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": event.call_id,
+            "status": "failed" if failed else "completed",
+            "content": toolcalls.final_content(name, args, event.result_text, event.file_change),
+        }
+        if name == "search" and not failed:
+            found = toolcalls.search_locations(event.result_text, str(self.session.core.cwd))
+            if found:
+                update["locations"] = found
+        self._send(update)
+        if event.todos is not None:
+            self.todos = event.todos
+
+    # ------------------------------------------------------------------ questions
+
+    def _on_QuestionRequested(self, event: QuestionRequested) -> None:
+        if event.kind != "approval":
+            return  # the core closes it at once (no_answerer): ACP answers approvals only
+        task = asyncio.create_task(permissions.ask(self.conn, self.session, event))
+        self._asks.add(task)
+        task.add_done_callback(self._asks.discard)
+
+    def _on_QuestionClosed(self, event: Any) -> None:
+        permissions.withdraw(self.conn, self.session, event.request_id)
+
+    # ------------------------------------------------------------------ end of turn
+
+    def finish(self, outcome: TurnOutcome | None) -> None:
+        """Close every open call, then send plan, title and usage (§7.4 order).
+
+        :param outcome: how the turn ended (``None`` when unknown).
+        """
+        for question_id in list(self.session.permissions):
+            permissions.withdraw(self.conn, self.session, question_id)
+        for task in list(self._asks):
+            task.cancel()
+        interrupted = outcome is not None and outcome.reason.startswith("interrupted")
+        for call_id, state in list(self.session.calls.items()):
+            del self.session.calls[call_id]
+            if state.status in toolcalls.FINAL:
+                continue
+            text = "Cancelled" if interrupted else "Ended without a result"
+            self._send(
+                {
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": "failed",
+                    "content": [toolcalls.text_block(text)],
+                }
+            )
+        if self.todos is not None:
+            self._send(plan_update(self.todos))
+        title = self.title or self.session.core.info().title
+        if title and (self.title or title != self._title_before):
+            self._send(
+                {
+                    "sessionUpdate": "session_info_update",
+                    "title": title,
+                    "updatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+        usage = self.usage
+        if usage is not None and usage.context_max:
+            update: dict[str, Any] = {
+                "sessionUpdate": "usage_update",
+                "used": max(0, int(usage.context_used or 0)),
+                "size": int(usage.context_max),
+            }
+            if usage.cost_usd is not None:
+                update["cost"] = {"amount": float(usage.cost_usd), "currency": "USD"}
+            self._send(update)

@@ -1,0 +1,73 @@
+"""Malformed input never kills the process or a session (acp.md §2, issue item 6)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.acp.conftest import Home
+
+GARBAGE: list[Any] = [None, 0, -1, 1.5, True, "", "x" * 1000, [], [1, "a"], {}, {"a": {"b": None}}]
+
+
+async def test_garbage_params_on_every_method(raw: Any, home: Home, tmp_path: Any) -> None:
+    """Every method with wrong-typed params answers an error; the session still works after."""
+    stderr = open(tmp_path / "stderr.txt", "wb")
+    agent = await raw(stderr=stderr)
+    await agent.request(0, "initialize", {"protocolVersion": 1})
+    sid = (await agent.request(1, "session/new", {"cwd": str(home.workspace), "mcpServers": []}))["result"][
+        "sessionId"
+    ]
+    methods = [
+        "authenticate",
+        "session/new",
+        "session/load",
+        "session/resume",
+        "session/list",
+        "session/close",
+        "session/fork",
+        "session/set_mode",
+        "session/set_config_option",
+        "session/set_model",
+        "session/prompt",
+    ]
+    fields = [
+        "sessionId",
+        "cwd",
+        "mcpServers",
+        "prompt",
+        "modeId",
+        "configId",
+        "value",
+        "modelId",
+        "methodId",
+        "cursor",
+    ]
+    next_id = 10
+    for method in methods:
+        for value in GARBAGE:
+            params = {name: value for name in fields}
+            frame = await agent.request(next_id, method, params)
+            next_id += 1
+            if method == "session/list" and value is None:
+                assert frame["result"] == {"sessions": []}  # both fields are optional
+                continue
+            assert "error" in frame, (method, value, frame)
+            assert frame["error"]["code"] in (-32602, -32002, -32000), (method, value, frame)
+        if method == "session/close":
+            continue
+        frame = await agent.request(next_id, method, {"sessionId": sid, "prompt": [{"type": 5}], "cwd": 3})
+        next_id += 1
+        assert "error" in frame
+    for notification in ("session/cancel", "$/cancel_request"):
+        for value in GARBAGE:
+            await agent.send(
+                {"jsonrpc": "2.0", "method": notification, "params": {"sessionId": value, "requestId": value}}
+            )
+    frame = await agent.request(
+        next_id, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "still alive"}]}
+    )
+    assert frame["result"] == {"stopReason": "end_turn"}
+    assert agent.process.returncode is None
+    stderr.close()
+    text = (tmp_path / "stderr.txt").read_text()
+    assert "Traceback" not in text and "info:" not in text
