@@ -509,6 +509,22 @@ class Session:
         """Layer extra instructions on the core system prompt (stored with the session)."""
         await self._update_record(system_overlay=text)
 
+    async def stop_processes(self, *, grace: float = 3.0) -> int:
+        """Stop the background processes the ``terminal`` tool started for this session.
+
+        Each process group gets SIGTERM, then SIGKILL after ``grace`` seconds; running turns are
+        left alone. Returns how many were still running.
+        """
+        from hermes_core.core_tools import kill_group
+
+        alive = [p for p in self._processes if p.poll() is None]
+        self._processes.clear()
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(
+            *(loop.run_in_executor(self.kernel.executor, kill_group, p, grace) for p in alive)
+        )
+        return len(alive)
+
     def set_tool_filter(self, hidden: frozenset[str]) -> None:
         """Hide these tools from the model for the following turns."""
         self._hidden_tools = frozenset(hidden)

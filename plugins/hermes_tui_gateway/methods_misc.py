@@ -59,36 +59,11 @@ async def process_stop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``process.stop``: end the terminal tool's background processes (3 s grace)."""
     sid = session_id(p)
     lives = [gw.lives[sid]] if sid in gw.lives else ([] if sid else list(gw.lives.values()))
-    procs: list[Any] = []
-    for live in lives:
-        held = getattr(live.session, "_processes", None)
-        if isinstance(held, list):
-            procs.extend(pr for pr in held if getattr(pr, "poll", lambda: 0)() is None)
-            held.clear()
     try:
-        await gw.run_blocking(_kill_all, procs)
+        killed = sum([await live.session.stop_processes(grace=3.0) for live in lives])
     except Exception as exc:
         raise GatewayError(5010, f"process.stop failed: {type(exc).__name__}") from exc
-    return {"killed": len(procs)}
-
-
-def _kill_all(procs: list[Any]) -> None:
-    import signal
-
-    for proc in procs:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            continue
-    deadline = time.monotonic() + 3
-    for proc in procs:
-        try:
-            proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+    return {"killed": killed}
 
 
 # -- subagents ---------------------------------------------------------------------------------

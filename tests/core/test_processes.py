@@ -146,3 +146,24 @@ async def test_terminal_output_streams_as_progress(workspace: Path) -> None:
         assert "second" in progress[-1].tail
         done = next(e for e in events if isinstance(e, ToolCompleted))
         assert not done.is_error and "second" in done.result_text
+
+
+async def test_stop_processes_ends_background_commands(workspace: Path) -> None:
+    kernel = make_kernel(entry_points=["mock", "tools"])
+    async with kernel.running():
+        session = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="off")
+        # A background command that ignores SIGTERM: the grace period ends it with SIGKILL.
+        cmd = json.dumps({"command": "trap '' TERM; echo $$ > pid.txt; sleep 60", "background": True})
+        events = await collect(await session.submit(f"[[tool terminal {cmd}]]", owner="t"))
+        assert not next(e for e in events if isinstance(e, ToolCompleted)).is_error
+        for _ in range(100):
+            if (workspace / "pid.txt").exists() and (workspace / "pid.txt").read_text().strip():
+                break
+            await asyncio.sleep(0.05)
+        pid = int((workspace / "pid.txt").read_text())
+        started = asyncio.get_running_loop().time()
+        assert await session.stop_processes(grace=0.3) == 1
+        assert asyncio.get_running_loop().time() - started < 3
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+        assert await session.stop_processes() == 0
