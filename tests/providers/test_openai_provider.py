@@ -259,12 +259,12 @@ async def test_a_server_that_ignores_stream_true_still_works(upstream: FakeUpstr
     ]
 
 
-
 async def test_a_whole_completion_of_the_wrong_shape_is_a_network_error(upstream: FakeUpstream) -> None:
     upstream.json("POST", "/v1/chat/completions", [1, 2, 3])
     error, seen = await failure(provider_for(upstream), hello())
     assert seen == []
     assert error.kind == "network" and not error.retryable
+
 
 # --- OpenAI's failure codes ------------------------------------------------------------------
 
