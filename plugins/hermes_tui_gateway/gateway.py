@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 from hermes_core import __version__, rpc
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import map_error
+from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
-from hermes_tui_gateway.stream import SessionStream
+from hermes_tui_gateway.stream import VERBOSE, SessionStream
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
@@ -87,6 +88,7 @@ class Gateway:
         self.slow: dict[str, SlowHandler] = {}
         self.closing = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
+        self.default_verbose = _configured_verbose(kernel)
         from hermes_tui_gateway import (
             methods_commands,
             methods_config,
@@ -182,11 +184,16 @@ class Gateway:
 
         def extra() -> dict[str, Any]:
             live = live_ref[0] if live_ref else None
-            return {
+            out: dict[str, Any] = {
                 "busy_policy": live.busy_policy if live else self.settings.busy_policy,
                 "tools": self.toolsets(),
                 "version": __version__,
             }
+            # §2.4 `branch?`: the git branch of the session's workspace, absent outside a repository.
+            branch = git_branch(session.info().cwd)
+            if branch is not None:
+                out["branch"] = branch
+            return out
 
         stream = SessionStream(
             session,
@@ -198,6 +205,8 @@ class Gateway:
         live = Live(
             session=session, stream=stream, created=time.time(), busy_policy=self.settings.busy_policy
         )
+        stored_verbose = session.extra.get("tui.verbose")
+        stream.verbose = stored_verbose if stored_verbose in VERBOSE else self.default_verbose
         stored_policy = session.extra.get("tui.busy_policy")
         if stored_policy in ("queue", "steer", "interrupt"):
             live.busy_policy = stored_policy
@@ -250,6 +259,7 @@ class Gateway:
             self.kernel.broker.close_where(lambda q: q.session_id == sid, "closed")
         await session.close(reason="shutdown" if reason == "shutdown" else "closed")
         await live.stream.aclose()
+        live.stream.end_open_tasks()
         self.last_seq[sid] = live.stream.seq
         if session.info().persisted:
             self.known_stored.add(sid)
@@ -376,3 +386,14 @@ class Gateway:
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _configured_verbose(kernel: Kernel) -> str:
+    """Return ``display.verbose`` from ``config.toml`` (the default of new sessions), else ``all``."""
+    store = kernel.store
+    try:
+        value = store.get("display.verbose") if store is not None else None
+    except Exception:
+        log.warning("tui: cannot read display.verbose", exc_info=True)
+        value = None
+    return value if value in VERBOSE else "all"

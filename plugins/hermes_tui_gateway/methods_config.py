@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import InvalidValue, ModelAmbiguous, ModelNotFound
+from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, bad, session_id, truthy
+from hermes_tui_gateway.stream import VERBOSE
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -15,7 +17,6 @@ if TYPE_CHECKING:
 PROFILES = ("default", "accept_edits", "ask_everything", "off")
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 BUSY = ("queue", "steer", "interrupt")
-VERBOSE = ("off", "new", "all", "verbose")
 DISPLAY_KEYS = (
     "skin",
     "theme",
@@ -57,15 +58,6 @@ def _optional_live(gw: Gateway, p: Params) -> Live | None:
     return gw.live(sid) if sid else None
 
 
-def _git_branch(cwd: str) -> str | None:
-    head = Path(cwd) / ".git" / "HEAD"
-    try:
-        text = head.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    return text.rpartition("/")[2] if text.startswith("ref:") else text[:12]
-
-
 def _store(gw: Gateway) -> Any:
     store = gw.kernel.store
     if store is None:
@@ -101,9 +93,9 @@ def config_get(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         return {"value": effort, "display": live.reasoning_display if live else "show"}
     if key == "cwd":
         cwd = info.cwd if info else os.getcwd()
-        return {"value": cwd, "cwd": cwd, "branch": _git_branch(cwd)}
+        return {"value": cwd, "cwd": cwd, "branch": git_branch(cwd)}
     if key == "verbose":
-        return {"value": live.stream.verbose if live else "all"}
+        return {"value": live.stream.verbose if live else gw.default_verbose}
     if key == "full":
         config = store.load() if store is not None else {}
         return {"config": _redacted(dict(config))}
@@ -243,19 +235,22 @@ async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             raise GatewayError(4009, "session busy", {"reason": "busy"})
         await live.session.set_cwd(Path(value).expanduser().absolute())
         cwd = live.session.info().cwd
-        result = {"key": "cwd", "value": cwd, "cwd": cwd, "branch": _git_branch(cwd)}
+        result = {"key": "cwd", "value": cwd, "cwd": cwd, "branch": git_branch(cwd)}
     elif key == "verbose":
         if value not in (*VERBOSE, "cycle"):
             raise GatewayError(
                 4002, f"invalid verbose value: {value}", {"key": key, "allowed": [*VERBOSE, "cycle"]}
             )
+        if value == "cycle":
+            current = live.stream.verbose if live is not None else gw.default_verbose
+            value = VERBOSE[(VERBOSE.index(current) + 1) % len(VERBOSE)] if current in VERBOSE else "all"
+        result["value"] = value
         if live is not None:
-            if value == "cycle":
-                value = VERBOSE[(VERBOSE.index(live.stream.verbose) + 1) % len(VERBOSE)]
             live.stream.verbose = value
-            result["value"] = value
-        elif to_global:
+            live.session.extra["tui.verbose"] = value
+        if to_global:
             await _write(gw, "display.verbose", value)
+            gw.default_verbose = value
     else:
         if not isinstance(value, str) or len(value) > 64:
             raise GatewayError(

@@ -8,13 +8,11 @@ import os
 import re
 import secrets
 import shlex
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui_gateway import cli_exec, images
+from hermes_tui_gateway import cli_exec, clipboard, images
 from hermes_tui_gateway.encode import token_estimate
 from hermes_tui_gateway.params import GatewayError, bad, clamp, opt_bool, opt_int, opt_str, session_id
 
@@ -270,24 +268,15 @@ async def image_attach(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return out
 
 
-def _grab_clipboard(folder: Path) -> Path | None:
-    commands = [
-        ["wl-paste", "--no-newline", "--type", "image/png"],
-        ["xclip", "-selection", "clipboard", "-t", "image/png", "-o"],
-    ]
-    for argv in commands:
-        if shutil.which(argv[0]) is None:
-            continue
-        try:
-            done = subprocess.run(argv, capture_output=True, timeout=3, stdin=subprocess.DEVNULL, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0 and done.stdout.startswith(b"\x89PNG"):
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"clipboard-{int(time.time())}-{secrets.token_hex(2)}.png"
-            path.write_bytes(done.stdout)
-            return path
-    return None
+def _save_clipboard(folder: Path) -> Path | str:
+    """Return the saved clipboard image, or the message saying why there is none."""
+    found = clipboard.grab_png()
+    if found.png is None:
+        return found.message
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"clipboard-{int(time.time())}-{secrets.token_hex(2)}.png"
+    path.write_bytes(found.png)
+    return path
 
 
 async def clipboard_paste(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
@@ -295,12 +284,12 @@ async def clipboard_paste(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     live = await gw.live_checked(session_id(p))
     folder = gw.data_dir / "attachments" / _SAFE.sub("_", live.session.id)
     try:
-        path = await gw.run_blocking(_grab_clipboard, folder)
+        saved = await gw.run_blocking(_save_clipboard, folder)
     except OSError as exc:
         raise GatewayError(5027, f"clipboard I/O failed: {exc.strerror or exc}") from exc
-    if path is None:
-        return {"attached": False, "message": "no clipboard image available on this machine"}
-    return await gw.run_blocking(_attach, gw, live, path)
+    if isinstance(saved, str):
+        return {"attached": False, "message": saved}
+    return await gw.run_blocking(_attach, gw, live, saved)
 
 
 def register(gw: Gateway) -> None:

@@ -163,6 +163,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         task_id = live.session.background(text)
     except SessionBusy as exc:
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
+    live.stream.open_tasks.add(task_id)
     return {"task_id": task_id}
 
 

@@ -44,6 +44,7 @@ log = logging.getLogger("hermes.tui")
 COALESCE_S = 0.033
 MAX_BUFFER_CHARS = 256 * 1024
 YIELD_EVERY = 128
+VERBOSE = ("off", "new", "all", "verbose")  # tool-detail levels of config key `verbose` (§3.5)
 
 
 class Sink(Protocol):
@@ -93,6 +94,8 @@ class SessionStream:
         self.verbose = "all"
         self.last_usage_obj: dict[str, Any] | None = None
         self._last_info: dict[str, Any] | None = None
+        # Background tasks started through this gateway whose background.complete is still due.
+        self.open_tasks: set[str] = set()
         self._sub = session.subscribe()
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
 
@@ -213,6 +216,16 @@ class SessionStream:
                 await self._task
         self._flush()
 
+    def end_open_tasks(self) -> None:
+        """Emit ``background.complete {status:"interrupted"}`` for tasks whose own event was lost.
+
+        The core's close cancels background tasks and ends the bus in the same step, so a task's
+        completion can arrive after the stream stopped reading; the host is still owed one.
+        """
+        for task_id in sorted(self.open_tasks):
+            self.emit("background.complete", {"task_id": task_id, "text": "", "status": "interrupted"})
+        self.open_tasks.clear()
+
     def emit_info(self, force: bool = False) -> None:
         """Emit ``session.info`` unless it would repeat the last one word for word."""
         payload = self.info_payload()
@@ -301,6 +314,7 @@ class SessionStream:
             self.emit("session.title", {"session_id": self.session_id, "title": ev.title})
         elif kind is BackgroundCompleted:
             assert isinstance(ev, BackgroundCompleted)
+            self.open_tasks.discard(ev.task_id)
             self.emit("background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status})
         elif kind is SubagentEvent:
             assert isinstance(ev, SubagentEvent)
