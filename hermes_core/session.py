@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.content import Part, normalize_content, parts_text
-from hermes_core.errors import InvalidValue, SessionBusy
+from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.events import (
     ALL_KINDS,
     Event,
@@ -28,11 +28,12 @@ from hermes_core.events import (
     TurnOutcome,
     Usage,
 )
-from hermes_core.history import materialize, project
+from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.session_types import (
     DiscardedItem,
     Interrupted,
     ModelSwitch,
+    RewindResult,
     SessionInfo,
     Status,
     TitleResult,
@@ -529,6 +530,11 @@ class Session:
         """Hide these tools from the model for the following turns."""
         self._hidden_tools = frozenset(hidden)
 
+    @property
+    def hidden_tools(self) -> frozenset[str]:
+        """The tool names ``set_tool_filter`` hides from the model."""
+        return self._hidden_tools
+
     # -- history -----------------------------------------------------------------------------
     async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
         """Return the projection hosts see (agent-core §7.4)."""
@@ -541,6 +547,22 @@ class Session:
         from hermes_core import session_ops
 
         return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
+
+    async def undo(self) -> RewindResult:
+        """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``; §7.5).
+
+        The typed command is the consent, so emptying the transcript is allowed.
+
+        :returns: the ``RewindResult``, with ``survivor_user_row_ids``.
+        :raises SessionBusy: while a turn runs or prompts wait.
+        :raises RewindError: code 4018 when there is no user turn to undo.
+        """
+        if self.busy:
+            raise SessionBusy("busy", "cannot undo while a turn is running; interrupt first")
+        last = next((r for r in reversed(self._rows) if is_user_turn(r)), None)
+        if last is None:
+            raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
+        return await self.rewind(before_row_id=last.id, allow_empty=True)
 
     async def reconcile(self, messages: Sequence[Any]) -> Any:
         from hermes_core import session_ops

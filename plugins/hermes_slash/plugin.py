@@ -1,4 +1,4 @@
-"""Register the foundation slash commands (agent-core §11) through ``hermes_slash_commands``.
+"""Register the built-in slash commands (agent-core §11) through ``hermes_slash_commands``.
 
 Cheap to import: each handler is a thin wrapper that imports its implementation module the
 first time the command runs. ``/model`` is not here; it belongs to the ``model-switch`` plugin,
@@ -93,12 +93,111 @@ SPECS: tuple[CommandSpec, ...] = (
         # §11: ACP busy prompts queue and `hermes run` has one turn, so neither can run /stop mid-turn.
         unavailable_on=frozenset({"acp", "cli"}),
     ),
+    CommandSpec(
+        name="new",
+        summary="Start a fresh session; this one is kept and can be resumed",
+        handler=_lazy("flow_commands", "new_command"),
+        usage="/new",
+        aliases=("reset",),
+        category="session",
+        # §11: an ACP client owns its sessions (session/new), so the agent cannot start one.
+        unavailable_on=frozenset({"acp"}),
+    ),
+    CommandSpec(
+        name="history",
+        summary="Show the conversation so far, one short line per message",
+        handler=_lazy("history_commands", "history_command"),
+        usage="/history [COUNT]",
+        category="session",
+    ),
+    CommandSpec(
+        name="undo",
+        summary="Remove your last message and everything after it (kept in the archive)",
+        handler=_lazy("history_commands", "undo_command"),
+        usage="/undo",
+        category="session",
+        busy_blocked=True,
+    ),
+    CommandSpec(
+        name="retry",
+        summary="Remove your last message and what followed, then send it again",
+        handler=_lazy("history_commands", "retry_command"),
+        usage="/retry",
+        aliases=("regenerate",),
+        category="session",
+        busy_blocked=True,
+    ),
+    CommandSpec(
+        name="steer",
+        summary="Give the running turn extra guidance after its current tool step",
+        handler=_lazy("flow_commands", "steer_command"),
+        usage="/steer TEXT",
+        category="session",
+        # §11: ACP prompts queue and `hermes run` has one turn, so nothing runs to be steered.
+        unavailable_on=frozenset({"acp", "cli"}),
+    ),
+    CommandSpec(
+        name="queue",
+        summary="Send a prompt that waits until the running turn ends",
+        handler=_lazy("flow_commands", "queue_command"),
+        usage="/queue TEXT",
+        category="session",
+        unavailable_on=frozenset({"acp", "cli"}),
+    ),
+    CommandSpec(
+        name="approvals",
+        summary="Show the session's approval profile, or set it (off only when named)",
+        handler=_lazy("approvals_command", "approvals_command"),
+        usage="/approvals [ask_everything | default | accept_edits | off]",
+        category="session",
+        subcommands=("ask_everything", "default", "accept_edits", "off"),
+    ),
+    CommandSpec(
+        name="tools",
+        summary="List the tools the model can use, by toolset",
+        handler=_lazy("inventory", "tools_command"),
+        usage="/tools",
+        category="info",
+        needs_session=False,
+    ),
+    CommandSpec(
+        name="plugins",
+        summary="List the loaded plugins and whether each one works",
+        handler=_lazy("inventory", "plugins_command"),
+        usage="/plugins",
+        category="info",
+        needs_session=False,
+    ),
+    CommandSpec(
+        name="version",
+        summary="Show the Hermes version",
+        handler=_lazy("inventory", "version_command"),
+        usage="/version",
+        category="info",
+        needs_session=False,
+    ),
+    CommandSpec(
+        name="reload",
+        summary="Read the settings file again and apply it",
+        handler=_lazy("reload_commands", "reload_command"),
+        usage="/reload",
+        category="config",
+        needs_session=False,
+    ),
+    CommandSpec(
+        name="reload-mcp",
+        summary="Reload MCP servers; says plainly that none are configured (no MCP support yet)",
+        handler=_lazy("reload_commands", "reload_mcp_command"),
+        usage="/reload-mcp",
+        category="config",
+        needs_session=False,
+    ),
 )
 
 
 @hookimpl
 def hermes_slash_commands() -> tuple[CommandSpec, ...]:
-    """Declare the foundation slash commands.
+    """Declare the built-in slash commands.
 
     :returns: their specs.
     """

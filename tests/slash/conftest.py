@@ -1,4 +1,4 @@
-"""Fixtures for the slash command tests: a running kernel with mock, slash and model-switch loaded."""
+"""Fixtures for the slash command tests: a running kernel with mock, tools, slash and model-switch."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hermes_core import Kernel, Session
 from hermes_core.testing import make_kernel
 
-ALL_PLUGINS = ["mock", "slash", "model-switch"]
+ALL_PLUGINS = ["mock", "tools", "slash", "model-switch"]
 
 
 @pytest.fixture

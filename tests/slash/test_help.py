@@ -21,6 +21,8 @@ from .conftest import ALL_PLUGINS
 from .helpers import data, run
 
 FOUNDATION = {"help", "model", "compress", "title", "branch", "usage", "status", "stop"}
+ADDED = {"new", "history", "undo", "retry", "steer", "queue", "approvals", "tools", "plugins", "version"}
+FIRST_PARTY = FOUNDATION | ADDED | {"reload", "reload-mcp"}
 
 
 async def test_help_lists_every_command_grouped_by_category(kernel: Kernel, session: Session) -> None:
@@ -34,7 +36,7 @@ async def test_help_lists_every_command_grouped_by_category(kernel: Kernel, sess
     assert lines.index("Info:") < lines.index("Model:") < lines.index("Session:")
     session_block = lines[lines.index("Session:") :]
     assert any(line.strip().startswith("/stop") for line in session_block)
-    assert {c["name"] for c in data(result)["commands"]} == FOUNDATION
+    assert {c["name"] for c in data(result)["commands"]} == FIRST_PARTY
 
 
 async def test_help_works_without_a_session(kernel: Kernel) -> None:
@@ -107,7 +109,7 @@ async def test_help_lists_third_party_commands(workspace: Path) -> None:
         ops = lines.index("Ops:")
         assert lines[ops + 1].split()[:2] == ["/deploy", "[TARGET]"]
         assert "Ship the workspace somewhere (also /ship)" in lines[ops + 1]
-        assert {c["name"] for c in data(listing)["commands"]} == FOUNDATION | {"deploy"}
+        assert {c["name"] for c in data(listing)["commands"]} == FIRST_PARTY | {"deploy"}
         detail = await run(k, session, "/help ship")
         assert "  Only available in the terminal UI." in (detail.output or "").splitlines()
         assert (await run(k, session, "/ship prod")).output == "deploying prod"

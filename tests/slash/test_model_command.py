@@ -203,3 +203,15 @@ async def test_global_switch_is_the_default_for_sessions_opened_afterwards(works
         await run(k, first, "/model --global mock:alt")
         later = await k.open_session(source="tui", owner="t", cwd=workspace)
         assert later.info().model == "mock:alt"
+
+
+async def test_an_alias_from_model_aliases_switches(workspace: Path) -> None:
+    k = make_kernel(
+        entry_points=ALL_PLUGINS, settings={"model": "mock:echo", "model_aliases": {"quick": "mock:alt"}}
+    )
+    async with k.running():
+        session = await k.open_session(source="tui", owner="t", cwd=workspace)
+        result = await run(k, session, "/model quick")
+        assert result.output == "Model switched to mock:alt (this session)"
+        assert session.info().model == "mock:alt"
+        assert await reply(session, "hi") == "alt: You said: hi"

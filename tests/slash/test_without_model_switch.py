@@ -20,6 +20,7 @@ from hermes_core import Kernel, Session
 from hermes_core.testing import make_kernel
 
 from .helpers import data, reply, run, start_slow_turn
+from .test_help import FIRST_PARTY
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ async def test_help_has_no_model_command(bare_kernel: Kernel) -> None:
     assert "/model" not in (result.output or "")
     assert "Model:" not in (result.output or "")
     names = {c["name"] for c in data(result)["commands"]}
-    assert names == {"help", "compress", "title", "branch", "usage", "status", "stop"}
+    assert names == FIRST_PARTY - {"model"}
 
 
 async def test_model_text_is_not_a_command_and_goes_to_the_model(
@@ -105,6 +106,8 @@ def test_cli_without_model_switch(tmp_path: Path) -> None:
     status = hermes_run(tmp_path, "/status", disable="model-switch")
     assert status.returncode == 0, status.stderr
     assert "Model: mock:echo" in status.stdout
+    history = hermes_run(tmp_path, "/history", disable="model-switch")
+    assert (history.returncode, history.stdout) == (0, "No messages yet.\n"), history.stderr
 
 
 @cli_missing

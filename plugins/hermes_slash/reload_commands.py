@@ -1,0 +1,62 @@
+"""``/reload`` (re-read settings, agent-core §14) and ``/reload-mcp`` (there is no MCP support yet)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from hermes_core import CommandResult, ConfigError, HermesError
+
+if TYPE_CHECKING:
+    from hermes_core import CommandContext
+
+
+async def reload_command(ctx: CommandContext) -> CommandResult:
+    """Run ``/reload``: read the settings store again and apply it to the running kernel.
+
+    Providers whose settings changed are rebuilt; a changed default model applies to sessions
+    that have not chosen one.
+
+    :param ctx: the dispatch context.
+    :returns: what was reloaded; ``data`` holds ``reloaded``, ``config_path`` and ``model``.
+    :raises ConfigError: the settings cannot be read or are invalid (nothing is applied).
+    """
+    kernel = ctx.kernel
+    store = kernel.store
+    if store is None:
+        return CommandResult(
+            kind="exec",
+            output="Nothing to reload: this Hermes was started without a settings file.",
+            data={"reloaded": False, "config_path": None, "model": kernel.default_model},
+        )
+    # Reading the file is blocking I/O; keep it off the event loop.
+    try:
+        raw = await asyncio.get_running_loop().run_in_executor(None, store.load)
+    except HermesError:
+        raise
+    except Exception as exc:  # a store's own parse error (e.g. malformed TOML) becomes the core's
+        raise ConfigError(f"could not read the settings: {exc}") from exc
+    await kernel.apply_settings(raw)
+    path = getattr(store, "config_path", None)
+    where = f" from {path}" if path else ""
+    model = kernel.default_model
+    return CommandResult(
+        kind="exec",
+        output=f"Settings reloaded{where}. Default model: {model or 'none'}.",
+        data={"reloaded": True, "config_path": str(path) if path else None, "model": model},
+    )
+
+
+async def reload_mcp_command(ctx: CommandContext) -> CommandResult:
+    """Run ``/reload-mcp``: report that no MCP servers are configured.
+
+    Hermes has no MCP client yet, so there is nothing to reconnect; saying so beats pretending.
+
+    :param ctx: the dispatch context.
+    :returns: the explanation; ``data.servers`` is empty.
+    """
+    return CommandResult(
+        kind="exec",
+        output="No MCP servers are configured, so there is nothing to reload.",
+        data={"servers": []},
+    )
