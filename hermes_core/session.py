@@ -614,9 +614,12 @@ class Session:
                 await asyncio.wait_for(asyncio.shield(runner), 5)
             except (TimeoutError, asyncio.CancelledError, Exception):
                 pass
-        for task in list(self._background.values()):
+        background = list(self._background.values())
+        for task in background:
             task.cancel()
         self.kernel.broker.close_where(lambda q: q.session_id == self.id, reason)
+        # Let each task report BackgroundCompleted(interrupted) before the bus ends.
+        await asyncio.gather(*background, return_exceptions=True)
         self.kernel._kill_processes(self._processes)
         for q in self._subscribers:
             q.put_nowait(_DONE)

@@ -64,6 +64,8 @@ async def test_close_stops_background_tasks(kernel: Kernel, workspace: Path) -> 
     closed = [e async for e in bus if isinstance(e, QuestionClosed | BackgroundCompleted)]
     assert not (workspace / "never.txt").exists()
     assert any(isinstance(e, QuestionClosed) and e.reason == "closed" for e in closed)
+    # the host hears that the task ended, before the session's bus ends
+    assert [e.status for e in closed if isinstance(e, BackgroundCompleted)] == ["interrupted"]
 
 
 async def test_at_most_four_background_tasks(kernel: Kernel, workspace: Path) -> None:
