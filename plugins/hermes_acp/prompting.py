@@ -115,6 +115,9 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
     head = first_text(args.prompt)
     if head.startswith("/"):
         handled = await _slash(conn, acp_session, head)
+        if isinstance(handled, str):
+            # The command asked for this text to run as the turn (/retry).
+            return await _run_turn(conn, acp_session, ticket, handled)
         if handled is not None:
             return handled
     return await _run_turn(conn, acp_session, ticket, text)
@@ -177,8 +180,12 @@ def _chunk(conn: AcpConnection, acp_session: AcpSession, text: str) -> None:
     )
 
 
-async def _slash(conn: AcpConnection, acp_session: AcpSession, text: str) -> dict[str, Any] | None:
-    """Run a known slash command through the core; ``None`` lets the text reach the model."""
+async def _slash(conn: AcpConnection, acp_session: AcpSession, text: str) -> dict[str, Any] | str | None:
+    """Run a known slash command through the core.
+
+    :returns: the prompt response; a text to run as the turn (a ``send`` result); or ``None``,
+        which lets the original text reach the model.
+    """
     from hermes_acp.config_methods import config_update
     from hermes_core import CommandNotAvailable, HermesError
 
@@ -209,6 +216,10 @@ async def _slash(conn: AcpConnection, acp_session: AcpSession, text: str) -> dic
     output = result.output or (result.message if result.kind != "send" else None)
     if output:
         _chunk(conn, acp_session, output)
+    if result.kind == "send" and result.message:
+        if (core.profile, core.info().model) != before:
+            conn.update(acp_session.id, await config_update(conn, core))
+        return result.message
     if (core.profile, core.info().model) != before:
         conn.update(acp_session.id, await config_update(conn, core))
     return END_TURN

@@ -208,3 +208,14 @@ async def test_resource_links_inside_and_outside_the_workspace(spawn: Any, home:
     text = agent.text(sid)
     assert "inside secret-less text" in text
     assert "outside text" not in text and outside.as_uri() in text
+
+
+async def test_retry_runs_the_last_prompt_again(spawn: Any, home: Home) -> None:
+    """/retry archives the last turn and runs its text again as this prompt's turn."""
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    await agent.settle()
+    await agent.prompt(sid, "first question")
+    before = len(agent.text(sid))
+    assert (await agent.prompt(sid, "/retry")) == {"stopReason": "end_turn"}
+    assert "You said: first question" in agent.text(sid)[before:]
