@@ -46,7 +46,7 @@ from hermes_core._rpc_calls import (
     after_response,
     current_request,
 )
-from hermes_core._rpc_io import ChunkReader, FrameWriter
+from hermes_core._rpc_io import ChunkReader, FdReader, FrameWriter
 from hermes_core._rpc_peer import RpcPeer
 from hermes_core._rpc_stdout import ProtectedStdout, protect_stdout
 from hermes_core._rpc_wire import (
@@ -83,6 +83,7 @@ __all__ = [
     "CloseReason",
     "Dispatch",
     "FastPath",
+    "FdReader",
     "FrameWriter",
     "OutboundRequest",
     "PeerClosedError",

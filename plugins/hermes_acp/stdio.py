@@ -8,8 +8,6 @@ warnings and errors, one line each and at most :data:`STDERR_LINE_CAP` per proce
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import os
 import select
@@ -28,7 +26,11 @@ LOG_BACKUPS = 3
 
 
 class PrimedReader:
-    """Read chunks from a descriptor, starting with bytes read before the loop got busy."""
+    """Read chunks from a descriptor, starting with bytes read before the loop got busy.
+
+    The reading itself is the shared peer's :class:`hermes_core.rpc.FdReader`; this only puts
+    the primed bytes first.
+    """
 
     def __init__(self, fd: int, primed: bytes = b"") -> None:
         """Wrap a descriptor.
@@ -36,12 +38,10 @@ class PrimedReader:
         :param fd: the readable descriptor (stdin), owned by the caller.
         :param primed: bytes already read from it.
         """
-        self._fd = fd
+        from hermes_core import rpc
+
         self._primed = primed
-        self._stream: asyncio.StreamReader | None = None
-        self._transport: asyncio.ReadTransport | None = None
-        self._regular: bool | None = None
-        self._was_blocking: bool | None = None
+        self._inner = rpc.FdReader(fd)
 
     @staticmethod
     def prime(fd: int, wait_s: float, limit: int = 1 << 20) -> bytes:
@@ -78,33 +78,11 @@ class PrimedReader:
         if self._primed:
             data, self._primed = self._primed, b""
             return data
-        if self._regular is None:
-            await self._open(max(n, 64 * 1024))
-        if self._stream is not None:
-            return await self._stream.read(n)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, os.read, self._fd, n if n > 0 else 1 << 18)
-
-    async def _open(self, limit: int) -> None:
-        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
-        if self._regular:
-            return
-        loop = asyncio.get_running_loop()
-        self._was_blocking = os.get_blocking(self._fd)
-        stream = asyncio.StreamReader(limit=limit)
-        pipe = open(self._fd, "rb", buffering=0, closefd=False)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
-        self._stream = stream
-        self._transport = transport
+        return await self._inner.read(n)
 
     def close(self) -> None:
         """Stop reading and restore the descriptor's blocking mode."""
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
-        if self._was_blocking:
-            with contextlib.suppress(OSError):
-                os.set_blocking(self._fd, True)
+        self._inner.close()
 
 
 def answer_waiting_initialize(conn: AcpConnection, peer: RpcPeer, data: bytes) -> bytes:
