@@ -21,7 +21,7 @@ STEER_MARKER = "\n\n[User guidance] "  # how the core appends steer text to a to
 # The finish reasons of hermes_core's FinishChunk, spelled out here to use public names only.
 FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
-_WHITESPACE_RUN = re.compile(r"(\s+)")
+_DELTA = re.compile(r"\s*\S+|\s+\Z")
 _COUNTED_ROLES = frozenset({"user", "assistant", "tool"})
 _TITLE_WORDS = 6
 _SUMMARY_WORDS = 3
@@ -53,11 +53,8 @@ def split_deltas(text: str) -> list[str]:
     :param text: the full reply.
     :returns: deltas whose concatenation is exactly ``text`` (none for an empty text).
     """
-    pieces = _WHITESPACE_RUN.split(text)
-    deltas = [pieces[0]] if pieces[0] else []
-    # After the first piece, the pieces alternate: whitespace run, word (possibly empty at the end).
-    deltas.extend([pieces[i] + pieces[i + 1] for i in range(1, len(pieces), 2)])
-    return deltas
+    # One C-level pass: each word with the whitespace run before it, plus a trailing run alone.
+    return _DELTA.findall(text)
 
 
 def tokens_text(count: int) -> str:
@@ -66,7 +63,7 @@ def tokens_text(count: int) -> str:
     :param count: N.
     :returns: the reply text.
     """
-    return " ".join([f"t{i}" for i in range(count)])
+    return " ".join(map("t{}".format, range(count)))
 
 
 def count_input_words(messages: Sequence[ChatMessage]) -> int:
