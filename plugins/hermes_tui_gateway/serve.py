@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway
 
 log = logging.getLogger("hermes.tui")
-SWITCH_INTERVAL_S = 0.0005
+SWITCH_INTERVAL_S = 0.0001
 
 
 def make_peer(gw: Gateway, conn: Conn, reader: Any, writer: Any) -> rpc.RpcPeer:
