@@ -472,6 +472,20 @@ class Kernel:
     def default_model(self) -> str | None:
         return self._default_model
 
+    async def set_default_model(self, ref: str) -> ResolvedModel:
+        """Make ``ref`` the default model: written to ``config.toml`` and used from now on.
+
+        Sessions with a model of their own keep it. Raises ``ModelNotFound``/``ModelAmbiguous``
+        (nothing changes) or ``InvalidValue`` when there is no settings store to write to.
+        """
+        resolved = await self.resolve_model(ref)
+        if self.store is None:
+            raise InvalidValue("scope", message="global model scope needs a settings store")
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.executor, self.store.set, "model", resolved.ref)
+        self._set_default_model(resolved.ref)
+        return resolved
+
     def _set_default_model(self, ref: str) -> None:
         """Make ``ref`` the model of sessions without one of their own (``/model --global``)."""
         self._default_model = ref

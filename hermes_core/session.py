@@ -442,12 +442,7 @@ class Session:
             self._changed("model")
             return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
         if scope == "global":
-            store = self.kernel.store
-            if store is None:
-                raise InvalidValue("scope", message="global model scope needs a settings store")
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self.kernel.executor, store.set, "model", resolved.ref)
-            self.kernel._set_default_model(resolved.ref)
+            await self.kernel.set_default_model(resolved.ref)
         marker_id: int | None = None
         await self._update_record(model=resolved.ref, provider=resolved.provider)
         if self._persisted:

@@ -151,6 +151,27 @@ async def _switch(gw: Gateway, live: Live, raw: str) -> dict[str, Any]:
     }
 
 
+async def _switch_default(gw: Gateway, raw: str) -> dict[str, Any]:
+    """``config.set model`` without a session: the default model, written to ``config.toml``."""
+    refs = [w for w in raw.split() if not w.startswith("--")]
+    if len(refs) != 1:
+        raise GatewayError(4002, "give one model reference", {"key": "model", "allowed": []})
+    try:
+        done = await gw.kernel.set_default_model(refs[0])
+    except (ModelAmbiguous, ModelNotFound) as exc:
+        raise GatewayError(4002, str(exc), {"key": "model", "candidates": list(exc.candidates)}) from exc
+    except InvalidValue as exc:
+        raise GatewayError(5001, f"could not write config.toml: {exc}") from exc
+    return {
+        "key": "model",
+        "value": done.ref,
+        "model": done.model,
+        "provider": done.provider,
+        "scope": "global",
+        "warning": None,
+    }
+
+
 async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``config.set``: session-scoped with a ``session_id``, else written to ``config.toml``."""
     key = _key(p)
@@ -171,9 +192,7 @@ async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         if not isinstance(value, str) or not value.strip():
             raise GatewayError(4002, "invalid model", {"key": "model", "allowed": []})
         if live is None:
-            raise GatewayError(
-                4002, "global model scope not available yet", {"key": "scope", "allowed": ["session"]}
-            )
+            return await _switch_default(gw, value)
         if scope == "global" and "--global" not in value:
             value = f"{value} --global"
         result = await _switch(gw, live, value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable
+from pathlib import Path
 
 from tests.tui.client import TuiProcess
 
@@ -112,3 +114,17 @@ def test_without_the_model_switch_plugin(spawn: Callable[..., TuiProcess]) -> No
     assert tui.call("session.status", session_id=sid)["model"] == "mock:alt"
     assert tui.call("model.options")["providers"]
     assert tui.error("command.dispatch", session_id=sid, command="/model x").code == 4018
+
+
+def test_global_model_without_a_session(spawn: Callable[..., TuiProcess], home: Path) -> None:
+    """config.set model without a session writes config.toml and is the model of new sessions."""
+    tui = spawn()
+    tui.wait_event("", "gateway.ready", timeout=20)
+    result = tui.call("config.set", key="model", value="mock:alt")
+    assert (result["value"], result["scope"]) == ("mock:alt", "global")
+    assert tomllib.loads((home / "config.toml").read_text())["model"] == "mock:alt"
+    sid = tui.create()
+    assert tui.turn(sid, "hi")["text"] == "alt: You said: hi"
+    bad = tui.error("config.set", key="model", value="nosuch:model")
+    assert bad.code == 4002
+    assert tomllib.loads((home / "config.toml").read_text())["model"] == "mock:alt"
