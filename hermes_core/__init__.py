@@ -111,7 +111,7 @@ _EXPORTS: dict[str, str] = {
     "Registry": "hermes_core.registry",
     "Session": "hermes_core.session",
     "SessionInfo": "hermes_core.session",
-    "Turn": "hermes_core.session",
+    "Turn": "hermes_core.session_queue",
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
     "testing": "hermes_core.testing",
@@ -145,7 +145,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
-    from hermes_core.session import Session, SessionInfo, Turn  # noqa: F401
+    from hermes_core.session import Session, SessionInfo  # noqa: F401
+    from hermes_core.session_queue import Turn  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

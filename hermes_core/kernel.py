@@ -45,7 +45,8 @@ if TYPE_CHECKING:
     from hermes_core.events import Event, TurnOutcome
     from hermes_core.models import ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
-    from hermes_core.session import QueueItem, Session
+    from hermes_core.session import Session
+    from hermes_core.session_queue import QueueItem
     from hermes_core.session_types import StoredSession
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore

@@ -12,8 +12,7 @@ import dataclasses
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,11 +23,11 @@ from hermes_core.events import (
     Event,
     QuestionRequested,
     SessionChanged,
-    TurnCompleted,
     TurnOutcome,
     Usage,
 )
 from hermes_core.history import is_user_turn, materialize, project
+from hermes_core.session_queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
 from hermes_core.session_types import (
     DiscardedItem,
     Interrupted,
@@ -49,86 +48,6 @@ log = logging.getLogger("hermes.session")
 MAX_QUEUED_CHARS = 1 << 20
 MAX_STEER_CHARS = 65536
 PROFILES = ("ask_everything", "default", "accept_edits", "off")
-_DONE = object()
-
-
-@dataclass(slots=True)
-class QueueItem:
-    """One submitted prompt waiting for (or running as) a turn."""
-
-    item_id: str
-    owner: str
-    parts: tuple[Part, ...]
-    merge: bool
-    model: str | None
-    model_options: dict[str, Any] | None
-    answerable: frozenset[str]
-    display_kind: str | None
-    future: asyncio.Future[TurnOutcome]
-    listeners: list[asyncio.Queue[Any]] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return parts_text(self.parts)
-
-
-class Turn:
-    """A handle on one submitted prompt: its events and its outcome."""
-
-    def __init__(self, session: Session, item: QueueItem, *, track_events: bool = True) -> None:
-        self._session = session
-        self._item = item
-        self._queue: asyncio.Queue[Any] | None = None
-        if track_events:
-            self._queue = asyncio.Queue()
-            item.listeners.append(self._queue)
-        self.item_id = item.item_id
-        self.outcome: asyncio.Future[TurnOutcome] = item.future
-
-    @property
-    def position(self) -> int:
-        """0 while running (or finished); 1 = next to run; …"""
-        return self._session._position_of(self._item)
-
-    async def events(self) -> AsyncIterator[Event]:
-        """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""
-        if self._queue is None:
-            raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
-        while True:
-            ev = await self._queue.get()
-            if ev is _DONE:
-                return
-            yield ev
-            if isinstance(ev, TurnCompleted):
-                return
-
-
-class Subscription:
-    """An async iterator over every later event of a session; registered at creation."""
-
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        session._subscribers.append(self._queue)
-
-    def __aiter__(self) -> Subscription:
-        return self
-
-    async def __anext__(self) -> Event:
-        ev = await self._queue.get()
-        if ev is _DONE:
-            self.close()
-            raise StopAsyncIteration
-        result: Event = ev
-        return result
-
-    def close(self) -> None:
-        """Stop receiving events."""
-        if self._queue in self._session._subscribers:
-            self._session._subscribers.remove(self._queue)
-
-    async def aclose(self) -> None:
-        self.close()
 
 
 class Session:
@@ -383,7 +302,7 @@ class Session:
             if item.item_id == item_id:
                 self._queue.remove(item)
                 self._queued_chars -= len(item.text)
-                _resolve_discarded(item, "interrupted_by_user")
+                resolve_discarded(item, "interrupted_by_user")
                 self._changed("queued")
                 return True
         return False
@@ -414,7 +333,7 @@ class Session:
             while self._queue:
                 item = self._queue.popleft()
                 discarded.append(DiscardedItem(item.item_id, item.owner, item.text))
-                _resolve_discarded(item, why)
+                resolve_discarded(item, why)
             self._queued_chars = 0
         run = self.run
         was_running = run is not None
@@ -619,15 +538,6 @@ class Session:
         for q in self._subscribers:
             q.put_nowait(_DONE)
         await self.kernel._forget_session(self)
-
-
-def _resolve_discarded(
-    item: QueueItem, reason: Literal["interrupted_by_user", "interrupted_by_system"]
-) -> None:
-    if not item.future.done():
-        item.future.set_result(TurnOutcome(status="interrupted", reason=reason))
-    for q in item.listeners:
-        q.put_nowait(_DONE)
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:

@@ -42,7 +42,8 @@ from hermes_core.storage import NewRow, StoredToolCall
 
 if TYPE_CHECKING:
     from hermes_core.models import ResolvedModel
-    from hermes_core.session import QueueItem, Session
+    from hermes_core.session import Session
+    from hermes_core.session_queue import QueueItem
 
 log = logging.getLogger("hermes.turn")
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
