@@ -92,8 +92,12 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-async def cold_start(spawns: int) -> list[float]:
-    times = []
+async def cold_start(spawns: int) -> tuple[list[float], list[float]]:
+    """Spawn ``hermes acp`` repeatedly; time the initialize reply and the first session/new reply.
+
+    :returns: milliseconds from spawn to the initialize reply, and to a usable agent.
+    """
+    times, ready = [], []
     env, work, _ = fresh_home()
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
     for _ in range(spawns):
@@ -102,14 +106,17 @@ async def cold_start(spawns: int) -> list[float]:
         await agent.send(init)
         await agent.read()
         times.append((time.perf_counter() - start) * 1000)
+        await agent.request("session/new", {"cwd": work, "mcpServers": []})
+        ready.append((time.perf_counter() - start) * 1000)
         await agent.stop()
-    return times
+    return times, ready
 
 
 async def cli_floor(spawns: int) -> list[float]:
     """Time ``hermes acp --no-such-flag``: argv parsing plus plugin loading, then a usage error.
 
-    This is the floor under the initialize budget that the transport itself cannot go below.
+    The initialize reply no longer waits for this (hermes_acp.early answers it first); it is
+    printed to show what the early step saves.
     """
     env, work, _ = fresh_home()
     times = []
@@ -204,7 +211,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--spawns", type=int, default=20)
     args = parser.parse_args()
-    cold = await cold_start(args.spawns)
+    cold, ready = await cold_start(args.spawns)
     floor = statistics.median(await cli_floor(min(args.spawns, 10)))
     costs = await session_costs()
     cold_median = statistics.median(cold)
@@ -223,7 +230,8 @@ async def main() -> None:
         )
     )
     print(row("spawn -> initialize reply, p95", f"{cold_p95:.0f} ms", "", True))
-    print(row("  floor: CLI + plugin load to a usage error", f"{floor:.0f} ms", "", True))
+    print(row("spawn -> session/new answered, median", f"{statistics.median(ready):.0f} ms", "", True))
+    print(row("  CLI + plugin load to a usage error", f"{floor:.0f} ms", "", True))
     print(row("idle RSS", f"{costs['idle_rss']:.1f} MB", "<= 60 MB", costs["idle_rss"] <= 60))
     print(row("session/new once ready, median of 20", f"{new_median:.1f} ms", "<= 50 ms", new_median <= 50))
     print(

@@ -2,7 +2,8 @@
 
 ``hermes --version`` answers from a constant and ``hermes --help`` from
 :mod:`hermes_cli.root_help`, neither importing click or any plugin; everything else goes to the
-lazy click group in :mod:`hermes_cli.app`.
+lazy click group in :mod:`hermes_cli.app`, after a transport that declares an early hook
+(:mod:`hermes_cli.early`) has had the chance to start its handshake.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(render_root_help(plugin_commands()))
         return 0
+    from hermes_cli.early import start_early
+
+    start_early(args)
     from hermes_cli.app import cli
 
     try:

@@ -45,6 +45,23 @@ class ProtectedStdout:
             with contextlib.suppress(Exception):
                 current.close()
 
+    def redirect(self, redirect_to: str | os.PathLike[str]) -> None:
+        """Send what is written to fd 1 somewhere else from now on; frames are not affected.
+
+        Lets a transport protect stdout as its very first step and name the log file later.
+
+        :param redirect_to: ``"stderr"`` or a file path opened for append with mode 0600.
+        :raises OSError: the file cannot be opened (fd 1 is left as it was).
+        """
+        if self._restored:
+            return
+        if sys.stdout is not None:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+        target = os.fspath(redirect_to)
+        _point_fd1(target)
+        self.redirect_to = target
+
 
 def protect_stdout(redirect_to: str | os.PathLike[str] = "stderr") -> ProtectedStdout:
     """Reserve the real stdout for frames and send everything else written to fd 1 elsewhere.
@@ -66,16 +83,21 @@ def protect_stdout(redirect_to: str | os.PathLike[str] = "stderr") -> ProtectedS
     frame_fd = os.dup(1)
     os.set_inheritable(frame_fd, False)
     target = os.fspath(redirect_to)
+    _point_fd1(target)
+    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)
+    return ProtectedStdout(frame_fd=frame_fd, redirect_to=target, _saved_stdout=saved)
+
+
+def _point_fd1(target: str) -> None:
+    """Make fd 1 a duplicate of stderr or of ``target`` opened for append (mode 0600)."""
     if target == "stderr":
         if sys.stderr is not None:
             with contextlib.suppress(Exception):
                 sys.stderr.flush()
         os.dup2(2, 1)
-    else:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.dup2(fd, 1)
-        finally:
-            os.close(fd)
-    sys.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", buffering=1, closefd=False)
-    return ProtectedStdout(frame_fd=frame_fd, redirect_to=target, _saved_stdout=saved)
+        return
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 1)
+    finally:
+        os.close(fd)

@@ -35,19 +35,22 @@ and written in FIFO order by one writer; frames queued together go out in one wr
 
 from __future__ import annotations
 
-from hermes_core._rpc_calls import (
-    AfterResponse,
-    CloseReason,
-    Dispatch,
-    FastPath,
-    OutboundRequest,
-    Prepare,
-    RequestContext,
-    after_response,
-    current_request,
-)
-from hermes_core._rpc_io import ChunkReader, FdReader, FrameWriter
-from hermes_core._rpc_peer import RpcPeer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core._rpc_calls import (
+        AfterResponse,
+        CloseReason,
+        Dispatch,
+        FastPath,
+        OutboundRequest,
+        Prepare,
+        RequestContext,
+        after_response,
+        current_request,
+    )
+    from hermes_core._rpc_io import ChunkReader, FdReader, FrameWriter
+    from hermes_core._rpc_peer import RpcPeer
 from hermes_core._rpc_stdout import ProtectedStdout, protect_stdout
 from hermes_core._rpc_wire import (
     ACP_OPTIONS,
@@ -101,3 +104,39 @@ __all__ = [
     "protect_stdout",
     "result_response",
 ]
+
+# The peer, its reader and the call context need asyncio; the wire constants, errors and the
+# stdout guard do not. Keeping the former lazy lets a transport answer its handshake before
+# asyncio is imported (acp.md §1.2).
+_LAZY = {
+    "AfterResponse": "hermes_core._rpc_calls",
+    "CloseReason": "hermes_core._rpc_calls",
+    "Dispatch": "hermes_core._rpc_calls",
+    "FastPath": "hermes_core._rpc_calls",
+    "OutboundRequest": "hermes_core._rpc_calls",
+    "Prepare": "hermes_core._rpc_calls",
+    "RequestContext": "hermes_core._rpc_calls",
+    "after_response": "hermes_core._rpc_calls",
+    "current_request": "hermes_core._rpc_calls",
+    "ChunkReader": "hermes_core._rpc_io",
+    "FdReader": "hermes_core._rpc_io",
+    "FrameWriter": "hermes_core._rpc_io",
+    "RpcPeer": "hermes_core._rpc_peer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a heavy public name on first use.
+
+    :param name: the attribute asked for.
+    :returns: its value.
+    :raises AttributeError: not a name of this module.
+    """
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value

@@ -3,8 +3,10 @@
 Order: protect stdout (frames get a private duplicate of fd 1; fd 1 itself goes to the log
 file), route logging to the log file, pick up what stdin already holds, start the peer (which
 answers ``initialize`` in its fast path), and only then let the kernel's start-up and the
-``jsonrpcserver`` import take the loop. EOF, SIGTERM or SIGHUP close every session and exit 0
-within 2 s; SIGPIPE and SIGINT are ignored.
+``jsonrpcserver`` import take the loop. Normally :mod:`hermes_acp.early` has already protected
+stdout and answered ``initialize`` before the plugins loaded; then this adopts its guard, its
+leftover bytes and the client's capabilities. EOF, SIGTERM or SIGHUP close every session and
+exit 0 within 2 s; SIGPIPE and SIGINT are ignored.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hermes_acp.conn import AcpConnection
+from hermes_acp.early import take as take_early
 from hermes_acp.stdio import PrimedReader, answer_waiting_initialize, setup_logging
 from hermes_core import rpc
 
@@ -37,11 +40,16 @@ async def serve(ctx: TransportContext, data_dir: Path, *, stdin_tty: bool = Fals
     :param stdin_tty: stdin is a terminal (print a hint).
     :returns: 0, or 1 when start-up failed.
     """
+    early = take_early()
     logs = data_dir / "logs"
     try:
         logs.mkdir(parents=True, exist_ok=True)
         log_path = logs / "acp.log"
-        guard = rpc.protect_stdout(log_path)
+        if early is None:
+            guard = rpc.protect_stdout(log_path)
+        else:
+            guard = early.guard
+            guard.redirect(log_path)
     except OSError as exc:
         os.write(2, f"hermes acp: cannot open the log file under {logs}: {exc}\n".encode())
         return 1
@@ -50,7 +58,15 @@ async def serve(ctx: TransportContext, data_dir: Path, *, stdin_tty: bool = Fals
         os.write(2, b"hermes acp: speaks ACP on stdin/stdout; start it from an IDE (see --check)\n")
     loop = asyncio.get_running_loop()
     conn = AcpConnection(ctx)
-    primed = PrimedReader.prime(0, PRIME_WAIT_S)
+    if early is None:
+        primed = PrimedReader.prime(0, PRIME_WAIT_S)
+    else:
+        primed = early.rest + PrimedReader.prime(0, 0)
+        if early.answered is not None:
+            # The early thread already wrote the reply; record the client's capabilities.
+            with contextlib.suppress(rpc.RpcError):
+                conn.fast_path(early.answered)
+            log.info("initialize answered before the plugins loaded")
     reader = PrimedReader(0, b"")
     peer = rpc.RpcPeer(
         reader=reader,

@@ -104,3 +104,47 @@ def initialize_result(params: dict[str, Any], version: str) -> tuple[dict[str, A
         "agentInfo": {"name": "hermes", "title": "Hermes", "version": version},
     }
     return result, caps
+
+
+def split_initialize(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """Take a well-formed ``initialize`` request off the head of ``data``.
+
+    Anything else (another method, a notification, a bad envelope, a partial or oversized line)
+    gives ``None`` and is left for the peer, which applies every framing rule to it.
+
+    :param data: bytes read from stdin before the peer started.
+    :returns: the request (``params`` defaulted to ``{}``) and the bytes after its line.
+    """
+    import json
+
+    line, newline, rest = data.partition(b"\n")
+    if not newline or len(line) > 1 << 20:
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "initialize"
+        and type(message.get("id")) in (int, str)
+        and isinstance(message.get("params", {}), dict)
+    ):
+        return None
+    message.setdefault("params", {})
+    return message, rest
+
+
+def initialize_frame(message: dict[str, Any], version: str) -> dict[str, Any]:
+    """Build the whole response frame to an ``initialize`` request (result or ``-32602``).
+
+    :param message: a request accepted by :func:`split_initialize`.
+    :param version: the package version for ``agentInfo``.
+    :returns: the JSON-RPC response object.
+    """
+    try:
+        result, _caps = initialize_result(message["params"], version)
+    except RpcError as exc:
+        return {"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error()}
+    return {"jsonrpc": "2.0", "id": message["id"], "result": result}

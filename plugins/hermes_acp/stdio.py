@@ -88,34 +88,20 @@ class PrimedReader:
 def answer_waiting_initialize(conn: AcpConnection, peer: RpcPeer, data: bytes) -> bytes:
     """Answer a well-formed ``initialize`` at the head of ``data`` at once; return the rest.
 
-    Anything else (another method, a notification, a bad envelope, a partial line) is left for
-    the peer, which applies every framing rule to it.
+    Anything else is left for the peer (see :func:`hermes_acp.static.split_initialize`).
 
     :param conn: the connection (its fast path builds the answer).
     :param peer: the peer that writes the answer.
     :param data: bytes read from stdin before the peer started.
     :returns: the bytes the peer still has to read.
     """
-    import json
-
+    from hermes_acp.static import split_initialize
     from hermes_core.rpc import RpcError
 
-    line, newline, rest = data.partition(b"\n")
-    if not newline or len(line) > 1 << 20:
+    found = split_initialize(data)
+    if found is None:
         return data
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return data
-    if not (
-        isinstance(message, dict)
-        and message.get("jsonrpc") == "2.0"
-        and message.get("method") == "initialize"
-        and type(message.get("id")) in (int, str)
-        and isinstance(message.get("params", {}), dict)
-    ):
-        return data
-    message.setdefault("params", {})
+    message, rest = found
     try:
         response = conn.fast_path(message)
     except RpcError as exc:

@@ -1,0 +1,106 @@
+"""Let a transport start its handshake before the CLI loads click, stevedore and the plugins.
+
+Loading every plugin takes a couple of hundred milliseconds on a small machine, and an IDE waits
+for the reply to its first request all that time. A plugin that can answer that request from
+static data declares an entry point in the group ``hermes.early``, named like its command
+(``acp = "hermes_acp.early:begin"``). For ``hermes NAME`` the CLI finds that entry point by reading
+the installed distributions' ``entry_points.txt`` files directly (``importlib.metadata`` alone
+costs more than the whole early step) and calls it with the arguments after ``NAME``, before
+anything else is imported. The callable must be quick, must not raise, and must leave its work in
+a state that the plugin's transport factory picks up later. Built-in command names never get
+an early hook, and a plugin disabled by
+``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` is skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+GROUP = "hermes.early"
+_HEADER = f"[{GROUP}]"
+
+
+def _disabled(name: str, env: Mapping[str, str]) -> bool:
+    """Say whether the environment keeps plugin ``name`` from loading."""
+
+    def names(value: str) -> set[str]:
+        return {part.strip() for part in value.split(",") if part.strip()}
+
+    if "HERMES_PLUGINS" in env and name not in names(env["HERMES_PLUGINS"]):
+        return True
+    return name in names(env.get("HERMES_DISABLE_PLUGINS", ""))
+
+
+def _section_value(text: str, name: str) -> str | None:
+    """Return the value of ``name`` in the ``[hermes.early]`` section of an entry_points.txt."""
+    inside = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            inside = line == _HEADER
+            continue
+        if inside and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip() == name:
+                return value.strip()
+    return None
+
+
+def find_early(name: str, path: Sequence[str] | None = None) -> str | None:
+    """Find the ``module:attr`` declared for ``name`` in the ``hermes.early`` group.
+
+    :param name: the command name.
+    :param path: the directories to search (``sys.path`` when omitted).
+    :returns: the entry point's value, or ``None`` if no installed distribution declares one.
+    """
+    for entry in sys.path if path is None else path:
+        try:
+            listing = os.scandir(entry or ".")
+        except OSError:
+            continue
+        with listing:
+            for item in listing:
+                if not item.name.endswith(".dist-info"):
+                    continue
+                try:
+                    with open(os.path.join(item.path, "entry_points.txt"), encoding="utf-8") as fh:
+                        text = fh.read()
+                except OSError:
+                    continue
+                if _HEADER in text:
+                    value = _section_value(text, name)
+                    if value:
+                        return value
+    return None
+
+
+def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
+    """Call the early hook of the command in ``args[0]``, if one is declared and allowed.
+
+    Any failure is swallowed: the regular start-up loads the plugin again and reports it.
+
+    :param args: the command line after the program name; ``args[0]`` is the command.
+    :param env: the environment (``os.environ`` when omitted).
+    :returns: whether a hook ran.
+    """
+    if not args or args[0].startswith("-"):
+        return False
+    name = args[0]
+    from hermes_cli.root_help import BUILTINS
+
+    if name in BUILTINS or _disabled(name, os.environ if env is None else env):
+        return False
+    target = find_early(name)
+    if target is None:
+        return False
+    module_name, _, attr = target.partition(":")
+    try:
+        import importlib
+
+        hook = getattr(importlib.import_module(module_name.strip()), attr.strip())
+        hook(list(args[1:]))
+    except Exception:
+        return False
+    return True

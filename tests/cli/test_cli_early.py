@@ -1,0 +1,82 @@
+"""``hermes NAME`` calls a plugin's ``hermes.early`` hook before loading plugins (hermes_cli/early.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_cli.early import find_early
+from tests.cli.cli_helpers import THROWAWAY_SETTINGS, THROWAWAY_TRANSPORT, run_hermes, write_distribution
+
+EARLY_HOOK = '''
+"""Reports, on stderr, the arguments it got and whether click was already imported."""
+import json
+import sys
+
+
+def begin(args):
+    sys.stderr.write("EARLY " + json.dumps({"args": args, "click": "click" in sys.modules}) + "\\n")
+    sys.stderr.flush()
+
+
+def explode(args):
+    raise RuntimeError("early hook failed on purpose")
+'''
+
+
+def _dist(root: Path, hook: str = "early_hook:begin", name: str = "throwaway") -> Path:
+    write_distribution(
+        root,
+        "throwaway",
+        {
+            "throwaway_transport": THROWAWAY_TRANSPORT,
+            "throwaway_settings": THROWAWAY_SETTINGS,
+            "early_hook": EARLY_HOOK,
+        },
+        {"throwaway": "throwaway_transport"},
+    )
+    (info,) = root.glob("*.dist-info")
+    with (info / "entry_points.txt").open("a", encoding="utf-8") as fh:
+        fh.write(f"\n[hermes.early]\n{name} = {hook}\n")
+    return root
+
+
+def test_hook_runs_first_with_the_arguments(tmp_path: Path) -> None:
+    """The hook sees the arguments after the command name, before click is imported."""
+    root = _dist(tmp_path / "dist")
+    result = run_hermes(tmp_path, "throwaway", "--flag", "x", pythonpath=[root])
+    assert result.returncode == 0, result.stderr
+    early = result.stderr.index('EARLY {"args": ["--flag", "x"], "click": false}')
+    assert early < result.stderr.index("factory started")
+
+
+def test_disabled_plugin_gets_no_early_call(tmp_path: Path) -> None:
+    """A plugin kept out by HERMES_DISABLE_PLUGINS or HERMES_PLUGINS is not called early."""
+    root = _dist(tmp_path / "dist")
+    for env in ({"HERMES_DISABLE_PLUGINS": "throwaway"}, {"HERMES_PLUGINS": "mock,sqlite"}):
+        result = run_hermes(tmp_path, "throwaway", env=env, pythonpath=[root])
+        assert "EARLY" not in result.stderr
+        assert "plugin 'throwaway' is not loaded" in result.stderr
+
+
+def test_failing_hook_does_not_stop_the_command(tmp_path: Path) -> None:
+    """A hook that raises is ignored; the regular start-up runs the transport."""
+    root = _dist(tmp_path / "dist", hook="early_hook:explode")
+    result = run_hermes(tmp_path, "throwaway", pythonpath=[root])
+    assert result.returncode == 0, result.stderr
+    assert "factory started" in result.stderr
+
+
+def test_built_in_names_cannot_be_taken(tmp_path: Path) -> None:
+    """An early hook declared for a built-in command (``run``) is never called."""
+    root = _dist(tmp_path / "dist", name="run")
+    result = run_hermes(tmp_path, "run", "--help", pythonpath=[root])
+    assert result.returncode == 0
+    assert "EARLY" not in result.stderr
+
+
+def test_find_early_reads_the_group(tmp_path: Path) -> None:
+    """Only the ``hermes.early`` section counts; other groups with the same name do not."""
+    root = _dist(tmp_path / "dist")
+    assert find_early("throwaway", [str(root)]) == "early_hook:begin"
+    assert find_early("nothing", [str(root)]) is None
+    assert find_early("throwaway", [str(tmp_path / "missing")]) is None
