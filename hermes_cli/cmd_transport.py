@@ -103,6 +103,28 @@ def split_values(
     return options, field_flags, field_defaults
 
 
+def core_overrides(ctx: click.Context, spec: TransportSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the core settings (dotted name → value) set by the flags given and true."""
+    found: dict[str, Any] = {}
+    for option in spec.options:
+        if option.core and _given(ctx, option) and values.get(_param_name(option)):
+            found.update(option.core)
+    return found
+
+
+def apply_overrides(core_raw: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Set dotted names in the raw core mapping, making tables on the way (in place)."""
+    for dotted, value in overrides.items():
+        *tables, leaf = dotted.split(".")
+        target = core_raw
+        for name in tables:
+            child = target.get(name)
+            if not isinstance(child, dict):
+                child = target[name] = {}
+            target = child
+        target[leaf] = value
+
+
 class TransportRun:
     """Drives one transport: the factory in front, start-up in a background task."""
 
@@ -113,8 +135,10 @@ class TransportRun:
         options: dict[str, Any],
         field_flags: dict[str, Any],
         field_defaults: dict[str, Any],
+        core_flags: Mapping[str, Any] | None = None,
     ) -> None:
         self.state = state
+        self.core_flags = dict(core_flags or {})
         self.spec = spec
         self.options = options
         self.field_flags = field_flags
@@ -127,6 +151,7 @@ class TransportRun:
 
         store = self.state.store
         core_raw = store.load()
+        apply_overrides(core_raw, self.core_flags)
         raw = transport_raw(self.spec, core_raw, store.environment(), self.field_flags)
         for field, default in self.field_defaults.items():
             raw.setdefault(field, default)
@@ -208,7 +233,9 @@ def make_command(state: CliState, spec: TransportSpec) -> click.Command:
     @click.pass_context
     def callback(ctx: click.Context, **values: Any) -> None:
         options, field_flags, field_defaults = split_values(ctx, spec, values)
-        run = TransportRun(state, spec, options, field_flags, field_defaults)
+        run = TransportRun(
+            state, spec, options, field_flags, field_defaults, core_overrides(ctx, spec, values)
+        )
         ctx.exit(guarded(lambda: asyncio.run(run.run())))
 
     params: list[click.Parameter] = [build_option(o) for o in spec.options]

@@ -235,6 +235,10 @@ class Kernel:
                 log.warning("no data directory configured; sessions are kept in memory only")
                 return MemoryStorage()
             path = settings.data_dir / "hermes.sqlite3"
+        if settings.storage.read_only:
+            # Only asked for when configured, so backends without the flag keep working.
+            read_only: Storage = spec.factory(path=Path(path), read_only=True)
+            return read_only
         storage: Storage = spec.factory(path=Path(path))
         return storage
 

@@ -29,6 +29,8 @@ class OptionSpec:
     :param field: the settings field the flag fills (flag > env > config > default); flags
         without a field arrive in ``TransportContext.options``.
     :param group: options sharing a group are mutually exclusive.
+    :param core: core settings the flag overrides when it is given and true (dotted name →
+        value), e.g. ``{"storage.read_only": True}`` for a self-check that must write nothing.
     """
 
     name: str
@@ -38,6 +40,7 @@ class OptionSpec:
     default: Any = None
     field: str | None = None
     group: str | None = None
+    core: Mapping[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -130,7 +133,11 @@ class CommandSpec:
 
 @dataclass(frozen=True, slots=True)
 class StorageSpec:
-    """A storage backend; ``factory(path=Path)`` returns a :class:`~hermes_core.storage.Storage`."""
+    """A storage backend; ``factory(path=Path)`` returns a :class:`~hermes_core.storage.Storage`.
+
+    With ``storage.read_only`` set the kernel calls ``factory(path=Path, read_only=True)``: the
+    backend then creates and changes nothing, reads a missing database as empty and fails writes.
+    """
 
     name: str
     factory: Callable[..., Any]

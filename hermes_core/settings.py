@@ -23,6 +23,9 @@ class _Section(BaseModel):
 class StorageSettings(_Section):
     backend: str = "sqlite"
     path: Path | None = None  # default: <data dir>/hermes.sqlite3
+    # Open without write access: nothing is created or changed, a missing database reads as
+    # empty and every write fails (self-checks, inspection).
+    read_only: bool = False
 
 
 class AgentSettings(_Section):

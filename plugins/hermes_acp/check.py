@@ -153,7 +153,7 @@ async def _check_config(report: Report, ctx: TransportContext) -> None:
         report.add("warn", "provider", "no model provider configured; run `hermes acp --setup`")
     try:
         page = await ctx.kernel.list_sessions(limit=1)
-        report.add("ok", "storage", f"opens ({len(page.sessions)} session(s) on the first page)")
+        report.add("ok", "storage", f"opens read-only ({len(page.sessions)} session(s) on the first page)")
     except Exception as exc:
         report.add("FAIL", "storage", str(exc))
 

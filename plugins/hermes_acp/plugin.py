@@ -25,7 +25,13 @@ SPEC = TransportSpec(
     summary="Serve the Agent Client Protocol on stdio (Zed, JetBrains, VS Code)",
     factory=_factory,
     options=(
-        OptionSpec("check", "bool", "Run a self-check and print a report; never reads stdin", group="mode"),
+        OptionSpec(
+            "check",
+            "bool",
+            "Run a self-check and print a report; never reads stdin",
+            group="mode",
+            core={"storage.read_only": True},  # the check writes nothing (acp.md §1.4)
+        ),
         OptionSpec("setup", "bool", "Set up a provider, model and API key in a terminal", group="mode"),
     ),
     settings_model="hermes_acp.settings:AcpSettings",

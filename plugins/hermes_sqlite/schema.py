@@ -179,10 +179,9 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     :returns: an autocommit-mode connection owned by the calling thread.
     :raises StorageError: naming the path when the file cannot be used.
     """
-    if read_only:
-        if not path.is_file():
-            raise StorageError(f"cannot open database at {path}: no such file; set storage.path")
-    else:
+    if read_only and not path.exists():
+        return _empty_read_only()
+    if not read_only:
         _prepare_file(path)
     conn: sqlite3.Connection | None = None
     try:
@@ -212,6 +211,20 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         if conn is not None:
             conn.close()
         raise
+    return conn
+
+
+def _empty_read_only() -> sqlite3.Connection:
+    """Return an empty, current-schema, in-memory database that refuses writes.
+
+    A read-only open of a database that does not exist yet reads as a store with no sessions
+    (``hermes acp --check`` on a fresh machine), and creates nothing on disk.
+    """
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.create_function("hermes_casefold", 1, _casefold, deterministic=True)
+    _migrate(conn, Path(":memory:"), read_only=False)
+    conn.execute("PRAGMA query_only = ON")
     return conn
 
 

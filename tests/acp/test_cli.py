@@ -30,6 +30,38 @@ def test_check_reports_ok(home: Home) -> None:
     assert any(line.startswith("ok   initialize") for line in lines)
 
 
+def test_check_writes_nothing(home: Home) -> None:
+    """--check on a fresh home creates no file (no database, no log); with a database it only reads."""
+    home.write_config()
+    before = sorted(p.relative_to(home.path) for p in home.path.rglob("*"))
+    done = subprocess.run(
+        [HERMES, "acp", "--check"], env=home.env(), capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   storage: opens read-only (0 session(s)" in done.stdout
+    assert sorted(p.relative_to(home.path) for p in home.path.rglob("*")) == before
+
+    # A real database with a session: reported, and its content left byte-for-byte as it was.
+    # (SQLite's read-only open of a WAL database may add its -shm/-wal coordination files.)
+    subprocess.run(
+        [HERMES, "run", "hello"], env=home.env(), capture_output=True, text=True, timeout=30, check=True
+    )
+    database = home.path / "hermes.sqlite3"
+    snapshot = {p: p.read_bytes() for p in home.path.rglob("*") if p.is_file()}
+    done = subprocess.run(
+        [HERMES, "acp", "--check"], env=home.env(), capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   storage: opens read-only (1 session(s)" in done.stdout
+    assert database in snapshot
+    after = {p: p.read_bytes() for p in home.path.rglob("*") if p.is_file()}
+    assert {p: after[p] for p in snapshot} == snapshot
+    assert {p.name for p in after.keys() - snapshot.keys()} <= {
+        "hermes.sqlite3-shm",
+        "hermes.sqlite3-wal",
+    }
+
+
 def test_check_fails_naming_a_broken_plugin(home: Home, tmp_path: Path) -> None:
     """--check exits 1 and names the plugin whose module fails to import."""
     shadow = tmp_path / "shadow" / "hermes_tools"

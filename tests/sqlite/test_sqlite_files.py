@@ -164,9 +164,16 @@ async def test_close_finishes_work_already_queued(db_path: Path) -> None:
 
 
 async def test_read_only_reads_but_does_not_write(db_path: Path) -> None:
-    with pytest.raises(StorageError, match="no such file"):
-        await make_storage(path=db_path, read_only=True).open()
-    assert not db_path.exists()
+    # A database that does not exist yet reads as empty, refuses writes and is not created.
+    missing = make_storage(path=db_path, read_only=True)
+    await missing.open()
+    try:
+        assert (await missing.list_sessions(limit=5)).sessions == []
+        with pytest.raises(StorageError):
+            await missing.create_session(record("s0"), [user("no")])
+    finally:
+        await missing.close()
+    assert not db_path.exists() and not db_path.parent.joinpath(db_path.name + "-wal").exists()
 
     writer = make_storage(path=db_path)
     await writer.open()
