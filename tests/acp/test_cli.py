@@ -135,7 +135,7 @@ async def test_setup_through_a_pty_writes_a_working_config(home: Home, spawn: An
     try:
         _expect(master, "Provider")
         os.write(master, b"mock\n")
-        listing = _expect(master, "Model")
+        listing = _expect(master, "Model (number")
         assert "3. alt" in listing  # the provider's offline catalog, numbered
         os.write(master, b"3\n")
         _expect(master, "wrote")
