@@ -2,15 +2,17 @@
 
 ``/undo`` and ``/retry`` are the core's rewinds (``Session.undo``, agent-core §7.5) whose consent
 is the typed command: the last user turn and everything after it are soft-archived, never
-deleted. ``/retry`` then hands the same text back as a ``send`` directive, so each transport
+deleted. ``/retry`` then hands the same prompt back as a ``send`` directive, so each transport
 runs it as a new turn its own way (the CLI streams it, the TUI host calls ``prompt.submit``).
+The prompt's images come back too, in ``data.parts``: the core decides per turn whether the
+model sees them (agent-core §9 drops them, with a warning, for a model without vision).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import CommandResult, CommandUsageError, RewindError
+from hermes_core import CommandResult, CommandUsageError, ImagePart, RewindError
 from hermes_slash.common import plural, session_of
 
 if TYPE_CHECKING:
@@ -110,19 +112,30 @@ async def undo_command(ctx: CommandContext) -> CommandResult:
 
 
 async def retry_command(ctx: CommandContext) -> CommandResult:
-    """Run ``/retry``: undo the last user turn, then send the same text again as a new turn.
+    """Run ``/retry``: undo the last user turn, then send the same prompt again as a new turn.
 
     :param ctx: the dispatch context.
-    :returns: a ``send`` directive whose ``message`` is the removed prompt (the transport submits
-        it); ``data`` is as for ``/undo``.
+    :returns: a ``send`` directive whose ``message`` is the removed prompt's text; ``data`` is as
+        for ``/undo`` plus ``images`` (how many the prompt had) and ``parts``: when it had any,
+        its stored content parts (text and images), which a transport submits instead of
+        ``message`` so the images go again; empty for a text-only prompt.
     :raises SessionBusy: a turn is running or prompts wait.
     :raises RewindError: there is no user turn to retry (code 4018).
     """
     last, data = await _rewind_last(ctx)
+    images = sum(isinstance(p, ImagePart) for p in last.parts)
+    # The stored parts already hold the text part beside the images; a text-only row has none.
+    data["parts"] = tuple(last.parts) if images else ()
+    data["images"] = images
+    display: dict[str, Any] = {"text": last.content, "retry": True}
+    with_images = ""
+    if images:
+        display["images"] = images
+        with_images = f" (with {plural(images, 'image')})"
     return CommandResult(
         kind="send",
         message=last.content,
-        output=f"Sending your last message again: {_brief(last.content)}",
-        display={"text": last.content, "retry": True},
+        output=f"Sending your last message again{with_images}: {_brief(last.content)}",
+        display=display,
         data=data,
     )

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import CommandResult
+from hermes_tui_gateway.methods_session import snapshot, start_new
 from hermes_tui_gateway.params import GatewayError, bad, session_id
 
 if TYPE_CHECKING:
     from hermes_core import Session
-    from hermes_tui_gateway.gateway import Conn, Gateway, Params
+    from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
 
 SLASH_MUTATING = ("model", "compress", "branch")
 
@@ -117,13 +118,40 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(4018, f"unknown command: /{name}")
     if live is not None and gw.lives.get(live.session.id) is live:
         live.stream.emit_info(force=True)
+    if live is not None and result.data is not None and result.data.get("action") == "new_session":
+        return await _new_session(gw, conn, live)
     return _directive(result)
 
 
+async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:
+    """Carry out ``/new``: an ``exec`` directive plus the new session's snapshot (§2.5).
+
+    The snapshot's ``session_id`` is the id the host switches to, as ``session.create`` would
+    have answered; ``previous_session_id`` names the session that stays live and resumable.
+
+    :param gw: the gateway.
+    :param conn: the caller, to which the new session is bound.
+    :param live: the session ``/new`` was typed in.
+    :returns: the directive with the snapshot merged in.
+    """
+    new = await start_new(gw, conn, live)
+    old_id, new_id = live.session.id, new.session.id
+    out: dict[str, Any] = {
+        "type": "exec",
+        "output": f"Started new session {new_id}; {old_id} is kept and can be resumed.",
+    }
+    out.update(await snapshot(gw, new))
+    out["previous_session_id"] = old_id
+    return out
+
+
 async def slash_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``slash.exec``: the compatibility alias; ``{output}`` for an exec directive."""
+    """``slash.exec``: the compatibility alias; ``{output, …}`` for an exec directive."""
     out = await dispatch(gw, conn, {"session_id": p.get("session_id"), "command": p.get("command")})
-    return {"output": out["output"]} if out["type"] == "exec" else out
+    if out["type"] != "exec":
+        return out
+    # An exec keeps what else it says (``/new``'s new session), minus the directive type.
+    return {k: v for k, v in out.items() if k != "type"}
 
 
 def register(gw: Gateway) -> None:

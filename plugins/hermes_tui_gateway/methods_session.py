@@ -128,6 +128,35 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return await snapshot(gw, live)
 
 
+async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
+    """Open the fresh session ``/new`` asks for, bound to the caller (tui-gateway.md §3.6).
+
+    It is created as ``session.create`` creates one, lazily (nothing stored before its first
+    turn), and takes over what the user chose for the previous one: the workspace, the approval
+    profile, a model switched on that session, and the TUI's busy and tool-detail settings. The
+    previous session stays live and unchanged, so a turn it runs finishes and it can be resumed.
+
+    :param gw: the gateway.
+    :param conn: the connection that sent ``/new``; the new session's events go to it.
+    :param previous: the session ``/new`` was typed in.
+    :returns: the new live session; its ``session.info`` follows the response.
+    """
+    old = previous.session
+    info = old.info()
+    # Only a model chosen for that session carries over; a configured default stays a default.
+    model = info.model if info.model_source == "session" else None
+    session = await gw.kernel.open_session(
+        source="tui", owner="tui", cwd=Path(info.cwd), profile=old.profile, model=model
+    )
+    for key in ("tui.busy_policy", "tui.verbose"):
+        if key in old.extra:
+            session.extra[key] = old.extra[key]
+    live = gw.adopt(session, conn)
+    live.cols = previous.cols
+    _after_info(gw, live)
+    return live
+
+
 async def resume(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``session.resume``: reuse a live id, else load it (id first, then exact title)."""
     target = p.get("session_id")
