@@ -18,6 +18,9 @@ from hermes_cli.session_ids import session_id_problem
 from hermes_cli.state import get_state
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hermes_core.content import Part
     from hermes_core.events import TurnOutcome
     from hermes_core.kernel import Kernel
     from hermes_core.records import CommandResult
@@ -63,7 +66,7 @@ def _describe_failure(outcome: TurnOutcome) -> str:
     return f"turn {outcome.status}: {outcome.reason}{kind}{detail}"
 
 
-async def _run_turn(session: Session, prompt: str, out: _Output) -> int:
+async def _run_turn(session: Session, prompt: str | Sequence[Part], out: _Output) -> int:
     from hermes_core.events import Retrying, TextDelta, ToolAnnounced, ToolCompleted, TurnCompleted
 
     turn = await session.submit(prompt, owner=OWNER, answerable=frozenset())
@@ -91,6 +94,9 @@ async def _run_turn(session: Session, prompt: str, out: _Output) -> int:
 
 
 async def _show_command_result(kernel: Kernel, session: Session, result: CommandResult, out: _Output) -> int:
+    parts = (result.data or {}).get("parts") if result.kind == "send" else None
+    if parts:  # /retry of a prompt with images: send the stored parts, images included
+        return await _run_turn(session, list(parts), out)
     if result.kind == "send" and result.message:
         return await _run_turn(session, result.message, out)
     if result.kind == "alias" and result.target:

@@ -22,7 +22,7 @@ from hermes_core.rpc import INTERNAL_ERROR, RpcError, current_request
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
     from hermes_acp.state import AcpSession, Ticket
-    from hermes_core import TurnOutcome
+    from hermes_core import Part, TurnOutcome
 
 log = logging.getLogger("hermes_acp")
 ANSWERABLE = frozenset({"approval"})
@@ -115,7 +115,7 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
     head = first_text(args.prompt)
     if head.startswith("/"):
         handled = await _slash(conn, acp_session, head)
-        if isinstance(handled, str):
+        if isinstance(handled, (str, list)):
             # The command asked for this text to run as the turn (/retry).
             return await _run_turn(conn, acp_session, ticket, handled)
         if handled is not None:
@@ -124,7 +124,7 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _run_turn(
-    conn: AcpConnection, acp_session: AcpSession, ticket: Ticket, text: str
+    conn: AcpConnection, acp_session: AcpSession, ticket: Ticket, text: str | list[Part]
 ) -> dict[str, Any]:
     core = acp_session.core
     turn = await core.submit(text, owner="acp", answerable=ANSWERABLE)
@@ -180,7 +180,9 @@ def _chunk(conn: AcpConnection, acp_session: AcpSession, text: str) -> None:
     )
 
 
-async def _slash(conn: AcpConnection, acp_session: AcpSession, text: str) -> dict[str, Any] | str | None:
+async def _slash(
+    conn: AcpConnection, acp_session: AcpSession, text: str
+) -> dict[str, Any] | str | list[Part] | None:
     """Run a known slash command through the core.
 
     :returns: the prompt response; a text to run as the turn (a ``send`` result); or ``None``,
@@ -216,10 +218,12 @@ async def _slash(conn: AcpConnection, acp_session: AcpSession, text: str) -> dic
     output = result.output or (result.message if result.kind != "send" else None)
     if output:
         _chunk(conn, acp_session, output)
-    if result.kind == "send" and result.message:
+    if result.kind == "send" and (result.message or (result.data or {}).get("parts")):
         if (core.profile, core.info().model) != before:
             conn.update(acp_session.id, await config_update(conn, core))
-        return result.message
+        # /retry of a prompt with images hands back its stored parts, images included.
+        parts = (result.data or {}).get("parts")
+        return list(parts) if parts else (result.message or "")
     if (core.profile, core.info().model) != before:
         conn.update(acp_session.id, await config_update(conn, core))
     return END_TURN

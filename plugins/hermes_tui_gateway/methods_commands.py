@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import CommandResult
+from hermes_core import CommandResult, ImagePart
 from hermes_tui_gateway.methods_session import snapshot, start_new
 from hermes_tui_gateway.params import GatewayError, bad, session_id
 
@@ -120,7 +120,20 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         live.stream.emit_info(force=True)
     if live is not None and result.data is not None and result.data.get("action") == "new_session":
         return await _new_session(gw, conn, live)
+    if live is not None and result.kind == "send":
+        _reattach_images(live, result)
     return _directive(result)
+
+
+def _reattach_images(live: Live, result: CommandResult) -> None:
+    """Queue a ``send`` result's images (``/retry``) as the session's pending attachments.
+
+    The host answers a ``send`` directive with ``prompt.submit`` of the message text, which
+    takes the pending attachments with it, so the prompt goes again with its images.
+    """
+    parts = (result.data or {}).get("parts") or ()
+    images = [part for part in parts if isinstance(part, ImagePart)]
+    live.attachments.extend({"part": part, "mime": part.mime} for part in images)
 
 
 async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:

@@ -27,6 +27,10 @@ def _parts(text: str, attachments: list[dict[str, Any]]) -> list[Any]:
     if text.strip():
         parts.append(TextPart(text))
     for item in attachments:
+        part = item.get("part")
+        if isinstance(part, ImagePart):  # re-attached by a command (/retry), already in memory
+            parts.append(part)
+            continue
         try:
             data = Path(item["path"]).read_bytes()
         except OSError:
