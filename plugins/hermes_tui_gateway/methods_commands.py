@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import CommandResult, ImagePart
-from hermes_tui_gateway.methods_session import snapshot, start_new
+from hermes_tui_gateway.methods_session import adopt_branch, snapshot, start_new
 from hermes_tui_gateway.params import GatewayError, bad, session_id
 
 if TYPE_CHECKING:
@@ -122,7 +122,24 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         return await _new_session(gw, conn, live)
     if live is not None and result.kind == "send":
         _reattach_images(live, result)
+    branched = _branched_session(gw, live, result)
+    if live is not None and branched is not None:
+        # /branch opened the copy in this kernel; serve it as session.branch would.
+        out = _directive(result)
+        out.update(await adopt_branch(gw, conn, branched, live.session.id))
+        return out
     return _directive(result)
+
+
+def _branched_session(gw: Gateway, live: Live | None, result: CommandResult) -> Session | None:
+    """Return the session a ``/branch`` result names, when it is open here and not yet served."""
+    data = result.data or {}
+    child_id, parent_id = data.get("session_id"), data.get("parent_session_id")
+    if live is None or parent_id != live.session.id or not isinstance(child_id, str):
+        return None
+    if child_id in gw.lives:
+        return None
+    return gw.kernel.live_session(child_id)
 
 
 def _reattach_images(live: Live, result: CommandResult) -> None:

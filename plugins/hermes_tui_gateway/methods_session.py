@@ -11,6 +11,7 @@ from hermes_tui_gateway import encode
 from hermes_tui_gateway.params import GatewayError, bad, clamp, opt_bool, opt_int, opt_str, session_id
 
 if TYPE_CHECKING:
+    from hermes_core import Session
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -323,12 +324,27 @@ async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         if isinstance(exc, SessionInUse | InvalidValue):
             raise
         raise GatewayError(5008, f"branch failed: {type(exc).__name__}") from exc
+    return await adopt_branch(gw, conn, child, source.id)
+
+
+async def adopt_branch(gw: Gateway, conn: Conn, child: Session, parent_id: str) -> dict[str, Any]:
+    """Bind a session the core just branched to the caller; return its snapshot.
+
+    Used by ``session.branch`` and by ``/branch`` through ``command.dispatch``, so both leave
+    the gateway serving the new session the same way.
+
+    :param gw: the gateway.
+    :param conn: the caller, to which the new session is bound.
+    :param child: the branched session, open in this kernel.
+    :param parent_id: the session it was branched from.
+    :returns: the snapshot plus ``title`` and ``parent``.
+    """
     new = gw.adopt(child, conn)
     gw.known_stored.add(child.id)
     _after_info(gw, new)
     out = await snapshot(gw, new)
     out["title"] = child.info().title
-    out["parent"] = source.id
+    out["parent"] = parent_id
     return out
 
 

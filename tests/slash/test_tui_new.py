@@ -94,3 +94,22 @@ def test_reset_through_slash_exec_starts_on_the_configured_model(tui: TuiProcess
 def test_new_needs_a_live_session(tui: TuiProcess) -> None:
     assert tui.error("command.dispatch", command="/new").code == 4001
     assert tui.error("command.dispatch", session_id="20990101_000000_abcdef", command="/new").code == 4001
+
+
+def test_branch_through_command_dispatch_is_served(tui: TuiProcess, places: tuple[Path, Path]) -> None:
+    """``/branch`` via command.dispatch binds the copy like session.branch: usable at once."""
+    source = tui.create(cwd=str(places[1]))
+    tui.turn(source, "the shared start")
+    reply = tui.call("command.dispatch", session_id=source, command="/branch side quest")
+    child = reply["session_id"]
+    assert reply["type"] == "exec" and child in reply["output"]
+    assert child != source and reply["parent"] == source and reply["title"] == "side quest"
+    assert [m["text"] for m in reply["messages"] if m["role"] == "user"] == ["the shared start"]
+    # The gateway serves the branch: a turn runs there and the source is unchanged.
+    assert tui.turn(child, "only in the branch")["text"] == "You said: only in the branch"
+    users = [
+        m["text"] for m in tui.call("session.history", session_id=source)["messages"] if m["role"] == "user"
+    ]
+    assert users == ["the shared start"]
+    listed = {s["id"] for s in tui.call("session.list")["sessions"]}
+    assert {source, child} <= listed
