@@ -5,16 +5,18 @@ Measures, on a temporary database file, through the public ``Storage`` methods:
 1. append, one transaction per row, each call awaited before the next (budget ≥ 10,000 rows/s),
    and the same with every call in flight at once (the database thread hands results back in
    batches);
-2. loading a 1,000-message history (median; budget ≤ 5 ms): cold, on a freshly opened storage,
-   and warm, when the decoded rows are cached;
+2. loading a 1,000-message history (median): cold, on a freshly opened storage; on an open
+   storage with nothing cached (the budget, ≤ 5 ms: its connection and page cache are warm,
+   its cache of decoded rows is empty); and warm, when the decoded rows are cached;
 3. a rewind at row 500 of 1,000: ``rewrite(archive_row_ids=<rows 500..999>, archived_reason=
    "rewind")`` (median; budget ≤ 10 ms).
 
-Every measurement is repeated ``--runs`` times on a fresh database and the table shows the median
-run. Wall time on a shared machine swings with whatever else runs, so next to it the table gives
-CPU time, which is less sensitive to that (it still rises on a loaded machine, whose caches are
-shared): of the database thread (read from its CPU clock) and, for appends, of the event-loop
-thread. The footer shows the load average.
+Every measurement is repeated ``--runs`` times on a fresh database; the table shows the median
+run and the lowest and highest. Wall time on a shared machine swings with whatever else runs
+(an awaited append is two thread wake-ups, each waiting for a free core), so next to it the table
+gives CPU time, which is less sensitive to that (it still rises on a loaded machine, whose caches
+are shared): of the database thread (read from its CPU clock) and, for appends, of the event-loop
+thread. The footer shows a CPU reference and the load average, before and after the runs.
 
 Run: ``.venv/bin/python bench/bench_storage.py [--rows N] [--repeat N] [--runs N] [--dir PATH]``.
 """
@@ -99,6 +101,7 @@ class Measured:
     cold_ms: float = 0.0
     cold_db_ms: float = 0.0
     uncached_ms: float = 0.0
+    uncached_db_ms: float = 0.0
     warm_ms: float = 0.0
     rewind_ms: float = 0.0
     rewind_db_ms: float = 0.0
@@ -126,32 +129,36 @@ async def bench_append_in_flight(storage: SqliteStorage, rows: int, out: Measure
     out.in_flight_rate = rows / (time.perf_counter() - started)
 
 
-async def bench_load(path: Path, storage: SqliteStorage, repeat: int, out: Measured) -> None:
-    """Load a 1,000-message history: cold and warm medians in ms, and the cold load's CPU."""
+async def bench_load(
+    path: Path, storage: SqliteStorage, db_cpu: Callable[[], float], repeat: int, out: Measured
+) -> None:
+    """Load a 1,000-message history: cold, uncached and warm medians in ms, with database CPU."""
     await new_session(storage, "load", rows=1000)
     cold: list[float] = []
     cold_cpu: list[float] = []
     for _ in range(repeat):
-        fresh, db_cpu = await open_storage(path)
+        fresh, fresh_cpu = await open_storage(path)
         try:
-            db = db_cpu()
+            db = fresh_cpu()
             started = time.perf_counter()
             rows = await fresh.load_rows("load")
             cold.append((time.perf_counter() - started) * 1000)
-            cold_cpu.append((db_cpu() - db) * 1000)
+            cold_cpu.append((fresh_cpu() - db) * 1000)
         finally:
             await fresh.close()
         assert len(rows) == 1000
     uncached: list[float] = []
+    uncached_cpu: list[float] = []
     for _ in range(repeat):
         # An open storage whose row cache is empty: what a process pays the first time it opens
         # a session after start-up (connection and prepared statements already warm).
-        storage._cache.clear()
-        started = time.perf_counter()
+        await storage._run(lambda _conn: storage._db().cache.clear())
+        db, started = db_cpu(), time.perf_counter()
         rows = await storage.load_rows("load")
         uncached.append((time.perf_counter() - started) * 1000)
+        uncached_cpu.append((db_cpu() - db) * 1000)
         assert len(rows) == 1000
-    out.uncached_ms = statistics.median(uncached)
+    out.uncached_ms, out.uncached_db_ms = statistics.median(uncached), statistics.median(uncached_cpu)
     warm: list[float] = []
     await storage.load_rows("load")
     for _ in range(repeat):
@@ -187,18 +194,21 @@ async def run_once(folder: Path, rows: int, repeat: int) -> Measured:
     try:
         await bench_append(storage, db_cpu, rows, out)
         await bench_append_in_flight(storage, rows, out)
-        await bench_load(path, storage, repeat, out)
+        await bench_load(path, storage, db_cpu, repeat, out)
         await bench_rewind(storage, db_cpu, repeat, out)
     finally:
         await storage.close()
     return out
 
 
-Result = tuple[str, str, str, str, bool | None]
+Result = tuple[str, str, str, str, str, bool | None]
 
 
 async def run(folder: Path, rows: int, repeat: int, runs: int) -> list[Result]:
-    """Run everything ``runs`` times, each on a new database in ``folder``; return the table rows."""
+    """Run everything ``runs`` times, each on a new database in ``folder``; return the table rows.
+
+    Each row gives the median over the runs and, beside it, the lowest and highest run.
+    """
     measured: list[Measured] = []
     for index in range(runs):
         sub = folder / f"run-{index}"
@@ -208,41 +218,58 @@ async def run(folder: Path, rows: int, repeat: int, runs: int) -> list[Result]:
     def med(name: str) -> float:
         return statistics.median(getattr(m, name) for m in measured)
 
-    rate, cold, warm, rewind = med("append_rate"), med("cold_ms"), med("warm_ms"), med("rewind_ms")
-    runs_note = f", median of {runs} runs" if runs > 1 else ""
+    def spread(name: str, unit: str, digits: int) -> str:
+        values = [getattr(m, name) for m in measured]
+        if len(values) < 2:
+            return ""
+        return f"{min(values):,.{digits}f}-{max(values):,.{digits}f} {unit}"
+
+    rate, uncached, rewind = med("append_rate"), med("uncached_ms"), med("rewind_ms")
     return [
         (
-            f"append, 1 txn/row, awaited ({rows:,} rows{runs_note})",
+            f"append, 1 txn/row, awaited ({rows:,} rows)",
             f"{rate:,.0f} rows/s",
+            spread("append_rate", "rows/s", 0),
             f"db {med('append_db_us'):.0f} µs + loop {med('append_loop_us'):.0f} µs /row",
             "≥ 10,000 rows/s",
             rate >= 10_000,
         ),
         (
-            f"append, 1 txn/row, all in flight ({rows:,} rows{runs_note})",
+            f"append, 1 txn/row, all in flight ({rows:,} rows)",
             f"{med('in_flight_rate'):,.0f} rows/s",
+            spread("in_flight_rate", "rows/s", 0),
             "",
             "(info)",
             None,
         ),
         (
-            f"load 1,000 rows, cold (median of {repeat}{runs_note})",
-            f"{cold:.2f} ms",
+            f"load 1,000 rows, cold: first load after open (median of {repeat})",
+            f"{med('cold_ms'):.2f} ms",
+            spread("cold_ms", "ms", 2),
             f"db {med('cold_db_ms'):.2f} ms",
-            "(first load after open)",
+            "(info)",
             None,
         ),
         (
-            f"load 1,000 rows, open storage, nothing cached (median of {repeat}{runs_note})",
-            f"{med('uncached_ms'):.2f} ms",
+            f"load 1,000 rows, open storage, nothing cached (median of {repeat})",
+            f"{uncached:.2f} ms",
+            spread("uncached_ms", "ms", 2),
+            f"db {med('uncached_db_ms'):.2f} ms",
+            "≤ 5 ms",
+            uncached <= 5,
+        ),
+        (
+            f"load 1,000 rows, warm: rows cached (median of {repeat})",
+            f"{med('warm_ms'):.2f} ms",
+            spread("warm_ms", "ms", 2),
             "",
             "≤ 5 ms",
-            med("uncached_ms") <= 5,
+            med("warm_ms") <= 5,
         ),
-        (f"load 1,000 rows, warm (median of {repeat}{runs_note})", f"{warm:.2f} ms", "", "≤ 5 ms", warm <= 5),
         (
-            f"rewind at 500 of 1,000 (median of {repeat}{runs_note})",
+            f"rewind at 500 of 1,000 (median of {repeat})",
             f"{rewind:.2f} ms",
+            spread("rewind_ms", "ms", 2),
             f"db {med('rewind_db_ms'):.2f} ms",
             "≤ 10 ms",
             rewind <= 10,
@@ -260,25 +287,34 @@ def calibrate() -> float:
     return statistics.median(times)
 
 
-def print_table(results: list[Result]) -> None:
-    """Print the results as an aligned table, then the platform and a CPU speed reference."""
-    header = ("measurement", "result", "cpu time", "budget", "ok")
-    cells = [header] + [
-        (n, v, c, b, "-" if ok is None else "yes" if ok else "NO") for n, v, c, b, ok in results
-    ]
-    widths = [max(len(row[i]) for row in cells) for i in range(5)]
-    for name, value, cpu, budget, ok in cells:
-        print(f"{name:<{widths[0]}}  {value:>{widths[1]}}  {cpu:<{widths[2]}}  {budget:<{widths[3]}}  {ok}")
+def machine_note() -> str:
+    """Describe how fast and how busy the machine is right now."""
     load = (
-        f"; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+        f", load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
         if hasattr(os, "getloadavg")
         else ""
     )
+    return f"CPU reference: sum(range(10**6)) took {calibrate():.1f} ms{load}"
+
+
+def print_table(results: list[Result], runs: int, before: str) -> None:
+    """Print the results as an aligned table, then the platform and the CPU reference."""
+    header = ("measurement", f"median of {runs} runs", "runs: min-max", "cpu time", "budget", "ok")
+    cells = [header] + [
+        (n, v, r, c, b, "-" if ok is None else "yes" if ok else "NO") for n, v, r, c, b, ok in results
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(6)]
+    for name, value, spread, cpu, budget, ok in cells:
+        print(
+            f"{name:<{widths[0]}}  {value:>{widths[1]}}  {spread:>{widths[2]}}  {cpu:<{widths[3]}}  "
+            f"{budget:<{widths[4]}}  {ok}"
+        )
     print(
         f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
-        f"{platform.machine()}, {platform.system()}; "
-        f"CPU reference: sum(range(10**6)) took {calibrate():.1f} ms{load}"
+        f"{platform.machine()}, {platform.system()}"
     )
+    print(f"before: {before}")
+    print(f"after:  {machine_note()}")
 
 
 def main() -> int:
@@ -286,19 +322,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rows", type=int, default=5000, help="rows for the append measurements")
     parser.add_argument("--repeat", type=int, default=21, help="repetitions for the median measurements")
-    parser.add_argument("--runs", type=int, default=3, help="whole runs; the table shows their median")
+    parser.add_argument("--runs", type=int, default=5, help="whole runs; the table shows their median")
     parser.add_argument(
         "--dir", type=Path, default=None, help="folder for the database (default: a temp dir)"
     )
     args = parser.parse_args()
+    runs = max(1, args.runs)
+    before = machine_note()
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=args.dir, prefix="hermes-bench-") as folder:
-            results = asyncio.run(run(Path(folder), args.rows, args.repeat, max(1, args.runs)))
+            results = asyncio.run(run(Path(folder), args.rows, args.repeat, runs))
     else:
         with tempfile.TemporaryDirectory(prefix="hermes-bench-") as folder:
-            results = asyncio.run(run(Path(folder), args.rows, args.repeat, max(1, args.runs)))
-    print_table(results)
+            results = asyncio.run(run(Path(folder), args.rows, args.repeat, runs))
+    print_table(results, runs, before)
     return 0
 
 

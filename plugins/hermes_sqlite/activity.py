@@ -7,14 +7,12 @@ activity; a second's granularity is plenty for that, so an append skips the bump
 storage already moved that session's ``updated_at`` to a time less than a second before.
 
 The stamps live on the database thread (no locking). They only describe writes made through
-this connection, so they are dropped whenever another connection has committed
-(``PRAGMA data_version`` changed: it may have set ``updated_at`` itself) and per session when
-an ``update_session``, ``rewrite`` or ``create_session`` here writes the column.
+this connection, so :class:`~hermes_sqlite.db_state.DbState` drops them whenever another
+connection has committed (it may have set ``updated_at`` itself), and they are dropped per
+session when an ``update_session``, ``rewrite`` or ``create_session`` here writes the column.
 """
 
 from __future__ import annotations
-
-import sqlite3
 
 INTERVAL_S = 1.0
 # Stamps older than INTERVAL_S are useless; prune them once this many accumulate.
@@ -30,23 +28,17 @@ class ActivityStamps:
     def __init__(self, interval_s: float = INTERVAL_S) -> None:
         self._interval_s = interval_s
         self._stamps: dict[str, float] = {}
-        self._data_version: int | None = None
 
-    def bump_due(self, conn: sqlite3.Connection, session_id: str, now: float) -> bool:
+    def bump_due(self, session_id: str, now: float) -> bool:
         """Say whether an append at ``now`` must write the session's ``updated_at``.
 
-        Call inside the append's write transaction, so that no other connection can commit
-        between this check and the append.
+        Ask inside the append's write transaction, after the stamps were checked against
+        other connections' commits, so that none can commit between that check and the append.
 
-        :param conn: the connection, inside a write transaction.
         :param session_id: the session being appended to.
         :param now: the append's time.
         :returns: True unless this connection stamped the session less than the interval ago.
         """
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        if version != self._data_version:
-            self._stamps.clear()
-            self._data_version = version
         stamp = self._stamps.get(session_id)
         # A clock that went backwards (stamp in the future) also bumps.
         return stamp is None or not 0.0 <= now - stamp < self._interval_s
@@ -70,3 +62,7 @@ class ActivityStamps:
         :param session_id: the session.
         """
         self._stamps.pop(session_id, None)
+
+    def clear(self) -> None:
+        """Drop every stamp: another connection has written to the database."""
+        self._stamps.clear()

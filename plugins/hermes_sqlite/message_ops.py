@@ -6,44 +6,30 @@ archiving sets ``active = 0`` and ``archived_reason``.
 
 from __future__ import annotations
 
-import operator
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from hermes_core import NewRow, Row, SessionNotFound, StorageError
-from hermes_sqlite.activity import ActivityStamps
 from hermes_sqlite.codec import dump_json, load_mapping
-from hermes_sqlite.row_cache import RowCache
+from hermes_sqlite.db_state import ACTIVE_ROWS, ANY_ROWS, DbState
 from hermes_sqlite.row_codec import (
     LOAD_COLUMNS,
-    MESSAGE_COLUMNS,
     STATE_COLUMNS,
+    as_loaded,
+    insert_statement,
     row_params,
-    rows_from_values,
-    rows_with_state_from_values,
 )
 from hermes_sqlite.schema import write_transaction
 
-_INSERT = (
-    f"INSERT INTO messages ({', '.join(MESSAGE_COLUMNS)}) VALUES ({', '.join('?' * len(MESSAGE_COLUMNS))})"
-)
-_NEXT_ID = (
-    "SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0), "
-    "ifnull((SELECT max(id) FROM messages), 0)) + 1"
-)
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ? AND placeholder = 0"
+# Each is one aggregate over the session's rows (see RowBuilder), which sorts them afterwards.
 _LOAD_ACTIVE = (
-    f"SELECT {', '.join(LOAD_COLUMNS)} FROM messages WHERE session_id = ? AND active = 1 "
-    "ORDER BY position, id"
+    f"SELECT {ACTIVE_ROWS}({', '.join(LOAD_COLUMNS)}) FROM messages WHERE session_id = ? AND active = 1"
 )
-_LOAD_ALL = (
-    f"SELECT {', '.join(LOAD_COLUMNS + STATE_COLUMNS)} FROM messages WHERE session_id = ? "
-    "ORDER BY position, id"
-)
-# Picks the LOAD_COLUMNS values out of INSERT parameters.
-_as_loaded = operator.itemgetter(*(MESSAGE_COLUMNS.index(c) for c in LOAD_COLUMNS))
+_LOAD_ALL = f"SELECT {ANY_ROWS}({', '.join(LOAD_COLUMNS + STATE_COLUMNS)}) FROM messages WHERE session_id = ?"
 # A fixed number of placeholders keeps one prepared statement for every chunk; short chunks
 # repeat their last id, which IN ignores.
 _ARCHIVE_CHUNK = 100
@@ -53,51 +39,44 @@ _ARCHIVE = (
 )
 
 
-def insert_rows(
-    conn: sqlite3.Connection, session_id: str, rows: Sequence[NewRow], now: float
+def _insert(
+    cursor: sqlite3.Cursor, rows: Sequence[NewRow], first: int, session_id: str, now: float
 ) -> list[tuple[Any, ...]]:
+    """Insert rows with the ids ``first``, ``first + 1``, ...; return their values."""
+    values = [row_params(row, first + offset, session_id, now) for offset, row in enumerate(rows)]
+    if len(values) == 1:
+        cursor.execute(*insert_statement(values[0]))
+        return values
+    # Neighbouring rows of one shape go in one executemany.
+    for sql, group in groupby(map(insert_statement, values), key=lambda statement: statement[0]):
+        cursor.executemany(sql, [params for _, params in group])
+    return values
+
+
+def insert_rows(state: DbState, session_id: str, rows: Sequence[NewRow], now: float) -> list[tuple[Any, ...]]:
     """Insert rows with ids chosen here, inside the caller's write transaction.
 
     Choosing the ids up front (the write lock is held, so nobody else inserts) lets the
     position default and the placeholder tool-call ids be written by the INSERT itself.
 
-    :param conn: the connection, inside a write transaction.
+    :param state: the connection's state, inside a write transaction.
     :param session_id: the owning session.
     :param rows: the rows.
     :param now: the creation time of rows that name none.
-    :returns: the inserted values, in :data:`MESSAGE_COLUMNS` order; the id comes first.
+    :returns: the inserted values, in ``MESSAGE_COLUMNS`` order; the id comes first.
     """
-    first = conn.execute(_NEXT_ID).fetchone()[0]
-    params = [row_params(row, first + offset, session_id, now) for offset, row in enumerate(rows)]
-    if len(params) == 1:
-        conn.execute(_INSERT, params[0])
-    else:
-        conn.executemany(_INSERT, params)
-    return params
+    state.check_writes()
+    first = state.claim_ids(len(rows))
+    return _insert(state.cursor, rows, first, session_id, now)
 
 
-def inserted_rows(session_id: str, inserted: list[tuple[Any, ...]]) -> list[Row]:
-    """Turn values returned by :func:`insert_rows` into rows, as a load would return them.
-
-    :param session_id: the owning session.
-    :param inserted: the inserted values.
-    :returns: the rows.
-    """
-    return rows_from_values(map(_as_loaded, inserted), session_id)
-
-
-def append_rows(
-    conn: sqlite3.Connection,
-    cache: RowCache,
-    stamps: ActivityStamps,
-    session_id: str,
-    rows: Sequence[NewRow],
-) -> list[int]:
+def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list[int]:
     """Append rows to a session in one transaction and bump its ``updated_at`` when due.
 
-    :param conn: the connection.
-    :param cache: the row cache to keep in step.
-    :param stamps: when this connection last bumped each session (see ``activity``).
+    The transaction is spelled out rather than taken from ``write_transaction``: this runs
+    once per message and every call saved counts.
+
+    :param state: the connection's state.
     :param session_id: a stored session.
     :param rows: the rows.
     :returns: their ids, in order.
@@ -106,37 +85,71 @@ def append_rows(
     if not rows:
         return []
     now = time.time()
-    with write_transaction(conn):
+    cursor = state.cursor
+    stamps = state.stamps
+    cursor.execute("BEGIN IMMEDIATE")
+    try:
+        state.check_writes()
         # Without a bump the session is known to exist: this connection bumped it (so it was a
         # real session, not a lease placeholder) and sessions are never deleted.
-        bump = stamps.bump_due(conn, session_id, now)
-        if bump and conn.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
+        bump = stamps.bump_due(session_id, now)
+        if bump and cursor.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
             raise SessionNotFound(session_id)
-        inserted = insert_rows(conn, session_id, rows, now)
+        inserted = _insert(cursor, rows, state.claim_ids(len(rows)), session_id, now)
+        cursor.execute("COMMIT")
+    except BaseException:
+        if state.conn.in_transaction:
+            cursor.execute("ROLLBACK")
+        raise
+    state.committed()
     if bump:
         stamps.bumped(session_id, now)
+    cache = state.cache
     if cache.has(session_id):
-        cache.extend(session_id, inserted_rows(session_id, inserted))
+        cache.extend(session_id, inserted_rows(state, session_id, inserted))
     return [values[0] for values in inserted]
 
 
-def load_rows(
-    conn: sqlite3.Connection, cache: RowCache, session_id: str, include_archived: bool
-) -> list[Row]:
+def inserted_rows(state: DbState, session_id: str, inserted: list[tuple[Any, ...]]) -> list[Row]:
+    """Turn values returned by :func:`insert_rows` into rows, as a load would return them.
+
+    :param state: the connection's state.
+    :param session_id: the owning session.
+    :param inserted: the inserted values.
+    :returns: the rows.
+    """
+    return state.builder.from_values(map(as_loaded, inserted), session_id)
+
+
+def _select_rows(state: DbState, sql: str, session_id: str) -> list[Row]:
+    """Run a load query (one aggregate over a session's rows); return the rows in order."""
+    builder = state.builder
+    builder.start(session_id)
+    try:
+        state.conn.execute(sql, (session_id,)).fetchall()
+    except sqlite3.OperationalError:
+        builder.take(sort=False)  # drop what was built before the failure
+        if builder.error is not None:
+            raise builder.error from None
+        raise
+    return builder.take(sort=True)
+
+
+def load_rows(state: DbState, session_id: str, include_archived: bool) -> list[Row]:
     """Return a session's rows ordered by ``(position, id)``; active rows go through the cache.
 
-    :param conn: the connection.
-    :param cache: the row cache.
+    :param state: the connection's state.
     :param session_id: the session id.
     :param include_archived: also return soft-archived rows.
     :returns: the rows, empty for an unknown session.
     """
     if include_archived:
-        return rows_with_state_from_values(conn.execute(_LOAD_ALL, (session_id,)), session_id)
-    cache.sync(conn)
+        return _select_rows(state, _LOAD_ALL, session_id)
+    cache = state.cache
+    cache.sync(state.conn)
     rows = cache.get(session_id)
     if rows is None:
-        rows = rows_from_values(conn.execute(_LOAD_ACTIVE, (session_id,)), session_id)
+        rows = _select_rows(state, _LOAD_ACTIVE, session_id)
         cache.put(session_id, rows)
         rows = list(rows)  # the cache keeps the first list
     return rows
@@ -165,15 +178,15 @@ def archive_rows(
         raise StorageError(f"cannot archive rows: some of them are not rows of session {session_id}")
 
 
-def update_row_meta(conn: sqlite3.Connection, cache: RowCache, row_id: int, meta: Mapping[str, Any]) -> None:
+def update_row_meta(state: DbState, row_id: int, meta: Mapping[str, Any]) -> None:
     """Merge keys into one row's ``meta`` JSON.
 
-    :param conn: the connection.
-    :param cache: the row cache to keep in step.
+    :param state: the connection's state.
     :param row_id: the row.
     :param meta: keys to set.
     :raises StorageError: when there is no such row.
     """
+    conn = state.conn
     with write_transaction(conn):
         found = conn.execute("SELECT session_id, meta FROM messages WHERE id = ?", (row_id,)).fetchone()
         if found is None:
@@ -183,4 +196,4 @@ def update_row_meta(conn: sqlite3.Connection, cache: RowCache, row_id: int, meta
         conn.execute(
             "UPDATE messages SET meta = ? WHERE id = ?", (dump_json(merged) if merged else None, row_id)
         )
-    cache.forget(found[0])
+    state.cache.forget(found[0])

@@ -17,8 +17,8 @@ from typing import Any
 
 from hermes_core import InvalidValue, NewRow, SessionNotFound, SessionPage, SessionRecord, StorageError
 from hermes_sqlite.codec import SESSION_COLUMNS, session_from_row, session_params, session_value
+from hermes_sqlite.db_state import DbState
 from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
-from hermes_sqlite.row_cache import RowCache
 from hermes_sqlite.schema import write_transaction
 
 _COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
@@ -74,13 +74,10 @@ def latest_session_for_channel(conn: sqlite3.Connection, channel_key: str) -> st
     return row[0] if row else None
 
 
-def create_session(
-    conn: sqlite3.Connection, cache: RowCache, record: SessionRecord, rows: Sequence[NewRow]
-) -> list[int]:
+def create_session(state: DbState, record: SessionRecord, rows: Sequence[NewRow]) -> list[int]:
     """Insert a session (filling its lease placeholder, if any) and its first rows.
 
-    :param conn: the connection.
-    :param cache: the row cache to keep in step.
+    :param state: the connection's state.
     :param record: the session; zero timestamps mean now.
     :param rows: its first rows.
     :returns: the new row ids.
@@ -88,6 +85,7 @@ def create_session(
     """
     now = time.time()
     params = session_params(record, now)
+    conn = state.conn
     with write_transaction(conn):
         existing = conn.execute("SELECT placeholder FROM sessions WHERE id = ?", (record.id,)).fetchone()
         if existing is None:
@@ -96,8 +94,9 @@ def create_session(
             conn.execute(_FILL_PLACEHOLDER, (*params[1:], record.id))
         else:
             raise StorageError(f"session {record.id} already exists")
-        inserted = insert_rows(conn, record.id, rows, now) if rows else []
-    cache.forget(record.id)
+        inserted = insert_rows(state, record.id, rows, now) if rows else []
+    state.stamps.forget(record.id)
+    state.cache.forget(record.id)
     return [values[0] for values in inserted]
 
 
@@ -140,8 +139,7 @@ def update_session(conn: sqlite3.Connection, session_id: str, fields: Mapping[st
 
 
 def rewrite(
-    conn: sqlite3.Connection,
-    cache: RowCache,
+    state: DbState,
     session_id: str,
     archive_row_ids: Sequence[int],
     archived_reason: str | None,
@@ -150,8 +148,7 @@ def rewrite(
 ) -> list[int]:
     """Archive, append and update the session in one transaction.
 
-    :param conn: the connection.
-    :param cache: the row cache to keep in step.
+    :param state: the connection's state.
     :param session_id: a stored session.
     :param archive_row_ids: rows of this session to soft-archive.
     :param archived_reason: why (``rewind``, ``compress``, ``reconcile``).
@@ -160,15 +157,17 @@ def rewrite(
     :returns: the ids of the appended rows.
     """
     now = time.time()
+    conn = state.conn
     with write_transaction(conn):
         if conn.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
             raise SessionNotFound(session_id)
         if archive_row_ids:
             archive_rows(conn, session_id, archive_row_ids, archived_reason)
-        inserted = insert_rows(conn, session_id, append, now) if append else []
+        inserted = insert_rows(state, session_id, append, now) if append else []
         if session_fields:
             set_session_fields(conn, session_id, session_fields, now)
-    cache.forget(session_id)
+    state.stamps.forget(session_id)
+    state.cache.forget(session_id)
     return [values[0] for values in inserted]
 
 

@@ -7,7 +7,7 @@ each; a failure rolls the whole job back and surfaces as ``StorageError``.
 
 from __future__ import annotations
 
-import functools
+import asyncio
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -15,8 +15,7 @@ from typing import Any, TypeVar
 
 from hermes_core import HermesError, NewRow, Row, SessionPage, SessionRecord, StorageError
 from hermes_sqlite import message_ops, session_ops
-from hermes_sqlite.activity import ActivityStamps
-from hermes_sqlite.row_cache import RowCache
+from hermes_sqlite.db_state import DbState
 from hermes_sqlite.schema import connect, describe_error
 from hermes_sqlite.worker import DbThread
 
@@ -37,9 +36,8 @@ class SqliteStorage:
         self.read_only = read_only
         self._thread: DbThread | None = None
         self._closed = False
-        # Touched only by jobs, i.e. only on the database thread.
-        self._cache = RowCache()
-        self._stamps = ActivityStamps()
+        # Made by the opener and touched only by jobs, i.e. only on the database thread.
+        self._state: DbState | None = None
 
     async def open(self) -> None:
         """Open (and migrate) the database on its thread.
@@ -50,14 +48,29 @@ class SqliteStorage:
             raise StorageError(f"storage at {self.path} is closed")
         if self._thread is not None:
             return
-        thread = DbThread(
-            f"hermes-sqlite:{self.path.name}", functools.partial(connect, self.path, read_only=self.read_only)
-        )
+        thread = DbThread(f"hermes-sqlite:{self.path.name}", self._connect)
         try:
             await thread.start()
         except (OSError, sqlite3.Error) as exc:
             raise StorageError(describe_error(self.path, exc, opening=True)) from exc
         self._thread = thread
+
+    def _connect(self) -> sqlite3.Connection:
+        """Open the connection and its companions (runs on the database thread)."""
+        conn = connect(self.path, read_only=self.read_only)
+        try:
+            self._state = DbState(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _db(self) -> DbState:
+        """Return the connection's state (for jobs: the opener, the first job, made it)."""
+        state = self._state
+        if state is None:
+            raise StorageError(f"storage at {self.path} is not open")
+        return state
 
     async def close(self) -> None:
         """Finish queued work, close the database and stop the thread; later calls fail."""
@@ -100,22 +113,31 @@ class SqliteStorage:
 
         return await self._run(read)
 
-    async def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``job`` on the database thread, turning every failure into a typed error."""
+    def _submit(self, job: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        """Queue ``job`` on the database thread; raise ``StorageError`` when not open."""
         thread = self._thread
         if thread is None:
             state = "closed" if self._closed else "not open"
             raise StorageError(f"storage at {self.path} is {state}")
+        return thread.call(job)
+
+    def _failure(self, exc: Exception) -> StorageError:
+        """Turn a job's failure that is not already typed into a ``StorageError``."""
+        if isinstance(exc, sqlite3.Error):
+            return StorageError(describe_error(self.path, exc))
+        # Mostly values SQLite or JSON cannot hold (TypeError, OverflowError, ValueError);
+        # whatever it was, the job's transaction was rolled back.
+        return StorageError(f"storage at {self.path} failed: {type(exc).__name__}: {exc}")
+
+    async def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``job`` on the database thread, turning every failure into a typed error."""
+        future = self._submit(job)
         try:
-            return await thread.call(job)
+            return await future
         except HermesError:
             raise
-        except sqlite3.Error as exc:
-            raise StorageError(describe_error(self.path, exc)) from exc
         except Exception as exc:
-            # Mostly values SQLite or JSON cannot hold (TypeError, OverflowError, ValueError);
-            # whatever it was, the job's transaction was rolled back.
-            raise StorageError(f"storage at {self.path} failed: {type(exc).__name__}: {exc}") from exc
+            raise self._failure(exc) from exc
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         """Return a stored session, or None.
@@ -143,11 +165,7 @@ class SqliteStorage:
         """
         rows = tuple(rows)
 
-        def job(conn: sqlite3.Connection) -> list[int]:
-            self._stamps.forget(record.id)
-            return session_ops.create_session(conn, self._cache, record, rows)
-
-        return await self._run(job)
+        return await self._run(lambda _conn: session_ops.create_session(self._db(), record, rows))
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         """Update session columns and bump ``updated_at``.
@@ -160,7 +178,8 @@ class SqliteStorage:
         fields = dict(fields)
 
         def job(conn: sqlite3.Connection) -> None:
-            self._stamps.forget(session_id)  # it sets updated_at, maybe to a value of its own
+            # It sets updated_at, maybe to a value of its own.
+            self._db().stamps.forget(session_id)
             session_ops.update_session(conn, session_id, fields)
 
         await self._run(job)
@@ -228,9 +247,14 @@ class SqliteStorage:
         :raises SessionNotFound: when the session is not stored.
         """
         rows = tuple(rows)
-        return await self._run(
-            lambda conn: message_ops.append_rows(conn, self._cache, self._stamps, session_id, rows)
-        )
+        # What _run does, written out: this is the call made once per message.
+        future = self._submit(lambda _conn: message_ops.append_rows(self._db(), session_id, rows))
+        try:
+            return await future
+        except HermesError:
+            raise
+        except Exception as exc:
+            raise self._failure(exc) from exc
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         """Return rows ordered by ``(position, id)``.
@@ -239,9 +263,7 @@ class SqliteStorage:
         :param include_archived: also return soft-archived rows.
         :returns: the rows (empty for an unknown session).
         """
-        return await self._run(
-            lambda conn: message_ops.load_rows(conn, self._cache, session_id, include_archived)
-        )
+        return await self._run(lambda _conn: message_ops.load_rows(self._db(), session_id, include_archived))
 
     async def rewrite(
         self,
@@ -266,11 +288,9 @@ class SqliteStorage:
         rows = tuple(append)
         fields = dict(session_fields) if session_fields else None
 
-        def job(conn: sqlite3.Connection) -> list[int]:
-            self._stamps.forget(session_id)
-            return session_ops.rewrite(conn, self._cache, session_id, ids, archived_reason, rows, fields)
-
-        return await self._run(job)
+        return await self._run(
+            lambda _conn: session_ops.rewrite(self._db(), session_id, ids, archived_reason, rows, fields)
+        )
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
         """Merge keys into a row's ``meta``.
@@ -280,4 +300,4 @@ class SqliteStorage:
         :raises StorageError: when there is no such row.
         """
         meta = dict(meta)
-        await self._run(lambda conn: message_ops.update_row_meta(conn, self._cache, row_id, meta))
+        await self._run(lambda _conn: message_ops.update_row_meta(self._db(), row_id, meta))

@@ -1,16 +1,23 @@
 """A dedicated database thread: run callables on one SQLite connection off the event loop.
 
-Jobs run in submission order on the thread that owns the connection. Results go back to the
-submitting loop with ``call_soon_threadsafe``. When jobs are already queued, the thread keeps
-going (for up to :data:`BATCH_WINDOW_S`) and hands the results back in one wake-up: waking the
-loop for every small job costs more than the job, and the woken loop then competes with this
-thread for the GIL. With 5,000 one-row appends in flight, batching gave 1.5-2x the throughput
-of waking the loop per result.
+Jobs run in submission order on the thread that owns the connection. Each result goes into a
+per-loop :class:`LoopWaker` inbox; the thread wakes the loop only when the inbox was empty,
+and a reader callback on the loop settles everything the inbox holds.
+
+Why not ``call_soon_threadsafe`` per result: waking the loop is the dearest part of a small
+job. Measured on a 2-core machine, awaiting a no-op job cost 42-47 µs (28 µs of it on the
+loop's CPU) that way, and 22-26 µs (13-17 µs on the loop) with a pipe of our own, one byte per
+wake-up and one read. When jobs are already queued, the thread also keeps results back (for up
+to :data:`BATCH_WINDOW_S`) and hands them over in one wake-up: the woken loop would otherwise
+compete with this thread for the GIL. With 5,000 one-row appends in flight, batching gave
+1.5-2x the throughput of waking the loop per result.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import os
 import queue
 import sqlite3
 import threading
@@ -24,29 +31,96 @@ T = TypeVar("T")
 
 _Job = Callable[[sqlite3.Connection], Any]
 _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
-_Item = tuple[_Job, asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
 
 BATCH_WINDOW_S = 0.001
 
 
-def _settle(outcomes: list[_Outcome]) -> None:
-    """Resolve futures with their jobs' outcomes (runs on the event loop)."""
-    for future, result, exc in outcomes:
-        if future.cancelled():
-            continue
-        if exc is None:
-            future.set_result(result)
-        else:
-            future.set_exception(exc)
+class LoopWaker:
+    """The inbox of finished jobs for one event loop, and the means to wake that loop.
 
+    The database thread appends outcomes and calls :meth:`notify`; the loop drains them in
+    :meth:`drain`. Only the first outcome after a drain writes to the pipe: ``_signalled``
+    says a wake-up is on its way. The drain clears it *before* emptying the inbox and the
+    thread appends *before* testing it, so no outcome is ever left without a wake-up.
 
-def _deliver(pending: dict[asyncio.AbstractEventLoop, list[_Outcome]]) -> None:
-    """Hand finished outcomes to their loops (runs on the database thread)."""
-    for loop, outcomes in pending.items():
+    Where the loop cannot watch a file descriptor (Windows' proactor loop), the wake-up is a
+    ``call_soon_threadsafe`` of :meth:`drain` instead.
+
+    :param loop: the loop whose futures this inbox settles.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.inbox: collections.deque[_Outcome] = collections.deque()
+        self._signalled = False
+        # Guards the pipe's write end against closing while the database thread writes.
+        self._lock = threading.Lock()
+        self._read_fd = -1
+        self._write_fd = -1
+        self._piped = False
+        if os.name == "posix":
+            read_fd, write_fd = os.pipe()
+            try:
+                os.set_blocking(read_fd, False)
+                os.set_blocking(write_fd, False)
+                loop.add_reader(read_fd, self.drain)
+            except (NotImplementedError, OSError):
+                os.close(read_fd)
+                os.close(write_fd)
+            else:
+                self._read_fd, self._write_fd = read_fd, write_fd
+                self._piped = True
+
+    def notify(self) -> None:
+        """Make sure the loop will drain the inbox (runs on the database thread)."""
+        if self._signalled:
+            return
+        self._signalled = True
+        if self._piped:
+            with self._lock:
+                if self._write_fd >= 0:
+                    try:
+                        os.write(self._write_fd, b"\0")
+                    except BlockingIOError:
+                        pass  # the pipe is full of wake-ups already
+            return
         try:
-            loop.call_soon_threadsafe(_settle, outcomes)
+            self.loop.call_soon_threadsafe(self.drain)
         except RuntimeError:
             pass  # the loop is closed: nobody is waiting for these results any more
+
+    def drain(self) -> None:
+        """Settle every finished job's future (runs on the loop)."""
+        if self._read_fd >= 0:
+            try:
+                os.read(self._read_fd, 64)
+            except OSError:
+                pass  # nothing to read (EAGAIN) or already closed
+        self._signalled = False
+        inbox = self.inbox
+        while inbox:
+            future, result, exc = inbox.popleft()
+            if future.cancelled():
+                continue
+            if exc is None:
+                future.set_result(result)
+            else:
+                future.set_exception(exc)
+
+    def close(self) -> None:
+        """Stop watching the pipe and close it (runs on the loop, or after it has closed)."""
+        with self._lock:
+            read_fd, write_fd = self._read_fd, self._write_fd
+            if write_fd < 0:
+                return
+            self._read_fd = self._write_fd = -1
+        if not self.loop.is_closed():
+            self.loop.remove_reader(read_fd)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+_Item = tuple[_Job, LoopWaker, "asyncio.Future[Any]"]
 
 
 class DbThread:
@@ -63,6 +137,8 @@ class DbThread:
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._accepting = False
+        # Touched only on loop threads; normally there is exactly one loop.
+        self._wakers: dict[asyncio.AbstractEventLoop, LoopWaker] = {}
 
     async def start(self) -> None:
         """Start the thread and open the connection on it.
@@ -77,10 +153,21 @@ class DbThread:
         except BaseException:
             self._accepting = False
             self._queue.put(None)
+            self._close_wakers()
             raise
 
     def _open(self, _conn: sqlite3.Connection) -> None:
         self._conn = self._opener()
+
+    def _waker(self, loop: asyncio.AbstractEventLoop) -> LoopWaker:
+        """Return the waker of ``loop``, making it on first use (runs on that loop)."""
+        waker = self._wakers.get(loop)
+        if waker is None:
+            # Loops that have closed since (e.g. one asyncio.run per CLI command) are done.
+            for old in [old for old in self._wakers if old.is_closed()]:
+                self._wakers.pop(old).close()
+            waker = self._wakers[loop] = LoopWaker(loop)
+        return waker
 
     def call(self, job: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
         """Queue ``job(connection)`` and return a future for its result.
@@ -95,8 +182,9 @@ class DbThread:
         if not self._accepting:
             raise StorageError("storage is closed")
         loop = asyncio.get_running_loop()
+        waker = self._wakers.get(loop) or self._waker(loop)
         future: asyncio.Future[T] = loop.create_future()
-        self._queue.put((job, loop, future))
+        self._queue.put((job, waker, future))
         return future
 
     async def stop(self, final: Callable[[sqlite3.Connection], None]) -> None:
@@ -107,18 +195,8 @@ class DbThread:
         """
         if not self._accepting:
             return
+        done = self.call(lambda conn: self._last(conn, final))
         self._accepting = False
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
-
-        def last(conn: sqlite3.Connection) -> None:
-            try:
-                final(conn)
-            finally:
-                conn.close()
-                self._conn = None
-
-        self._queue.put((last, loop, done))
         self._queue.put(None)
         try:
             await done
@@ -126,31 +204,69 @@ class DbThread:
             if self._thread is not None:
                 # The thread ends right after the sentinel; this join waits a moment at most.
                 self._thread.join(timeout=1.0)
+            self._close_wakers()
+
+    def _last(self, conn: sqlite3.Connection, final: Callable[[sqlite3.Connection], None]) -> None:
+        try:
+            final(conn)
+        finally:
+            conn.close()
+            self._conn = None
+
+    def _close_wakers(self) -> None:
+        """Close every loop's waker; those of other, still running loops close on their loop."""
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        wakers, self._wakers = self._wakers, {}
+        for loop, waker in wakers.items():
+            if loop is current:
+                _drain_and_close(waker)
+                continue
+            if loop.is_closed():
+                waker.close()
+                continue
+            try:
+                loop.call_soon_threadsafe(_drain_and_close, waker)
+            except RuntimeError:
+                waker.close()  # closed meanwhile
 
     def _run(self) -> None:
         get, empty, clock = self._queue.get, self._queue.empty, time.perf_counter
-        pending: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+        # Wakers holding results whose loops have not been told yet.
+        untold: set[LoopWaker] = set()
         started = 0.0
         while True:
-            if pending and empty():
-                _deliver(pending)  # nothing more queued: hand back what is done
-                pending = {}
-            # Blocks only when nothing is pending; this thread is the only consumer.
+            if untold and empty():
+                for waker in untold:
+                    waker.notify()  # nothing more queued: hand back what is done
+                untold.clear()
+            # Blocks only when everything done has been handed back.
             item = get()
             if item is None:
                 break
-            if not pending:
+            if not untold:
                 started = clock()
-            job, loop, future = item
+            job, waker, future = item
             try:
                 outcome: _Outcome = (future, job(self._conn), None)  # type: ignore[arg-type]
             except BaseException as exc:
                 outcome = (future, None, exc)
-            pending.setdefault(loop, []).append(outcome)
+            waker.inbox.append(outcome)
+            untold.add(waker)
             if clock() - started > BATCH_WINDOW_S:
-                _deliver(pending)
-                pending = {}
-        _deliver(pending)
+                for waker in untold:
+                    waker.notify()
+                untold.clear()
+        for waker in untold:
+            waker.notify()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _drain_and_close(waker: LoopWaker) -> None:
+    """Settle what the inbox still holds, then close the waker (runs on its loop)."""
+    waker.drain()
+    waker.close()
