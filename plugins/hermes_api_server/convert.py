@@ -66,6 +66,8 @@ def content_parts(content: Any, param: str) -> tuple[Part, ...]:
             parts.append(TextPart(part))
             continue
         kind = part.get("type") if isinstance(part, dict) else None
+        if not isinstance(kind, str):
+            kind = None  # a non-string type (say, an object) is unhashable for the set lookups
         if kind in TEXT_TYPES and isinstance(part.get("text"), str):
             parts.append(TextPart(part["text"]))
         elif kind in IMAGE_TYPES:

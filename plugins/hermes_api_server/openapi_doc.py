@@ -1,8 +1,13 @@
-"""Build the static OpenAPI 3.1 document: every route, its operationId and its statuses (§4.4)."""
+"""Build the static OpenAPI 3.1 document (§4.4): every route, its operationId, statuses and schemas.
+
+Request and response schemas come from the pydantic models in ``request_models`` and
+``response_models``, converted with pydantic's JSON Schema generator when the document is built.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 ERROR_STATUSES = {
@@ -19,151 +24,91 @@ ERROR_STATUSES = {
     "503": "Draining",
 }
 OBJECT = {"type": "object", "additionalProperties": True}
-MESSAGE = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["role"],
-    "properties": {
-        "role": {"type": "string", "enum": ["system", "developer", "user", "assistant", "tool", "function"]},
-        "content": {"anyOf": [{"type": "string"}, {"type": "array", "items": OBJECT}, {"type": "null"}]},
-    },
-}
-CHAT_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["messages"],
-    "properties": {
-        "messages": {"type": "array", "minItems": 1, "items": MESSAGE},
-        "model": {"type": "string"},
-        "provider": {"type": "string"},
-        "stream": {"type": "boolean"},
-        "stream_options": OBJECT,
-        "n": {"type": "integer"},
-        "model_options": OBJECT,
-    },
-}
-INPUT = {"anyOf": [{"type": "string", "minLength": 1}, {"type": "array", "minItems": 1, "items": {}}]}
-RESPONSE_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["input"],
-    "properties": {
-        "input": INPUT,
-        "instructions": {"type": "string"},
-        "previous_response_id": {"type": "string"},
-        "conversation": {"anyOf": [{"type": "string"}, OBJECT]},
-        "conversation_history": {"type": "array", "items": OBJECT},
-        "store": {"type": "boolean"},
-        "stream": {"type": "boolean"},
-        "model": {"type": "string"},
-        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
-    },
-}
-RUN_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["input"],
-    "properties": {
-        "input": INPUT,
-        "instructions": {"type": "string"},
-        "session_id": {"type": "string"},
-        "previous_response_id": {"type": "string"},
-        "conversation_history": {"type": "array", "items": OBJECT},
-        "model": {"type": "string"},
-        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
-        "cwd": {"type": "string"},
-    },
-}
-STEER_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "properties": {"input": {}, "message": {}, "text": {}},
-}
-APPROVAL_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["choice"],
-    "properties": {
-        "choice": {"type": "string"},
-        "request_id": {"type": "string"},
-        "all": {"type": "boolean"},
-        "resolve_all": {"type": "boolean"},
-    },
-}
-REGISTER_REQUEST = {
-    "type": "object",
-    "additionalProperties": True,
-    "required": ["protocol_version", "session_id", "controller_id", "browser_profile_id", "capabilities"],
-    "properties": {
-        "protocol_version": {"type": "integer"},
-        "session_id": {"type": "string"},
-        "controller_id": {"type": "string"},
-        "browser_profile_id": {"type": "string"},
-        "capabilities": {"type": "array", "items": {"type": "string"}},
-    },
-}
-HEALTH = {
-    "type": "object",
-    "required": ["status", "platform", "version"],
-    "properties": {
-        "status": {"type": "string"},
-        "platform": {"type": "string"},
-        "version": {"type": "string"},
-    },
-}
-MODEL = {
-    "type": "object",
-    "required": ["id", "object", "created", "owned_by"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "model"},
-        "created": {"type": "integer"},
-        "owned_by": {"type": "string"},
-    },
-}
-CHAT_COMPLETION = {
-    "type": "object",
-    "required": ["id", "object", "created", "model", "choices"],
-    "properties": {"object": {"const": "chat.completion"}, "choices": {"type": "array"}, "hermes": OBJECT},
-}
-RESPONSE_OBJECT = {
-    "type": "object",
-    "required": ["id", "object", "created_at", "status", "output"],
-    "properties": {
-        "id": {"type": "string"},
-        "object": {"const": "response"},
-        "status": {"type": "string", "enum": ["in_progress", "completed", "incomplete", "failed"]},
-        "output": {"type": "array", "items": OBJECT},
-    },
-}
-RUN_STATUS = {
-    "type": "object",
-    "required": ["run_id", "status"],
-    "properties": {"run_id": {"type": "string"}, "status": {"type": "string"}},
-}
-RUN_ACCEPTED = {
-    "type": "object",
-    "required": ["run_id", "status", "replayed", "session_id"],
-    "properties": {
-        "run_id": {"type": "string", "pattern": "^run_"},
-        "status": {"type": "string"},
-        "replayed": {"type": "boolean"},
-        "session_id": {"type": "string"},
-    },
-}
 SSE_FRAME = {
     "type": "object",
     "additionalProperties": True,
     "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}},
 }
-SSE_EVENTS = {
+RESPONSE_EVENTS = (
+    "response.output_item.added",
+    "response.function_call_arguments.done",
+    "response.content_part.added",
+    "response.output_text.delta",
+    "response.reasoning_text.delta",
+    "response.reasoning_text.done",
+    "response.output_text.done",
+    "response.content_part.done",
+    "response.output_item.done",
+)
+RESPONSE_LIFECYCLE = ("response.created", "response.in_progress", "response.completed", "response.failed")
+RUN_EVENTS = (
+    "run.started",
+    "message.delta",
+    "reasoning.delta",
+    "tool.started",
+    "tool.completed",
+    "approval.request",
+    "approval.responded",
+    "approval.expired",
+    "run.steered",
+    "run.steer_delivered",
+    "run.stopping",
+    "run.completed",
+    "run.failed",
+    "run.cancelled",
+    "run.interrupted",
+)
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+SSE_EVENTS: dict[str, dict[str, dict[str, str]]] = {
     "createChatCompletion": {
-        "chat.completion.chunk": "#/components/schemas/Object",
-        "hermes.tool.progress": "#/components/schemas/Object",
+        "chat.completion.chunk": _ref("ChatCompletionChunk"),
+        "hermes.tool.progress": _ref("ToolProgressChunk"),
     },
-    "createResponse": {"response.*": "#/components/schemas/Object"},
-    "streamRunEvents": {"run.*": "#/components/schemas/Object", "stream.gap": "#/components/schemas/Object"},
+    "createResponse": {
+        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
+        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
+    },
+    "streamRunEvents": {**{name: _ref("RunEvent") for name in RUN_EVENTS}, "stream.gap": _ref("StreamGap")},
 }
+
+
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """Return ``schema`` with every components ``$ref`` replaced by its target (no cycles here)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            return _inline(defs[ref.rsplit("/", 1)[1]], defs)
+        return {key: _inline(value, defs) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_inline(item, defs) for item in schema]
+    return schema
+
+
+@functools.cache
+def _schemas() -> dict[str, Any]:
+    """Return ``components.schemas``: the request and response models' JSON Schemas.
+
+    Built once per process from the pydantic models, so the document stays the same everywhere.
+    """
+    from pydantic.json_schema import models_json_schema
+
+    from hermes_api_server.request_models import REQUEST_MODELS
+    from hermes_api_server.response_models import RESPONSE_MODELS
+
+    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS]
+    _, top = models_json_schema(
+        [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
+    )
+    defs: dict[str, Any] = dict(top.get("$defs", {}))
+    # The envelope is self-contained so that clients can validate an error without the document.
+    defs["Error"] = _inline(defs["Error"], defs)
+    defs["Object"] = OBJECT
+    return defs
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
@@ -219,45 +164,45 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
     session_headers = [_header("X-Hermes-Session-Id"), _header("X-Hermes-Session-Key")]
     run_id = [_path("run_id")]
     paths: dict[str, Any] = {
-        "/health": {"get": _op("getHealth", "Liveness probe", {"200": _json(HEALTH)}, ("403",), public=True)},
+        "/health": {
+            "get": _op("getHealth", "Liveness probe", {"200": _json(_ref("Health"))}, ("403",), public=True)
+        },
         "/v1/health": {
-            "get": _op("getHealthV1", "Liveness probe", {"200": _json(HEALTH)}, ("403",), public=True)
+            "get": _op("getHealthV1", "Liveness probe", {"200": _json(_ref("Health"))}, ("403",), public=True)
         },
         "/health/detailed": {
-            "get": _op("getHealthDetailed", "Readiness and counters", {"200": _json(OBJECT)}, READ)
+            "get": _op(
+                "getHealthDetailed", "Readiness and counters", {"200": _json(_ref("HealthDetailed"))}, READ
+            )
         },
         "/v1/models": {
             "get": _op(
                 "listModels",
                 "List the virtual models",
-                {
-                    "200": _json(
-                        {
-                            "type": "object",
-                            "required": ["object", "data"],
-                            "properties": {"data": {"type": "array", "items": MODEL}},
-                        }
-                    )
-                },
+                {"200": _json(_ref("ModelList"))},
                 READ,
             )
         },
         "/v1/models/{model}": {
             "get": _op(
-                "retrieveModel", "Retrieve one model", {"200": _json(MODEL)}, READ, params=[_path("model")]
+                "retrieveModel",
+                "Retrieve one model",
+                {"200": _json(_ref("ModelEntry"))},
+                READ,
+                params=[_path("model")],
             )
         },
         "/api/model/options": {
             "get": _op(
                 "getModelOptions",
                 "The model picker inventory",
-                {"200": _json(OBJECT)},
+                {"200": _json(_ref("ModelOptionsList"))},
                 READ,
                 params=[{"name": "refresh", "in": "query", "required": False, "schema": {"type": "string"}}],
             )
         },
         "/v1/capabilities": {
-            "get": _op("getCapabilities", "What this server does", {"200": _json(OBJECT)}, READ)
+            "get": _op("getCapabilities", "What this server does", {"200": _json(_ref("Capabilities"))}, READ)
         },
         "/openapi.json": {
             "get": _op("getOpenApiDocument", "This document", {"200": _json(OBJECT)}, ("403",), public=True)
@@ -266,9 +211,9 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "createChatCompletion",
                 "Run one agent turn (OpenAI chat completions)",
-                {"200": _json(CHAT_COMPLETION)},
+                {"200": _json(_ref("ChatCompletion"))},
                 AGENT,
-                body=CHAT_REQUEST,
+                body=_ref("ChatCompletionRequest"),
                 params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
                 stream=True,
             )
@@ -277,9 +222,9 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "createResponse",
                 "Run one agent turn (OpenAI Responses)",
-                {"200": _json(RESPONSE_OBJECT)},
+                {"200": _json(_ref("ResponseObject"))},
                 AGENT,
-                body=RESPONSE_REQUEST,
+                body=_ref("ResponseCreateRequest"),
                 params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
                 stream=True,
             )
@@ -288,22 +233,14 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "get": _op(
                 "retrieveResponse",
                 "Retrieve a stored response",
-                {"200": _json(RESPONSE_OBJECT)},
+                {"200": _json(_ref("ResponseObject"))},
                 READ,
                 params=[_path("response_id")],
             ),
             "delete": _op(
                 "deleteResponse",
                 "Delete a stored response",
-                {
-                    "200": _json(
-                        {
-                            "type": "object",
-                            "required": ["id", "deleted"],
-                            "properties": {"deleted": {"const": True}},
-                        }
-                    )
-                },
+                {"200": _json(_ref("ResponseDeleted"))},
                 READ,
                 params=[_path("response_id")],
             ),
@@ -312,14 +249,14 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "createRun",
                 "Start an agent run",
-                {"202": _json(RUN_ACCEPTED, "Accepted")},
+                {"202": _json(_ref("RunAccepted"), "Accepted")},
                 AGENT,
-                body=RUN_REQUEST,
+                body=_ref("RunCreateRequest"),
                 params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
             )
         },
         "/v1/runs/{run_id}": {
-            "get": _op("getRun", "A run's status", {"200": _json(RUN_STATUS)}, READ, params=run_id)
+            "get": _op("getRun", "A run's status", {"200": _json(_ref("RunStatus"))}, READ, params=run_id)
         },
         "/v1/runs/{run_id}/events": {
             "get": _op(
@@ -339,9 +276,9 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "steerRun",
                 "Queue guidance for a running run",
-                {"200": _json(OBJECT)},
+                {"200": _json(_ref("SteerAccepted"))},
                 ("400", "401", "403", "404", "409", "413", "500"),
-                body=STEER_REQUEST,
+                body=_ref("SteerRequest"),
                 params=run_id,
             )
         },
@@ -349,9 +286,9 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "respondRunApproval",
                 "Answer a run's approval request",
-                {"200": _json(OBJECT)},
+                {"200": _json(_ref("ApprovalResolved"))},
                 ("400", "401", "403", "404", "409", "413", "500"),
-                body=APPROVAL_REQUEST,
+                body=_ref("ApprovalRequest"),
                 params=run_id,
             )
         },
@@ -359,7 +296,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "stopRun",
                 "Stop a run",
-                {"200": _json(RUN_STATUS)},
+                {"200": _json(_ref("RunStopped"))},
                 ("400", "401", "403", "404", "409", "413", "500"),
                 params=run_id,
             )
@@ -368,9 +305,9 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             "post": _op(
                 "registerBrowserController",
                 "Register a browser controller (opt-in)",
-                {"201": _json(OBJECT, "Registered")},
+                {"201": _json(_ref("BrowserRegistered"), "Registered")},
                 ("400", "401", "403", "404", "413", "500", "503"),
-                body=REGISTER_REQUEST,
+                body=_ref("BrowserRegisterRequest"),
             )
         },
         "/v1/browser-control/ws": {
@@ -386,26 +323,6 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
     for path in ("/v1/browser-control/register", "/v1/browser-control/ws"):
         for op in paths[path].values():
             op["x-hermes-opt-in"] = True
-    error_schema = {
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {
-                "type": "object",
-                "required": ["message", "type", "param", "code"],
-                "properties": {
-                    "message": {"type": "string"},
-                    "type": {
-                        "type": "string",
-                        "enum": ["invalid_request_error", "rate_limit_error", "server_error"],
-                    },
-                    "param": {"type": ["string", "null"]},
-                    "code": {"type": "string"},
-                },
-                "additionalProperties": True,
-            }
-        },
-    }
     responses = {
         f"E{status}": {
             "description": text,
@@ -425,7 +342,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
         "paths": copy.deepcopy(paths),
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": error_schema, "Object": OBJECT},
+            "schemas": copy.deepcopy(_schemas()),
             "responses": responses,
         },
     }

@@ -124,17 +124,25 @@ async def create_run(request: web.Request) -> web.Response:
         target = Target(found or mint_session_id())
     if not await state.pool.exists(target.session_id):
         target.seed = [*seed, *conv.history]
-    state.admit()
     pending: asyncio.Future[str] | None = None
     if key is not None:
         pending = asyncio.get_running_loop().create_future()
         state.runs._pending_keys[(who, key)] = pending
     try:
-        run = await state.runs.create(who, target, conv, choice, metadata, channel, workspace, instructions)
-        if key is not None:
-            await state.store.put_run_key(who, key, fp, run.run_id)
-        if pending is not None:
-            pending.set_result(run.run_id)
+        # Open the session before the 202, so a lease another process holds is a 409 (§10), not a
+        # run that fails later; the run's task joins the open session (the pool counts its users).
+        async with state.pool.use(
+            target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
+        ):
+            state.admit()
+            run = await state.runs.create(
+                who, target, conv, choice, metadata, channel, workspace, instructions
+            )
+            if key is not None:
+                await state.store.put_run_key(who, key, fp, run.run_id)
+            if pending is not None:
+                pending.set_result(run.run_id)
+            await asyncio.sleep(0)  # the run's task takes its own reference before ours goes
     except BaseException as exc:
         if pending is not None and not pending.done():
             pending.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))

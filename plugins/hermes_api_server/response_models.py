@@ -1,0 +1,493 @@
+"""Pydantic models of the response bodies and stream payloads, the OpenAPI response schemas (§4.4).
+
+They describe what the handlers write (§§3.2, 4-8); nothing validates outgoing bodies with them at
+run time. Every model allows extra properties: the documented fields are a floor, so a client (or
+schemathesis) checking a response against them fails only on a missing or mistyped field.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RunStatusName = Literal[
+    "queued", "running", "waiting_for_approval", "stopping", "completed", "failed", "cancelled", "interrupted"
+]
+Choice = Literal["once", "session", "always", "deny"]
+
+
+class Open(BaseModel):
+    """A JSON object whose listed fields are documented and whose others are allowed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorBody(Open):
+    """The ``error`` object of the envelope: all four keys are always present."""
+
+    message: str
+    type: Literal["invalid_request_error", "rate_limit_error", "server_error"]
+    param: str | None
+    code: str = Field(description="A §10 code.")
+
+
+class Error(Open):
+    """Every non-2xx response except 101 and 204 (§3.2)."""
+
+    error: ErrorBody
+
+
+class Health(Open):
+    """``GET /health``: liveness only."""
+
+    status: str
+    platform: str
+    version: str
+
+
+class Check(Open):
+    """One readiness check."""
+
+    ok: bool
+
+
+class Readiness(Open):
+    """The readiness checks: ``storage``, ``default_model``, ``event_loop``."""
+
+    checks: dict[str, Check]
+
+
+class ServerCounters(Open):
+    """The ``api_server`` block of the detailed health."""
+
+    host: str
+    port: int
+    uptime_s: float
+    active_turns: int
+    queued_runs: int
+    active_runs: int
+    stored_runs: int
+    run_subscribers: int
+    last_request_at: str | None
+
+
+class HealthDetailed(Open):
+    """``GET /health/detailed`` (always 200)."""
+
+    status: Literal["ok", "degraded"]
+    platform: str
+    version: str
+    pid: int
+    readiness: Readiness
+    api_server: ServerCounters
+
+
+class ModelEntry(Open):
+    """One virtual model."""
+
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    permission: list[Any] = Field(default_factory=list)
+    root: str | None = None
+    parent: str | None = None
+
+
+class ModelList(Open):
+    """``GET /v1/models``."""
+
+    object: Literal["list"]
+    data: list[ModelEntry]
+
+
+class Probe(Open):
+    """How a provider's catalog was obtained."""
+
+    status: Literal["live", "cached", "skipped", "failed"]
+    fetched_at: str | None = None
+    error: str | None = None
+
+
+class ProviderOption(Open):
+    """One provider of the picker inventory."""
+
+    slug: str
+    name: str
+    is_current: bool
+    is_user_defined: bool
+    authenticated: bool
+    base_url: str | None = None
+    models: list[str]
+    total_models: int
+    probe: Probe
+    model_details: dict[str, dict[str, Any]] | None = None
+
+
+class ModelOptionsList(Open):
+    """``GET /api/model/options``: the core's model catalog."""
+
+    object: Literal["hermes.model_options"]
+    model: str | None
+    provider: str | None
+    refreshed: bool
+    providers: list[ProviderOption]
+
+
+class EndpointRef(Open):
+    """Where an endpoint lives."""
+
+    method: Literal["GET", "POST", "DELETE"]
+    path: str
+
+
+class Features(Open):
+    """The capability flags (the most-used ones listed; every upstream key is present)."""
+
+    chat_completions: bool
+    chat_completions_streaming: bool
+    responses_api: bool
+    responses_streaming: bool
+    run_submission: bool
+    run_events_sse: bool
+    run_events_replay: dict[str, Any]
+    runs_idempotency: dict[str, Any]
+    tool_progress_events: bool
+    reasoning_streaming: bool
+    direct_model_requests: bool
+    cors: bool
+    session_chat: bool
+    skills_api: bool
+    browser_extension_control: dict[str, Any]
+
+
+class Capabilities(Open):
+    """``GET /v1/capabilities``: computed from this process's code and settings."""
+
+    object: Literal["hermes.api_server.capabilities"]
+    platform: str
+    version: str
+    model: str
+    auth: dict[str, Any]
+    runtime: dict[str, Any]
+    features: Features
+    endpoints: dict[str, EndpointRef]
+
+
+class ChatUsage(Open):
+    """Token usage of one chat turn."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class HermesBlock(Open):
+    """The ``hermes`` block: never carries ``null`` fields."""
+
+    session_id: str | None = None
+    model: str | None = None
+    requested_model: str | None = None
+    model_source: Literal["session", "default", "alias", "request"] | None = None
+    completed: bool | None = None
+    partial: bool | None = None
+    failed: bool | None = None
+    usage_estimated: bool | None = None
+    error: str | None = None
+    error_code: str | None = None
+    meta_request: bool | None = None
+
+
+class AssistantMessage(Open):
+    """The reply message."""
+
+    role: Literal["assistant"]
+    content: str | None
+    reasoning_content: str | None = None
+
+
+class CompletionChoice(Open):
+    """The single choice of a chat completion."""
+
+    index: int
+    message: AssistantMessage
+    finish_reason: Literal["stop", "length", "content_filter", "error"]
+
+
+class ChatCompletion(Open):
+    """``POST /v1/chat/completions`` without ``stream`` (§5.3)."""
+
+    id: str
+    object: Literal["chat.completion"]
+    created: int
+    model: str
+    choices: list[CompletionChoice]
+    usage: ChatUsage
+    hermes: HermesBlock
+
+
+class ChunkChoice(Open):
+    """A streamed choice."""
+
+    index: int
+    delta: dict[str, Any]
+    finish_reason: Literal["stop", "length", "content_filter", "error"] | None = None
+
+
+class ChatCompletionChunk(Open):
+    """A ``data:`` frame of a chat stream (§5.4)."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: ChatUsage | None = None
+    hermes: HermesBlock | None = None
+
+
+class ToolProgressChunk(Open):
+    """An ``event: hermes.tool.progress`` frame: upstream's fields in a chunk with empty ``choices``."""
+
+    id: str
+    object: Literal["chat.completion.chunk"]
+    created: int
+    model: str
+    choices: Annotated[list[Any], Field(max_length=0)]
+    tool: str
+    emoji: str | None = None
+    label: str | None = None
+    toolCallId: str  # upstream's wire name
+    status: Literal["running", "completed"]
+    error: bool | None = None
+    duration: float | None = None
+
+
+class OutputText(Open):
+    """Text content of a message item."""
+
+    type: Literal["output_text"]
+    text: str
+    annotations: list[Any] = Field(default_factory=list)
+
+
+class MessageItem(Open):
+    """A contiguous text segment of the turn."""
+
+    id: str
+    type: Literal["message"]
+    status: Literal["in_progress", "completed", "incomplete"]
+    role: Literal["assistant"]
+    content: list[OutputText]
+
+
+class FunctionCallItem(Open):
+    """A tool call that already ran on the server."""
+
+    id: str
+    type: Literal["function_call"]
+    status: Literal["in_progress", "completed", "incomplete"]
+    call_id: str
+    name: str
+    arguments: str
+
+
+class FunctionCallOutputItem(Open):
+    """A tool result; ``output`` is always a string."""
+
+    id: str
+    type: Literal["function_call_output"]
+    status: Literal["in_progress", "completed", "incomplete"]
+    call_id: str
+    output: str
+
+
+class ReasoningItem(Open):
+    """Reasoning (only with ``show_reasoning``)."""
+
+    id: str
+    type: Literal["reasoning"]
+
+
+OutputItem = Annotated[
+    MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem, Field(discriminator="type")
+]
+
+
+class ResponseUsage(Open):
+    """Token usage of one Responses turn."""
+
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+class ResponseError(Open):
+    """Why a turn failed."""
+
+    code: str
+    message: str
+
+
+class ResponseObject(Open):
+    """A Responses object: non-stream 200, ``GET``, and terminal stream events (§6.3)."""
+
+    id: str
+    object: Literal["response"]
+    created_at: int
+    status: Literal["in_progress", "completed", "incomplete", "failed"]
+    model: str
+    previous_response_id: str | None = None
+    conversation: str | dict[str, Any] | None = None
+    instructions: str | None = None
+    store: bool = True
+    metadata: dict[str, str] = Field(default_factory=dict)
+    output: list[OutputItem]
+    usage: ResponseUsage | None = None
+    error: ResponseError | None = None
+    incomplete_details: dict[str, Any] | None = None
+    hermes: HermesBlock | None = None
+
+
+class ResponseStreamEvent(Open):
+    """A Responses stream frame: ``type`` repeats the ``event:`` name (§6.4)."""
+
+    type: Annotated[str, Field(pattern=r"^response\.")]
+    sequence_number: Annotated[int, Field(ge=0)]
+
+
+class ResponseLifecycleEvent(ResponseStreamEvent):
+    """``response.created``, ``.in_progress``, ``.completed`` and ``.failed``: the whole object."""
+
+    response: ResponseObject
+
+
+class ResponseDeleted(Open):
+    """``DELETE /v1/responses/{id}``."""
+
+    id: str
+    object: Literal["response"]
+    deleted: Literal[True]
+
+
+class RunAccepted(Open):
+    """``POST /v1/runs`` (202)."""
+
+    run_id: Annotated[str, Field(pattern=r"^run_")]
+    status: str = Field(description='"started" for a new run; the current status for a replay.')
+    replayed: bool
+    session_id: str
+
+
+class RunStatus(Open):
+    """``GET /v1/runs/{run_id}`` (§7.2); terminal runs add their terminal event's fields."""
+
+    object: Literal["hermes.run"]
+    run_id: str
+    status: RunStatusName
+    created_at: float
+    updated_at: float
+    session_id: str
+    model: str | None = None
+    resolved_model: str | None = None
+    last_event: str | None = None
+    last_seq: int
+    metadata: dict[str, str] = Field(default_factory=dict)
+    output: str | None = None
+    usage: dict[str, Any] | None = None
+    completed: bool | None = None
+    pending_steer: str | None = None
+    approval: dict[str, Any] | None = None
+
+
+class RunStopped(Open):
+    """``POST /v1/runs/{run_id}/stop``: ``{run_id, status}``, or the status object of a terminal run."""
+
+    run_id: str
+    status: RunStatusName
+
+
+class RunEvent(Open):
+    """A ``data:`` frame of ``/v1/runs/{run_id}/events`` (§7.4); ``id:`` equals ``seq``."""
+
+    event: str
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class StreamGap(Open):
+    """Events between the cursor and the oldest retained one were evicted (no ``id:``)."""
+
+    event: Literal["stream.gap"]
+    run_id: str
+    timestamp: float
+    from_seq: int
+    to_seq: int
+
+
+class SteerAccepted(Open):
+    """``POST /v1/runs/{run_id}/steer``: queued, not yet consumed."""
+
+    object: Literal["hermes.run.steer"]
+    run_id: str
+    accepted: Literal[True]
+
+
+class ApprovalResolved(Open):
+    """``POST /v1/runs/{run_id}/approval``."""
+
+    object: Literal["hermes.run.approval_response"]
+    run_id: str
+    choice: Choice
+    request_id: str | None = None
+    resolved: int
+
+
+class ControllerScope(Open):
+    """What a browser-control ticket is bound to."""
+
+    principal_id: str
+    session_id: str
+    controller_id: str
+    browser_profile_id: str
+    transport_family: Literal["local-api", "remote-api"]
+    capabilities: list[str]
+
+
+class BrowserRegistered(Open):
+    """``POST /v1/browser-control/register`` (201)."""
+
+    protocol_version: Literal[1]
+    ticket: str
+    ticket_expires_at: int
+    ticket_expires_in_seconds: int
+    ws_path: str
+    scope: ControllerScope
+
+
+RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
+    Error,
+    Health,
+    HealthDetailed,
+    ModelEntry,
+    ModelList,
+    ModelOptionsList,
+    Capabilities,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ToolProgressChunk,
+    ResponseObject,
+    ResponseStreamEvent,
+    ResponseLifecycleEvent,
+    ResponseDeleted,
+    RunAccepted,
+    RunStatus,
+    RunStopped,
+    RunEvent,
+    StreamGap,
+    SteerAccepted,
+    ApprovalResolved,
+    BrowserRegistered,
+)
