@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_acp.setup_support import (
     Choice,
@@ -68,29 +68,17 @@ def _yes(prompt: str, default: bool) -> bool:
 
 
 @contextmanager
-def _interrupts_raise() -> Iterator[None]:
-    """Make Ctrl-C raise ``KeyboardInterrupt`` in the prompts instead of cancelling the run.
+def _on_interrupt(handler: Any) -> Iterator[None]:
+    """Install ``handler`` for SIGINT for the duration (main thread only), then put back the old one.
 
-    ``asyncio.run`` turns SIGINT into a cancellation of the main task, which a blocking
-    ``input()`` would only notice after the next Enter.
+    :param handler: ``signal.default_int_handler`` makes Ctrl-C raise ``KeyboardInterrupt`` in
+        the prompts (``asyncio.run`` would otherwise turn it into a cancellation that a blocking
+        ``input()`` only notices after the next Enter); ``signal.SIG_IGN`` holds Ctrl-C off while
+        the two files are written, so they change together or not at all.
     """
     try:
-        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        previous = signal.signal(signal.SIGINT, handler)
     except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextmanager
-def _interrupts_ignored() -> Iterator[None]:
-    """Hold Ctrl-C off while the two files are written, so they change together or not at all."""
-    try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:
         yield
         return
     try:
@@ -292,7 +280,7 @@ async def _converse(ctx: TransportContext, store: SettingsStore) -> int:
                 raise _Aborted
     config_snapshot = FileSnapshot.take(store.config_path)
     env_snapshot = FileSnapshot.take(store.env_path)
-    with _interrupts_ignored():
+    with _on_interrupt(signal.SIG_IGN):
         try:
             _write(store, choice, ref, base_url, configured_url, key)
         except BaseException:
@@ -322,7 +310,7 @@ async def run_setup(ctx: TransportContext) -> int:
     if store is None:
         _warn("no settings store available")
         return 1
-    with _interrupts_raise():
+    with _on_interrupt(signal.default_int_handler):
         try:
             return await _converse(ctx, store)
         except (KeyboardInterrupt, EOFError, _Aborted):
