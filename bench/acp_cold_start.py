@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_acp import cold_start  # noqa: E402
+from bench_acp import cold_start
 
 
 async def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import gc
 import logging
 import signal
 import sys
@@ -133,15 +134,25 @@ async def _build_state(
     return state
 
 
-async def _listen(runner: Any, host: str, port: int) -> Any:
-    from aiohttp import web
+async def _listen(runner: Any, host: str, port: int) -> asyncio.Server:
+    """Open the listening socket, retrying a busy port for about 3 s.
 
+    The socket is served by :mod:`hermes_api_server.protocol` rather than ``web.TCPSite`` so that
+    aiohttp's own answers to malformed requests carry the JSON envelope (§3.2).
+
+    :param runner: the application runner, after ``setup()``.
+    :param host: the bind address.
+    :param port: the port (0 picks a free one).
+    :returns: the listening server.
+    """
+    from hermes_api_server.protocol import protocol_factory
+
+    loop = asyncio.get_running_loop()
+    factory = protocol_factory(runner)
     deadline = time.monotonic() + PORT_RETRY_S
     while True:
-        site = web.TCPSite(runner, host, port, reuse_address=True)
         try:
-            await site.start()
-            return site
+            return await loop.create_server(factory, host, port, reuse_address=True)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
                 raise
@@ -150,10 +161,16 @@ async def _listen(runner: Any, host: str, port: int) -> Any:
 
 async def _lag_monitor(state: ServerState) -> None:
     loop = asyncio.get_running_loop()
+    settled = False
     while True:
         before = loop.time()
         await asyncio.sleep(0.5)
         state.loop_lag_ms = max(0.0, (loop.time() - before - 0.5) * 1000)
+        if not settled and state.last_request_at is not None:
+            # The first request imported what serving needs (the HTTP client, the provider's
+            # modules); those stay for good too, so they leave the collector's reach as well.
+            settled = True
+            gc.freeze()
 
 
 async def _run(state: ServerState) -> int:
@@ -166,7 +183,7 @@ async def _run(state: ServerState) -> int:
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        site = await _listen(runner, settings.host, settings.port)
+        listener = await _listen(runner, settings.host, settings.port)
     except OSError as exc:
         await runner.cleanup()
         if exc.errno == errno.EADDRINUSE:
@@ -174,11 +191,14 @@ async def _run(state: ServerState) -> int:
             return 1
         _say(f"Error: cannot listen on {settings.host}:{settings.port}: {exc}")
         return 1
-    server = getattr(site, "_server", None)
-    sockets = getattr(server, "sockets", None) or []
+    sockets = listener.sockets or ()
     port = sockets[0].getsockname()[1] if sockets else settings.port
     state.host, state.port = settings.host, port
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    # Everything made so far (modules, plugins, the app) lives as long as the server: take it
+    # out of the cyclic collector's reach. Otherwise each full collection walks it all again
+    # and stalls the event loop for tens of milliseconds under load.
+    gc.freeze()
     _say(f"Hermes API server listening on http://{host}:{port}/v1")
     if state.keyring.configured:
         _say("API key: configured")
@@ -210,6 +230,7 @@ async def _run(state: ServerState) -> int:
     finally:
         monitor.cancel()
         await state.runs.close()
+        listener.close()  # stop accepting; runner.cleanup() then closes the open connections
         await runner.cleanup()
         await state.store.close()
     return 0
