@@ -328,10 +328,25 @@ class Kernel:
             return live
         if profile is not None and profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
-        record = await self.storage.get_session(session_id)
-        holder = await self.storage.acquire_lease(session_id, self.lease_owner, LEASE_TTL_S)
+        # Both queued at once: storage answers them together (one wake-up instead of two).
+        reading = asyncio.ensure_future(self.storage.get_session(session_id))
+        leasing = asyncio.ensure_future(self.storage.acquire_lease(session_id, self.lease_owner, LEASE_TTL_S))
+        try:
+            holder = await leasing
+        except BaseException:
+            reading.cancel()
+            with contextlib.suppress(BaseException):
+                await reading
+            raise
         if holder is not None:
+            with contextlib.suppress(Exception):
+                await reading
             raise SessionInUse(holder)
+        try:
+            record = await reading
+        except BaseException:
+            await self.storage.release_lease(session_id, self.lease_owner)
+            raise
         try:
             if record is not None:
                 rows = await self.storage.load_rows(session_id)

@@ -10,7 +10,6 @@ import asyncio
 import collections
 import dataclasses
 import logging
-import secrets
 import time
 from collections.abc import MutableMapping, Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from hermes_core.events import (
     Usage,
 )
 from hermes_core.history import is_user_turn, materialize, project
+from hermes_core.ids import short_id
 from hermes_core.session_queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
 from hermes_core.session_types import (
     DiscardedItem,
@@ -228,7 +228,7 @@ class Session:
             await self.kernel.resolve_model(model, session=self)
         loop = asyncio.get_running_loop()
         item = QueueItem(
-            item_id="q_" + secrets.token_hex(6),
+            item_id=short_id("q_"),
             owner=owner,
             parts=parts,
             merge=merge,
@@ -541,7 +541,11 @@ class Session:
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
-    return dataclasses.asdict(usage)
+    # Every field is a scalar, so this equals dataclasses.asdict at a fraction of its cost.
+    return {name: getattr(usage, name) for name in _USAGE_FIELDS}
+
+
+_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
 class _ExtraMap(MutableMapping[str, str]):

@@ -6,6 +6,7 @@ The :class:`~hermes_core.session.Session` owns the queue; these records are what
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,11 +33,91 @@ class QueueItem:
     answerable: frozenset[str]
     display_kind: str | None
     future: asyncio.Future[TurnOutcome]
-    listeners: list[asyncio.Queue[Any]] = field(default_factory=list)
+    listeners: list[Any] = field(default_factory=list)  # queues with ``put_nowait``
 
     @property
     def text(self) -> str:
         return parts_text(self.parts)
+
+
+class _EventBuffer:
+    """An unbounded single-reader queue of one turn's events, with a cheap wait deadline.
+
+    The reader of a streaming turn waits once per delta, nearly always with a keepalive
+    deadline that never passes. A timer per wait (``asyncio.timeout``) is the largest cost of
+    that wait; here one timer serves many waits: each wait only moves the deadline, and the
+    timer, when it fires early, re-arms itself at the deadline then in force.
+    """
+
+    __slots__ = ("_deadline", "_expired", "_items", "_timer", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: collections.deque[Any] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._deadline = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._expired = False
+
+    def put_nowait(self, item: Any) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def get_nowait(self) -> Any:
+        return self._items.popleft()
+
+    async def get(self) -> Any:
+        await self.get_ready()
+        return self._items.popleft()
+
+    async def get_ready(self) -> None:
+        """Wait until an item is there (without taking it)."""
+        while not self._items:
+            await self._wait()
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait for an item for at most ``timeout`` seconds; return whether one is there."""
+        loop = asyncio.get_running_loop()
+        self._deadline = loop.time() + timeout
+        self._expired = False
+        timer = self._timer
+        if timer is not None and timer.when() > self._deadline:
+            timer.cancel()  # a shorter wait than the one the timer was set for
+            timer = None
+        if timer is None:
+            self._timer = loop.call_at(self._deadline, self._on_timer)
+        while not self._items and not self._expired:
+            await self._wait()
+        return bool(self._items)
+
+    async def _wait(self) -> None:
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # nobody waits with a deadline now; the next wait arms a new timer
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self._deadline:
+            self._expired = True
+            waiter.set_result(None)
+        else:
+            self._timer = loop.call_at(self._deadline, self._on_timer)
+
+    def close(self) -> None:
+        """Drop the pending timer (the reader is done)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class Turn:
@@ -45,12 +126,13 @@ class Turn:
     def __init__(self, session: Session, item: QueueItem, *, track_events: bool = True) -> None:
         self._session = session
         self._item = item
-        self._queue: asyncio.Queue[Any] | None = None
+        self._queue: _EventBuffer | None = None
         if track_events:
-            self._queue = asyncio.Queue()
+            self._queue = _EventBuffer()
             item.listeners.append(self._queue)
         self.item_id = item.item_id
         self.outcome: asyncio.Future[TurnOutcome] = item.future
+        self._ended = False
 
     @property
     def position(self) -> int:
@@ -68,6 +150,40 @@ class Turn:
             yield ev
             if isinstance(ev, TurnCompleted):
                 return
+
+    async def next_events(self, timeout: float | None = None) -> list[Event] | None:
+        """Wait for this turn's next event and return it with every event already behind it.
+
+        One wake-up per burst instead of one per event: hosts that write events in frames read
+        them this way. Do not mix with :meth:`events` on the same turn.
+
+        :param timeout: seconds to wait for the first event; None waits as long as it takes.
+        :returns: the events in order (the last one is ``TurnCompleted`` when the turn ended),
+            an empty list once the turn's events are over, or None when ``timeout`` passed first.
+        """
+        queue = self._queue
+        if queue is None:
+            raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
+        if self._ended:
+            return []
+        if queue.empty():
+            if timeout is None:
+                await queue.get_ready()
+            elif not await queue.wait(timeout):
+                return None
+        batch: list[Event] = []
+        while not queue.empty():
+            item = queue.get_nowait()
+            if item is _DONE:
+                self._ended = True
+                break
+            batch.append(item)
+            if isinstance(item, TurnCompleted):
+                self._ended = True
+                break
+        if self._ended:
+            queue.close()
+        return batch
 
 
 class Subscription:

@@ -8,9 +8,10 @@ and the session is reusable afterwards.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import secrets
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,8 @@ from hermes_core.events import (
     Usage,
     UsageUpdated,
 )
-from hermes_core.history import to_messages
+from hermes_core.history import materialize, to_messages
+from hermes_core.ids import short_id
 from hermes_core.providers import (
     ChatRequest,
     FinishChunk,
@@ -38,7 +40,7 @@ from hermes_core.providers import (
     ToolCallRequest,
     UsageChunk,
 )
-from hermes_core.storage import NewRow, StoredToolCall
+from hermes_core.storage import NewRow, Row, StoredToolCall
 
 if TYPE_CHECKING:
     from hermes_core.models import ResolvedModel
@@ -84,7 +86,7 @@ class TurnRun:
         self.session = session
         self.kernel = session.kernel
         self.items = items
-        self.turn_id = "t_" + secrets.token_hex(6)
+        self.turn_id = short_id("t_")
         self.queued = queued
         self.answerable = frozenset.intersection(*(i.answerable for i in items)) if items else frozenset()
         self.steer_buffer: list[str] = []
@@ -168,28 +170,34 @@ class TurnRun:
     async def _run(self, round_cls: Any) -> TurnOutcome:
         session = self.session
         kernel = self.kernel
-        await self._start()
+        head = await self._persist_user_row()
         if self.interrupt_reason is not None:
+            if head is not None:
+                await head.discard()
             return self._interrupted_outcome()
         session._set_status("starting")
-        await self._auto_compress()
-        try:
-            self.resolved = await kernel._turn_model(session, self.items)
-            hint = kernel.hub.missing_key_hint(self.resolved.provider)
-            if hint is not None:
-                raise ConfigError(hint)
-            provider = kernel.hub.get(self.resolved.provider)
-        except HermesError as exc:
-            raise TurnFailed(
-                TurnOutcome(
-                    status="error", reason="agent_build", layer="agent", message=kernel.redactor(str(exc))
-                )
-            ) from exc
+        if head is not None:
+            provider = head.provider
+        else:
+            await self._auto_compress()
+            try:
+                self.resolved = await kernel._turn_model(session, self.items)
+                hint = kernel.hub.missing_key_hint(self.resolved.provider)
+                if hint is not None:
+                    raise ConfigError(hint)
+                provider = kernel.hub.get(self.resolved.provider)
+            except HermesError as exc:
+                raise TurnFailed(
+                    TurnOutcome(
+                        status="error", reason="agent_build", layer="agent", message=kernel.redactor(str(exc))
+                    )
+                ) from exc
         settings = kernel.settings
         limit = settings.agent.max_tool_rounds
         rounds = 0
         while True:
-            result = await self._call_model(provider)
+            result = await self._call_model(provider, head)
+            head = None
             if not result.calls:
                 self.settling = True
                 self.text_parts = [result.text]
@@ -213,6 +221,7 @@ class TurnRun:
                     message=f"stopped after {rounds} tool rounds (limit {limit})",
                 )
             rounds += 1
+            assert self.resolved is not None
             assistant = await session._persist(
                 [
                     NewRow(
@@ -230,15 +239,19 @@ class TurnRun:
             await self.tools.run()  # on cancel, _body completes the round's calls
             self.tools = None
 
+    def _needs_compress(self) -> bool:
+        """Tell whether the last call used more than the auto-compaction threshold of the window."""
+        threshold = self.kernel.settings.compression.auto_threshold
+        usage = self.session.usage
+        if threshold <= 0 or not usage.context_used or not usage.context_max:
+            return False
+        return usage.context_used > threshold * usage.context_max
+
     async def _auto_compress(self) -> None:
         """Compact older turns when the last call used more than the threshold of the window."""
         from hermes_core import session_ops
 
-        threshold = self.kernel.settings.compression.auto_threshold
-        usage = self.session.usage
-        if threshold <= 0 or not usage.context_used or not usage.context_max:
-            return
-        if usage.context_used <= threshold * usage.context_max:
+        if not self._needs_compress():
             return
         try:
             await session_ops.compress(self.session, auto=True)
@@ -249,8 +262,55 @@ class TurnRun:
                 "auto-compaction of %s failed; the turn goes on uncompressed", self.session.id, exc_info=True
             )
 
-    async def _start(self) -> None:
+    async def _persist_user_row(self) -> _HeadStart | None:
+        """Persist the user row (then emit ``TurnStarted``), opening the first model call meanwhile.
+
+        The write and the upstream request overlap; nothing of the call is read, and no event of
+        it emitted, before the row is stored and ``TurnStarted`` is out (agent-core §2, §4).
+
+        :returns: the opened first call, or None when the turn makes it the ordinary way.
+        """
+        row = self._user_row()
+        starting = asyncio.ensure_future(self._start(row))
+        head: _HeadStart | None = None
+        try:
+            # One pass of the loop lets the write reach storage before the upstream request
+            # (whose set-up holds the loop for a while) is made.
+            await asyncio.sleep(0)
+            head = await self._head_start(row)
+            await starting
+        except BaseException:
+            if head is not None:
+                await head.discard()
+            if not starting.done():
+                # Cancelling the write only waits for it (it is shielded), then re-raises.
+                starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+            raise
+        return head
+
+    async def _head_start(self, row: NewRow) -> _HeadStart | None:
+        """Open the first model call before the user row is stored, when nothing else must come first."""
         session = self.session
+        kernel = self.kernel
+        if self._needs_compress():
+            return None  # compaction rewrites the history the call would carry
+        ref, source = kernel._turn_model_ref(session, self.items)
+        if not ref or source == "once":
+            return None  # the ordinary path reports (or consumes) these
+        try:
+            resolved = await kernel.resolve_model(ref, session=session)
+            if kernel.hub.missing_key_hint(resolved.provider) is not None:
+                return None
+            provider = kernel.hub.get(resolved.provider)
+        except HermesError:
+            return None
+        self.resolved = resolved
+        pending = materialize(session.id, row, 0)
+        return _HeadStart(provider, self._request(pending))
+
+    def _user_row(self) -> NewRow:
         items = self.items
         parts: list[Any] = []
         texts = [i.text for i in items]
@@ -258,15 +318,17 @@ class TurnRun:
             parts.extend(p for p in item.parts if isinstance(p, ImagePart))
         text = "\n\n".join(texts)
         all_parts = tuple([TextPart(text), *parts]) if parts else ()
+        return NewRow(role="user", content=text, parts=all_parts, display_kind=items[0].display_kind)
+
+    async def _start(self, row: NewRow) -> None:
+        session = self.session
         first_turn = not any(r.role == "user" for r in session.rows)
         if first_turn:
             from hermes_core.titles import derive_title_if_needed
 
-            derive_title_if_needed(session, text)
+            derive_title_if_needed(session, row.content)
         try:
-            made = await session._persist(
-                [NewRow(role="user", content=text, parts=all_parts, display_kind=items[0].display_kind)]
-            )
+            made = await session._persist([row])
         except StorageError as exc:
             self.emit_started()
             raise TurnFailed(
@@ -299,11 +361,11 @@ class TurnRun:
             )
         )
 
-    def _request(self) -> ChatRequest:
+    def _request(self, pending: Row | None = None) -> ChatRequest:
         session = self.session
         assert self.resolved is not None
         vision = bool(self.resolved.info and self.resolved.info.vision)
-        messages = to_messages(session.rows)
+        messages = to_messages(session.rows if pending is None else [*session.rows, pending])
         if not vision and any(m.parts for m in messages):
             from dataclasses import replace
 
@@ -325,10 +387,10 @@ class TurnRun:
             purpose="turn",
         )
 
-    async def _call_model(self, provider: Any) -> CallResult:
+    async def _call_model(self, provider: Any, head: _HeadStart | None = None) -> CallResult:
         session = self.session
         settings = self.kernel.settings
-        request = self._request()
+        request = head.request if head is not None else self._request()
         attempt = 0
         waited = 0.0
         while True:
@@ -337,13 +399,15 @@ class TurnRun:
             emitted = False
             streamed = 0
             session._set_status("streaming")
+            stream = head.chunks() if head is not None else provider.stream(request)
+            head = None  # a retry opens a new call
             try:
-                async for chunk in provider.stream(request):
+                async for chunk in stream:
                     if isinstance(chunk, TextChunk | ReasoningChunk):
                         if not chunk.text:
                             continue
                         if segment is None:
-                            segment = "seg_" + secrets.token_hex(6)
+                            segment = short_id("seg_")
                             session.emit(
                                 SegmentStarted(
                                     session_id=session.id, turn_id=self.turn_id, segment_id=segment
@@ -352,8 +416,10 @@ class TurnRun:
                         emitted = self.emitted_delta = True
                         self._delta(result, segment, chunk)
                         streamed += 1
-                        if not streamed % FAIR_EVERY:
-                            # A provider that streams without awaiting must not starve the loop.
+                        if streamed == 1 or not streamed % FAIR_EVERY:
+                            # The first delta goes out before the rest of what already arrived is
+                            # decoded (readers run now, not after the whole burst); later on, a
+                            # provider that streams without awaiting must not starve the loop.
                             await asyncio.sleep(0)
                     elif isinstance(chunk, ToolCallChunk):
                         result.calls.append(chunk.call)
@@ -520,10 +586,55 @@ class TurnRun:
         return outcome
 
 
-def _usage_dict(usage: Usage) -> dict[str, Any]:
-    from dataclasses import asdict
+class _HeadStart:
+    """A model call opened early: its first chunk is being awaited in a task of its own.
 
-    return asdict(usage)
+    :param provider: the provider making the call.
+    :param request: what was sent.
+    """
+
+    def __init__(self, provider: Any, request: ChatRequest) -> None:
+        self.provider = provider
+        self.request = request
+        self._stream: AsyncIterator[Any] = aiter(provider.stream(request))
+        self._first: asyncio.Future[Any] = asyncio.ensure_future(_first_chunk(self._stream))
+
+    async def chunks(self) -> AsyncIterator[Any]:
+        """Yield the call's chunks: the awaited first one, then the rest of the stream."""
+        first = await self._first
+        if first is _NO_CHUNK:
+            return
+        yield first
+        async for chunk in self._stream:
+            yield chunk
+
+    async def discard(self) -> None:
+        """Abandon the call: stop the pending read and close the stream."""
+        self._first.cancel()
+        with contextlib.suppress(BaseException):
+            await self._first
+        closer = getattr(self._stream, "aclose", None)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+
+
+_NO_CHUNK = object()
+
+
+async def _first_chunk(stream: AsyncIterator[Any]) -> Any:
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        return _NO_CHUNK
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    # Every field is a scalar, so this equals dataclasses.asdict at a fraction of its cost.
+    return {name: getattr(usage, name) for name in _USAGE_FIELDS}
+
+
+_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
 def monotonic() -> float:
