@@ -105,14 +105,20 @@ class HttpClient:
                 sock_connect=self.connect_timeout,
                 sock_read=self.stall_timeout,
             )
-            self._session = client.ClientSession(timeout=timeout)
+            # No cap on pooled connections: each concurrent stream holds one (HTTP/1.1), and
+            # the default cap of 100 would queue the 101st concurrent turn behind the others.
+            # Concurrency is bounded upstream of here (e.g. the API's max_concurrent_runs).
+            connector = client.TCPConnector(limit=0)
+            self._session = client.ClientSession(timeout=timeout, connector=connector)
         return self._session
 
     @contextlib.asynccontextmanager
     async def post_stream(
-        self, url: str, body: dict[str, Any], headers: Mapping[str, str]
+        self, url: str, body: dict[str, Any] | bytes, headers: Mapping[str, str]
     ) -> AsyncIterator[Any]:
         """POST ``body`` as JSON and yield the response once its status is known to be a success.
+
+        ``body`` is a JSON-ready dict, or JSON already encoded as UTF-8 bytes.
 
         Whatever fails inside the block becomes a ``ProviderError``: an HTTP error status, an
         :class:`UpstreamError`, a broken or stalled stream, a transport failure.
@@ -132,11 +138,16 @@ class HttpClient:
         except (client.ClientError, TimeoutError, OSError) as exc:
             raise self.network_error(exc) from exc
 
-    async def _send(self, session: Any, url: str, body: dict[str, Any], headers: Mapping[str, str]) -> Any:
+    async def _send(
+        self, session: Any, url: str, body: dict[str, Any] | bytes, headers: Mapping[str, str]
+    ) -> Any:
         # The connect and read timeouts bound each step; this bounds them together, so even a
         # server that never reads the request body cannot hold the call forever.
         try:
             async with asyncio.timeout(self.connect_timeout + self.stall_timeout) as deadline:
+                if isinstance(body, bytes):
+                    sent = {**headers, "Content-Type": "application/json"}
+                    return await session.post(url, data=body, headers=sent, proxy=self.proxy)
                 return await session.post(url, json=body, headers=dict(headers), proxy=self.proxy)
         except TimeoutError:
             if not deadline.expired():

@@ -48,13 +48,17 @@ class SseEvent:
     data: str
 
 
-async def read_some(stream: ByteStream, stall_timeout: float) -> bytes:
+async def read_some(stream: ByteStream, stall_timeout: float | None) -> bytes:
     """Return the next bytes of ``stream`` (``b""`` at its end).
 
-    :param stall_timeout: seconds the read may wait.
-    :raises StreamStalled: when nothing arrives in time.
+    :param stall_timeout: seconds the read may wait; None when the stream bounds its reads
+        itself (an aiohttp body read with a ``sock_read`` timeout, as ``HttpClient`` sets one),
+        which spares a timer per read on a busy stream.
+    :raises StreamStalled: when nothing arrives in time (the stream's own timeout included).
     """
     try:
+        if stall_timeout is None:
+            return await stream.readany()
         async with asyncio.timeout(stall_timeout):
             return await stream.readany()
     except TimeoutError:
@@ -76,10 +80,11 @@ async def read_body(stream: ByteStream, stall_timeout: float, limit: int | None 
     return bytes(chunks if limit is None else chunks[:limit])
 
 
-async def iter_lines(stream: ByteStream, stall_timeout: float) -> AsyncIterator[str]:
+async def iter_lines(stream: ByteStream, stall_timeout: float | None) -> AsyncIterator[str]:
     """Yield the decoded lines of ``stream`` without their line endings.
 
-    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised.
+    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised
+        (None: the stream bounds its reads itself, see :func:`read_some`).
     """
     buffer = bytearray()
     while data := await read_some(stream, stall_timeout):
@@ -94,28 +99,48 @@ async def iter_lines(stream: ByteStream, stall_timeout: float) -> AsyncIterator[
         yield bytes(buffer).rstrip(b"\r").decode("utf-8", errors="replace")
 
 
-async def iter_events(stream: ByteStream, stall_timeout: float) -> AsyncIterator[SseEvent]:
+async def iter_events(stream: ByteStream, stall_timeout: float | None) -> AsyncIterator[SseEvent]:
     """Yield the events of an SSE body; an event is dispatched at each blank line or at EOF.
 
-    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised.
+    Lines are split here as :func:`iter_lines` splits them, in the same generator: one fewer
+    layer for every event of a busy stream.
+
+    :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised
+        (None: the stream bounds its reads itself, see :func:`read_some`).
     """
     name = ""
     data: list[str] = []
-    async for line in iter_lines(stream, stall_timeout):
-        if not line:
-            if data:
-                yield SseEvent(name or "message", "\n".join(data))
-            name, data = "", []
-            continue
-        if line.startswith(":"):
-            continue  # a comment, used by servers as keep-alive
-        field, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            name = value
+    buffer = bytearray()
+    eof = False
+    while not eof:
+        chunk = await read_some(stream, stall_timeout)
+        if chunk:
+            buffer.extend(chunk)
+            lines: list[bytes] = []
+            start = 0
+            while (end := buffer.find(b"\n", start)) >= 0:
+                lines.append(bytes(buffer[start:end]))
+                start = end + 1
+            del buffer[:start]
+        else:
+            eof = True
+            lines = [bytes(buffer)] if buffer else []
+        for raw in lines:
+            line = raw.rstrip(b"\r").decode("utf-8", errors="replace")
+            if not line:
+                if data:
+                    yield SseEvent(name or "message", "\n".join(data))
+                name, data = "", []
+                continue
+            if line.startswith(":"):
+                continue  # a comment, used by servers as keep-alive
+            field, _, value = line.partition(":")
+            if value.startswith(" "):
+                value = value[1:]
+            if field == "data":
+                data.append(value)
+            elif field == "event":
+                name = value
     if data:
         yield SseEvent(name or "message", "\n".join(data))
 

@@ -70,8 +70,11 @@ class ChatStreamDecoder:
         usage = payload.get("usage")
         if isinstance(usage, dict):
             self._usage = usage_chunk(usage)
-        choices = payload.get("choices") or []
-        choice = next((c for c in choices if isinstance(c, dict) and c.get("index", 0) == 0), None)
+        choice = None
+        for candidate in payload.get("choices") or ():
+            if isinstance(candidate, dict) and candidate.get("index", 0) == 0:
+                choice = candidate
+                break
         if choice is None:
             return out
         delta = choice.get("delta") or choice.get("message") or {}

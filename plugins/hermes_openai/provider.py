@@ -19,7 +19,7 @@ from hermes_openai.catalog import OPENAI_MODELS, merge_models, parse_models
 from hermes_openai.decode import ChatStreamDecoder
 from hermes_openai.failures import QUOTA_CODES, stream_fault
 from hermes_openai.settings import ModelEntry, OpenAISettings
-from hermes_openai.wire import Dialect, build_body
+from hermes_openai.wire import Dialect, encode_body
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -84,7 +84,7 @@ class OpenAIProvider:
         :param request: the call to make.
         :returns: text/reasoning chunks as they arrive, then tool calls, usage and finish.
         """
-        body = build_body(request, self.dialect)
+        body = encode_body(request, self.dialect)
         decoder = ChatStreamDecoder()
         url = f"{self.base_url}/chat/completions"
         async with self._http.post_stream(url, body, self._headers("text/event-stream")) as response:
@@ -103,14 +103,20 @@ class OpenAIProvider:
         self, content: provider_kit.ByteStream, decoder: ChatStreamDecoder
     ) -> AsyncIterator[Chunk]:
         done = False
-        async for event in provider_kit.iter_events(content, self.settings.stall_timeout_s):
+        # The HTTP session's sock_read timeout (stall_timeout_s) bounds every read of the body.
+        async for event in provider_kit.iter_events(content, None):
             data = event.data.strip()
             if data == "[DONE]":
                 done = True
                 break
             if not data:
                 continue
-            for chunk in provider_kit.decode_event(data, functools.partial(decoder.feed_event, event.event)):
+            feed = (
+                decoder.feed
+                if event.event == "message"
+                else functools.partial(decoder.feed_event, event.event)
+            )
+            for chunk in provider_kit.decode_event(data, feed):
                 yield chunk
         if not done and not decoder.finished:
             raise provider_kit.StreamBroken("the stream ended before the response was complete")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+from collections import OrderedDict
 from typing import Any, Literal
 
 from hermes_core import ChatMessage, ChatRequest, ImagePart, TextPart, ToolSchema
@@ -31,11 +33,58 @@ _PASSTHROUGH = frozenset(
 _REASONING_MODEL_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
-def build_body(request: ChatRequest, dialect: Dialect) -> dict[str, Any]:
+def encode_body(request: ChatRequest, dialect: Dialect) -> bytes:
+    """Return the request body as JSON bytes, the ``tools`` array encoded once per tool set.
+
+    The tool schemas are the bulk of a small request and the same on every turn, so their
+    encoding is kept (see :class:`_ToolsCache`) instead of redone for each call.
+
+    :param request: what the core wants to ask.
+    :param dialect: ``openai`` (the official API), ``openrouter`` or ``generic``.
+    """
+    body = build_body(request, dialect, with_tools=False)
+    head = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    if not request.tools:
+        return head.encode("utf-8")
+    tools = _TOOLS.encoded(request.tools)
+    return f'{head[:-1]},"tools":{tools}}}'.encode()
+
+
+class _ToolsCache:
+    """Encoded ``tools`` arrays of the last few tool sets.
+
+    A set is keyed by each tool's name, description and the identity of its parameters
+    mapping (registry specs hand out the same mapping every turn); the entry keeps those
+    mappings alive, so an identity is never reused while its key is cached.
+    """
+
+    SIZE = 16
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple[Any, ...], tuple[str, tuple[Any, ...]]] = OrderedDict()
+
+    def encoded(self, tools: tuple[ToolSchema, ...]) -> str:
+        key = tuple((t.name, t.description, id(t.parameters)) for t in tools)
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+            return entry[0]
+        text = json.dumps([tool_entry(t) for t in tools], ensure_ascii=False, separators=(",", ":"))
+        self._entries[key] = (text, tuple(t.parameters for t in tools))
+        if len(self._entries) > self.SIZE:
+            self._entries.popitem(last=False)
+        return text
+
+
+_TOOLS = _ToolsCache()
+
+
+def build_body(request: ChatRequest, dialect: Dialect, *, with_tools: bool = True) -> dict[str, Any]:
     """Return the request body for one streamed chat completion.
 
     :param request: what the core wants to ask.
     :param dialect: ``openai`` (the official API), ``openrouter`` or ``generic``.
+    :param with_tools: include the ``tools`` array (:func:`encode_body` adds it pre-encoded).
     :returns: a JSON-ready dict.
     """
     body: dict[str, Any] = {
@@ -44,7 +93,7 @@ def build_body(request: ChatRequest, dialect: Dialect) -> dict[str, Any]:
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    if request.tools:
+    if request.tools and with_tools:
         body["tools"] = [tool_entry(tool) for tool in request.tools]
     for key, value in request.options.items():
         if key in _PASSTHROUGH and value is not None:
