@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -36,33 +38,46 @@ async def fake_completions(request: web.Request) -> web.StreamResponse:
         return web.StreamResponse()
 
 
+_HEAD = (
+    'data: {"id":"f","object":"chat.completion.chunk","created":0,"model":"fake",'
+    '"choices":[{"index":0,"delta":'
+)
+# Pre-encoded frames: the fake must cost as little as possible, since it shares the machine.
+_WORDS: list[bytes] = []
+
+
+def _word(i: int) -> bytes:
+    while len(_WORDS) <= i:
+        n = len(_WORDS)
+        text = f"t{n}" if n == 0 else f" t{n}"
+        _WORDS.append(f'{_HEAD}{{"content":"{text}"}},"finish_reason":null}}]}}\n\n'.encode())
+    return _WORDS[i]
+
+
+def _tail(count: int) -> bytes:
+    usage = f'{{"prompt_tokens":5,"completion_tokens":{count},"total_tokens":{count + 5}}}'
+    return (
+        f'{_HEAD}{{}},"finish_reason":"stop"}}]}}\n\n'
+        'data: {"id":"f","object":"chat.completion.chunk","created":0,"model":"fake","choices":[],'
+        f'"usage":{usage}}}\n\ndata: [DONE]\n\n'
+    ).encode()
+
+
 async def _fake_stream(request: web.Request) -> web.StreamResponse:
     body = await request.json()
     _, tokens, delay = body["model"].split("-")
     count, pause = int(tokens[1:]), int(delay[1:]) / 1000
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
-    head = (
-        '{"id":"f","object":"chat.completion.chunk","created":0,"model":"fake","choices":[{"index":0,"delta":'
-    )
-    batch: list[str] = []
-    for i in range(count):
-        word = f"t{i}" if i == 0 else f" t{i}"
-        batch.append(f'data: {head}{json.dumps({"content": word})},"finish_reason":null}}]}}\n\n')
-        if pause:
-            await response.write("".join(batch).encode())
-            batch.clear()
+    if pause:
+        for i in range(count):
+            await response.write(_word(i))
             await asyncio.sleep(pause)
-        elif len(batch) >= 64:
-            await response.write("".join(batch).encode())
-            batch.clear()
-    batch.append(f'data: {head}{{}},"finish_reason":"stop"}}]}}\n\n')
-    usage = {"prompt_tokens": 5, "completion_tokens": count, "total_tokens": count + 5}
-    batch.append(
-        'data: {"id":"f","object":"chat.completion.chunk","created":0,"model":"fake","choices":[],'
-        f'"usage":{json.dumps(usage)}}}\n\ndata: [DONE]\n\n'
-    )
-    await response.write("".join(batch).encode())
+        await response.write(_tail(count))
+        return response
+    for start in range(0, count, 64):
+        await response.write(b"".join(_word(i) for i in range(start, min(count, start + 64))))
+    await response.write(_tail(count))
     return response
 
 
@@ -105,60 +120,98 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Target:
-    """Where a streamed chat request goes: the fake itself or hermes."""
+    """Where a streamed chat request goes: the fake itself or hermes.
+
+    The load client is a lean HTTP/1.1 reader on raw asyncio streams (keep-alive, one pooled
+    connection per concurrent request), so that it costs little next to the fake and the
+    server it measures; it reads only what the figures need from each ``data:`` line.
+    """
 
     def __init__(self, url: str, key: str | None, model_prefix: str) -> None:
         self.url = url
+        split = urlsplit(url)
+        self.host, self.port, self.path = split.hostname or "127.0.0.1", split.port or 80, split.path
         self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.prefix = model_prefix
+        self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    def _request(self, body: dict[str, Any]) -> bytes:
+        payload = json.dumps(body).encode()
+        head = f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        head += f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        return head.encode() + payload
+
+    async def _connection(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self._idle:
+            return self._idle.pop()
+        reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 22)
+        return reader, writer
 
     async def stream(
-        self, client: aiohttp.ClientSession, model: str, text: str = "bench", gaps: list[float] | None = None
+        self, client: Any, model: str, text: str = "bench", gaps: list[float] | None = None
     ) -> tuple[float, int, float]:
-        """Return (time to first token, tokens received, total time)."""
+        """Return (time to first content delta, tokens received, total time).
+
+        The clock starts when the request is written on an open connection, on both paths.
+        """
         body = {"model": self.prefix + model, "stream": True, "messages": [{"role": "user", "content": text}]}
+        request = self._request(body)
+        reader, writer = await self._connection()
         t0 = time.perf_counter()
+        writer.write(request)
+        status = await reader.readline()
+        if b" 200 " not in status:
+            raise AssertionError(status + await reader.read(4096))
+        while await reader.readline() not in (b"\r\n", b""):
+            pass  # headers; both servers answer chunked
         first = 0.0
         tokens = 0
         last = 0.0
-        async with client.post(self.url, json=body, headers=self.headers) as resp:
-            assert resp.status == 200, await resp.text()
-            async for line in resp.content:
-                if not line.startswith(b"data: {"):
-                    continue
-                payload = json.loads(line[6:])
-                choices = payload.get("choices") or []
-                content = choices[0].get("delta", {}).get("content") if choices else None
-                if content:
-                    now = time.perf_counter()
-                    if not first:
-                        first = now - t0
-                    elif gaps is not None:
-                        gaps.append(now - last)
-                    last = now
-                    tokens += content.count("t")
-        return first, tokens, time.perf_counter() - t0
+        while True:
+            line = await reader.readline()
+            if not line:
+                raise AssertionError("connection closed mid-stream")
+            if line == b"0\r\n":
+                await reader.readline()  # the blank line that ends a chunked body
+                break
+            at = line.find(b'"content":"')
+            if at < 0 or not line.startswith(b"data: "):
+                continue
+            end = line.find(b'"', at + 11)
+            count = line.count(b"t", at + 11, end)
+            if count:
+                now = time.perf_counter()
+                if not first:
+                    first = now - t0
+                elif gaps is not None:
+                    gaps.append(now - last)
+                last = now
+                tokens += count
+        total = time.perf_counter() - t0
+        self._idle.append((reader, writer))
+        return first, tokens, total
+
+    async def close(self) -> None:
+        """Close the pooled connections."""
+        idle, self._idle = self._idle, []
+        for _, writer in idle:
+            writer.close()
 
 
 async def ttft(target: Target, concurrency: int, rounds: int) -> list[float]:
     out: list[float] = []
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as client:
-        for _ in range(rounds):
-            # Distinct openers: each request is its own conversation, as with distinct users.
-            results = await asyncio.gather(
-                *(
-                    target.stream(client, "fake-t5-d0", f"bench {time.time_ns()} {i}")
-                    for i in range(concurrency)
-                )
-            )
-            out.extend(r[0] * 1000 for r in results)
+    for _ in range(rounds):
+        # Distinct openers: each request is its own conversation, as with distinct users.
+        results = await asyncio.gather(
+            *(target.stream(None, "fake-t5-d0", f"bench {time.time_ns()} {i}") for i in range(concurrency))
+        )
+        out.extend(r[0] * 1000 for r in results)
     return out
 
 
 async def throughput(target: Target, tokens: int) -> float:
-    async with aiohttp.ClientSession() as client:
-        _, got, total = await target.stream(client, f"fake-t{tokens}-d0")
+    _, got, total = await target.stream(None, f"fake-t{tokens}-d0")
     return got / total
 
 
@@ -182,7 +235,7 @@ async def many_streams(target: Target, streams: int, tokens: int, pid: int | Non
         sampler = asyncio.create_task(sample_lag()) if pid else None
         await asyncio.gather(
             *(
-                target.stream(client, f"fake-t{tokens}-d20", f"s{i} {time.time_ns()}", gaps=gaps)
+                target.stream(None, f"fake-t{tokens}-d20", f"s{i} {time.time_ns()}", gaps=gaps)
                 for i in range(streams)
             )
         )
@@ -260,12 +313,15 @@ async def main(quick: bool) -> None:
     streams = 50 if quick else 200
     with tempfile.TemporaryDirectory() as tmp:
         proc, port, key = start_hermes(Path(tmp), fake_port, streams)
+        direct = Target(f"http://127.0.0.1:{fake_port}/v1/chat/completions", None, "")
+        hermes = Target(f"http://127.0.0.1:{port}/v1/chat/completions", key, "fake:")
         try:
             await asyncio.sleep(0.5)
             idle = rss_mb(proc.pid)
-            direct = Target(f"http://127.0.0.1:{fake_port}/v1/chat/completions", None, "")
-            hermes = Target(f"http://127.0.0.1:{port}/v1/chat/completions", key, "fake:")
-            await ttft(hermes, 1, 5)  # warm up
+            # Warm up both paths, and open the pooled connections the c=50 rows use.
+            for target in (direct, hermes):
+                await ttft(target, 1, 5)
+                await ttft(target, 50, 1)
             rows: list[tuple[str, str, str, str]] = []
             d1, h1 = await ttft(direct, 1, 40), await ttft(hermes, 1, 40)
             rows.append(
@@ -328,10 +384,16 @@ async def main(quick: bool) -> None:
             )
             rows.append(("idle RSS (MB)", "-", f"{idle:.1f}", "budget <= 80"))
         finally:
+            for target in (direct, hermes):
+                await target.close()
             proc.terminate()
             proc.wait(15)
             fake.terminate()
             fake.wait(5)
+    started = time.perf_counter()
+    sum(range(10**6))
+    reference = f"{(time.perf_counter() - started) * 1000:.1f}"
+    rows.append(("CPU reference: sum(range(10**6)) (ms)", "-", reference, ""))
     width = max(len(r[0]) for r in rows)
     print(f"{'metric':<{width}}  {'direct':>10}  {'via hermes':>12}  note")
     for name, d, h, note in rows:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,7 @@ from hermes_api_server.outcomes import chat_finish, hermes_block
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
-from hermes_api_server.turns import EventPump, abandon, derived_session_id, image_warning
+from hermes_api_server.turns import KEEPALIVE_S, EventPump, abandon, derived_session_id, image_warning
 from hermes_core import (
     ReasoningDelta,
     SeedMessage,
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from hermes_core import Event, Session, Turn
 
 META_PREFIX = "### Task:"
+_ids = random.Random()
+HEAD_WAIT_S = 0.05  # longest the response head waits to leave with the first frame
 
 
 def is_meta_request(text: str) -> bool:
@@ -141,8 +145,10 @@ class _ChatJob:
         self.derived = derived
         self.channel = channel
         self.workspace = workspace
-        self.id = "chatcmpl-" + secrets.token_hex(12)
+        # Unique, not secret: no system call for randomness per request.
+        self.id = f"chatcmpl-{_ids.getrandbits(96):024x}"
         self.created = int(time.time())
+        self._delta_head: str | None = None
 
     async def _prepare(self, session: Session) -> Turn:
         if self.derived and not session.busy:
@@ -232,6 +238,7 @@ class _ChatJob:
         state = self.state
         state.active_turns += 1
         try:
+            last: str | None = None
             async with state.pool.use(
                 self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
             ) as session:
@@ -241,17 +248,20 @@ class _ChatJob:
                 pump = EventPump(turn)
                 try:
                     writer = SseWriter(request, {**self._headers(model_ref), **warning})
-                    await writer.open()
-                    await writer.data(self._chunk({"role": "assistant"}))
                     try:
-                        await self._pump(writer, pump, session, model_ref, source, include_usage)
-                        await writer.raw("data: [DONE]\n\n")
+                        last = await self._pump(writer, pump, session, model_ref, source, include_usage)
                     except ClientGone:
                         pass
-                    return writer.response
                 finally:
                     await pump.close()
                     await asyncio.shield(abandon(session, turn))
+            if last is not None:
+                # The turn is over and stored; the session is released (lease included) before
+                # the client reads the end, so a follow-up request never waits behind this one's
+                # clean-up.
+                with contextlib.suppress(ClientGone):
+                    await writer.finish(last)
+            return writer.response
         finally:
             state.active_turns -= 1
 
@@ -263,15 +273,28 @@ class _ChatJob:
         model_ref: str,
         source: str,
         include_usage: bool,
-    ) -> None:
+    ) -> str:
+        """Stream the turn's frames; return the last ones (the outcome and ``[DONE]``), unwritten."""
         settings = self.state.settings
-        async for batch in pump.batches():
+        loop = asyncio.get_running_loop()
+        # The head and the role chunk leave with the first frame (one packet on the path to the
+        # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
+        head: str | None = _frame(self._chunk({"role": "assistant"}))
+        head_by = loop.time() + HEAD_WAIT_S
+        while True:
+            wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
+            batch = await pump.next(wait)
             if batch is None:
-                await writer.raw(": keepalive\n\n")
+                if head is not None:
+                    await writer.open(head)
+                    head = None
+                else:
+                    await writer.raw(": keepalive\n\n")
                 continue
             out: list[str] = []
             text: list[str] = []
             reasoning: list[str] = []
+            ended = not batch
 
             for event in batch:
                 if isinstance(event, TextDelta):
@@ -287,19 +310,47 @@ class _ChatJob:
                 elif isinstance(event, TurnCompleted):
                     self._flush(out, text, reasoning)
                     out.extend(self._final(event, model_ref, source, include_usage))
+                    ended = True
             self._flush(out, text, reasoning)
-            if out:
+            if head is not None and (out or ended):
+                out.insert(0, head)
+                head = None
+            if ended:
+                # An empty batch means the events stopped without an outcome (a discarded queue
+                # item); the stream still ends the way clients expect.
+                out.append("data: [DONE]\n\n")
+                return "".join(out)
+            if not out:
+                continue
+            if writer.opened:
                 await writer.raw("".join(out))
+            else:
+                await writer.open("".join(out))
 
     def _flush(self, out: list[str], text: list[str], reasoning: list[str]) -> None:
         """Turn pending text and reasoning into one content chunk."""
         if text or reasoning:
-            delta: dict[str, Any] = {}
+            # The same bytes as _frame(self._chunk(delta)), without building and encoding the
+            # whole chunk for every delta: only the delta's strings are encoded.
+            fields: list[str] = []
             if text:
-                delta["content"] = "".join(text)
+                fields.append('"content":' + dumps("".join(text)))
             if reasoning:
-                delta["reasoning_content"] = "".join(reasoning)
-            out.append(_frame(self._chunk(delta)))
+                fields.append('"reasoning_content":' + dumps("".join(reasoning)))
+            head = self._delta_head
+            if head is None:
+                head = self._delta_head = "".join(
+                    (
+                        'data: {"id":',
+                        dumps(self.id),
+                        ',"object":"chat.completion.chunk","created":',
+                        str(self.created),
+                        ',"model":',
+                        dumps(self.choice.requested),
+                        ',"choices":[{"index":0,"delta":{',
+                    )
+                )
+            out.append(head + ",".join(fields) + '},"finish_reason":null}]}\n\n')
             text.clear()
             reasoning.clear()
 

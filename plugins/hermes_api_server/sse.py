@@ -11,10 +11,21 @@ from aiohttp import web
 from hermes_api_server.errors import dumps
 
 WRITE_STALL_S = 30.0
+_NO_WAIT_BYTES = 16 * 1024  # asyncio pauses writers at 64 KiB by default
 
 
 class ClientGone(Exception):
     """The client disconnected, or a write stalled."""
+
+
+class _SseResponse(web.StreamResponse):
+    """A stream response whose head leaves with its first write: one packet, not two.
+
+    aiohttp keeps the head buffered until then when this class attribute is False (as its own
+    ``Response`` does); an aiohttp without it simply sends the head at once.
+    """
+
+    _send_headers_immediately = False
 
 
 class SseWriter:
@@ -22,7 +33,7 @@ class SseWriter:
 
     def __init__(self, request: web.Request, headers: Mapping[str, str] | None = None) -> None:
         self.request = request
-        self.response = web.StreamResponse(
+        self.response = _SseResponse(
             status=200,
             headers={
                 "Content-Type": "text/event-stream; charset=utf-8",
@@ -32,14 +43,48 @@ class SseWriter:
             },
         )
 
-    async def open(self) -> None:
-        """Send the headers."""
-        await self.response.prepare(self.request)
+    @property
+    def opened(self) -> bool:
+        """Whether the head has been prepared (sent, or leaving with the next write)."""
+        return self.response.prepared
+
+    async def open(self, first: str = "") -> None:
+        """Send the headers, with ``first`` (frames) in the same packet when given.
+
+        :raises ClientGone: when the client is already gone.
+        """
+        try:
+            await self.response.prepare(self.request)
+        except (ConnectionError, RuntimeError) as exc:
+            raise ClientGone(str(exc)) from exc
+        # An empty write sends the buffered head on its own.
+        await self.raw(first)
 
     async def raw(self, text: str) -> None:
         """Write text as is; a failure or a 30 s stall raises :class:`ClientGone`."""
+        data = text.encode("utf-8")
         try:
-            await asyncio.wait_for(self.response.write(text.encode("utf-8")), WRITE_STALL_S)
+            transport = self.request.transport
+            if transport is not None and transport.get_write_buffer_size() + len(data) < _NO_WAIT_BYTES:
+                # Far below the transport's high-water mark: the write cannot wait, so it needs
+                # no stall timer (one per frame adds up over hundreds of streams).
+                await self.response.write(data)
+                return
+            async with asyncio.timeout(WRITE_STALL_S):
+                await self.response.write(data)
+        except (ConnectionError, TimeoutError, RuntimeError) as exc:
+            raise ClientGone(str(exc)) from exc
+
+    async def finish(self, text: str) -> None:
+        """Write the last frames and end the body in one packet (opening the stream if needed).
+
+        :raises ClientGone: on a failed or stalled write.
+        """
+        try:
+            if not self.response.prepared:
+                await self.response.prepare(self.request)
+            async with asyncio.timeout(WRITE_STALL_S):
+                await self.response.write_eof(text.encode("utf-8"))
         except (ConnectionError, TimeoutError, RuntimeError) as exc:
             raise ClientGone(str(exc)) from exc
 

@@ -20,47 +20,70 @@ _END = object()
 
 
 class EventPump:
-    """Copy a turn's events into a local queue, so readers can wait with a timeout and batch."""
+    """Read a turn's events in batches: everything ready at each wake-up, or None after silence.
+
+    :param turn: the turn to read (submitted with ``track_events=True``).
+    """
 
     def __init__(self, turn: Turn) -> None:
+        # A stand-in that only offers ``events()`` is read through a copying task.
+        self.turn: Any = turn if hasattr(turn, "next_events") else _Copier(turn)
+
+    async def next(self, timeout: float | None) -> list[Event] | None:
+        """Return the next ready events; [] once they are over, None when ``timeout`` passed first."""
+        batch: list[Event] | None = await self.turn.next_events(timeout)
+        return batch
+
+    async def batches(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[list[Event] | None]:
+        """Yield lists of ready events, or None after ``keepalive_s`` of silence."""
+        while True:
+            batch = await self.turn.next_events(keepalive_s)
+            if batch is None:
+                yield None
+                continue
+            if batch:
+                yield batch
+            if not batch or isinstance(batch[-1], TurnCompleted):
+                return
+
+    async def close(self) -> None:
+        """Stop reading."""
+        if isinstance(self.turn, _Copier):
+            await self.turn.close()
+
+
+class _Copier:
+    """Give an object with only ``events()`` the ``next_events`` of a core ``Turn``."""
+
+    def __init__(self, turn: Any) -> None:
         self.queue: asyncio.Queue[Any] = asyncio.Queue()
         self._task = asyncio.create_task(self._run(turn), name="hermes-api-pump")
+        self._ended = False
 
-    async def _run(self, turn: Turn) -> None:
+    async def _run(self, turn: Any) -> None:
         try:
             async for event in turn.events():
                 self.queue.put_nowait(event)
         finally:
             self.queue.put_nowait(_END)
 
-    async def batches(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[list[Event] | None]:
-        """Yield lists of ready events, or None after ``keepalive_s`` of silence."""
-        done = False
-        while not done:
-            try:
-                first = await asyncio.wait_for(self.queue.get(), keepalive_s)
-            except TimeoutError:
-                yield None
-                continue
-            batch: list[Event] = []
-            item = first
-            while True:
-                if item is _END:
-                    done = True
-                    break
-                batch.append(item)
-                if isinstance(item, TurnCompleted):
-                    done = True
-                    break
-                try:
-                    item = self.queue.get_nowait()
-                except asyncio.QueueEmpty:
-                    break
-            if batch:
-                yield batch
+    async def next_events(self, timeout: float | None = None) -> list[Any] | None:
+        if self._ended:
+            return []
+        try:
+            item = await asyncio.wait_for(self.queue.get(), timeout)
+        except TimeoutError:
+            return None
+        batch: list[Any] = []
+        while item is not _END:
+            batch.append(item)
+            if isinstance(item, TurnCompleted) or self.queue.empty():
+                return batch
+            item = self.queue.get_nowait()
+        self._ended = True
+        return batch
 
     async def close(self) -> None:
-        """Stop pumping."""
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
