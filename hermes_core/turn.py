@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ from hermes_core.events import (
     Usage,
     UsageUpdated,
 )
+from hermes_core.head_start import HeadStart
 from hermes_core.history import materialize, to_messages
 from hermes_core.ids import short_id
 from hermes_core.providers import (
@@ -262,7 +262,7 @@ class TurnRun:
                 "auto-compaction of %s failed; the turn goes on uncompressed", self.session.id, exc_info=True
             )
 
-    async def _persist_user_row(self) -> _HeadStart | None:
+    async def _persist_user_row(self) -> HeadStart | None:
         """Persist the user row (then emit ``TurnStarted``), opening the first model call meanwhile.
 
         The write and the upstream request overlap; nothing of the call is read, and no event of
@@ -272,7 +272,7 @@ class TurnRun:
         """
         row = self._user_row()
         starting = asyncio.ensure_future(self._start(row))
-        head: _HeadStart | None = None
+        head: HeadStart | None = None
         try:
             # One pass of the loop lets the write reach storage before the upstream request
             # (whose set-up holds the loop for a while) is made.
@@ -290,7 +290,7 @@ class TurnRun:
             raise
         return head
 
-    async def _head_start(self, row: NewRow) -> _HeadStart | None:
+    async def _head_start(self, row: NewRow) -> HeadStart | None:
         """Open the first model call before the user row is stored, when nothing else must come first."""
         session = self.session
         kernel = self.kernel
@@ -308,7 +308,7 @@ class TurnRun:
             return None
         self.resolved = resolved
         pending = materialize(session.id, row, 0)
-        return _HeadStart(provider, self._request(pending))
+        return HeadStart(provider, self._request(pending))
 
     def _user_row(self) -> NewRow:
         items = self.items
@@ -387,7 +387,7 @@ class TurnRun:
             purpose="turn",
         )
 
-    async def _call_model(self, provider: Any, head: _HeadStart | None = None) -> CallResult:
+    async def _call_model(self, provider: Any, head: HeadStart | None = None) -> CallResult:
         session = self.session
         settings = self.kernel.settings
         request = head.request if head is not None else self._request()
@@ -584,49 +584,6 @@ class TurnRun:
         )
         self.kernel._after_turn(session, outcome)
         return outcome
-
-
-class _HeadStart:
-    """A model call opened early: its first chunk is being awaited in a task of its own.
-
-    :param provider: the provider making the call.
-    :param request: what was sent.
-    """
-
-    def __init__(self, provider: Any, request: ChatRequest) -> None:
-        self.provider = provider
-        self.request = request
-        self._stream: AsyncIterator[Any] = aiter(provider.stream(request))
-        self._first: asyncio.Future[Any] = asyncio.ensure_future(_first_chunk(self._stream))
-
-    async def chunks(self) -> AsyncIterator[Any]:
-        """Yield the call's chunks: the awaited first one, then the rest of the stream."""
-        first = await self._first
-        if first is _NO_CHUNK:
-            return
-        yield first
-        async for chunk in self._stream:
-            yield chunk
-
-    async def discard(self) -> None:
-        """Abandon the call: stop the pending read and close the stream."""
-        self._first.cancel()
-        with contextlib.suppress(BaseException):
-            await self._first
-        closer = getattr(self._stream, "aclose", None)
-        if closer is not None:
-            with contextlib.suppress(Exception):
-                await closer()
-
-
-_NO_CHUNK = object()
-
-
-async def _first_chunk(stream: AsyncIterator[Any]) -> Any:
-    try:
-        return await anext(stream)
-    except StopAsyncIteration:
-        return _NO_CHUNK
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
