@@ -51,8 +51,9 @@ class FdReader:
     """Read chunks from a file descriptor without blocking the loop.
 
     Pipes, sockets and terminals use ``loop.connect_read_pipe``; a regular file (stdin redirected
-    from a file) is read with ``os.read`` in the default executor, since such reads never wait
-    for a peer. The descriptor is never closed here; its blocking flag is restored on close.
+    from a file) or a device the selector cannot watch (``/dev/null``) is read with ``os.read`` in
+    the default executor, since such reads never wait for a peer. The descriptor is never closed
+    here; its blocking flag is restored on close.
     """
 
     def __init__(self, fd: int) -> None:
@@ -83,7 +84,8 @@ class FdReader:
     async def _open(self, limit: int) -> None:
         self._opened = True
         mode = os.fstat(self._fd).st_mode
-        if stat.S_ISREG(mode):
+        if stat.S_ISREG(mode) or not _pollable(self._fd):
+            # A file, or a device epoll refuses (``< /dev/null``): reads never wait for a peer.
             self._regular = True
             return
         loop = asyncio.get_running_loop()
@@ -103,6 +105,20 @@ class FdReader:
         if self._was_blocking:
             with contextlib.suppress(OSError):
                 os.set_blocking(self._fd, True)
+
+
+def _pollable(fd: int) -> bool:
+    """Tell whether the event loop's selector can watch ``fd`` (epoll refuses /dev/null)."""
+    import selectors
+
+    selector = selectors.DefaultSelector()
+    try:
+        selector.register(fd, selectors.EVENT_READ)
+    except (OSError, ValueError):
+        return False
+    finally:
+        selector.close()
+    return True
 
 
 class ThreadFdSink:
