@@ -19,6 +19,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     :returns: the process exit code.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    _reserve_standard_fds()
     if args in (["--version"], ["version"]):
         from hermes_core import __version__
 
@@ -45,6 +46,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"{code}\n")
         return 1
     return 0
+
+
+def _reserve_standard_fds() -> None:
+    """Put /dev/null on any of fds 0-2 the parent closed.
+
+    Otherwise the next file or socket opened lands on that number: the event loop's wake-up
+    socket becomes "stdout" and frames, logs and the loop's own signalling corrupt each other.
+    With /dev/null there, a stdio transport simply sees EOF or writes into nothing.
+    """
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            try:
+                opened = os.open(os.devnull, os.O_RDWR)
+            except OSError:
+                return
+            if opened != fd:  # a lower fd was free too; keep counting up from there
+                os.dup2(opened, fd)
+                os.close(opened)
+    # Python leaves sys.stdin/stdout/stderr as None for a descriptor that was closed at start.
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))
 
 
 if __name__ == "__main__":
