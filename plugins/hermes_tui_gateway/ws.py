@@ -35,16 +35,20 @@ TOKEN_PREFIX = "hermes.token."
 
 
 def parse_hostport(value: str) -> tuple[str, int]:
-    """Split ``HOST:PORT`` or ``[v6]:PORT``; raise ValueError when malformed."""
+    """Split ``HOST:PORT`` or ``[v6]:PORT``; raise ValueError when malformed or out of range."""
     if value.startswith("["):
         host, _, rest = value[1:].partition("]")
         if not rest.startswith(":"):
             raise ValueError(value)
-        return host, int(rest[1:])
-    host, sep, port = value.rpartition(":")
-    if not sep or not host:
+        port = int(rest[1:])
+    else:
+        host, sep, text = value.rpartition(":")
+        if not sep or not host:
+            raise ValueError(value)
+        port = int(text)
+    if not 0 <= port <= 65535:
         raise ValueError(value)
-    return host, int(port)
+    return host, port
 
 
 def is_loopback(host: str) -> bool:
@@ -157,7 +161,7 @@ async def serve_ws(
     try:
         host, port = parse_hostport(where)
     except ValueError:
-        print(f"hermes tui: --ws expects HOST:PORT, got {where!r}", file=sys.stderr)
+        print(f"hermes tui: --ws expects HOST:PORT with a port 0-65535, got {where!r}", file=sys.stderr)
         return 2
     stop = asyncio.Event()
     stop_signals(stop)

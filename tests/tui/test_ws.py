@@ -202,6 +202,21 @@ def test_ws_refuses_a_remote_host_without_allow_remote(home: Path) -> None:
     assert "--allow-remote" in done.stderr
 
 
+def test_ws_address_must_be_host_colon_port(home: Path) -> None:
+    """A malformed --ws value or a port outside 0-65535 is a usage error naming the value."""
+    for where in ("nonsense", "127.0.0.1:99999", "127.0.0.1:-1", "[::1]99"):
+        done = subprocess.run(
+            [HERMES, "tui", "--ws", where],
+            env=hermes_env(home, {"HERMES_TUI_TOKEN": TOKEN}),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 2, (where, done.stderr)
+        assert f"--ws expects HOST:PORT with a port 0-65535, got {where!r}" in done.stderr
+
+
 def test_ws_generates_a_token_file(home: Path) -> None:
     """Without a token, one is written to <data dir>/tui-gateway.token with mode 0600."""
     srv = WsServer(home, "")
