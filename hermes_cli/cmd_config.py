@@ -94,7 +94,34 @@ def set_command(ctx: click.Context, key: str, value: str) -> None:
 
     def body() -> int:
         info = _key_info(state, key)
-        state.store.set(key, info.parse_text(value))
+        parsed = info.parse_text(value)
+        if key == "model" and isinstance(parsed, str):
+            _check_model(state, parsed)
+        state.store.set(key, parsed)
         return 0
 
     ctx.exit(guarded(body))
+
+
+def _check_model(state: CliState, ref: str) -> None:
+    """Resolve ``ref`` as the kernel will, so an unknown provider or model writes nothing.
+
+    The kernel starts with storage opened read-only: checking creates and changes nothing.
+
+    :raises hermes_core.errors.HermesError: the reference does not resolve (ambiguous, unknown).
+    """
+    import asyncio
+
+    from hermes_cli.settings_loader import apply_model_flag
+
+    raw = apply_model_flag(state.store.load(), ref)
+    storage = raw.get("storage")
+    raw["storage"] = {**(storage if isinstance(storage, dict) else {}), "read_only": True}
+    kernel = state.kernel
+    kernel.configure(raw)
+
+    async def resolve() -> None:
+        async with kernel.running():
+            await kernel.resolve_model(ref)
+
+    asyncio.run(resolve())

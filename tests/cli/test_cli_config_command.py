@@ -88,3 +88,18 @@ def test_unknown_model_is_a_clear_startup_error(hermes: Hermes, home: Path) -> N
     assert result.stdout == ""
     flag = hermes("run", "--model", "nosuchprovider:thing", "hi")
     assert flag.returncode != 0 and "nosuchprovider:thing" in flag.stderr
+
+
+def test_config_set_model_checks_the_reference(hermes: Hermes, home: Path) -> None:
+    """An unknown provider or model exits 2 and writes nothing; a good one is stored. No database."""
+    ok = hermes("config", "set", "model", "mock:alt")
+    assert ok.returncode == 0, ok.stderr
+    before = (home / "config.toml").read_bytes()
+    for bad in ("bogus:x", "no-such-model"):
+        done = hermes("config", "set", "model", bad)
+        assert done.returncode == 2, done.stderr
+        assert f"unknown model: {bad}" in done.stderr
+        assert (home / "config.toml").read_bytes() == before
+    assert hermes("config", "set", "model", "ollama:qwen3:8b").returncode == 0
+    assert 'model = "ollama:qwen3:8b"' in (home / "config.toml").read_text()
+    assert not list(home.glob("*.sqlite3*"))
