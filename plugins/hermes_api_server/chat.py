@@ -27,7 +27,14 @@ from hermes_api_server.outcomes import chat_finish, hermes_block
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
-from hermes_api_server.turns import KEEPALIVE_S, EventPump, abandon, derived_session_id, image_warning
+from hermes_api_server.turns import (
+    KEEPALIVE_S,
+    EventPump,
+    abandon,
+    derived_session_id,
+    image_warning,
+    submit_turn,
+)
 from hermes_core import (
     ReasoningDelta,
     SeedMessage,
@@ -158,13 +165,7 @@ class _ChatJob:
                 pass
         if self.conv.system and self.conv.system != session.record.system_overlay:
             await session.set_system_overlay(self.conv.system)
-        return await session.submit(
-            self.conv.parts,
-            owner=self.who,
-            model=self.choice.ref,
-            model_options=self.choice.options,
-            answerable=frozenset(),
-        )
+        return await submit_turn(session, self.conv, self.choice, self.who)
 
     def _headers(self, model_ref: str) -> dict[str, str]:
         return session_headers(self.session_id, self.channel, model_ref)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from hermes_api_server import browser_control
 from hermes_api_server.errors import ApiError, json_response
 from hermes_api_server.state import get_state
 
@@ -15,20 +16,6 @@ if TYPE_CHECKING:
     from hermes_api_server.state import ServerState
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
-BROWSER_CAPABILITIES = [
-    "browser_back",
-    "browser_click",
-    "browser_navigate",
-    "browser_press",
-    "browser_screenshot",
-    "browser_scroll",
-    "browser_snapshot",
-    "browser_tab_activate",
-    "browser_tabs",
-    "browser_type",
-    "controller.noop",
-]
-DEVELOPER_CAPABILITIES = ["browser_cdp", "browser_evaluate"]
 
 
 async def health(request: web.Request) -> web.Response:
@@ -210,8 +197,8 @@ async def capabilities(request: web.Request) -> web.Response:
             "enabled": s.browser_control.enabled,
             "protocol_version": 1,
             "developer_mode": s.browser_control.developer_mode,
-            "capabilities": BROWSER_CAPABILITIES,
-            "developer_capabilities": DEVELOPER_CAPABILITIES,
+            "capabilities": list(browser_control.ALLOWED),
+            "developer_capabilities": list(browser_control.DEVELOPER),
             "transports": {"local_vps": "websocket-subprotocol-ticket"},
         },
     }

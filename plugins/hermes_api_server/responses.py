@@ -31,7 +31,7 @@ from hermes_api_server.pool import check_workspace, in_use_error
 from hermes_api_server.response_builder import ResponseBuilder
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
-from hermes_api_server.turns import EventPump, abandon, image_warning
+from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
 from hermes_core import SeedMessage, SessionInUse, TurnCompleted
 
 if TYPE_CHECKING:
@@ -218,13 +218,7 @@ class _ResponseJob:
         self.model_ref = model_ref
         self.warning = await image_warning(self.state.kernel, model_ref, self.conv.parts)
         self.builder.hermes = {"session_id": session.id, "model": model_ref, "model_source": source}
-        return await session.submit(
-            self.conv.parts,
-            owner=self.who,
-            model=self.choice.ref,
-            model_options=self.choice.options,
-            answerable=frozenset(),
-        )
+        return await submit_turn(session, self.conv, self.choice, self.who)
 
     def _headers(self, session_id: str) -> dict[str, str]:
         headers = session_headers(session_id, self.channel, getattr(self, "model_ref", None))

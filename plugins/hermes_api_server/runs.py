@@ -14,7 +14,7 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
 from hermes_api_server.run_state import Run, approval_payload
-from hermes_api_server.turns import EventPump
+from hermes_api_server.turns import EventPump, submit_turn
 from hermes_core import (
     QuestionClosed,
     QuestionRequested,
@@ -228,13 +228,7 @@ class RunManager:
                 if run.stop_requested:
                     await self._finish_cancelled(run)
                     return
-                turn = await session.submit(
-                    conv.parts,
-                    owner=run.principal,
-                    model=choice.ref,
-                    model_options=choice.options,
-                    answerable=frozenset({"approval"}),
-                )
+                turn = await submit_turn(session, conv, choice, run.principal, frozenset({"approval"}))
                 run.turn = turn
                 await self.set_status(run, "queued" if turn.position > 0 else "running")
                 await self._pump(run, turn)

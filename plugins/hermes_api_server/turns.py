@@ -13,6 +13,8 @@ from hermes_core import ImagePart, TurnCompleted
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from hermes_api_server.convert import Conversation
+    from hermes_api_server.model_select import ModelChoice
     from hermes_core import Event, Kernel, Part, Session, Turn
 
 KEEPALIVE_S = 10.0
@@ -87,6 +89,27 @@ class _Copier:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await self._task
+
+
+async def submit_turn(
+    session: Session,
+    conv: Conversation,
+    choice: ModelChoice,
+    owner: str,
+    answerable: frozenset[str] = frozenset(),
+) -> Turn:
+    """Submit a request's new content as a turn, with the request's model as a per-turn hot swap.
+
+    :param session: the open session.
+    :param conv: the converted request (its ``parts`` are the new user content).
+    :param choice: the request's model choice (``ref`` None keeps the session's model).
+    :param owner: the principal the turn belongs to.
+    :param answerable: the question kinds this surface can answer (runs: approvals only).
+    :returns: the turn.
+    """
+    return await session.submit(
+        conv.parts, owner=owner, model=choice.ref, model_options=choice.options, answerable=answerable
+    )
 
 
 async def abandon(session: Session, turn: Turn) -> None:
