@@ -18,6 +18,9 @@ gives CPU time, which is less sensitive to that (it still rises on a loaded mach
 are shared): of the database thread (read from its CPU clock) and, for appends, of the event-loop
 thread. The footer shows a CPU reference and the load average, before and after the runs.
 
+The event loop is the one ``hermes`` commands run on (``hermes_cli.event_loop``: uvloop where
+installed, or what ``HERMES_EVENT_LOOP`` names); the footer says which.
+
 Run: ``.venv/bin/python bench/bench_storage.py [--rows N] [--repeat N] [--runs N] [--dir PATH]``.
 """
 
@@ -37,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hermes_cli import event_loop
 from hermes_core import NewRow, SessionRecord, StoredToolCall
 from hermes_sqlite.store import SqliteStorage
 
@@ -297,6 +301,11 @@ def machine_note() -> str:
     return f"CPU reference: sum(range(10**6)) took {calibrate():.1f} ms{load}"
 
 
+def _loop_name() -> str:
+    factory = event_loop.loop_factory()
+    return "asyncio" if factory is None else factory.__module__.split(".")[0]
+
+
 def print_table(results: list[Result], runs: int, before: str) -> None:
     """Print the results as an aligned table, then the platform and the CPU reference."""
     header = ("measurement", f"median of {runs} runs", "runs: min-max", "cpu time", "budget", "ok")
@@ -311,7 +320,7 @@ def print_table(results: list[Result], runs: int, before: str) -> None:
         )
     print(
         f"python {platform.python_version()}, sqlite {sqlite3.sqlite_version}, "
-        f"{platform.machine()}, {platform.system()}"
+        f"{platform.machine()}, {platform.system()}, event loop: {_loop_name()}"
     )
     print(f"before: {before}")
     print(f"after:  {machine_note()}")
@@ -332,10 +341,10 @@ def main() -> int:
     if args.dir is not None:
         args.dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=args.dir, prefix="hermes-bench-") as folder:
-            results = asyncio.run(run(Path(folder), args.rows, args.repeat, runs))
+            results = event_loop.run(run(Path(folder), args.rows, args.repeat, runs))
     else:
         with tempfile.TemporaryDirectory(prefix="hermes-bench-") as folder:
-            results = asyncio.run(run(Path(folder), args.rows, args.repeat, runs))
+            results = event_loop.run(run(Path(folder), args.rows, args.repeat, runs))
     print_table(results, runs, before)
     return 0
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hermes_cli import event_loop
 from hermes_cli.failures import EXIT_FAILURE, error_line, guarded
 from hermes_cli.state import CliState, get_state
 
@@ -110,7 +111,6 @@ def _check_model(state: CliState, ref: str) -> None:
 
     :raises hermes_core.errors.HermesError: the reference does not resolve (ambiguous, unknown).
     """
-    import asyncio
 
     from hermes_cli.settings_loader import apply_model_flag
 
@@ -124,4 +124,4 @@ def _check_model(state: CliState, ref: str) -> None:
         async with kernel.running():
             await kernel.resolve_model(ref)
 
-    asyncio.run(resolve())
+    event_loop.run(resolve())

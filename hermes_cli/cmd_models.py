@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import click
 
+from hermes_cli import event_loop
 from hermes_cli.failures import guarded
 from hermes_cli.state import get_state
 from hermes_cli.tables import format_table
@@ -57,7 +57,7 @@ def models_command(ctx: click.Context, refresh: bool) -> None:
 
     def body() -> int:
         state.kernel.configure(state.store.load())
-        click.echo(render_catalog(asyncio.run(fetch())))
+        click.echo(render_catalog(event_loop.run(fetch())))
         return 0
 
     ctx.exit(guarded(body))

@@ -6,13 +6,13 @@ go to stderr. The turn answers no questions (``answerable`` is empty).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from hermes_cli import event_loop
 from hermes_cli.failures import EXIT_FAILURE, EXIT_USAGE, error_line, guarded
 from hermes_cli.session_ids import session_id_problem
 from hermes_cli.state import get_state
@@ -153,7 +153,7 @@ def run_command(ctx: click.Context, model: str | None, session_id: str | None, p
 
         kernel = state.kernel
         kernel.configure(apply_model_flag(state.store.load(), model))
-        return asyncio.run(_run(kernel, prompt, session_id))
+        return event_loop.run(_run(kernel, prompt, session_id))
 
     code: Any = guarded(body)
     ctx.exit(int(code))

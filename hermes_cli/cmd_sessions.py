@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from typing import Any
 
 import click
 
+from hermes_cli import event_loop
 from hermes_cli.failures import guarded
 from hermes_cli.state import CliState, get_state
 from hermes_cli.tables import format_table
@@ -32,7 +32,7 @@ def _with_kernel(state: CliState, work: Any) -> Any:
         async with kernel.running():
             return await work(kernel)
 
-    return asyncio.run(go())
+    return event_loop.run(go())
 
 
 @click.group("sessions")

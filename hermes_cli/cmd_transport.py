@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from hermes_cli import event_loop
 from hermes_cli.failures import guarded
 from hermes_cli.state import CliState, get_state
 
@@ -236,7 +237,7 @@ def make_command(state: CliState, spec: TransportSpec) -> click.Command:
         run = TransportRun(
             state, spec, options, field_flags, field_defaults, core_overrides(ctx, spec, values)
         )
-        ctx.exit(guarded(lambda: asyncio.run(run.run())))
+        ctx.exit(guarded(lambda: event_loop.run(run.run())))
 
     params: list[click.Parameter] = [build_option(o) for o in spec.options]
     return click.Command(

@@ -26,9 +26,9 @@ PLUGINS_DIR = ROOT / "plugins"
 
 STDLIB = frozenset(sys.stdlib_module_names)
 CORE_LIBRARIES = frozenset({"pluggy", "stevedore", "pydantic", "platformdirs"})
-CLI_LIBRARIES = frozenset({"click", "tomli_w", "platformdirs"})
+CLI_LIBRARIES = frozenset({"click", "tomli_w", "platformdirs", "uvloop"})
 # Never in the kernel, whatever else changes: these are transport or CLI dependencies.
-NEVER_IN_CORE = frozenset({"click", "aiohttp", "jsonrpcserver", "tomli_w", "hermes_cli"})
+NEVER_IN_CORE = frozenset({"click", "aiohttp", "jsonrpcserver", "tomli_w", "uvloop", "hermes_cli"})
 HEAVY = frozenset({"aiohttp", "pydantic", "jsonrpcserver"})
 # The one kernel submodule a plugin may import by path (architecture.md, "the one named exception").
 PUBLIC_SUBMODULES = frozenset({"hermes_core.rpc"})
@@ -398,7 +398,7 @@ def test_cli_never_imports_a_plugin() -> None:
     assert not problems, report(problems, "hermes_cli imports nothing from plugins/")
 
 
-def test_cli_imports_only_core_click_tomli_w_platformdirs_and_stdlib() -> None:
+def test_cli_imports_only_core_click_tomli_w_platformdirs_uvloop_and_stdlib() -> None:
     allowed = STDLIB | CLI_LIBRARIES | {"hermes_core", "hermes_cli"}
     problems = [
         f"{use.where()}  -> {use.top!r} is not allowed"
@@ -406,5 +406,5 @@ def test_cli_imports_only_core_click_tomli_w_platformdirs_and_stdlib() -> None:
         if use.top not in allowed
     ]
     assert not problems, report(
-        problems, "hermes_cli imports only hermes_core, click, tomli_w, platformdirs, stdlib"
+        problems, "hermes_cli imports only hermes_core, click, tomli_w, platformdirs, uvloop, stdlib"
     )
