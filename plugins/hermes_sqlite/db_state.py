@@ -18,10 +18,7 @@ from hermes_sqlite.row_codec import LOAD_COLUMNS, STATE_COLUMNS, RowBuilder
 ACTIVE_ROWS = "hermes_active_rows"
 ANY_ROWS = "hermes_any_rows"
 
-_NEXT_ID = (
-    "SELECT max(ifnull((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0), "
-    "ifnull((SELECT max(id) FROM messages), 0)) + 1"
-)
+_NEXT_ID = "SELECT ifnull(max(id), 0) + 1 FROM messages"
 
 
 class DbState:
@@ -65,9 +62,9 @@ class DbState:
     def claim_ids(self, count: int) -> int:
         """Reserve ``count`` consecutive message ids inside the current write transaction.
 
-        The ids follow the highest ever used (``AUTOINCREMENT`` semantics: ``sqlite_sequence``
-        or the table, whichever is higher). After this connection's own commit that is simply
-        where its last insert stopped, so the query is needed only after someone else wrote,
+        The ids follow the highest in the table: message rows are never deleted, so no id is
+        ever handed out twice. After this connection's own commit that is simply where its
+        last insert stopped, so the query is needed only after someone else wrote,
         or after a transaction that did not commit. Call :meth:`check_writes` first.
 
         :param count: how many rows will be inserted.

@@ -13,6 +13,7 @@ import pytest
 from hermes_core import NewRow, StorageError, StorageSpec
 from hermes_sqlite import plugin
 from hermes_sqlite.plugin import make_storage
+from hermes_sqlite.schema import SCHEMA_VERSION, WAL_CHECKPOINT_PAGES, _create_v1
 from hermes_sqlite.store import SqliteStorage
 
 from .helpers import assistant, record, user
@@ -24,7 +25,7 @@ async def test_wal_and_synchronous_normal(storage: SqliteStorage, db_path: Path)
     # journal_mode=WAL is a property of the file: any other connection sees it.
     with sqlite3.connect(db_path) as other:
         assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert other.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert other.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     # synchronous, foreign_keys and busy_timeout are per connection: ask the backend's own.
     info = await storage.diagnostics()
     assert info["journal_mode"] == "wal"
@@ -102,6 +103,66 @@ async def test_an_impossible_folder_is_a_storage_error(tmp_path: Path) -> None:
         await make_storage(path=path).open()
 
     assert str(path) in str(caught.value) and "storage.path" in str(caught.value)
+
+
+async def test_a_version_1_database_keeps_every_row_and_id_when_migrated(db_path: Path) -> None:
+    # A database as the first release wrote it: messages.id was AUTOINCREMENT.
+    db_path.parent.mkdir(parents=True)
+    with sqlite3.connect(db_path) as conn:
+        _create_v1(conn)
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute(
+            "INSERT INTO sessions (id, source, created_at, updated_at) VALUES ('old', 'cli', 1.0, 2.0)"
+        )
+        values = [
+            (7, "old", 7, "user", "first", None, None, None, None, 1, None, '{"k":1}', 1.5),
+            (8, "old", 8, "assistant", "second", "[]", "mock:echo", None, None, 1, None, None, 1.6),
+            (9, "old", 9, "user", "third", None, None, None, None, 0, "rewind", None, 1.7),
+        ]
+        conn.executemany(
+            "INSERT INTO messages (id, session_id, position, role, content, tool_calls, model, "
+            "call_id, tool_name, active, archived_reason, meta, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            values,
+        )
+
+    store = make_storage(path=db_path)
+    await store.open()
+    try:
+        rows = await store.load_rows("old", include_archived=True)
+        assert [(r.id, r.role, r.content, r.active, r.archived_reason) for r in rows] == [
+            (7, "user", "first", True, None),
+            (8, "assistant", "second", True, None),
+            (9, "user", "third", False, "rewind"),
+        ]
+        assert dict(rows[0].meta) == {"k": 1} and rows[1].model == "mock:echo"
+        # New rows continue after the highest id, archived ones included.
+        assert await store.append_rows("old", [user("fourth")]) == [10]
+    finally:
+        await store.close()
+
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        table_sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages'").fetchone()[0]
+        assert "AUTOINCREMENT" not in table_sql.upper()
+        indexes = conn.execute(
+            "SELECT name FROM sqlite_master WHERE tbl_name = 'messages' AND type = 'index'"
+        )
+        assert [name for (name,) in indexes] == ["messages_by_session"]
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+async def test_the_wal_stays_bounded_under_many_small_commits(storage: SqliteStorage, db_path: Path) -> None:
+    await storage.create_session(record("busy"), [])
+    # One transaction per row writes two pages each: enough to pass the checkpoint length.
+    for index in range(WAL_CHECKPOINT_PAGES // 2 + 1000):
+        await storage.append_rows("busy", [user(f"row {index}")])
+
+    wal = db_path.with_name(db_path.name + "-wal")
+    frame = 4096 + 24
+    assert wal.stat().st_size <= (WAL_CHECKPOINT_PAGES + 50) * frame + 32
+    assert len(await storage.load_rows("busy")) == WAL_CHECKPOINT_PAGES // 2 + 1000
 
 
 async def test_a_newer_schema_is_refused(db_path: Path) -> None:
