@@ -314,8 +314,13 @@ class Kernel:
         seed: Sequence[SeedMessage] = (),
         channel_key: str | None = None,
         parent_session_id: str | None = None,
+        create_cwd: bool = False,
     ) -> Session:
-        """Open a stored or live session, or create one; take its writer lease (agent-core §7)."""
+        """Open a stored or live session, or create one; take its writer lease (agent-core §7).
+
+        With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
+        while storage is read, so a new session's folder costs no extra wait.
+        """
         from hermes_core.session import PROFILES, Session
         from hermes_core.storage import NewRow, SessionRecord
 
@@ -328,6 +333,10 @@ class Kernel:
             return live
         if profile is not None and profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
+        making: asyncio.Future[None] | None = None
+        if create_cwd and cwd is not None:
+            making = asyncio.get_running_loop().run_in_executor(self.executor, _make_folder, Path(cwd))
+            making.add_done_callback(_retrieve)  # a stored session never awaits it
         # Both queued at once: storage answers them together (one wake-up instead of two).
         reading = asyncio.ensure_future(self.storage.get_session(session_id))
         leasing = asyncio.ensure_future(self.storage.acquire_lease(session_id, self.lease_owner, LEASE_TTL_S))
@@ -352,6 +361,8 @@ class Kernel:
                 rows = await self.storage.load_rows(session_id)
                 session = Session(self, record, rows, persisted=True)
             else:
+                if making is not None:
+                    await making
                 workspace = self._workspace(cwd)
                 resolved = await self.resolve_model(model) if model else None
                 record = SessionRecord(
@@ -644,3 +655,15 @@ def _replace(obj: Any, **fields: Any) -> Any:
     import dataclasses
 
     return dataclasses.replace(obj, **fields)
+
+
+def _make_folder(path: Path) -> None:
+    """Make a new session's folder; a failure is reported by the workspace check after it."""
+    with contextlib.suppress(OSError):
+        path.mkdir(parents=True, exist_ok=True)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
+    if not future.cancelled():
+        future.exception()

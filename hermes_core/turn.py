@@ -271,22 +271,29 @@ class TurnRun:
         :returns: the opened first call, or None when the turn makes it the ordinary way.
         """
         row = self._user_row()
-        starting = asyncio.ensure_future(self._start(row))
         head: HeadStart | None = None
+        starting: asyncio.Future[None] | None = None
         try:
-            # One pass of the loop lets the write reach storage before the upstream request
-            # (whose set-up holds the loop for a while) is made.
-            await asyncio.sleep(0)
             head = await self._head_start(row)
+            if head is not None:
+                # One pass of the loop sends the request before the write is queued. The write
+                # runs on the database thread but needs the GIL between its SQLite calls: queued
+                # first, it waited behind the loop's ~0.7 ms of HTTP client work, which left it
+                # (and so TurnStarted and the first delta) finishing after the first chunk had
+                # arrived from a fast upstream. Queued while the loop waits for the answer, it
+                # is done long before.
+                await asyncio.sleep(0)
+            starting = asyncio.ensure_future(self._start(row))
             await starting
         except BaseException:
             if head is not None:
                 await head.discard()
-            if not starting.done():
-                # Cancelling the write only waits for it (it is shielded), then re-raises.
-                starting.cancel()
-            with contextlib.suppress(BaseException):
-                await starting
+            if starting is not None:
+                if not starting.done():
+                    # Cancelling the write only waits for it (it is shielded), then re-raises.
+                    starting.cancel()
+                with contextlib.suppress(BaseException):
+                    await starting
             raise
         return head
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import weakref
 from collections.abc import AsyncIterator, Sequence
@@ -83,17 +82,9 @@ class SessionPool:
         live = self.kernel.live_session(session_id)
         if live is not None:
             return live
-        # A new session gets a folder named after its id; a stored one ignores ``cwd``. Making
-        # the folder unconditionally saves a storage read per request. It is made on a worker
-        # thread: creating a directory can take a few hundred microseconds, which the event
-        # loop would otherwise spend blocked once per request (a burst of 200 new streams
-        # would stall every running stream for tens of milliseconds).
+        # A new session gets a folder named after its id (made off the loop while storage is
+        # read); a stored one ignores ``cwd``.
         cwd = workspace or self.workspaces / session_id
-        if workspace is None:
-            loop = asyncio.get_running_loop()
-            await loop.run_in_executor(
-                self.kernel.executor, functools.partial(cwd.mkdir, parents=True, exist_ok=True)
-            )
         try:
             return await self.kernel.open_session(
                 session_id,
@@ -103,10 +94,17 @@ class SessionPool:
                 profile=self.profile,
                 channel_key=channel_key,
                 seed=seed,
+                create_cwd=workspace is None,
             )
         except SessionInUse:
             raise in_use_error() from None
         except InvalidValue as exc:
+            if exc.field == "cwd":
+                # Only the folder this server makes can be missing here: a server-side fault.
+                log.error("cannot prepare the workspace of session %s: %s", session_id, exc)
+                raise ApiError(
+                    500, "internal_error", "The session's workspace folder cannot be made"
+                ) from None
             raise ApiError(400, "invalid_session_id", str(exc), param="session_id") from None
 
     @contextlib.asynccontextmanager

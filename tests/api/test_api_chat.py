@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -282,6 +283,24 @@ async def test_workspaces_are_per_session_and_roots_are_enforced(server: Server,
         "invalid_workspace",
     )
     assert err["param"] == "X-Hermes-Workspace"
+
+
+async def test_a_workspace_folder_that_cannot_be_made_is_a_500_and_nothing_is_stored(
+    make_server: Callable[..., Server], tmp_path: Path
+) -> None:
+    home = tmp_path / "blocked-home"
+    home.mkdir()
+    (home / "workspaces").write_text("a file where the workspaces folder should be")
+    server = make_server(home=home)
+    headers = {"X-Hermes-Session-Id": "no-folder"}
+    assert_error(
+        await call(server, "POST", "/v1/chat/completions", chat(USER), headers=headers), 500, "internal_error"
+    )
+    # The server stays up, and the session was never created nor left leased.
+    assert (await call(server, "GET", "/health")).status == 200
+    [database] = home.rglob("hermes.sqlite3")
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM sessions WHERE id = 'no-folder'").fetchone()[0] == 0
 
 
 async def test_chat_approvals_are_denied_at_once(server: Server) -> None:

@@ -43,6 +43,24 @@ async def test_sessions_are_created_lazily(k: Kernel, workspace: Path) -> None:
     assert record is not None and record.source == "tui" and record.cwd == str(workspace.resolve())
 
 
+async def test_create_cwd_makes_a_new_sessions_folder(k: Kernel, tmp_path: Path) -> None:
+    folder = tmp_path / "made" / "for-me"
+    session = await k.open_session("fresh", source="api", owner="t", cwd=folder, create_cwd=True)
+    assert folder.is_dir() and session.cwd == folder.resolve()
+
+
+async def test_create_cwd_that_cannot_be_made_fails_cleanly(k: Kernel, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InvalidValue) as caught:
+        await k.open_session("blocked", source="api", owner="t", cwd=blocker / "sub", create_cwd=True)
+    assert caught.value.field == "cwd"
+    # Nothing half-done: the lease is released and the id can be opened elsewhere at once.
+    assert await k.storage.get_session("blocked") is None
+    session = await k.open_session("blocked", source="api", owner="t", cwd=tmp_path)
+    assert session.cwd == tmp_path.resolve()
+
+
 async def test_minted_ids_follow_the_grammar(k: Kernel, workspace: Path) -> None:
     import re
 
