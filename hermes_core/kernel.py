@@ -319,7 +319,7 @@ class Kernel:
         """Open a stored or live session, or create one; take its writer lease (agent-core §7).
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
-        while storage is read, so a new session's folder costs no extra wait.
+        while storage is read.
         """
         from hermes_core.session import PROFILES, Session
         from hermes_core.storage import NewRow, SessionRecord
@@ -333,10 +333,12 @@ class Kernel:
             return live
         if profile is not None and profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
-        making: asyncio.Future[None] | None = None
+        preparing: asyncio.Future[Path] | None = None
         if create_cwd and cwd is not None:
-            making = asyncio.get_running_loop().run_in_executor(self.executor, _make_folder, Path(cwd))
-            making.add_done_callback(_retrieve)  # a stored session never awaits it
+            # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder
+            # is made and checked on the executor while storage is read, off the loop's path.
+            preparing = asyncio.get_running_loop().run_in_executor(self.executor, _prepare_folder, Path(cwd))
+            preparing.add_done_callback(_retrieve)  # a stored session never awaits it
         # Both queued at once: storage answers them together (one wake-up instead of two).
         reading = asyncio.ensure_future(self.storage.get_session(session_id))
         leasing = asyncio.ensure_future(self.storage.acquire_lease(session_id, self.lease_owner, LEASE_TTL_S))
@@ -361,9 +363,7 @@ class Kernel:
                 rows = await self.storage.load_rows(session_id)
                 session = Session(self, record, rows, persisted=True)
             else:
-                if making is not None:
-                    await making
-                workspace = self._workspace(cwd)
+                workspace = await preparing if preparing is not None else self._workspace(cwd)
                 resolved = await self.resolve_model(model) if model else None
                 record = SessionRecord(
                     id=session_id,
@@ -392,13 +392,7 @@ class Kernel:
         return session
 
     def _workspace(self, cwd: Path | None) -> Path:
-        path = Path(cwd) if cwd is not None else Path.cwd()
-        if not path.is_absolute():
-            raise InvalidValue("cwd", message=f"cwd must be an absolute path: {cwd}")
-        resolved = path.resolve()
-        if not resolved.is_dir():
-            raise InvalidValue("cwd", message=f"cwd is not an existing directory: {cwd}")
-        return resolved
+        return _check_workspace(Path(cwd) if cwd is not None else Path.cwd())
 
     def live_session(self, session_id: str) -> Session | None:
         """Return the live session with this id, if open in this process."""
@@ -657,10 +651,21 @@ def _replace(obj: Any, **fields: Any) -> Any:
     return dataclasses.replace(obj, **fields)
 
 
-def _make_folder(path: Path) -> None:
-    """Make a new session's folder; a failure is reported by the workspace check after it."""
+def _check_workspace(path: Path) -> Path:
+    """Return a session folder resolved, or raise ``InvalidValue('cwd')`` naming the problem."""
+    if not path.is_absolute():
+        raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
+    return resolved
+
+
+def _prepare_folder(path: Path) -> Path:
+    """Make a new session's folder when missing, then check it (runs on the executor)."""
     with contextlib.suppress(OSError):
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)  # a failure is named by the check
+    return _check_workspace(path)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:
