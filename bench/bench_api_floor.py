@@ -48,7 +48,12 @@ def run_relay(port: int, fake_port: int) -> None:
     app = web.Application()
     app.cleanup_ctx.append(client)
     app.router.add_post(PATH, relay)
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+    # The loop hermes api runs on (uvloop where installed), so the floor is measured alike.
+    from hermes_cli.event_loop import loop_factory
+
+    factory = loop_factory()
+    loop = factory() if factory is not None else asyncio.new_event_loop()
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, loop=loop)
 
 
 async def main() -> None:
