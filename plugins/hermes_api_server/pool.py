@@ -45,6 +45,15 @@ def check_workspace(value: str, roots: Sequence[str], param: str) -> Path:
     raise bad
 
 
+# Opening a session ends in one storage round trip whose answers come back in a batch, and each
+# woken request then runs ~0.3 ms of set-up before it next waits: 200 streams started together
+# made single loop iterations of 35-54 ms (measured with a 2 ms timer probe), stalling every
+# running stream. With at most 16 opens in flight the longest stall was 15-24 ms and the p99
+# gap between a running stream's events fell from 25-63 ms to 28-33 ms. The price is paid by a
+# burst's own requests: at 50 at once, the p95 time to first token rose from ~70 ms to ~90 ms.
+OPENING_AT_ONCE = 16
+
+
 class SessionPool:
     """Reference-counted live sessions; the last user closes the session and its lease."""
 
@@ -57,6 +66,8 @@ class SessionPool:
         self.browser_tools: frozenset[str] = frozenset()
         # Weak values: a lock lives while someone holds or awaits it, so the map never grows.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        # How many sessions may be opening at once (see OPENING_AT_ONCE).
+        self._opening = asyncio.Semaphore(OPENING_AT_ONCE)
 
     def _lock(self, session_id: str) -> asyncio.Lock:
         lock = self._locks.get(session_id)
@@ -119,9 +130,15 @@ class SessionPool:
     ) -> AsyncIterator[Session]:
         """Hold a session open (and its lease) for the duration of the block."""
         async with self._lock(session_id):
-            session = await self._open(
-                session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
-            )
+            if session_id in self._users:
+                session = await self._open(
+                    session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
+                )
+            else:
+                async with self._opening:
+                    session = await self._open(
+                        session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
+                    )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:
             if self.browser_tools:

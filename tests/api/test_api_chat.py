@@ -303,6 +303,35 @@ async def test_a_workspace_folder_that_cannot_be_made_is_a_500_and_nothing_is_st
         assert conn.execute("SELECT count(*) FROM sessions WHERE id = 'no-folder'").fetchone()[0] == 0
 
 
+async def test_a_burst_of_new_sessions_beyond_the_opening_limit_all_complete(
+    make_server: Callable[..., Server],
+) -> None:
+    # More new sessions at once than may be opening together (16), plus repeats of one
+    # session: every request still gets its own complete answer, and none waits forever.
+    server = make_server("[api_server]\nmax_concurrent_runs = 64\n")
+    bodies = [chat({"role": "user", "content": f"burst {i}"}, stream=True) for i in range(40)]
+    shared = {"X-Hermes-Session-Id": "burst-shared"}
+    replies = await asyncio.wait_for(
+        asyncio.gather(
+            *(call(server, "POST", "/v1/chat/completions", body) for body in bodies),
+            *(call(server, "POST", "/v1/chat/completions", chat(USER), headers=shared) for _ in range(4)),
+        ),
+        60,
+    )
+    for i, reply in enumerate(replies[:40]):
+        assert reply.status == 200, reply.text
+        assert reply.text.rstrip().endswith("data: [DONE]")
+        text = "".join(
+            f["data"]["choices"][0]["delta"].get("content", "")
+            for f in parse_sse(reply.text)
+            if isinstance(f.get("data"), dict) and f["data"].get("choices")
+        )
+        assert text == f"You said: burst {i}"
+    # The shared session serializes its turns: each one either ran or was refused as busy.
+    assert {r.status for r in replies[40:]} <= {200, 409}
+    assert any(r.status == 200 for r in replies[40:])
+
+
 async def test_chat_approvals_are_denied_at_once(server: Server) -> None:
     body = chat({"role": "user", "content": '[[tool terminal {"command":"hermes-guard-test"}]]'}, stream=True)
     reply = await asyncio.wait_for(call(server, "POST", "/v1/chat/completions", body), 10)
