@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as _dt
 import logging
 import os
 import re
@@ -32,13 +31,13 @@ from hermes_core.errors import (
     ConfigError,
     InvalidValue,
     SessionBusy,
-    SessionInUse,
     SessionNotFound,
     StorageError,
 )
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
 from hermes_core.records import CommandContext, CommandResult
 from hermes_core.redaction import Redactor
+from hermes_core.session_open import LEASE_TTL_S, is_session_id
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -54,25 +53,8 @@ if TYPE_CHECKING:
     from hermes_core.tools import FileAccess
 
 log = logging.getLogger("hermes.kernel")
-ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
-LEASE_TTL_S = 30.0
 LEASE_RENEW_S = 10.0
 FALLBACK_MODEL = "mock:echo"
-
-
-def mint_session_id() -> str:
-    """Return a new id ``YYYYMMDD_HHMMSS_xxxxxx`` (UTC time, 6 lowercase hex)."""
-    now = _dt.datetime.now(_dt.UTC)
-    return f"{now:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
-
-
-def check_session_id(session_id: str) -> str:
-    """Validate a client-chosen session id (agent-core §7.1)."""
-    if not isinstance(session_id, str) or not ID_RE.match(session_id) or session_id in (".", ".."):
-        raise InvalidValue(
-            "session_id", message="session ids are 1-256 characters of A-Z a-z 0-9 _ : . - (not '.' or '..')"
-        )
-    return session_id
 
 
 class Kernel:
@@ -321,78 +303,22 @@ class Kernel:
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read.
         """
-        from hermes_core.session import PROFILES, Session
-        from hermes_core.storage import NewRow, SessionRecord
+        from hermes_core import session_open
 
-        if session_id is None:
-            session_id = mint_session_id()
-        else:
-            check_session_id(session_id)
-        live = self._sessions.get(session_id)
-        if live is not None:
-            return live
-        if profile is not None and profile not in PROFILES:
-            raise InvalidValue("profile", PROFILES)
-        preparing: asyncio.Future[Path] | None = None
-        if create_cwd and cwd is not None:
-            # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder
-            # is made and checked on the executor while storage is read, off the loop's path.
-            preparing = asyncio.get_running_loop().run_in_executor(self.executor, _prepare_folder, Path(cwd))
-            preparing.add_done_callback(_retrieve)  # a stored session never awaits it
-        # Both queued at once: storage answers them together (one wake-up instead of two).
-        reading = asyncio.ensure_future(self.storage.get_session(session_id))
-        leasing = asyncio.ensure_future(self.storage.acquire_lease(session_id, self.lease_owner, LEASE_TTL_S))
-        try:
-            holder = await leasing
-        except BaseException:
-            reading.cancel()
-            with contextlib.suppress(BaseException):
-                await reading
-            raise
-        if holder is not None:
-            with contextlib.suppress(Exception):
-                await reading
-            raise SessionInUse(holder)
-        try:
-            record = await reading
-        except BaseException:
-            await self.storage.release_lease(session_id, self.lease_owner)
-            raise
-        try:
-            if record is not None:
-                rows = await self.storage.load_rows(session_id)
-                session = Session(self, record, rows, persisted=True)
-            else:
-                workspace = await preparing if preparing is not None else self._workspace(cwd)
-                resolved = await self.resolve_model(model) if model else None
-                record = SessionRecord(
-                    id=session_id,
-                    source=source,
-                    cwd=str(workspace),
-                    profile=profile or "default",
-                    model=resolved.ref if resolved else None,
-                    provider=resolved.provider if resolved else None,
-                    reasoning_effort=self.settings.reasoning_effort,
-                    channel_key=channel_key,
-                    parent_session_id=parent_session_id,
-                    created_at=_now(),
-                )
-                session = Session(self, record, [], persisted=False)
-                if title:
-                    from hermes_core.titles import clean_title
-
-                    session._pending_title = clean_title(title)
-                    session._record = _replace(session._record, title_origin="explicit")
-                if seed:
-                    await session._persist([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
-        except BaseException:
-            await self.storage.release_lease(session_id, self.lease_owner)
-            raise
-        self._sessions[session_id] = session
-        return session
-
-    def _workspace(self, cwd: Path | None) -> Path:
-        return _check_workspace(Path(cwd) if cwd is not None else Path.cwd())
+        return await session_open.open_session(
+            self,
+            session_id,
+            source=source,
+            owner=owner,
+            cwd=cwd,
+            profile=profile,
+            model=model,
+            title=title,
+            seed=seed,
+            channel_key=channel_key,
+            parent_session_id=parent_session_id,
+            create_cwd=create_cwd,
+        )
 
     def live_session(self, session_id: str) -> Session | None:
         """Return the live session with this id, if open in this process."""
@@ -408,7 +334,7 @@ class Kernel:
         if live is not None:
             return live
         record = None
-        if ID_RE.match(id_or_title or "") and id_or_title not in (".", ".."):
+        if is_session_id(id_or_title):
             record = await self.storage.get_session(id_or_title)
         if record is None:
             record = await self.storage.find_session_by_title(id_or_title)
@@ -637,38 +563,3 @@ class Kernel:
 
         if self._running:
             self.spawn(write())
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
-
-
-def _replace(obj: Any, **fields: Any) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(obj, **fields)
-
-
-def _check_workspace(path: Path) -> Path:
-    """Return a session folder resolved, or raise ``InvalidValue('cwd')`` naming the problem."""
-    if not path.is_absolute():
-        raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
-    resolved = path.resolve()
-    if not resolved.is_dir():
-        raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-    return resolved
-
-
-def _prepare_folder(path: Path) -> Path:
-    """Make a new session's folder when missing, then check it (runs on the executor)."""
-    with contextlib.suppress(OSError):
-        path.mkdir(parents=True, exist_ok=True)  # a failure is named by the check
-    return _check_workspace(path)
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()

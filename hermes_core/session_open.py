@@ -1,0 +1,163 @@
+"""Opening a session: ids, the writer lease, the stored record and the workspace (agent-core §7).
+
+:meth:`Kernel.open_session` is the public entry; this module holds its procedure so the kernel
+stays about wiring. The lease and the stored record are asked for together (storage answers
+both in one wake-up), and a folder the caller wants made is made on the executor meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import datetime as _dt
+import re
+import secrets
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.errors import InvalidValue, SessionInUse
+
+if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
+    from hermes_core.kernel import Kernel
+    from hermes_core.session import Session
+
+ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
+LEASE_TTL_S = 30.0
+
+
+def mint_session_id() -> str:
+    """Return a new id ``YYYYMMDD_HHMMSS_xxxxxx`` (UTC time, 6 lowercase hex)."""
+    now = _dt.datetime.now(_dt.UTC)
+    return f"{now:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+
+
+def check_session_id(session_id: str) -> str:
+    """Validate a client-chosen session id (agent-core §7.1)."""
+    if not is_session_id(session_id):
+        raise InvalidValue(
+            "session_id", message="session ids are 1-256 characters of A-Z a-z 0-9 _ : . - (not '.' or '..')"
+        )
+    return session_id
+
+
+def is_session_id(value: object) -> bool:
+    """Tell whether ``value`` follows the session id grammar."""
+    return isinstance(value, str) and bool(ID_RE.match(value)) and value not in (".", "..")
+
+
+def check_workspace(path: Path) -> Path:
+    """Return a session folder resolved, or raise ``InvalidValue('cwd')`` naming the problem."""
+    if not path.is_absolute():
+        raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
+    resolved = path.resolve()
+    if not resolved.is_dir():
+        raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
+    return resolved
+
+
+def _prepare_folder(path: Path) -> Path:
+    """Make a new session's folder when missing, then check it (runs on the executor)."""
+    with contextlib.suppress(OSError):
+        path.mkdir(parents=True, exist_ok=True)  # a failure is named by the check
+    return check_workspace(path)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def open_session(
+    kernel: Kernel,
+    session_id: str | None,
+    *,
+    source: str,
+    owner: str,
+    cwd: Path | None,
+    profile: str | None,
+    model: str | None,
+    title: str | None,
+    seed: Sequence[SeedMessage],
+    channel_key: str | None,
+    parent_session_id: str | None,
+    create_cwd: bool,
+) -> Session:
+    """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
+    from hermes_core.session import PROFILES, Session
+    from hermes_core.storage import NewRow, SessionRecord
+
+    if session_id is None:
+        session_id = mint_session_id()
+    else:
+        check_session_id(session_id)
+    live = kernel.live_session(session_id)
+    if live is not None:
+        return live
+    if profile is not None and profile not in PROFILES:
+        raise InvalidValue("profile", PROFILES)
+    storage = kernel.storage
+    preparing: asyncio.Future[Path] | None = None
+    if create_cwd and cwd is not None:
+        # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
+        # made and checked on the executor while storage is read, off the loop's path.
+        preparing = asyncio.get_running_loop().run_in_executor(kernel.executor, _prepare_folder, Path(cwd))
+        preparing.add_done_callback(_retrieve)  # a stored session never awaits it
+    # Both queued at once: storage answers them together (one wake-up instead of two).
+    reading = asyncio.ensure_future(storage.get_session(session_id))
+    leasing = asyncio.ensure_future(storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S))
+    try:
+        holder = await leasing
+    except BaseException:
+        reading.cancel()
+        with contextlib.suppress(BaseException):
+            await reading
+        raise
+    if holder is not None:
+        with contextlib.suppress(Exception):
+            await reading
+        raise SessionInUse(holder)
+    try:
+        record = await reading
+    except BaseException:
+        await storage.release_lease(session_id, kernel.lease_owner)
+        raise
+    try:
+        if record is not None:
+            rows = await storage.load_rows(session_id)
+            session = Session(kernel, record, rows, persisted=True)
+        else:
+            if preparing is not None:
+                workspace = await preparing
+            else:
+                workspace = check_workspace(Path(cwd) if cwd is not None else Path.cwd())
+            resolved = await kernel.resolve_model(model) if model else None
+            record = SessionRecord(
+                id=session_id,
+                source=source,
+                cwd=str(workspace),
+                profile=profile or "default",
+                model=resolved.ref if resolved else None,
+                provider=resolved.provider if resolved else None,
+                reasoning_effort=kernel.settings.reasoning_effort,
+                channel_key=channel_key,
+                parent_session_id=parent_session_id,
+                created_at=time.time(),
+            )
+            session = Session(kernel, record, [], persisted=False)
+            if title:
+                from hermes_core.titles import clean_title
+
+                session._pending_title = clean_title(title)
+                session._record = dataclasses.replace(session._record, title_origin="explicit")
+            if seed:
+                await session._persist([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
+    except BaseException:
+        await storage.release_lease(session_id, kernel.lease_owner)
+        raise
+    kernel._sessions[session_id] = session
+    return session
