@@ -86,29 +86,11 @@ def _create_v1(conn: sqlite3.Connection) -> None:
 # sqlite_sequence page: on the 2-core reference machine a one-row append transaction took
 # 36 µs with it and 30 µs without. Ids still never repeat: message rows are never deleted, so
 # max(id) + 1 is always an id nobody has had (see DbState.claim_ids).
-_MESSAGES_V2 = """
-CREATE TABLE messages_v2 (
-    id INTEGER PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions (id),
-    position INTEGER NOT NULL,
-    role TEXT NOT NULL,
-    content TEXT NOT NULL,
-    parts TEXT,
-    tool_calls TEXT,
-    call_id TEXT,
-    provider_call_id TEXT,
-    tool_name TEXT,
-    display_kind TEXT,
-    active INTEGER NOT NULL DEFAULT 1,
-    archived_reason TEXT,
-    model TEXT,
-    reasoning TEXT,
-    input_tokens INTEGER,
-    output_tokens INTEGER,
-    meta TEXT,
-    created_at REAL NOT NULL
+_V1_MESSAGES = _SCHEMA_V1[_SCHEMA_V1.index("CREATE TABLE messages") :].split(";", 1)[0]
+# The same columns in the same order (the copy below is a SELECT *), minus AUTOINCREMENT.
+_MESSAGES_V2 = _V1_MESSAGES.replace("CREATE TABLE messages (", "CREATE TABLE messages_v2 (", 1).replace(
+    "id INTEGER PRIMARY KEY AUTOINCREMENT,", "id INTEGER PRIMARY KEY,", 1
 )
-"""
 
 
 def _v1_to_v2(conn: sqlite3.Connection) -> None:
