@@ -8,39 +8,25 @@ and the session is reusable afterwards.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import tool_policy
-from hermes_core.content import ImagePart, TextPart
-from hermes_core.errors import ConfigError, HermesError, ProviderError, StorageError
+from hermes_core import model_call, turn_start
+from hermes_core.errors import ConfigError, HermesError
 from hermes_core.events import (
-    ReasoningDelta,
-    Retrying,
-    SegmentStarted,
-    TextDelta,
     TurnCompleted,
     TurnOutcome,
     TurnStarted,
     Usage,
-    UsageUpdated,
 )
-from hermes_core.head_start import HeadStart
-from hermes_core.history import materialize, to_messages
 from hermes_core.ids import short_id
+from hermes_core.model_call import CallResult
 from hermes_core.providers import (
     ChatRequest,
-    FinishChunk,
-    ReasoningChunk,
-    TextChunk,
-    ToolCallChunk,
-    ToolCallRequest,
-    UsageChunk,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
+from hermes_core.turn_failed import TurnFailed
 
 if TYPE_CHECKING:
     from hermes_core.models import ResolvedModel
@@ -48,35 +34,6 @@ if TYPE_CHECKING:
     from hermes_core.session_queue import QueueItem
 
 log = logging.getLogger("hermes.turn")
-RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
-FAIR_EVERY = 64  # deltas between yields to the event loop
-
-
-@dataclass(slots=True)
-class CallResult:
-    """What one model call produced (deltas kept as lists: joining once is linear)."""
-
-    text_parts: list[str] = field(default_factory=list)
-    reasoning_parts: list[str] = field(default_factory=list)
-    calls: list[ToolCallRequest] = field(default_factory=list)
-    finish: str = "stop"
-    usage: Usage | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.text_parts)
-
-    @property
-    def reasoning(self) -> str:
-        return "".join(self.reasoning_parts)
-
-
-class TurnFailed(Exception):
-    """Ends the turn with a prepared outcome."""
-
-    def __init__(self, outcome: TurnOutcome) -> None:
-        super().__init__(outcome.message or outcome.reason)
-        self.outcome = outcome
 
 
 class TurnRun:
@@ -170,7 +127,7 @@ class TurnRun:
     async def _run(self, round_cls: Any) -> TurnOutcome:
         session = self.session
         kernel = self.kernel
-        head = await self._persist_user_row()
+        head = await turn_start.persist_user_row(self)
         if self.interrupt_reason is not None:
             if head is not None:
                 await head.discard()
@@ -196,7 +153,7 @@ class TurnRun:
         limit = settings.agent.max_tool_rounds
         rounds = 0
         while True:
-            result = await self._call_model(provider, head)
+            result = await model_call.call_model(self, provider, head)
             head = None
             if not result.calls:
                 self.settling = True
@@ -262,93 +219,6 @@ class TurnRun:
                 "auto-compaction of %s failed; the turn goes on uncompressed", self.session.id, exc_info=True
             )
 
-    async def _persist_user_row(self) -> HeadStart | None:
-        """Persist the user row (then emit ``TurnStarted``), opening the first model call meanwhile.
-
-        The write and the upstream request overlap; nothing of the call is read, and no event of
-        it emitted, before the row is stored and ``TurnStarted`` is out (agent-core §2, §4).
-
-        :returns: the opened first call, or None when the turn makes it the ordinary way.
-        """
-        row = self._user_row()
-        head: HeadStart | None = None
-        starting: asyncio.Future[None] | None = None
-        try:
-            head = await self._head_start(row)
-            if head is not None:
-                # One pass of the loop sends the request before the write is queued. The write
-                # runs on the database thread but needs the GIL between its SQLite calls: queued
-                # first, it waited behind the loop's ~0.7 ms of HTTP client work, which left it
-                # (and so TurnStarted and the first delta) finishing after the first chunk had
-                # arrived from a fast upstream. Queued while the loop waits for the answer, it
-                # is done long before.
-                await asyncio.sleep(0)
-            starting = asyncio.ensure_future(self._start(row))
-            await starting
-        except BaseException:
-            if head is not None:
-                await head.discard()
-            if starting is not None:
-                if not starting.done():
-                    # Cancelling the write only waits for it (it is shielded), then re-raises.
-                    starting.cancel()
-                with contextlib.suppress(BaseException):
-                    await starting
-            raise
-        return head
-
-    async def _head_start(self, row: NewRow) -> HeadStart | None:
-        """Open the first model call before the user row is stored, when nothing else must come first."""
-        session = self.session
-        kernel = self.kernel
-        if self._needs_compress():
-            return None  # compaction rewrites the history the call would carry
-        ref, source = kernel._turn_model_ref(session, self.items)
-        if not ref or source == "once":
-            return None  # the ordinary path reports (or consumes) these
-        try:
-            resolved = await kernel.resolve_model(ref, session=session)
-            if kernel.hub.missing_key_hint(resolved.provider) is not None:
-                return None
-            provider = kernel.hub.get(resolved.provider)
-        except HermesError:
-            return None
-        self.resolved = resolved
-        pending = materialize(session.id, row, 0)
-        return HeadStart(provider, self._request(pending))
-
-    def _user_row(self) -> NewRow:
-        items = self.items
-        parts: list[Any] = []
-        texts = [i.text for i in items]
-        for item in items:
-            parts.extend(p for p in item.parts if isinstance(p, ImagePart))
-        text = "\n\n".join(texts)
-        all_parts = tuple([TextPart(text), *parts]) if parts else ()
-        return NewRow(role="user", content=text, parts=all_parts, display_kind=items[0].display_kind)
-
-    async def _start(self, row: NewRow) -> None:
-        session = self.session
-        first_turn = not any(r.role == "user" for r in session.rows)
-        if first_turn:
-            from hermes_core.titles import derive_title_if_needed
-
-            derive_title_if_needed(session, row.content)
-        try:
-            made = await session._persist([row])
-        except StorageError as exc:
-            self.emit_started()
-            raise TurnFailed(
-                TurnOutcome(status="error", reason="tool_crash", layer="storage", message=str(exc))
-            ) from exc
-        except asyncio.CancelledError:
-            # The write finished before the cancel was re-raised (it is shielded).
-            self.user_row_id = session.rows[-1].id if session.rows else None
-            self.emit_started()
-            raise
-        self.user_row_id = made[0].id
-        self.emit_started()
-
     def emit_started(self) -> None:
         """Emit ``TurnStarted`` once."""
         if self.started:
@@ -369,153 +239,7 @@ class TurnRun:
         )
 
     def _request(self, pending: Row | None = None) -> ChatRequest:
-        session = self.session
-        assert self.resolved is not None
-        vision = bool(self.resolved.info and self.resolved.info.vision)
-        messages = to_messages(session.rows if pending is None else [*session.rows, pending])
-        if not vision and any(m.parts for m in messages):
-            from dataclasses import replace
-
-            messages = [replace(m, parts=()) if m.parts else m for m in messages]
-            if "images_dropped" not in self.warnings and any(
-                isinstance(p, ImagePart) for i in self.items for p in i.parts
-            ):
-                self.warnings.append("images_dropped")
-        options: dict[str, Any] = {}
-        for item in self.items:
-            options.update(item.model_options or {})
-        return ChatRequest(
-            model=self.resolved.model,
-            messages=tuple(messages),
-            tools=tool_policy.tool_schemas(self.kernel, session, self.answerable),
-            system=tool_policy.system_prompt(self.kernel, session),
-            reasoning_effort=session.record.reasoning_effort or self.kernel.settings.reasoning_effort,
-            options=options,
-            purpose="turn",
-        )
-
-    async def _call_model(self, provider: Any, head: HeadStart | None = None) -> CallResult:
-        session = self.session
-        settings = self.kernel.settings
-        request = head.request if head is not None else self._request()
-        attempt = 0
-        waited = 0.0
-        while True:
-            result = CallResult()
-            segment: str | None = None
-            emitted = False
-            streamed = 0
-            session._set_status("streaming")
-            stream = head.chunks() if head is not None else provider.stream(request)
-            head = None  # a retry opens a new call
-            try:
-                async for chunk in stream:
-                    if isinstance(chunk, TextChunk | ReasoningChunk):
-                        if not chunk.text:
-                            continue
-                        if segment is None:
-                            segment = short_id("seg_")
-                            session.emit(
-                                SegmentStarted(
-                                    session_id=session.id, turn_id=self.turn_id, segment_id=segment
-                                )
-                            )
-                        emitted = self.emitted_delta = True
-                        self._delta(result, segment, chunk)
-                        streamed += 1
-                        if streamed == 1 or not streamed % FAIR_EVERY:
-                            # The first delta goes out before the rest of what already arrived is
-                            # decoded (readers run now, not after the whole burst); later on, a
-                            # provider that streams without awaiting must not starve the loop.
-                            await asyncio.sleep(0)
-                    elif isinstance(chunk, ToolCallChunk):
-                        result.calls.append(chunk.call)
-                    elif isinstance(chunk, UsageChunk):
-                        result.usage = Usage(
-                            input=chunk.input,
-                            output=chunk.output,
-                            reasoning=chunk.reasoning,
-                            total=chunk.input + chunk.output,
-                            calls=1,
-                        )
-                    elif isinstance(chunk, FinishChunk):
-                        result.finish = chunk.reason
-            except ProviderError as err:
-                retry = (
-                    err.kind in ("rate_limit", "upstream")
-                    and err.retryable
-                    and not emitted
-                    and attempt < settings.agent.provider_retries
-                )
-                budget = settings.agent.provider_retry_max_wait_s - waited
-                if retry and budget > 0:
-                    wait = err.retry_after if err.retry_after is not None else RETRY_WAITS[min(attempt, 3)]
-                    wait = max(0.0, min(wait, budget))
-                    attempt += 1
-                    session.emit(
-                        Retrying(
-                            session_id=session.id,
-                            turn_id=self.turn_id,
-                            attempt=attempt,
-                            wait_s=wait,
-                            kind=err.kind,
-                        )
-                    )
-                    await asyncio.sleep(wait)
-                    waited += wait
-                    continue
-                raise TurnFailed(
-                    TurnOutcome(
-                        status="error",
-                        reason="provider_error",
-                        error_kind=err.kind,
-                        partial=self.emitted_delta,
-                        retryable=err.retryable,
-                        layer="provider",
-                        retry_after=err.retry_after,
-                        message=self.kernel.redactor(err.message),
-                    )
-                ) from err
-            self._account(request, result)
-            return result
-
-    def _delta(self, result: CallResult, segment: str, chunk: TextChunk | ReasoningChunk) -> None:
-        """Record one streamed delta and emit it."""
-        session = self.session
-        if isinstance(chunk, TextChunk):
-            result.text_parts.append(chunk.text)
-            self.all_text.append(chunk.text)
-            session.emit(
-                TextDelta(session_id=session.id, turn_id=self.turn_id, segment_id=segment, text=chunk.text)
-            )
-        else:
-            result.reasoning_parts.append(chunk.text)
-            self.reasoning.append(chunk.text)
-            session.emit(
-                ReasoningDelta(
-                    session_id=session.id, turn_id=self.turn_id, segment_id=segment, text=chunk.text
-                )
-            )
-
-    def _account(self, request: ChatRequest, result: CallResult) -> None:
-        usage = result.usage
-        if usage is None:
-            words_in = sum(len(m.content) for m in request.messages) // 4
-            out = len(result.text) // 4 + len(result.reasoning) // 4
-            usage = Usage(input=words_in, output=out, total=words_in + out, calls=1, estimated=True)
-        window = self.resolved.info.context_window if self.resolved and self.resolved.info else None
-        from dataclasses import replace
-
-        usage = replace(usage, context_used=usage.input + usage.output, context_max=window)
-        result.usage = usage
-        self.turn_usage = self.turn_usage.plus(usage)
-        session = self.session
-        session._usage = session._usage.plus(usage)
-        session.emit(
-            UsageUpdated(
-                session_id=session.id, turn_id=self.turn_id, usage=session._usage, turn_usage=self.turn_usage
-            )
-        )
+        return model_call.build_request(self, pending)
 
     async def _save_final(self, result: CallResult) -> None:
         assert self.resolved is not None

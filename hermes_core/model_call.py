@@ -1,0 +1,217 @@
+"""One model call of a turn: the request, the streamed deltas, retries and usage (agent-core §2.6).
+
+:func:`call_model` streams the call, emitting ``SegmentStarted`` and the deltas as they arrive,
+retries rate limits and upstream failures that emitted nothing yet (within the configured count
+and wait budget), and accounts the usage; any other failure ends the turn with
+``provider_error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import tool_policy
+from hermes_core.content import ImagePart
+from hermes_core.errors import ProviderError
+from hermes_core.events import (
+    ReasoningDelta,
+    Retrying,
+    SegmentStarted,
+    TextDelta,
+    TurnOutcome,
+    Usage,
+    UsageUpdated,
+)
+from hermes_core.history import to_messages
+from hermes_core.ids import short_id
+from hermes_core.providers import (
+    ChatRequest,
+    FinishChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolCallRequest,
+    UsageChunk,
+)
+from hermes_core.turn_failed import TurnFailed
+
+if TYPE_CHECKING:
+    from hermes_core.head_start import HeadStart
+    from hermes_core.storage import Row
+    from hermes_core.turn import TurnRun
+
+RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
+FAIR_EVERY = 64  # deltas between yields to the event loop
+
+
+@dataclass(slots=True)
+class CallResult:
+    """What one model call produced (deltas kept as lists: joining once is linear)."""
+
+    text_parts: list[str] = field(default_factory=list)
+    reasoning_parts: list[str] = field(default_factory=list)
+    calls: list[ToolCallRequest] = field(default_factory=list)
+    finish: str = "stop"
+    usage: Usage | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self.reasoning_parts)
+
+
+def build_request(run: TurnRun, pending: Row | None = None) -> ChatRequest:
+    """Build the model call of ``run`` from the session's rows (plus ``pending``, not yet stored)."""
+    session = run.session
+    assert run.resolved is not None
+    vision = bool(run.resolved.info and run.resolved.info.vision)
+    messages = to_messages(session.rows if pending is None else [*session.rows, pending])
+    if not vision and any(m.parts for m in messages):
+        from dataclasses import replace
+
+        messages = [replace(m, parts=()) if m.parts else m for m in messages]
+        if "images_dropped" not in run.warnings and any(
+            isinstance(p, ImagePart) for i in run.items for p in i.parts
+        ):
+            run.warnings.append("images_dropped")
+    options: dict[str, Any] = {}
+    for item in run.items:
+        options.update(item.model_options or {})
+    return ChatRequest(
+        model=run.resolved.model,
+        messages=tuple(messages),
+        tools=tool_policy.tool_schemas(run.kernel, session, run.answerable),
+        system=tool_policy.system_prompt(run.kernel, session),
+        reasoning_effort=session.record.reasoning_effort or run.kernel.settings.reasoning_effort,
+        options=options,
+        purpose="turn",
+    )
+
+
+async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None) -> CallResult:
+    """Make one model call of ``run`` (``head``: its first call, already opened), with retries."""
+    session = run.session
+    settings = run.kernel.settings
+    request = head.request if head is not None else build_request(run)
+    attempt = 0
+    waited = 0.0
+    while True:
+        result = CallResult()
+        segment: str | None = None
+        emitted = False
+        streamed = 0
+        session._set_status("streaming")
+        stream = head.chunks() if head is not None else provider.stream(request)
+        head = None  # a retry opens a new call
+        try:
+            async for chunk in stream:
+                if isinstance(chunk, TextChunk | ReasoningChunk):
+                    if not chunk.text:
+                        continue
+                    if segment is None:
+                        segment = short_id("seg_")
+                        session.emit(
+                            SegmentStarted(session_id=session.id, turn_id=run.turn_id, segment_id=segment)
+                        )
+                    emitted = run.emitted_delta = True
+                    _delta(run, result, segment, chunk)
+                    streamed += 1
+                    if streamed == 1 or not streamed % FAIR_EVERY:
+                        # The first delta goes out before the rest of what already arrived is
+                        # decoded (readers run now, not after the whole burst); later on, a
+                        # provider that streams without awaiting must not starve the loop.
+                        await asyncio.sleep(0)
+                elif isinstance(chunk, ToolCallChunk):
+                    result.calls.append(chunk.call)
+                elif isinstance(chunk, UsageChunk):
+                    result.usage = Usage(
+                        input=chunk.input,
+                        output=chunk.output,
+                        reasoning=chunk.reasoning,
+                        total=chunk.input + chunk.output,
+                        calls=1,
+                    )
+                elif isinstance(chunk, FinishChunk):
+                    result.finish = chunk.reason
+        except ProviderError as err:
+            retry = (
+                err.kind in ("rate_limit", "upstream")
+                and err.retryable
+                and not emitted
+                and attempt < settings.agent.provider_retries
+            )
+            budget = settings.agent.provider_retry_max_wait_s - waited
+            if retry and budget > 0:
+                wait = err.retry_after if err.retry_after is not None else RETRY_WAITS[min(attempt, 3)]
+                wait = max(0.0, min(wait, budget))
+                attempt += 1
+                session.emit(
+                    Retrying(
+                        session_id=session.id,
+                        turn_id=run.turn_id,
+                        attempt=attempt,
+                        wait_s=wait,
+                        kind=err.kind,
+                    )
+                )
+                await asyncio.sleep(wait)
+                waited += wait
+                continue
+            raise TurnFailed(
+                TurnOutcome(
+                    status="error",
+                    reason="provider_error",
+                    error_kind=err.kind,
+                    partial=run.emitted_delta,
+                    retryable=err.retryable,
+                    layer="provider",
+                    retry_after=err.retry_after,
+                    message=run.kernel.redactor(err.message),
+                )
+            ) from err
+        _account(run, request, result)
+        return result
+
+
+def _delta(run: TurnRun, result: CallResult, segment: str, chunk: TextChunk | ReasoningChunk) -> None:
+    """Record one streamed delta and emit it."""
+    session = run.session
+    if isinstance(chunk, TextChunk):
+        result.text_parts.append(chunk.text)
+        run.all_text.append(chunk.text)
+        session.emit(
+            TextDelta(session_id=session.id, turn_id=run.turn_id, segment_id=segment, text=chunk.text)
+        )
+    else:
+        result.reasoning_parts.append(chunk.text)
+        run.reasoning.append(chunk.text)
+        session.emit(
+            ReasoningDelta(session_id=session.id, turn_id=run.turn_id, segment_id=segment, text=chunk.text)
+        )
+
+
+def _account(run: TurnRun, request: ChatRequest, result: CallResult) -> None:
+    """Add a call's usage (estimated when the provider sent none) to the turn and the session."""
+    usage = result.usage
+    if usage is None:
+        words_in = sum(len(m.content) for m in request.messages) // 4
+        out = len(result.text) // 4 + len(result.reasoning) // 4
+        usage = Usage(input=words_in, output=out, total=words_in + out, calls=1, estimated=True)
+    window = run.resolved.info.context_window if run.resolved and run.resolved.info else None
+    from dataclasses import replace
+
+    usage = replace(usage, context_used=usage.input + usage.output, context_max=window)
+    result.usage = usage
+    run.turn_usage = run.turn_usage.plus(usage)
+    session = run.session
+    session._usage = session._usage.plus(usage)
+    session.emit(
+        UsageUpdated(
+            session_id=session.id, turn_id=run.turn_id, usage=session._usage, turn_usage=run.turn_usage
+        )
+    )

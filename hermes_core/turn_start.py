@@ -1,0 +1,113 @@
+"""The opening of a turn: the user row, ``TurnStarted``, and the first model call sent early.
+
+The row is written while the first call goes out (agent-core §2): the call's request leaves
+first, the write follows one loop pass later, and nothing of the call is read, nor any event of
+it emitted, before the row is stored and ``TurnStarted`` is out (agent-core §2, §4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.content import ImagePart, TextPart
+from hermes_core.errors import HermesError, StorageError
+from hermes_core.events import TurnOutcome
+from hermes_core.head_start import HeadStart
+from hermes_core.history import materialize
+from hermes_core.storage import NewRow
+from hermes_core.turn_failed import TurnFailed
+
+if TYPE_CHECKING:
+    from hermes_core.turn import TurnRun
+
+
+async def persist_user_row(run: TurnRun) -> HeadStart | None:
+    """Store the user row (then emit ``TurnStarted``), opening the first model call meanwhile.
+
+    :param run: the turn.
+    :returns: the opened first call, or None when the turn makes it the ordinary way.
+    """
+    row = user_row(run)
+    head: HeadStart | None = None
+    starting: asyncio.Future[None] | None = None
+    try:
+        head = await open_first_call(run, row)
+        if head is not None:
+            # One pass of the loop sends the request before the write is queued. The write runs
+            # on the database thread but needs the GIL between its SQLite calls: queued first,
+            # it waited behind the loop's ~0.7 ms of HTTP client work, which left it (and so
+            # TurnStarted and the first delta) finishing after the first chunk had arrived from
+            # a fast upstream. Queued while the loop waits for the answer, it is done long before.
+            await asyncio.sleep(0)
+        starting = asyncio.ensure_future(store_user_row(run, row))
+        await starting
+    except BaseException:
+        if head is not None:
+            await head.discard()
+        if starting is not None:
+            if not starting.done():
+                # Cancelling the write only waits for it (it is shielded), then re-raises.
+                starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+        raise
+    return head
+
+
+async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
+    """Open the first model call before the user row is stored, when nothing else must come first."""
+    session = run.session
+    kernel = run.kernel
+    if run._needs_compress():
+        return None  # compaction rewrites the history the call would carry
+    ref, source = kernel._turn_model_ref(session, run.items)
+    if not ref or source == "once":
+        return None  # the ordinary path reports (or consumes) these
+    try:
+        resolved = await kernel.resolve_model(ref, session=session)
+        if kernel.hub.missing_key_hint(resolved.provider) is not None:
+            return None
+        provider = kernel.hub.get(resolved.provider)
+    except HermesError:
+        return None
+    run.resolved = resolved
+    pending = materialize(session.id, row, 0)
+    return HeadStart(provider, run._request(pending))
+
+
+def user_row(run: TurnRun) -> NewRow:
+    """Build the one user row of the turn's queue items (texts joined, images kept)."""
+    items = run.items
+    parts: list[Any] = []
+    texts = [i.text for i in items]
+    for item in items:
+        parts.extend(p for p in item.parts if isinstance(p, ImagePart))
+    text = "\n\n".join(texts)
+    all_parts = tuple([TextPart(text), *parts]) if parts else ()
+    return NewRow(role="user", content=text, parts=all_parts, display_kind=items[0].display_kind)
+
+
+async def store_user_row(run: TurnRun, row: NewRow) -> None:
+    """Store the user row (deriving the title on a first turn), then emit ``TurnStarted``."""
+    session = run.session
+    first_turn = not any(r.role == "user" for r in session.rows)
+    if first_turn:
+        from hermes_core.titles import derive_title_if_needed
+
+        derive_title_if_needed(session, row.content)
+    try:
+        made = await session._persist([row])
+    except StorageError as exc:
+        run.emit_started()
+        raise TurnFailed(
+            TurnOutcome(status="error", reason="tool_crash", layer="storage", message=str(exc))
+        ) from exc
+    except asyncio.CancelledError:
+        # The write finished before the cancel was re-raised (it is shielded).
+        run.user_row_id = session.rows[-1].id if session.rows else None
+        run.emit_started()
+        raise
+    run.user_row_id = made[0].id
+    run.emit_started()
