@@ -71,3 +71,40 @@ async def test_a_cancelled_caller_does_not_break_the_storage(storage: SqliteStor
     assert count in (0, 500)
     await storage.append_rows("s1", [user("after")])
     assert len(await storage.load_rows("s1")) == count + 1
+
+
+async def test_answers_beyond_one_settling_slice_all_land_in_order(storage: SqliteStorage) -> None:
+    from hermes_sqlite.worker import SETTLE_AT_ONCE
+
+    await storage.create_session(record("many"))
+    order: list[int] = []
+    count = SETTLE_AT_ONCE * 8
+
+    async def one(i: int) -> None:
+        await storage.append_rows("many", [user(f"m{i}")])
+        order.append(i)
+
+    await asyncio.gather(*(one(i) for i in range(count)))
+
+    assert order == list(range(count))  # in submission order, none lost
+    assert [r.content for r in await storage.load_rows("many")] == [f"m{i}" for i in range(count)]
+
+
+async def test_the_waker_settles_at_most_a_slice_per_pass() -> None:
+    from hermes_sqlite.worker import SETTLE_AT_ONCE, LoopWaker
+
+    loop = asyncio.get_running_loop()
+    waker = LoopWaker(loop)
+    try:
+        futures = [loop.create_future() for _ in range(SETTLE_AT_ONCE * 3 + 5)]
+        futures[1].cancel()  # a caller that gave up: skipped, not counted
+        waker.inbox.extend((future, i, None) for i, future in enumerate(futures))
+        waker.drain()
+        live = [f for f in futures if not f.cancelled()]
+        assert sum(f.done() for f in live) == SETTLE_AT_ONCE
+        for _ in range(4):
+            await asyncio.sleep(0)
+        assert all(f.done() for f in futures)
+        assert [f.result() for f in live] == [i for i, f in enumerate(futures) if not f.cancelled()]
+    finally:
+        waker.close()
