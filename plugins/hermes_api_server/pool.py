@@ -130,15 +130,12 @@ class SessionPool:
     ) -> AsyncIterator[Session]:
         """Hold a session open (and its lease) for the duration of the block."""
         async with self._lock(session_id):
-            if session_id in self._users:
+            # A session this pool already holds is live: opening it again waits on nothing.
+            gate = contextlib.nullcontext() if session_id in self._users else self._opening
+            async with gate:
                 session = await self._open(
                     session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
                 )
-            else:
-                async with self._opening:
-                    session = await self._open(
-                        session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
-                    )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:
             if self.browser_tools:
