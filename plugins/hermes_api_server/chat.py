@@ -381,7 +381,9 @@ class _ChatJob:
                 emoji=(spec.emoji if spec and spec.emoji else "🔧"),
                 toolCallId=event.call_id,
                 status="completed",
-                error=event.is_error,
+                # Not ``error``: the openai SDK aborts the whole stream on any frame whose
+                # top-level ``error`` is truthy, and a failed tool is not a failed stream.
+                failed=event.is_error,
                 duration=round(event.duration_s, 3),
             )
         else:

@@ -260,7 +260,7 @@ class ToolProgressChunk(Open):
     label: str | None = None
     toolCallId: str  # upstream's wire name
     status: Literal["running", "completed"]
-    error: bool | None = None
+    failed: bool | None = None  # the tool failed (never ``error``: SDKs end the stream on it)
     duration: float | None = None
 
 

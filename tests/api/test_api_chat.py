@@ -79,7 +79,7 @@ async def test_stream_order_progress_frames_and_done(server: Server) -> None:
     assert [p["data"]["status"] for p in progress] == ["running", "completed"]
     assert all(p["data"]["choices"] == [] for p in progress)
     assert progress[0]["data"]["tool"] == "terminal" and progress[0]["data"]["toolCallId"].startswith("tc_")
-    assert progress[1]["data"]["error"] is False
+    assert progress[1]["data"]["failed"] is False and "error" not in progress[1]["data"]
     text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
     assert text == "Done: hi"
     final = chunks[-1]
@@ -336,7 +336,7 @@ async def test_chat_approvals_are_denied_at_once(server: Server) -> None:
     body = chat({"role": "user", "content": '[[tool terminal {"command":"hermes-guard-test"}]]'}, stream=True)
     reply = await asyncio.wait_for(call(server, "POST", "/v1/chat/completions", body), 10)
     progress = [f["data"] for f in parse_sse(reply.text) if f.get("event") == "hermes.tool.progress"]
-    assert progress[-1]["status"] == "completed" and progress[-1]["error"] is True
+    assert progress[-1]["status"] == "completed" and progress[-1]["failed"] is True
 
 
 async def test_a_session_held_by_another_process_gets_409(

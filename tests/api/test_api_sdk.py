@@ -62,3 +62,46 @@ async def test_sdk_responses_create_retrieve_stream_chain_delete(server: Server)
             sdk.responses.retrieve(r2.id)
 
     await asyncio.to_thread(run)
+
+
+FAILING_TOOLS = [
+    '[[tool read_file {"path": "missing.txt"}]]',
+    '[[tool terminal {"command": "false"}]]',
+]
+
+
+@pytest.mark.parametrize("directive", FAILING_TOOLS)
+async def test_sdk_chat_stream_survives_a_failing_tool(server: Server, directive: str) -> None:
+    # The SDK raises APIError on any frame whose top-level "error" is truthy; a failed tool's
+    # progress frame must not end the user's stream.
+    def run() -> tuple[str, str | None]:
+        text = ""
+        finish = None
+        stream = client(server).chat.completions.create(
+            model="hermes-agent", messages=[{"role": "user", "content": f"try {directive}"}], stream=True
+        )
+        for chunk in stream:
+            if chunk.choices:
+                text += chunk.choices[0].delta.content or ""
+                finish = chunk.choices[0].finish_reason or finish
+        return text, finish
+
+    text, finish = await asyncio.to_thread(run)
+    assert text.startswith("Done: ") and len(text) > len("Done: ")
+    assert finish == "stop"
+
+
+@pytest.mark.parametrize("directive", FAILING_TOOLS)
+async def test_sdk_responses_stream_survives_a_failing_tool(server: Server, directive: str) -> None:
+    def run() -> tuple[str, str, list[str]]:
+        deltas = ""
+        with client(server).responses.stream(model="hermes-agent", input=f"try {directive}") as s:
+            for event in s:
+                if event.type == "response.output_text.delta":
+                    deltas += event.delta
+            final = s.get_final_response()
+        return deltas, final.output_text, [item.type for item in final.output]
+
+    deltas, output, kinds = await asyncio.to_thread(run)
+    assert deltas == output and output.startswith("Done: ") and len(output) > len("Done: ")
+    assert kinds == ["function_call", "function_call_output", "message"]
