@@ -125,10 +125,14 @@ def fingerprint(value: Any) -> str:
 
 
 def session_headers(session_id: str, session_key: str | None, model: str | None) -> dict[str, str]:
-    """Return the echo headers of an agent response."""
+    """Return the echo headers of an agent response.
+
+    Every value was validated when the request came in; one that still holds a control character
+    (a stored model reference, say) is left out rather than failing a response already decided.
+    """
     headers = {"X-Hermes-Session-Id": session_id}
     if session_key:
         headers["X-Hermes-Session-Key"] = session_key
     if model:
         headers["X-Hermes-Model"] = model
-    return headers
+    return {name: value for name, value in headers.items() if not CONTROL_RE.search(value)}

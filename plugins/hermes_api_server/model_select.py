@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError, invalid
+from hermes_api_server.http_util import CONTROL_RE
 from hermes_core import ModelAmbiguous, ModelNotFound
 
 if TYPE_CHECKING:
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from hermes_core import Kernel, Session
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+MODEL_MAX_CHARS = 256  # a model reference is echoed in X-Hermes-Model
 
 
 @dataclass(slots=True)
@@ -83,6 +85,11 @@ async def choose_model(
     options = model_options(body)
     if model is not None and not isinstance(model, str):
         raise invalid("model must be a string", "model")
+    if model is not None and (len(model) > MODEL_MAX_CHARS or CONTROL_RE.search(model)):
+        # Checked before anything runs: the reference goes into a response header.
+        raise invalid(
+            f"model must be at most {MODEL_MAX_CHARS} characters without control characters", "model"
+        )
     if provider is not None and (not isinstance(provider, str) or not provider):
         raise invalid("provider must be a non-empty string", "provider")
     name = settings.model_name
@@ -98,17 +105,38 @@ async def choose_model(
     if sep and rest and kernel.hub.has(prefix):
         if provider and provider != prefix:
             raise invalid("provider conflicts with the model reference", "provider")
+        # The same check the core makes when the turn starts, made before anything is created:
+        # a provider with a closed model list refuses names it does not serve.
+        await _resolve(kernel, model)
         return ModelChoice(model, model, model, "request", options)
     if provider:
         if not kernel.hub.has(provider):
             raise ApiError(400, "model_not_found", f"unknown provider: {provider}", param="provider")
+        await _resolve(kernel, f"{provider}:{model}")
         return ModelChoice(model, model, f"{provider}:{model}", "request", options)
     if not (always_resolve or settings.direct_model_requests):
         return ModelChoice(model, model, None, "default", options)
+    resolved_ref = await _resolve(kernel, model)
+    return ModelChoice(model, model, resolved_ref, "request", options)
+
+
+def model_error(exc: ModelNotFound | ModelAmbiguous) -> ApiError:
+    """Return the 400 for a model reference the core refused, listing its candidates.
+
+    :param exc: the core's error.
+    :returns: ``model_ambiguous`` or ``model_not_found``, with ``candidates`` in the error object.
+    """
+    code = "model_ambiguous" if isinstance(exc, ModelAmbiguous) else "model_not_found"
+    return ApiError(400, code, str(exc), param="model", extra={"candidates": list(exc.candidates)})
+
+
+async def _resolve(kernel: Kernel, ref: str) -> str:
+    """Resolve ``ref`` with the core's resolver; return the resolved reference.
+
+    :raises ApiError: 400 ``model_not_found`` or ``model_ambiguous``.
+    """
     try:
-        resolved = await kernel.resolve_model(model)
-    except ModelAmbiguous as exc:
-        raise ApiError(400, "model_ambiguous", str(exc), param="model") from None
-    except ModelNotFound as exc:
-        raise ApiError(400, "model_not_found", str(exc), param="model") from None
-    return ModelChoice(model, model, resolved.ref, "request", options)
+        resolved = await kernel.resolve_model(ref)
+    except (ModelAmbiguous, ModelNotFound) as exc:
+        raise model_error(exc) from None
+    return resolved.ref

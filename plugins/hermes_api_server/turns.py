@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ImagePart, TurnCompleted
+from hermes_core import ImagePart, ModelAmbiguous, ModelNotFound, TurnCompleted
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -107,9 +107,15 @@ async def submit_turn(
     :param answerable: the question kinds this surface can answer (runs: approvals only).
     :returns: the turn.
     """
-    return await session.submit(
-        conv.parts, owner=owner, model=choice.ref, model_options=choice.options, answerable=answerable
-    )
+    try:
+        return await session.submit(
+            conv.parts, owner=owner, model=choice.ref, model_options=choice.options, answerable=answerable
+        )
+    except (ModelAmbiguous, ModelNotFound) as exc:
+        # Checked up front too; this covers a reference the catalog stopped serving meanwhile.
+        from hermes_api_server.model_select import model_error
+
+        raise model_error(exc) from None
 
 
 async def abandon(session: Session, turn: Turn) -> None:
