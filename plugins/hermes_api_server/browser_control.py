@@ -347,7 +347,7 @@ async def _on_frame(hub: BrowserHub, controller: Controller, ws: web.WebSocketRe
     try:
         frame = json.loads(data)
         method, params = frame["method"], frame.get("params") or {}
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         log.info("ignoring a malformed controller frame")
         return
     if method == "browser.controller.result":

@@ -15,6 +15,9 @@ ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 IDEMPOTENCY_RE = re.compile(r"^[\x21-\x7e]{1,255}$")
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
+# Deeper bodies are refused: no request shape needs more, and encoding or walking one later
+# (idempotency fingerprints, content conversion) must never run out of stack.
+MAX_JSON_DEPTH = 64
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 
@@ -27,13 +30,41 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "body_too_large", "Request body is too large") from None
+    too_deep = ApiError(
+        400, "invalid_json", f"The request body is nested deeper than {MAX_JSON_DEPTH} levels"
+    )
     try:
         value = json.loads(raw)
+    except RecursionError:
+        raise too_deep from None
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "invalid_json", "The request body is not valid JSON") from None
     if not isinstance(value, dict):
         raise ApiError(400, "invalid_json", "The request body must be a JSON object")
+    # Fewer brackets than the limit cannot nest past it: ordinary bodies skip the walk.
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(value) > MAX_JSON_DEPTH:
+        raise too_deep
     return value
+
+
+def json_depth(value: Any) -> int:
+    """Return how deeply objects and arrays nest in a decoded JSON value (a scalar is 0).
+
+    Iterative, so that it never recurses however deep the value is.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
 
 
 def parse_bool(value: Any, param: str, default: bool = False) -> bool:

@@ -205,3 +205,24 @@ async def test_concurrency_cap_gives_429_but_never_to_replays_or_bad_bodies(
     ok = await call(srv, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})
     assert ok.status == 200, ok.text
     assert json.loads(ok.text)["choices"][0]["message"]["content"] == "You said: hi"
+
+
+async def test_deeply_nested_bodies_get_400_invalid_json(server: Server) -> None:
+    deep_array = b"[" * 100_000 + b"]" * 100_000
+    deep_field = b'{"messages":' + b"[" * 5_000 + b"]" * 5_000 + b"}"
+    # Deep enough to be refused, shallow enough for the decoder: refused by the depth limit.
+    middling = json.dumps({"model": "hermes-agent", "input": "hi", "metadata": {"a": _nest(200)}}).encode()
+    for path in ("/v1/chat/completions", "/v1/responses", "/v1/runs"):
+        for data in (deep_array, deep_field, middling):
+            err = assert_error(await call(server, "POST", path, data=data), 400, "invalid_json")
+            assert "nested deeper than 64 levels" in err["message"]
+    # The limit leaves room for any real request.
+    ok = {"model": "hermes-agent", "messages": [{"role": "user", "content": "hi"}], "x": _nest(60)}
+    assert (await call(server, "POST", "/v1/chat/completions", ok)).status == 200
+
+
+def _nest(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
