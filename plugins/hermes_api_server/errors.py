@@ -61,7 +61,11 @@ def error_response(err: ApiError) -> web.Response:
     body.update(err.extra)
     headers = dict(err.headers)
     headers["X-Should-Retry"] = "true" if err.status in (429, 503) else "false"
-    return json_response({"error": body}, status=err.status, headers=headers)
+    response = json_response({"error": body}, status=err.status, headers=headers)
+    if err.status == 408:
+        # The request was not read to its end: the connection cannot carry another one.
+        response.force_close()
+    return response
 
 
 def dumps(value: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
@@ -10,6 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_api_server.errors import ApiError, invalid
+from hermes_api_server.state import get_state
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -22,14 +24,22 @@ FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 
 async def read_json(request: web.Request) -> dict[str, Any]:
-    """Read the body as a JSON object.
+    """Read the body as a JSON object, within ``body_timeout_s``.
 
-    :raises ApiError: 413 over the body cap, 400 ``invalid_json`` otherwise.
+    :raises ApiError: 413 over the body cap, 408 ``request_timeout`` for a body that stalls,
+        400 ``invalid_json`` otherwise.
     """
+    limit = get_state(request).settings.body_timeout_s
     try:
-        raw = await request.read()
+        async with asyncio.timeout(limit):
+            raw = await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "body_too_large", "Request body is too large") from None
+    except TimeoutError:
+        # The rest of the body is not waited for: the answer closes the connection.
+        raise ApiError(
+            408, "request_timeout", f"The request body did not arrive within {limit:g} s"
+        ) from None
     too_deep = ApiError(
         400, "invalid_json", f"The request body is nested deeper than {MAX_JSON_DEPTH} levels"
     )

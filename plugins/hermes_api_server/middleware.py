@@ -39,6 +39,8 @@ EXPOSE_HEADERS = (
     "Idempotency-Replayed, Retry-After, Location"
 )
 ORIGIN_KEY = "hermes_cors_origin"
+SENT_STATUS_KEY = "hermes_sent_status"
+CLIENT_CLOSED = 499  # logged for a request whose client left before any answer was sent
 
 
 def _origin_allowed(origins: list[str], origin: str) -> str | None:
@@ -63,7 +65,8 @@ def _is_public(request: web.Request) -> bool:
     return request.method in ("GET", "HEAD") and request.path in AUTH_FREE
 
 
-def _translate_http(exc: web.HTTPException) -> ApiError:
+def translate_http(exc: web.HTTPException) -> ApiError:
+    """Return the envelope error for an aiohttp HTTP error (404, 405, 413, 417, …)."""
     status = exc.status
     if status == 404:
         return ApiError(404, "not_found", "Not found")
@@ -72,6 +75,8 @@ def _translate_http(exc: web.HTTPException) -> ApiError:
         return ApiError(405, "method_not_allowed", "Method not allowed", headers={"Allow": allow})
     if status == 413:
         return ApiError(413, "body_too_large", "Request body is too large")
+    if status == 417:
+        return ApiError(417, "expectation_failed", "Only 'Expect: 100-continue' is supported", param="Expect")
     if status >= 500:
         return ApiError(status, "internal_error", "Internal server error")
     return ApiError(status, "invalid_json" if status == 400 else "not_found", exc.reason or "Bad request")
@@ -83,7 +88,7 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
     state = get_state(request)
     started = time.perf_counter()
     request_id = secrets.token_hex(4)
-    status = 500
+    status: int | None = None
     try:
         response = await _front(request, handler)
         status = response.status
@@ -95,13 +100,18 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             status = exc.status
             raise
-        translated = _translate_http(exc)
+        translated = translate_http(exc)
         status = translated.status
         return error_response(translated)
     except Exception:
+        status = 500
         log.exception("request %s failed", request_id)
         return error_response(ApiError(500, "internal_error", f"Internal error (request {request_id})"))
     finally:
+        if status is None:
+            # The handler was cancelled: the client closed the connection. A stream it was
+            # reading had its status sent already; otherwise nothing was answered.
+            status = request.get(SENT_STATUS_KEY, CLIENT_CLOSED)
         state.last_request_at = time.time()
         who = str(request.get(PRINCIPAL_KEY, "-")).removeprefix("principal:")[:8]
         access_log.info(
@@ -133,6 +143,11 @@ async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
                 )
             if int(raw_length) > state.settings.max_body_bytes:
                 raise ApiError(413, "body_too_large", "Request body is too large")
+    missing = request.match_info.http_exception
+    if missing is not None and missing.status == 404:
+        # An unknown path is a 404 with or without a key (the route list is public anyway:
+        # /openapi.json); a known path still asks for the key before anything else.
+        raise ApiError(404, "not_found", "Not found")
     if not _is_public(request) and request.path not in TICKET_PATHS:
         who = state.keyring.principal_for(request.headers.get("Authorization"))
         if who is None:
@@ -143,6 +158,7 @@ async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 async def on_prepare(request: web.Request, response: web.StreamResponse) -> None:
     """Add security and CORS headers to every response, SSE included, before its first byte."""
+    request[SENT_STATUS_KEY] = response.status
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     # aiohttp fills in its own Server header first; ours names no versions.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from hermes_api_server.errors import ApiError, error_response
-from hermes_api_server.middleware import SECURITY_HEADERS
+from hermes_api_server.middleware import SECURITY_HEADERS, translate_http
 
 log = logging.getLogger("hermes.api")
 access_log = logging.getLogger("hermes.api.access")
@@ -83,14 +83,41 @@ class EnvelopeRequestHandler(web.RequestHandler):
         response.force_close()
         return response
 
+    async def finish_response(
+        self, request: web.BaseRequest, resp: web.StreamResponse, start_time: float | None
+    ) -> tuple[web.StreamResponse, bool]:
+        """Send ``resp``; an aiohttp HTTP error raised before any middleware gets the envelope.
 
-def protocol_factory(runner: web.AppRunner) -> Callable[[], asyncio.Protocol]:
+        Only an ``Expect`` header other than ``100-continue`` is refused that early (aiohttp
+        raises a plain-text 417 while routing); every other error already passed through the
+        middleware, which renders its own.
+
+        :param request: the request.
+        :param resp: the response, or the HTTP exception raised as one.
+        :param start_time: when the request started (aiohttp's bookkeeping).
+        :returns: what aiohttp's own method returns.
+        """
+        if isinstance(resp, web.HTTPException) and resp.status >= 400:
+            err = translate_http(resp)
+            access_log.info("%s %s %s %s", request.method, request.path, err.status, err.code)
+            resp = error_response(err)
+        return await super().finish_response(request, resp, start_time)
+
+
+def protocol_factory(runner: web.AppRunner, header_timeout_s: float) -> Callable[[], asyncio.Protocol]:
     """Return the protocol factory that serves ``runner``'s application with the envelope handler.
 
     It builds exactly what ``runner.server()`` builds (the same manager, so graceful shutdown
     still tracks every connection), with aiohttp's access log off (the middleware writes our own).
 
+    ``header_timeout_s`` becomes aiohttp's keep-alive timeout. aiohttp arms that timer when a
+    connection opens and again after each response, and when it fires it closes the connection
+    if no complete request head has arrived: a client that trickles its headers (or sends
+    nothing) is cut off after that long, and so is an idle keep-alive connection. It never
+    touches a request being served.
+
     :param runner: a runner after ``setup()``.
+    :param header_timeout_s: how long a connection may take to deliver a complete request head.
     :returns: a callable for ``loop.create_server``.
     """
     manager = runner.server
@@ -99,6 +126,8 @@ def protocol_factory(runner: web.AppRunner) -> Callable[[], asyncio.Protocol]:
     loop = asyncio.get_running_loop()
 
     def make() -> asyncio.Protocol:
-        return EnvelopeRequestHandler(manager, loop=loop, access_log=None)  # type: ignore[arg-type]
+        return EnvelopeRequestHandler(  # type: ignore[arg-type]
+            manager, loop=loop, access_log=None, keepalive_timeout=header_timeout_s
+        )
 
     return make

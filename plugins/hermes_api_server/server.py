@@ -134,7 +134,7 @@ async def _build_state(
     return state
 
 
-async def _listen(runner: Any, host: str, port: int) -> asyncio.Server:
+async def _listen(runner: Any, host: str, port: int, header_timeout_s: float) -> asyncio.Server:
     """Open the listening socket, retrying a busy port for about 3 s.
 
     The socket is served by :mod:`hermes_api_server.protocol` rather than ``web.TCPSite`` so that
@@ -143,12 +143,13 @@ async def _listen(runner: Any, host: str, port: int) -> asyncio.Server:
     :param runner: the application runner, after ``setup()``.
     :param host: the bind address.
     :param port: the port (0 picks a free one).
+    :param header_timeout_s: how long a connection may take to deliver a request head.
     :returns: the listening server.
     """
     from hermes_api_server.protocol import protocol_factory
 
     loop = asyncio.get_running_loop()
-    factory = protocol_factory(runner)
+    factory = protocol_factory(runner, header_timeout_s)
     deadline = time.monotonic() + PORT_RETRY_S
     while True:
         try:
@@ -183,7 +184,7 @@ async def _run(state: ServerState) -> int:
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     try:
-        listener = await _listen(runner, settings.host, settings.port)
+        listener = await _listen(runner, settings.host, settings.port, settings.header_timeout_s)
     except OSError as exc:
         await runner.cleanup()
         if exc.errno == errno.EADDRINUSE:

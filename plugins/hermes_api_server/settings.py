@@ -58,6 +58,8 @@ class ApiSettings(BaseModel):
     responses_max_stored: int = Field(default=10000, ge=1)
     meta_requests: Literal["detect", "off"] = "detect"
     shutdown_grace_s: float = Field(default=10, ge=0)
+    header_timeout_s: float = Field(default=20, gt=0)
+    body_timeout_s: float = Field(default=60, gt=0)
     browser_control: BrowserControlSettings = Field(default_factory=BrowserControlSettings)
     approval_profile: Literal["ask_everything", "default", "accept_edits", "off"] = "accept_edits"
     workspace_roots: list[str] = Field(default_factory=list)
