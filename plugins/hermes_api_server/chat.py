@@ -43,7 +43,6 @@ from hermes_core import (
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
-    redact,
 )
 
 if TYPE_CHECKING:
@@ -199,7 +198,9 @@ class _ChatJob:
         headers.update(extra)
         if finish is None:
             code = "provider_error" if done.outcome.reason == "provider_error" else "agent_incomplete"
-            failure = redact(done.outcome.message or "The agent failed before producing any text")
+            failure = state.kernel.redactor(
+                done.outcome.message or "The agent failed before producing any text"
+            )
             raise ApiError(502, code, failure, headers=headers, extra={"hermes": hermes})
         from hermes_api_server.media import inline_media
 
@@ -367,7 +368,7 @@ class _ChatJob:
                 None,
                 tool=event.name,
                 emoji=(spec.emoji if spec and spec.emoji else "🔧"),
-                label=redact(event.preview)[:200],
+                label=kernel.redactor(event.preview)[:200],
                 toolCallId=event.call_id,
                 status="running",
             )
@@ -412,7 +413,7 @@ class _ChatJob:
         if finish != "stop":
             extra["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
         if finish == "error":
-            message = redact(done.outcome.message or "The agent turn failed")
+            message = self.state.kernel.redactor(done.outcome.message or "The agent turn failed")
             extra["error"] = {"message": message, "type": "server_error"}
         if not include_usage:
             extra["usage"] = usage_obj

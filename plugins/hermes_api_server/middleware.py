@@ -6,6 +6,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any, cast
 
 from aiohttp import web
 
@@ -95,6 +96,9 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
         return response
     except ApiError as api_err:
         status = api_err.status
+        # Messages may quote what the client sent (a model reference, say): mask any secret.
+        api_err.message = state.kernel.redactor(api_err.message)
+        api_err.extra = cast(dict[str, Any], state.kernel.redactor.obj(api_err.extra))
         return error_response(api_err)
     except web.HTTPException as exc:
         if exc.status < 400:

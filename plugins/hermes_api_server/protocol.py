@@ -126,8 +126,11 @@ def protocol_factory(runner: web.AppRunner, header_timeout_s: float) -> Callable
     loop = asyncio.get_running_loop()
 
     def make() -> asyncio.Protocol:
-        return EnvelopeRequestHandler(  # type: ignore[arg-type]
-            manager, loop=loop, access_log=None, keepalive_timeout=header_timeout_s
+        return EnvelopeRequestHandler(
+            manager,
+            loop=loop,
+            access_log=None,  # type: ignore[arg-type]
+            keepalive_timeout=header_timeout_s,
         )
 
     return make

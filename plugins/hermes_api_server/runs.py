@@ -8,7 +8,7 @@ import logging
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
@@ -25,7 +25,6 @@ from hermes_core import (
     ToolCompleted,
     TurnCompleted,
     TurnStarted,
-    redact,
 )
 
 if TYPE_CHECKING:
@@ -240,7 +239,9 @@ class RunManager:
             raise
         except Exception as exc:
             log.warning("run %s crashed", run.run_id, exc_info=True)
-            await self._finish_failed(run, redact(str(exc)) or type(exc).__name__, "agent_error")
+            await self._finish_failed(
+                run, self.state.kernel.redactor(str(exc)) or type(exc).__name__, "agent_error"
+            )
         finally:
             if run.turn is not None and run.session is not None and not run.turn.outcome.done():
                 from hermes_api_server.turns import abandon
@@ -290,7 +291,11 @@ class RunManager:
             self.emit(
                 run,
                 "tool.started",
-                {"tool": event.name, "tool_call_id": event.call_id, "preview": redact(event.preview)[:200]},
+                {
+                    "tool": event.name,
+                    "tool_call_id": event.call_id,
+                    "preview": self.state.kernel.redactor(event.preview)[:200],
+                },
             )
         elif isinstance(event, ToolCompleted):
             self.emit(
@@ -329,6 +334,8 @@ class RunManager:
 
     # -- settling ------------------------------------------------------------------------------
     async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:
+        # What settles a run is kept and served for a day: no secret may be in it.
+        fields = cast(dict[str, Any], self.state.kernel.redactor.obj(fields))
         run.status = status
         run.terminal_fields = fields
         run.output = fields.get("output", run.output)

@@ -90,6 +90,9 @@ async def serve(ctx: TransportContext) -> int:
     except KeyFileError as exc:
         _say(f"Error: {exc}")
         return EXIT_USAGE
+    from hermes_api_server.key_redaction import protect_keys
+
+    protect_keys(kernel, keyring)
     if not is_loopback(settings.host):
         log.warning(
             "listening on %s: traffic is plain HTTP (put a TLS proxy in front) and tools run on this host",
