@@ -78,7 +78,7 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
     channel = header_session_key(request)
     workspace_value = request.headers.get("X-Hermes-Workspace")
     workspace = (
-        check_workspace(workspace_value, state.settings.workspace_roots, "X-Hermes-Workspace")
+        check_workspace(workspace_value, state.workspace_roots(), "X-Hermes-Workspace")
         if workspace_value
         else None
     )

@@ -55,9 +55,18 @@ async def health_detailed(request: web.Request) -> web.Response:
                 "stored_runs": runs.stored_count(),
                 "run_subscribers": runs.subscriber_count(),
                 "last_request_at": state.last_request_iso(),
+                "workspace": _workspace_info(state),
             },
         }
     )
+
+
+def _workspace_info(state: ServerState) -> dict[str, str]:
+    """Say where new sessions' tools work: one fixed directory, or a folder per session."""
+    fixed = state.pool.default_workspace
+    if fixed is not None:
+        return {"mode": "fixed", "path": str(fixed)}
+    return {"mode": "per_session", "path": str(state.pool.workspaces)}
 
 
 def _model_entries(state: ServerState) -> list[dict[str, Any]]:

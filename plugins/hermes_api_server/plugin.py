@@ -28,6 +28,12 @@ SPEC = TransportSpec(
     options=(
         OptionSpec("host", "str", "address to bind (default 127.0.0.1)", field="host"),
         OptionSpec("port", "int", "port to bind (default 8642; 0 picks a free port)", field="port"),
+        OptionSpec(
+            "workspace",
+            "path",
+            "directory the tools of new sessions work in (default: a new folder per session)",
+            field="workspace",
+        ),
         OptionSpec("show-key", "bool", "print the effective API key and exit", default=False),
     ),
     settings_model="hermes_api_server.settings:ApiSettings",
@@ -38,6 +44,7 @@ SPEC = TransportSpec(
         "key": "API_SERVER_KEY",
         "cors_origins": "API_SERVER_CORS_ORIGINS",
         "model_name": "API_SERVER_MODEL_NAME",
+        "workspace": "API_SERVER_WORKSPACE",
     },
 )
 

@@ -57,9 +57,12 @@ OPENING_AT_ONCE = 16
 class SessionPool:
     """Reference-counted live sessions; the last user closes the session and its lease."""
 
-    def __init__(self, kernel: Kernel, workspaces: Path, profile: str) -> None:
+    def __init__(
+        self, kernel: Kernel, workspaces: Path, profile: str, default_workspace: Path | None = None
+    ) -> None:
         self.kernel = kernel
         self.workspaces = workspaces
+        self.default_workspace = default_workspace  # None: each new session gets its own folder
         self.profile = profile
         self._users: dict[str, int] = {}
         self.browser: Any = None  # the BrowserHub while browser control is enabled
@@ -93,9 +96,11 @@ class SessionPool:
         live = self.kernel.live_session(session_id)
         if live is not None:
             return live
-        # A new session gets a folder named after its id (made off the loop while storage is
-        # read); a stored one ignores ``cwd``.
-        cwd = workspace or self.workspaces / session_id
+        # A new session works in the requested workspace, else the server's (--workspace), else
+        # a folder named after its id (made off the loop while storage is read); a stored one
+        # ignores ``cwd``.
+        chosen = workspace or self.default_workspace
+        cwd = chosen or self.workspaces / session_id
         try:
             return await self.kernel.open_session(
                 session_id,
@@ -105,7 +110,7 @@ class SessionPool:
                 profile=self.profile,
                 channel_key=channel_key,
                 seed=seed,
-                create_cwd=workspace is None,
+                create_cwd=chosen is None,
             )
         except SessionInUse:
             raise in_use_error() from None

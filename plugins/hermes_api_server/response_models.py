@@ -58,6 +58,13 @@ class Readiness(Open):
     checks: dict[str, Check]
 
 
+class WorkspaceInfo(Open):
+    """Where the tools of new sessions work."""
+
+    mode: Literal["fixed", "per_session"]
+    path: str  # the fixed directory, or the folder holding the per-session folders
+
+
 class ServerCounters(Open):
     """The ``api_server`` block of the detailed health."""
 
@@ -70,6 +77,7 @@ class ServerCounters(Open):
     stored_runs: int
     run_subscribers: int
     last_request_at: str | None
+    workspace: WorkspaceInfo
 
 
 class HealthDetailed(Open):

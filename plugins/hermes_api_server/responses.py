@@ -139,7 +139,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     choice = await choose_model(state.kernel, state.settings, body, always_resolve=False)
     workspace_value = request.headers.get("X-Hermes-Workspace")
     workspace = (
-        check_workspace(workspace_value, state.settings.workspace_roots, "X-Hermes-Workspace")
+        check_workspace(workspace_value, state.workspace_roots(), "X-Hermes-Workspace")
         if workspace_value
         else None
     )

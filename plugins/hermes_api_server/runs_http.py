@@ -102,10 +102,10 @@ async def create_run(request: web.Request) -> web.Response:
     if cwd is not None:
         if not isinstance(cwd, str):
             raise ApiError(400, "invalid_workspace", "cwd must be a string", param="cwd")
-        workspace = check_workspace(cwd, state.settings.workspace_roots, "cwd")
+        workspace = check_workspace(cwd, state.workspace_roots(), "cwd")
     elif request.headers.get("X-Hermes-Workspace"):
         workspace = check_workspace(
-            request.headers["X-Hermes-Workspace"], state.settings.workspace_roots, "X-Hermes-Workspace"
+            request.headers["X-Hermes-Workspace"], state.workspace_roots(), "X-Hermes-Workspace"
         )
     choice = await choose_model(state.kernel, state.settings, body, always_resolve=True)
     if key is not None:

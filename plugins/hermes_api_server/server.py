@@ -79,6 +79,11 @@ async def serve(ctx: TransportContext) -> int:
         except Exception as exc:
             _say(f"Error: invalid [api_server] settings: model_aliases.{alias}: {exc}")
             return EXIT_USAGE
+    try:
+        workspace = resolve_workspace(settings.workspace)
+    except ValueError as exc:
+        _say(f"Error: invalid [api_server] settings: workspace: {exc}")
+        return EXIT_USAGE
     if not is_loopback(settings.host) and not settings.configured_keys:
         _say(
             f"Error: Refusing to listen on {settings.host}: set API_SERVER_KEY (or api_server.key) first; "
@@ -98,12 +103,39 @@ async def serve(ctx: TransportContext) -> int:
             "listening on %s: traffic is plain HTTP (put a TLS proxy in front) and tools run on this host",
             settings.host,
         )
-    state = await _build_state(kernel, settings, keyring, data_dir)
+    state = await _build_state(kernel, settings, keyring, data_dir, workspace)
     return await _run(state)
 
 
+def resolve_workspace(configured: Path | None) -> Path | None:
+    """Return the server's workspace as an absolute directory, or None for per-session folders.
+
+    A relative path is taken from the directory ``hermes api`` was started in.
+
+    :param configured: ``--workspace`` / ``API_SERVER_WORKSPACE`` / ``api_server.workspace``.
+    :raises ValueError: the path is not an existing directory.
+    """
+    if configured is None:
+        return None
+    resolved = configured.expanduser().resolve()
+    if not resolved.is_dir():
+        raise ValueError(f"{configured} is not an existing directory")
+    return resolved
+
+
+def workspace_banner(state: ServerState) -> str:
+    """Return the start-up line that says where the tools of new sessions work."""
+    fixed = state.pool.default_workspace
+    if fixed is not None:
+        return f"Workspace: {fixed} (tools of new sessions read, write and run commands here)"
+    return (
+        f"Workspace: a new empty folder per session in {state.pool.workspaces} "
+        "(start with --workspace DIR to let the tools work on a project)"
+    )
+
+
 async def _build_state(
-    kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path
+    kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
 ) -> ServerState:
     from hermes_api_server.idempotency import IdempotencyCache
     from hermes_api_server.pool import SessionPool
@@ -114,7 +146,7 @@ async def _build_state(
 
     store = ResponseStore(data_dir / "api_server.sqlite3", settings.responses_max_stored)
     await store.open()
-    pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile)
+    pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
     state = ServerState(
         kernel=kernel,
         settings=settings,
@@ -208,6 +240,7 @@ async def _run(state: ServerState) -> int:
         _say("API key: configured")
     else:
         _say(f"API key: generated; read it from {state.keyring.path} (or run: hermes api --show-key)")
+    _say(workspace_banner(state))
     state.runs.start()
     monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
     stop = asyncio.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -63,6 +64,8 @@ class ApiSettings(BaseModel):
     browser_control: BrowserControlSettings = Field(default_factory=BrowserControlSettings)
     approval_profile: Literal["ask_everything", "default", "accept_edits", "off"] = "accept_edits"
     workspace_roots: list[str] = Field(default_factory=list)
+    # Where new sessions' tools work; None gives each new session a folder of its own.
+    workspace: Path | None = None
 
     @field_validator("cors_origins", mode="before")
     @classmethod
@@ -70,6 +73,13 @@ class ApiSettings(BaseModel):
         # The environment variable is a comma list.
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("workspace", mode="before")
+    @classmethod
+    def _blank_workspace(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
         return value
 
     @field_validator("key", mode="before")

@@ -46,6 +46,13 @@ class ServerState:
     browser: Any = None
     turn_tasks: set[asyncio.Task[Any]] = field(default_factory=set)
 
+    def workspace_roots(self) -> list[str]:
+        """Return where a request may point its workspace: ``workspace_roots`` and the default."""
+        roots = list(self.settings.workspace_roots)
+        if self.pool.default_workspace is not None:
+            roots.append(str(self.pool.default_workspace))
+        return roots
+
     @property
     def multi_key(self) -> bool:
         return len(self.keyring.keys) > 1
