@@ -73,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
+    "TITLE_INSTRUCTION": "hermes_core.meta_prompts",
+    "SUMMARY_INSTRUCTION": "hermes_core.meta_prompts",
     # storage
     "StoredToolCall": "hermes_core.storage",
     "NewRow": "hermes_core.storage",
@@ -141,6 +143,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.events import *  # noqa: F403
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
+    from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
