@@ -76,6 +76,8 @@ _EXPORTS: dict[str, str] = {
     "TITLE_INSTRUCTION": "hermes_core.meta_prompts",
     "SUMMARY_INSTRUCTION": "hermes_core.meta_prompts",
     # storage
+    "cut_off_reason": "hermes_core.history",
+    "cut_off_note": "hermes_core.history",
     "StoredToolCall": "hermes_core.storage",
     "NewRow": "hermes_core.storage",
     "Row": "hermes_core.storage",
@@ -141,6 +143,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403
+    from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401

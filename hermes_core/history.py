@@ -19,7 +19,7 @@ CUT_OFF_NOTES = {
 }
 
 
-def cut_off(row: Row) -> str | None:
+def cut_off_reason(row: Row) -> str | None:
     """Return why an assistant row's text is incomplete (``error``/``interrupted``), else None."""
     if row.role != "assistant" or not row.meta:
         return None
@@ -32,7 +32,7 @@ def cut_off(row: Row) -> str | None:
 
 def cut_off_note(row: Row) -> str | None:
     """Return the note that tells the model (and a summary) this row's text was cut off."""
-    reason = cut_off(row)
+    reason = cut_off_reason(row)
     return CUT_OFF_NOTES[reason] if reason else None
 
 

@@ -259,7 +259,7 @@ class TurnRun:
 
     async def _save_partial(self, why: str) -> None:
         """Keep text streamed before a failure or an interrupt, so the transcript shows what the
-        user saw; the row is marked cut off (``meta["cut_off"]`` = ``why``, see ``history.cut_off``).
+        user saw; the row is marked cut off (``meta["cut_off"]`` = ``why``, see ``history.cut_off_reason``).
         """
         if self.assistant_row_id is not None or self.resolved is None:
             return

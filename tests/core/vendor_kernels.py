@@ -10,8 +10,13 @@ from tests.providers.upstream_fakes import FakeUpstream
 from tests.providers.vendors import Vendor
 
 
-def vendor_kernel(vendor: Vendor, upstream: FakeUpstream, **settings: Any) -> Kernel:
-    """Return a kernel on memory storage whose default model is ``vendor``'s, served by ``upstream``."""
+def vendor_kernel(
+    vendor: Vendor, upstream: FakeUpstream, *, plugins: tuple[str, ...] = ("tools",), **settings: Any
+) -> Kernel:
+    """Return a kernel whose default model is ``vendor``'s, served by ``upstream``.
+
+    Storage is in memory unless ``settings`` say otherwise (then list ``sqlite`` in ``plugins``).
+    """
     section = {"api_key": vendor.key, "base_url": vendor.root(upstream.url), "stall_timeout_s": 5.0}
     merged: dict[str, Any] = {
         "model": f"{vendor.name}:{vendor.model}",
@@ -19,4 +24,4 @@ def vendor_kernel(vendor: Vendor, upstream: FakeUpstream, **settings: Any) -> Ke
         "agent": {"provider_retries": 0},
     }
     merged.update(settings)
-    return make_kernel(entry_points=[vendor.name, "tools"], settings=merged)
+    return make_kernel(entry_points=[vendor.name, *plugins], settings=merged)
