@@ -73,6 +73,7 @@ _EXPORTS: dict[str, str] = {
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
+    "model_vision": "hermes_core.vision",
     "TITLE_INSTRUCTION": "hermes_core.meta_prompts",
     "SUMMARY_INSTRUCTION": "hermes_core.meta_prompts",
     # storage
@@ -157,3 +158,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
     from hermes_core.tools import *  # noqa: F403
+    from hermes_core.vision import model_vision  # noqa: F401

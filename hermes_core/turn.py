@@ -12,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import model_call, turn_start
+from hermes_core import model_call, turn_start, vision
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.events import (
     TurnCompleted,
@@ -60,6 +60,7 @@ class TurnRun:
         self.task: asyncio.Task[TurnOutcome] | None = None
         self.tools: Any = None  # ToolRound, set while a batch runs
         self.resolved: ResolvedModel | None = None
+        self.vision: bool | None = False  # whether images go to the model (vision.settle)
         self._denials: Any = None
         self.started = False
 
@@ -143,6 +144,7 @@ class TurnRun:
                 if hint is not None:
                     raise ConfigError(hint)
                 provider = kernel.hub.get(self.resolved.provider)
+                await vision.settle(self)
             except HermesError as exc:
                 raise TurnFailed(
                     TurnOutcome(
