@@ -110,7 +110,12 @@ class ChatStreamDecoder:
             if isinstance(thought, str) and thought:
                 out.append(ReasoningChunk(thought))
                 break
-        content = _typed(delta, "content", str)
+        content = delta.get("content")
+        if isinstance(content, list):
+            # Some servers (Mistral's reasoning models) stream content as typed parts.
+            content = "".join(_text_parts(content))
+        elif content is not None and not isinstance(content, str):
+            raise ValueError(f"'content' is a {type(content).__name__}, not a string")
         if content:
             out.append(TextChunk(content))
         refusal = _typed(delta, "refusal", str)
@@ -184,6 +189,23 @@ class ChatStreamDecoder:
         if self._calls and mapped == "stop":
             return "tool_calls"
         return mapped
+
+
+def _text_parts(parts: list[Any]) -> list[str]:
+    """Return the texts of ``{"type": "text", "text": …}`` content parts; other types are skipped.
+
+    :raises ValueError: for a part that is not such an object.
+    """
+    texts = []
+    for part in parts:
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise ValueError("a content part is not a typed JSON object")
+        if part["type"] == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise ValueError("a text content part has no text")
+            texts.append(text)
+    return texts
 
 
 def _typed(obj: dict[str, Any], key: str, kind: type[Any]) -> Any:

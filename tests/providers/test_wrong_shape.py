@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import ProviderError
+from hermes_core import ProviderError, TextChunk
 from tests.core.conftest import collect as collect_turn
 from tests.core.vendor_kernels import vendor_kernel
 from tests.providers.upstream_fakes import OPENAI_DONE, FakeUpstream, openai_frame
-from tests.providers.vendors import ANTHROPIC, OPENAI, Vendor, failure, finish, start
+from tests.providers.vendors import ANTHROPIC, OPENAI, Vendor, collect, failure, finish, start
 
 OPENAI_SHAPES = {
     "choices-a-string": {"choices": "x"},
     "choice-a-string": {"choices": ["x"]},
     "delta-a-string": {"choices": [{"index": 0, "delta": "hi"}]},
     "content-a-number": {"choices": [{"index": 0, "delta": {"content": 5}}]},
-    "content-a-list": {"choices": [{"index": 0, "delta": {"content": ["hi"]}}]},
+    "content-a-list-of-strings": {"choices": [{"index": 0, "delta": {"content": ["hi"]}}]},
+    "text-part-without-text": {"choices": [{"index": 0, "delta": {"content": [{"type": "text"}]}}]},
     "tool-calls-a-string": {"choices": [{"index": 0, "delta": {"tool_calls": "x"}}]},
     "finish-a-number": {"choices": [{"index": 0, "delta": {}, "finish_reason": 1}]},
     "no-choice-at-all": {"id": "chatcmpl-1", "object": "chat.completion.chunk"},
@@ -84,3 +85,14 @@ async def test_a_turn_on_a_wrong_shape_stream_fails_as_provider_error(
     assert (outcome.status, outcome.reason, outcome.layer) == ("error", "provider_error", "provider")
     assert "malformed" in (outcome.message or "")
     assert len(upstream.requests) == 1
+
+
+async def test_content_sent_as_typed_parts_is_read(upstream: FakeUpstream) -> None:
+    parts = [
+        {"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]},
+        {"type": "text", "text": "Hi"},
+    ]
+    frames = [openai_frame({"choices": [{"index": 0, "delta": {"content": parts}}]}), *OPENAI.reply("!")]
+    upstream.stream(OPENAI.chat_path, frames)
+    chunks = await collect(OPENAI.provider(upstream), OPENAI.hello())
+    assert "".join(c.text for c in chunks if isinstance(c, TextChunk)) == "Hi!"
