@@ -30,7 +30,7 @@ SUMMARY_INSTRUCTION = (
     "Reply with the summary only."
 )
 TITLE_MAX_TOKENS = 256
-SUMMARY_MAX_TOKENS = 2048
+SUMMARY_MAX_TOKENS = 4096  # room for a reasoning model to think first
 TITLE_CLIP = 1000  # characters kept of each message for a title
 TOOL_CLIP = 2000  # characters kept of each tool result for a summary
 

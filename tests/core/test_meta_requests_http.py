@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION, Session
+from hermes_core import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION, ProviderError, Session
 from tests.core.vendor_kernels import vendor_kernel
 from tests.providers.upstream_fakes import OPENAI_DONE, FakeUpstream
 from tests.providers.vendors import (
@@ -152,4 +152,20 @@ async def test_compress_sends_one_valid_request_and_stores_the_reply(
         "</conversation>\n\nFocus the summary on: the file"
     )
     assert "hello" in tool_row.content
-    assert upstream.requests[3].body == expected_body(vendor, SUMMARY_INSTRUCTION, text, 2048)
+    assert upstream.requests[3].body == expected_body(vendor, SUMMARY_INSTRUCTION, text, 4096)
+
+
+async def test_an_empty_summary_fails_compress_and_changes_nothing(
+    upstream: FakeUpstream, vendor: Vendor, tmp_path: Path
+) -> None:
+    upstream.replies(vendor.chat_path, [reply(vendor, "one"), reply(vendor, "two"), reply(vendor, "")])
+    kernel = vendor_kernel(vendor, upstream)
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
+        await turn(session, "first")
+        await turn(session, "second")
+        before = [(r.id, r.content) for r in await session.history()]
+        with pytest.raises(ProviderError, match="no text"):
+            await session.compress()
+        assert [(r.id, r.content) for r in await session.history()] == before
+        assert not [r for r in await session.history(include_archived=True) if not r.active]
