@@ -73,7 +73,12 @@ _EXPORTS: dict[str, str] = {
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
+    "model_vision": "hermes_core.vision",
+    "TITLE_INSTRUCTION": "hermes_core.meta_prompts",
+    "SUMMARY_INSTRUCTION": "hermes_core.meta_prompts",
     # storage
+    "cut_off_reason": "hermes_core.history",
+    "cut_off_note": "hermes_core.history",
     "StoredToolCall": "hermes_core.storage",
     "NewRow": "hermes_core.storage",
     "Row": "hermes_core.storage",
@@ -139,8 +144,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403
+    from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
+    from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
@@ -151,3 +158,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
     from hermes_core.tools import *  # noqa: F403
+    from hermes_core.vision import model_vision  # noqa: F401

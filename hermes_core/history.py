@@ -10,6 +10,31 @@ from hermes_core.storage import NewRow, Row, StoredToolCall
 
 MARKER_KINDS = frozenset({"model_switch", "hidden"})
 
+# An assistant row whose text stopped early carries ``meta["cut_off"]``: "error" when the turn
+# failed after text had streamed, "interrupted" when the turn was interrupted (by the user, or by
+# shutdown). The text is kept as the user saw it; the model is told it was cut off.
+CUT_OFF_NOTES = {
+    "error": "[This reply was cut off: the model call failed before the reply was finished.]",
+    "interrupted": "[This reply was cut off: the turn was interrupted before the reply was finished.]",
+}
+
+
+def cut_off_reason(row: Row) -> str | None:
+    """Return why an assistant row's text is incomplete (``error``/``interrupted``), else None."""
+    if row.role != "assistant" or not row.meta:
+        return None
+    reason = row.meta.get("cut_off")
+    if reason in CUT_OFF_NOTES:
+        return str(reason)
+    # Rows written before the reason was stored carry only this flag.
+    return "interrupted" if row.meta.get("interrupted") else None
+
+
+def cut_off_note(row: Row) -> str | None:
+    """Return the note that tells the model (and a summary) this row's text was cut off."""
+    reason = cut_off_reason(row)
+    return CUT_OFF_NOTES[reason] if reason else None
+
 
 def materialize(session_id: str, new: NewRow, row_id: int) -> Row:
     """Return the :class:`Row` storage made of ``new`` under id ``row_id``."""
@@ -65,14 +90,17 @@ def to_messages(rows: Sequence[Row]) -> list[ChatMessage]:
     """Build the model's view of the active rows.
 
     Tool calls left without a result (an interrupted round) get a synthetic "interrupted"
-    result so that every upstream API accepts the history.
+    result so that every upstream API accepts the history. A reply that was cut off ends with a
+    note saying so, so the model does not take it for a finished answer.
     """
     answered = {r.provider_call_id for r in rows if r.role == "tool"}
     messages: list[ChatMessage] = []
     for row in rows:
         if row.role == "assistant":
             calls = tuple(ToolCallRequest(c.provider_call_id, c.name, c.arguments) for c in row.tool_calls)
-            messages.append(ChatMessage("assistant", row.content, tool_calls=calls))
+            note = cut_off_note(row)
+            text = f"{row.content}\n\n{note}" if note and row.content else row.content
+            messages.append(ChatMessage("assistant", text, tool_calls=calls))
             for c in row.tool_calls:
                 if c.provider_call_id not in answered:
                     messages.append(

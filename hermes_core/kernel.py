@@ -20,7 +20,7 @@ import os
 import re
 import secrets
 import socket
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -467,9 +467,19 @@ class Kernel:
         return await self.resolve_model(ref, session=session)
 
     async def one_shot(
-        self, messages: Sequence[SeedMessage], *, model: str | None = None, purpose: str = "one_shot"
+        self,
+        messages: Sequence[SeedMessage],
+        *,
+        model: str | None = None,
+        purpose: str = "one_shot",
+        system: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> str:
-        """Make one tool-less, unpersisted model call and return its text."""
+        """Make one tool-less, unpersisted model call and return its text.
+
+        :param system: the instruction sent as the system prompt.
+        :param options: provider options such as ``max_tokens``.
+        """
         from hermes_core.providers import ChatMessage, ChatRequest, TextChunk
 
         ref = model or self._default_model
@@ -480,6 +490,8 @@ class Kernel:
         request = ChatRequest(
             model=resolved.model,
             messages=tuple(ChatMessage(m.role, m.text, parts=m.parts) for m in messages),
+            system=system,
+            options=dict(options or {}),
             purpose=purpose,  # type: ignore[arg-type]
         )
         out: list[str] = []

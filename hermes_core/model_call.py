@@ -12,7 +12,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import tool_policy
+from hermes_core import tool_policy, vision
 from hermes_core.content import ImagePart
 from hermes_core.errors import ProviderError
 from hermes_core.events import (
@@ -69,9 +69,8 @@ def build_request(run: TurnRun, pending: Row | None = None) -> ChatRequest:
     """Build the model call of ``run`` from the session's rows (plus ``pending``, not yet stored)."""
     session = run.session
     assert run.resolved is not None
-    vision = bool(run.resolved.info and run.resolved.info.vision)
     messages = to_messages(session.rows if pending is None else [*session.rows, pending])
-    if not vision and any(m.parts for m in messages):
+    if run.vision is False and any(m.parts for m in messages):
         from dataclasses import replace
 
         messages = [replace(m, parts=()) if m.parts else m for m in messages]
@@ -139,6 +138,10 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                 elif isinstance(chunk, FinishChunk):
                     result.finish = chunk.reason
         except ProviderError as err:
+            if not emitted and vision.refused_images(run, request, err):
+                run.vision = False  # send the call again without the images, and say so
+                request = build_request(run)
+                continue
             retry = (
                 err.kind in ("rate_limit", "upstream")
                 and err.retryable

@@ -69,7 +69,8 @@ class ChatRequest:
 
     :param model: the provider's own model id (no ``provider:`` prefix).
     :param purpose: why the core calls: a turn, a one-shot, a title refinement or a
-        compression summary (the mock answers each differently).
+        compression summary. Informational: a title or summary request carries its own
+        instruction (``system``) and output limit, so a provider needs no special case.
     """
 
     model: str

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import InvalidValue, RewindError, SessionBusy, StorageError
+from hermes_core.errors import InvalidValue, ProviderError, RewindError, SessionBusy, StorageError
 from hermes_core.history import is_user_turn, project, user_row_ids
 from hermes_core.session_types import CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import NewRow, Row
@@ -152,7 +152,7 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
 
     :param auto: the loop's own compaction before a turn (the session is busy with that turn).
     """
-    from hermes_core.content import SeedMessage
+    from hermes_core.meta_prompts import summary_request
 
     if session.busy and not auto:
         raise SessionBusy("busy", "cannot compress while a turn is running")
@@ -166,20 +166,21 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
     older = [r for r in rows if (r.position, r.id) < (cut.position, cut.id)]
     if not older:
         return CompressResult(None, 0, before, before, "")
-    seed = [
-        SeedMessage(r.role, r.content)  # type: ignore[arg-type]
-        for r in older
-        if r.role in ("user", "assistant", "tool") and r.display_kind is None
-    ]  # type: ignore[arg-type]
-    if focus_topic:
-        seed.append(SeedMessage("system", f"Focus the summary on: {focus_topic}"))
+    ask = summary_request(older, focus_topic)
     ref, _ = session.kernel._session_model(session)
-    summary = await session.kernel.one_shot(seed, model=ref, purpose="compress")
-    originals = [
-        {"role": r.role, "text": r.content}
-        for r in project(older)
-        if r.role in ("user", "assistant") and r.display_kind is None
-    ]
+    summary = (
+        await session.kernel.one_shot(
+            ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
+        )
+    ).strip()
+    if not summary:
+        raise ProviderError("upstream", "the model answered the summary request with no text")
+    originals: list[Any] = []
+    for r in project(older):
+        if r.display_kind == "summary":  # an earlier summary stands for its own originals
+            originals.extend(r.meta.get("originals", []))
+        elif r.role in ("user", "assistant") and r.display_kind is None:
+            originals.append({"role": r.role, "text": r.content})
     first = older[0]
     row = NewRow(
         role="system",

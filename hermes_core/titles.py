@@ -67,16 +67,17 @@ def maybe_refine(kernel: Kernel, session: Session) -> None:
     session._refine_started = True  # type: ignore[attr-defined]
 
     async def refine() -> None:
-        from hermes_core.content import SeedMessage
+        from hermes_core.meta_prompts import title_request
 
         ref, _ = kernel._session_model(session)
-        messages = [
-            SeedMessage(r.role, r.content)  # type: ignore[arg-type]
-            for r in session.rows
-            if r.role in ("user", "assistant") and r.content
-        ]  # type: ignore[arg-type]
+        ask = title_request(session.rows)
         try:
-            text = await asyncio.wait_for(kernel.one_shot(messages, model=ref, purpose="title"), 30)
+            text = await asyncio.wait_for(
+                kernel.one_shot(
+                    ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
+                ),
+                30,
+            )
             title = clean_title(derive_line(text))
         except Exception as exc:
             log.debug("title refinement failed: %s", exc)

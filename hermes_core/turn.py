@@ -12,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import model_call, turn_start
+from hermes_core import model_call, turn_start, vision
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.events import (
     TurnCompleted,
@@ -60,6 +60,7 @@ class TurnRun:
         self.task: asyncio.Task[TurnOutcome] | None = None
         self.tools: Any = None  # ToolRound, set while a batch runs
         self.resolved: ResolvedModel | None = None
+        self.vision: bool | None = False  # whether images go to the model (vision.settle)
         self._denials: Any = None
         self.started = False
 
@@ -77,7 +78,7 @@ class TurnRun:
         except TurnFailed as failed:
             outcome = failed.outcome
             if outcome.partial:
-                await self._save_partial()  # keep what the user already saw
+                await self._save_partial("error")  # keep what the user already saw
         except Exception as exc:  # an unexpected crash of the loop
             log.exception("turn %s crashed", self.turn_id)
             outcome = TurnOutcome(
@@ -121,7 +122,7 @@ class TurnRun:
             self.emit_started()
             if self.tools is not None:
                 await self.tools.abandon()
-            await self._save_partial()
+            await self._save_partial("interrupted")
             return self._interrupted_outcome()
 
     async def _run(self, round_cls: Any) -> TurnOutcome:
@@ -143,6 +144,7 @@ class TurnRun:
                 if hint is not None:
                     raise ConfigError(hint)
                 provider = kernel.hub.get(self.resolved.provider)
+                await vision.settle(self)
             except HermesError as exc:
                 raise TurnFailed(
                     TurnOutcome(
@@ -257,8 +259,10 @@ class TurnRun:
         )
         self.assistant_row_id = made[0].id
 
-    async def _save_partial(self) -> None:
-        """Keep text streamed before an interrupt, so the transcript shows what the user saw."""
+    async def _save_partial(self, why: str) -> None:
+        """Keep text streamed before a failure or an interrupt, so the transcript shows what the
+        user saw; the row is marked cut off (``meta["cut_off"]`` = ``why``, see ``history.cut_off_reason``).
+        """
         if self.assistant_row_id is not None or self.resolved is None:
             return
         try:
@@ -270,7 +274,7 @@ class TurnRun:
                             role="assistant",
                             content=pending,
                             model=self.resolved.ref,
-                            meta={"interrupted": True},
+                            meta={"cut_off": why},
                         )
                     ]
                 )

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import vision
 from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
@@ -74,6 +75,7 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
         return None
     run.resolved = resolved
     pending = materialize(session.id, row, 0)
+    await vision.settle(run, pending)
     return HeadStart(provider, run._request(pending))
 
 

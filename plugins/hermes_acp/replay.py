@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
-from hermes_core import FileChange
+from hermes_core import FileChange, cut_off_note
 
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
@@ -112,6 +112,9 @@ def replay(conn: AcpConnection, acp_session: AcpSession, rows: Sequence[Row]) ->
                 send(session_id, _text("agent_thought_chunk", row.reasoning, f"{mid}-thought"))
             if row.content:
                 send(session_id, _text("agent_message_chunk", row.content, mid))
+                note = cut_off_note(row)
+                if note:  # the reply stopped early; say so where the text ends
+                    send(session_id, _text("agent_message_chunk", f"\n\n{note}", mid))
             for call in row.tool_calls:
                 args = _args(call.arguments)
                 kind, title = spec_title(conn, call.name, args)

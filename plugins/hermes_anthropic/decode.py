@@ -63,11 +63,13 @@ class MessageStreamDecoder:
         if not isinstance(payload, dict):
             raise ValueError("stream event is not a JSON object")
         kind = payload.get("type")
+        if not isinstance(kind, str):
+            raise ValueError("stream event has no type")
         if kind == "error":
             raise provider_kit.UpstreamError(payload)
         if kind == "message_start":
-            message = payload.get("message") or {}
-            self._usage(message.get("usage"))
+            message = _typed(payload, "message", dict) or {}
+            self._usage(_typed(message, "usage", dict))
         elif kind == "content_block_start":
             self._block_start(payload)
         elif kind == "content_block_delta":
@@ -75,11 +77,11 @@ class MessageStreamDecoder:
         elif kind == "content_block_stop":
             return self._block_stop(payload)
         elif kind == "message_delta":
-            delta = payload.get("delta") or {}
-            reason = delta.get("stop_reason")
-            if isinstance(reason, str):
+            delta = _typed(payload, "delta", dict) or {}
+            reason = _typed(delta, "stop_reason", str)
+            if reason:
                 self._stop_reason = reason
-            self._usage(payload.get("usage"))
+            self._usage(_typed(payload, "usage", dict))
         elif kind == "message_stop":
             self.finished = True
             return [
@@ -102,34 +104,53 @@ class MessageStreamDecoder:
             self._output_tokens = output
 
     def _block_start(self, payload: dict[str, Any]) -> None:
-        block = payload.get("content_block") or {}
+        block = _typed(payload, "content_block", dict) or {}
         if block.get("type") == "tool_use":
-            index = payload.get("index", 0)
-            self._tools[index] = _ToolBlock(
+            self._tools[_index(payload)] = _ToolBlock(
                 str(block.get("id") or ""), str(block.get("name") or ""), block.get("input")
             )
 
     def _block_delta(self, payload: dict[str, Any]) -> list[Chunk]:
-        delta = payload.get("delta") or {}
+        delta = _typed(payload, "delta", dict) or {}
         kind = delta.get("type")
         if kind == "text_delta":
-            text = delta.get("text")
-            return [TextChunk(text)] if isinstance(text, str) and text else []
+            text = _typed(delta, "text", str)
+            return [TextChunk(text)] if text else []
         if kind == "thinking_delta":
-            thought = delta.get("thinking")
-            return [ReasoningChunk(thought)] if isinstance(thought, str) and thought else []
+            thought = _typed(delta, "thinking", str)
+            return [ReasoningChunk(thought)] if thought else []
         if kind == "input_json_delta":
-            tool = self._tools.get(payload.get("index", 0))
-            fragment = delta.get("partial_json")
-            if tool is not None and isinstance(fragment, str):
+            tool = self._tools.get(_index(payload))
+            fragment = _typed(delta, "partial_json", str)
+            if tool is not None and fragment is not None:
                 tool.json_parts.append(fragment)
         return []
 
     def _block_stop(self, payload: dict[str, Any]) -> list[Chunk]:
-        tool = self._tools.pop(payload.get("index", 0), None)
+        tool = self._tools.pop(_index(payload), None)
         if tool is None:
             return []
         arguments = "".join(tool.json_parts).strip()
         if not arguments:
             arguments = json.dumps(tool.initial) if isinstance(tool.initial, dict) and tool.initial else "{}"
         return [ToolCallChunk(ToolCallRequest(id=tool.id, name=tool.name, arguments=arguments))]
+
+
+def _typed(obj: dict[str, Any], key: str, kind: type[Any]) -> Any:
+    """Return ``obj[key]`` when it is a ``kind`` (None when absent or null).
+
+    :raises ValueError: when the field is there with another type: an event of the wrong shape
+        is a broken stream, never an empty answer.
+    """
+    value = obj.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise ValueError(f"{key!r} is a {type(value).__name__}, not a {kind.__name__}")
+
+
+def _index(payload: dict[str, Any]) -> int:
+    """Return a block event's ``index`` (0 when absent)."""
+    index = payload.get("index", 0)
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ValueError("a content block index is not an integer")
+    return index

@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ImagePart, ModelAmbiguous, ModelNotFound, TurnCompleted
+from hermes_core import ImagePart, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -146,6 +146,7 @@ async def image_warning(kernel: Kernel, model_ref: str, parts: Sequence[Part]) -
         resolved = await kernel.resolve_model(model_ref)
     except Exception:
         return {}
-    if resolved.info is not None and resolved.info.vision:
+    # Unknown vision (a custom endpoint that does not say) sends the images: no warning up front.
+    if await model_vision(kernel, resolved) is not False:
         return {}
     return {"X-Hermes-Warning": "images_dropped"}

@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_core import ChatMessage, ChatRequest, ProviderError, ToolCallRequest
+from hermes_core import (
+    SUMMARY_INSTRUCTION,
+    TITLE_INSTRUCTION,
+    ChatMessage,
+    ChatRequest,
+    ProviderError,
+    ToolCallRequest,
+)
 from hermes_mock.directives import Directives, parse, strip_directives
 
 MODELS: tuple[str, ...] = ("echo", "script", "alt", "history")
@@ -22,6 +29,8 @@ STEER_MARKER = "\n\n[User guidance] "  # how the core appends steer text to a to
 FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
 _DELTA = re.compile(r"\s*\S+|\s+\Z")
+# One message of the conversation the core renders into its title and summary requests.
+_RENDERED = re.compile(r'<message role="(\w+)"[^>\n]*>\n(.*?)\n</message>', re.DOTALL)
 _COUNTED_ROLES = frozenset({"user", "assistant", "tool"})
 _TITLE_WORDS = 6
 _SUMMARY_WORDS = 3
@@ -156,46 +165,62 @@ def done_reply(results: list[str]) -> str:
     return reply
 
 
-def derived_title(messages: Sequence[ChatMessage]) -> str:
-    """Return the first six words of the first user message, directives removed.
+def _rendered(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
+    """Return the (role, text) of each message of the conversation the request carries as text.
 
-    :param messages: the request's history.
+    :param messages: the request's history: the core's title and summary requests carry the
+        conversation rendered as ``<message role="…">`` blocks inside one user message.
+    :returns: the messages in order.
+    """
+    return [
+        (match.group(1), match.group(2))
+        for m in messages
+        if m.role == "user"
+        for match in _RENDERED.finditer(m.content)
+    ]
+
+
+def derived_title(conversation: Sequence[tuple[str, str]]) -> str:
+    """Return the first six words of the conversation's first user message, directives removed.
+
+    :param conversation: the rendered messages.
     :returns: the title (empty without a user message).
     """
-    for message in messages:
-        if message.role == "user":
-            return " ".join(strip_directives(message.content).split()[:_TITLE_WORDS])
+    for role, text in conversation:
+        if role == "user":
+            return " ".join(strip_directives(text).split()[:_TITLE_WORDS])
     return ""
 
 
 def _title_reply(messages: Sequence[ChatMessage]) -> str:
-    """Answer a title refinement: the latest ``[[title TEXT]]``, else the derived title.
-
-    The whole history is searched (latest message first) because the core may add its own
-    instruction after the user's first message when it asks for a title.
+    """Answer a title request: the latest ``[[title TEXT]]`` of the conversation, else the derived title.
 
     :param messages: the request's history.
     :returns: the title text.
     """
-    for message in reversed(messages):
-        if message.role == "user":
-            title = parse(message.content).title
+    conversation = _rendered(messages)
+    for role, text in reversed(conversation):
+        if role == "user":
+            title = parse(text).title
             if title is not None:
                 return title
-    return derived_title(messages)
+    return derived_title(conversation)
 
 
 def _summary_reply(messages: Sequence[ChatMessage]) -> str:
-    """Answer a compression request.
+    """Answer a summary request.
 
     :param messages: the request's history.
-    :returns: ``Summary of N messages: <first three words of each user turn, joined with ", ">``;
-        user turns without any word are left out.
+    :returns: ``Summary of N messages: <first three words of each user turn, joined with ", ">``,
+        N counting the messages of the conversation sent; user turns without any word are left out.
     """
+    conversation = _rendered(messages)
     heads = [
-        " ".join(words[:_SUMMARY_WORDS]) for words in (t.split() for t in _user_texts(messages)) if words
+        " ".join(words[:_SUMMARY_WORDS])
+        for words in (strip_directives(t).split() for role, t in conversation if role == "user")
+        if words
     ]
-    return f"Summary of {len(messages)} messages: " + ", ".join(heads)
+    return f"Summary of {len(conversation)} messages: " + ", ".join(heads)
 
 
 def _model_reply(model: str, messages: Sequence[ChatMessage], latest: Directives, done: str | None) -> str:
@@ -248,9 +273,10 @@ def plan_reply(request: ChatRequest) -> Plan:
         )
     messages = request.messages
     input_words = count_input_words(messages)
-    if request.purpose == "title":
+    # The core's own requests are recognised from their instruction, whatever the purpose says.
+    if request.system == TITLE_INSTRUCTION:
         return Plan(split_deltas(_title_reply(messages)), [], (), "stop", 0, input_words)
-    if request.purpose == "compress":
+    if request.system == SUMMARY_INSTRUCTION:
         return Plan(split_deltas(_summary_reply(messages)), [], (), "stop", 0, input_words)
 
     user_index = _latest_user_index(messages)

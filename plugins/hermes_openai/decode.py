@@ -49,6 +49,7 @@ class ChatStreamDecoder:
         self._refused = False
         self._usage: UsageChunk | None = None
         self.finish_reason: str | None = None
+        self.saw_choice = False
 
     @property
     def finished(self) -> bool:
@@ -67,21 +68,23 @@ class ChatStreamDecoder:
         if payload.get("error"):
             raise provider_kit.UpstreamError(payload)
         out: list[Chunk] = []
-        usage = payload.get("usage")
-        if isinstance(usage, dict):
+        usage = _typed(payload, "usage", dict)
+        if usage is not None:
             self._usage = usage_chunk(usage)
         choice = None
-        for candidate in payload.get("choices") or ():
-            if isinstance(candidate, dict) and candidate.get("index", 0) == 0:
+        for candidate in _typed(payload, "choices", list) or ():
+            if not isinstance(candidate, dict):
+                raise ValueError("a choice is not a JSON object")
+            if candidate.get("index", 0) == 0:
                 choice = candidate
                 break
         if choice is None:
             return out
-        delta = choice.get("delta") or choice.get("message") or {}
-        if isinstance(delta, dict):
-            out.extend(self._delta(delta))
-        reason = choice.get("finish_reason")
-        if isinstance(reason, str) and reason:
+        self.saw_choice = True
+        delta = _typed(choice, "delta", dict) or _typed(choice, "message", dict) or {}
+        out.extend(self._delta(delta))
+        reason = _typed(choice, "finish_reason", str)
+        if reason:
             if reason == "error":
                 raise provider_kit.UpstreamError(payload)
             self.finish_reason = reason
@@ -108,15 +111,21 @@ class ChatStreamDecoder:
                 out.append(ReasoningChunk(thought))
                 break
         content = delta.get("content")
-        if isinstance(content, str) and content:
+        if isinstance(content, list):
+            # Some servers (Mistral's reasoning models) stream content as typed parts.
+            content = "".join(_text_parts(content))
+        elif content is not None and not isinstance(content, str):
+            raise ValueError(f"'content' is a {type(content).__name__}, not a string")
+        if content:
             out.append(TextChunk(content))
-        refusal = delta.get("refusal")
-        if isinstance(refusal, str) and refusal:
+        refusal = _typed(delta, "refusal", str)
+        if refusal:
             self._refused = True
             out.append(TextChunk(refusal))
-        for fragment in delta.get("tool_calls") or []:
-            if isinstance(fragment, dict):
-                self._fragment(fragment)
+        for fragment in _typed(delta, "tool_calls", list) or ():
+            if not isinstance(fragment, dict):
+                raise ValueError("a tool call fragment is not a JSON object")
+            self._fragment(fragment)
         return out
 
     def _fragment(self, fragment: dict[str, Any]) -> None:
@@ -134,15 +143,17 @@ class ChatStreamDecoder:
         call = self._calls.setdefault(index, _PendingCall())
         if isinstance(call_id, str) and call_id and not call.id:
             call.id = call_id
-        function = fragment.get("function") or {}
-        name = function.get("name")
-        if isinstance(name, str) and name and not call.name:
+        function = _typed(fragment, "function", dict) or {}
+        name = _typed(function, "name", str)
+        if name and not call.name:
             call.name = name
         arguments = function.get("arguments")
         if isinstance(arguments, str):
             call.arguments.append(arguments)
         elif isinstance(arguments, dict):
             call.arguments.append(json.dumps(arguments))
+        elif arguments is not None:
+            raise ValueError("tool call arguments are neither a string nor an object")
 
     def _flush_calls(self) -> list[Chunk]:
         if self._flushed:
@@ -157,7 +168,13 @@ class ChatStreamDecoder:
         return out
 
     def finish(self) -> list[Chunk]:
-        """Return what is left once the stream has ended: pending calls, usage, finish."""
+        """Return what is left once the stream has ended: pending calls, usage, finish.
+
+        :raises provider_kit.StreamBroken: when no chunk carried a choice: the upstream sent
+            objects of some other shape, so there is no answer to report as complete.
+        """
+        if not self.saw_choice:
+            raise provider_kit.StreamBroken("the stream carried no completion choice")
         out = self._flush_calls()
         if self._usage is not None:
             out.append(self._usage)
@@ -172,6 +189,35 @@ class ChatStreamDecoder:
         if self._calls and mapped == "stop":
             return "tool_calls"
         return mapped
+
+
+def _text_parts(parts: list[Any]) -> list[str]:
+    """Return the texts of ``{"type": "text", "text": …}`` content parts; other types are skipped.
+
+    :raises ValueError: for a part that is not such an object.
+    """
+    texts = []
+    for part in parts:
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise ValueError("a content part is not a typed JSON object")
+        if part["type"] == "text":
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise ValueError("a text content part has no text")
+            texts.append(text)
+    return texts
+
+
+def _typed(obj: dict[str, Any], key: str, kind: type[Any]) -> Any:
+    """Return ``obj[key]`` when it is a ``kind`` (None when absent or null).
+
+    :raises ValueError: when the field is there with another type: a chunk of the wrong shape
+        is a broken stream, never an empty answer.
+    """
+    value = obj.get(key)
+    if value is None or isinstance(value, kind):
+        return value
+    raise ValueError(f"{key!r} is a {type(value).__name__}, not a {kind.__name__}")
 
 
 def usage_chunk(usage: dict[str, Any]) -> UsageChunk:

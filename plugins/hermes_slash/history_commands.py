@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import CommandResult, CommandUsageError, ImagePart, RewindError
+from hermes_core import CommandResult, CommandUsageError, ImagePart, RewindError, cut_off_reason
 from hermes_slash.common import plural, session_of
 
 if TYPE_CHECKING:
@@ -35,6 +35,11 @@ def _speaker(row: Row) -> str:
     return row.role.capitalize()
 
 
+def _cut_mark(row: Row) -> str:
+    """Return `` (cut off)`` for a reply that stopped before it was finished."""
+    return " (cut off)" if cut_off_reason(row) is not None else ""
+
+
 def _brief(text: str) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= MAX_LINE else flat[: MAX_LINE - 1] + "…"
@@ -49,7 +54,8 @@ async def history_command(ctx: CommandContext) -> CommandResult:
 
     :param ctx: the dispatch context; ``args`` may be a positive count (default 20).
     :returns: the lines; ``data.messages`` holds ``row_id``, ``role``, ``display_kind`` and the
-        full ``text`` of each shown row, ``data.total`` the projection's length.
+        full ``text`` of each shown row (plus ``cut_off`` for a reply that stopped early),
+        ``data.total`` the projection's length.
     :raises CommandUsageError: the count is not a positive whole number.
     """
     session = session_of(ctx)
@@ -64,9 +70,13 @@ async def history_command(ctx: CommandContext) -> CommandResult:
     messages: list[dict[str, Any]] = [
         {"row_id": r.id, "role": r.role, "display_kind": r.display_kind, "text": r.content} for r in shown
     ]
+    for message, row in zip(messages, shown, strict=True):
+        cut = cut_off_reason(row)
+        if cut is not None:
+            message["cut_off"] = cut
     if not rows:
         return CommandResult(kind="exec", output="No messages yet.", data={"messages": [], "total": 0})
-    lines = [f"{_speaker(r)}: {_brief(r.content) or '(no text)'}" for r in shown]
+    lines = [f"{_speaker(r)}{_cut_mark(r)}: {_brief(r.content) or '(no text)'}" for r in shown]
     if len(rows) > len(shown):
         lines.insert(0, f"… {plural(len(rows) - len(shown), 'earlier message')} not shown")
     return CommandResult(

@@ -22,6 +22,7 @@ from hermes_core import (
     ToolCompleted,
     TurnCompleted,
     Usage,
+    cut_off_reason,
 )
 
 Redact = Callable[[str], str]
@@ -98,6 +99,9 @@ def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
     }
     if row.reasoning:
         out["reasoning"] = row.reasoning
+    cut = cut_off_reason(row)
+    if cut is not None:
+        out["cut_off"] = cut  # the reply stopped early: "error" or "interrupted"
     if row.role == "tool":
         out["name"] = row.tool_name
         out["context"] = _short(row.content, 80)

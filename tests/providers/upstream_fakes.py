@@ -157,6 +157,25 @@ class FakeUpstream:
 
         self.on("POST", path, handler)
 
+    def replies(self, path: str, replies: Sequence[Sequence[bytes]]) -> None:
+        """Answer the calls to ``POST path`` in order, each with the next event stream.
+
+        A call beyond the list gets a 500 error body, which the test will notice.
+        """
+        queue = [list(frames) for frames in replies]
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            if not queue:
+                return web.json_response({"error": {"message": "no reply left"}}, status=500)
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            for frame in queue.pop(0):
+                await response.write(frame)
+            await response.write_eof()
+            return response
+
+        self.on("POST", path, handler)
+
     def last(self) -> Received:
         """Return the most recent request."""
         assert self.requests, "the fake upstream received no request"
