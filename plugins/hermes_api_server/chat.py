@@ -114,7 +114,11 @@ async def _meta_request(state: ServerState, conv: Conversation, choice: ModelCho
     state.active_turns += 1
     try:
         messages = [*conv.history, SeedMessage(role="user", text=conv.text)]
-        text = await state.kernel.one_shot(messages, model=choice.ref, purpose="one_shot")
+        # The frontend's task prompt is the instruction; its system text, if any, goes along
+        # as the system prompt so the upstream sees the request the frontend made.
+        text = await state.kernel.one_shot(
+            messages, model=choice.ref, purpose="one_shot", system=conv.system or None
+        )
     finally:
         state.active_turns -= 1
     payload = {
