@@ -342,6 +342,6 @@ def valid_id(value: Any) -> bool:
     :param value: the decoded ``id`` member.
     :returns: ``True`` if it can be echoed back as an id.
     """
-    if value is None or isinstance(value, str | int) and not isinstance(value, bool):
+    if value is None or (isinstance(value, str | int) and not isinstance(value, bool)):
         return True
     return isinstance(value, float) and math.isfinite(value)

@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
-import secrets
-import socket
 from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,6 +31,7 @@ from hermes_core.errors import (
     SessionNotFound,
     StorageError,
 )
+from hermes_core.lease_owner import make_owner
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
 from hermes_core.records import CommandContext, CommandResult
 from hermes_core.redaction import Redactor
@@ -70,7 +68,7 @@ class Kernel:
         self.redactor = Redactor()
         self._broker: QuestionBroker | None = None
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="hermes-tool")
-        self.lease_owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.lease_owner = make_owner()
         self._sessions: dict[str, Session] = {}
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None

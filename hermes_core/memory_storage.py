@@ -92,10 +92,12 @@ class MemoryStorage:
             return None
         return max(matches, key=lambda s: (s.updated_at, s.id)).id
 
-    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+    async def acquire_lease(
+        self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+    ) -> str | None:
         held = self._leases.get(session_id)
         now = time.time()
-        if held and held[0] != owner and held[1] > now:
+        if held and held[0] != owner and held[0] != take_over and held[1] > now:
             return held[0]
         self._leases[session_id] = (owner, now + ttl_s)
         return None

@@ -250,13 +250,16 @@ def list_sessions(
     return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
 
-def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float) -> str | None:
+def acquire_lease(
+    conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+) -> str | None:
     """Take the writer lease, reserving the id with a placeholder when it is not stored yet.
 
     :param conn: the connection.
     :param session_id: the session id.
     :param owner: our owner string.
     :param ttl_s: seconds until the lease expires.
+    :param take_over: a holder (known to be dead) whose unexpired lease may be taken anyway.
     :returns: None on success, else the current holder's owner string.
     """
     now = time.time()
@@ -272,7 +275,13 @@ def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: 
             )
             return None
         holder, expires_at = row
-        if holder is not None and holder != owner and expires_at is not None and expires_at >= now:
+        if (
+            holder is not None
+            and holder != owner
+            and holder != take_over
+            and expires_at is not None
+            and expires_at >= now
+        ):
             return str(holder)
         conn.execute(
             "UPDATE sessions SET lease_owner = ?, lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ?",

@@ -253,8 +253,11 @@ async def test_non_finite_ids_are_refused_and_run_nothing(raw: Any, home: Home) 
     params = json.dumps({"sessionId": sid, "prompt": [{"type": "text", "text": "must not run"}]})
     for raw_id, code in ((b"1e400", -32600), (b"-1e400", -32600), (b"NaN", -32700), (b"Infinity", -32700)):
         await agent.send(
-            b'{"jsonrpc":"2.0","id":' + raw_id + b',"method":"session/prompt","params":'
-            + params.encode() + b"}\n"
+            b'{"jsonrpc":"2.0","id":'
+            + raw_id
+            + b',"method":"session/prompt","params":'
+            + params.encode()
+            + b"}\n"
         )
         frame = await agent.read()
         while "method" in frame:  # e.g. the command list sent after session/new

@@ -316,3 +316,42 @@ async def test_auto_compaction_runs_before_a_turn_over_the_threshold(workspace: 
         assert history[0].display_kind == "summary"
         assert history[0].content.startswith("Summary of 2 messages: first words here")
         assert [r.content for r in history[1:]] == ["second", "You said: second"]
+
+
+async def test_lease_of_a_dead_or_recycled_pid_is_taken_over(k: Kernel, workspace: Path) -> None:
+    """A holder on this host whose process died, or whose pid now belongs to a newer process, loses
+    its lease at once; a live holder keeps it; a holder on another host waits for expiry."""
+    import socket
+    import subprocess
+    import sys
+
+    from hermes_core.lease_owner import process_start
+
+    host = socket.gethostname()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start = process_start(live.pid)
+        cases = [
+            (f"{host}:{dead.pid}:1:aa", True),
+            (f"{host}:{dead.pid}:aa", True),  # the older form without a start time
+            (f"{host}:{live.pid}:{start}:bb", False),
+            (f"other-{host}:{dead.pid}:1:cc", False),
+        ]
+        if start is not None:  # only where the start time can be read (Linux)
+            cases.append((f"{host}:{live.pid}:{int(start) - 1}:dd", True))
+        for index, (holder, taken) in enumerate(cases):
+            sid = f"lease-case-{index}"
+            assert await k.storage.acquire_lease(sid, holder, 30) is None
+            if taken:
+                session = await k.open_session(sid, source="tui", owner="t", cwd=workspace)
+                await turn(session, "mine now")
+                assert await k.storage.acquire_lease(sid, holder, 30) == k.lease_owner
+            else:
+                with pytest.raises(SessionInUse) as err:
+                    await k.open_session(sid, source="tui", owner="t", cwd=workspace)
+                assert err.value.owner == holder
+    finally:
+        live.kill()
+        live.wait()

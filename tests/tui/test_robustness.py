@@ -91,7 +91,7 @@ def test_non_finite_ids_are_refused_and_run_nothing(tui: TuiProcess) -> None:
     for raw_id in (b"1e400", b"-1e400", b"NaN", b"Infinity"):
         before = len(tui.col.null_errors)
         tui.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b"," + prompt + b"\n")
-        error = tui.col.wait(lambda: tui.col.null_errors[before:], timeout=10)[0]
+        error = tui.col.wait(lambda start=before: tui.col.null_errors[start:], timeout=10)[0]
         assert error["id"] is None
         # 1e400 is valid JSON with a non-finite value; NaN/Infinity are not JSON at all.
         assert error["error"]["code"] == (-32600 if raw_id.endswith(b"400") else -32700)

@@ -151,3 +151,33 @@ def test_create_params(tui: TuiProcess, tmp_path: Path) -> None:
     seeded = tui.call("session.create", messages=[{"role": "user", "content": "seed"}], cwd=str(tmp_path))
     assert [m["text"] for m in seeded["messages"]] == ["seed"]
     assert seeded["info"]["cwd"] == str(tmp_path)
+
+
+def test_session_of_a_killed_gateway_reopens_at_once(spawn: Callable[..., TuiProcess]) -> None:
+    """After ``kill -9`` the dead process's writer lease does not block a restarted gateway."""
+    import signal
+    import time
+
+    first = spawn()
+    sid = first.create()
+    first.turn(sid, "before the crash")
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(10)
+    second = spawn()
+    started = time.monotonic()
+    resumed = second.call("session.resume", session_id=sid)
+    assert time.monotonic() - started < 5  # well inside the 30 s lease lifetime
+    assert resumed["session_id"] == sid
+    assert [m["text"] for m in resumed["messages"]] == ["before the crash", "You said: before the crash"]
+    assert second.turn(sid, "after")["text"] == "You said: after"
+
+
+def test_session_of_a_live_gateway_stays_locked(spawn: Callable[..., TuiProcess]) -> None:
+    """A gateway that is alive keeps its session: another one is refused."""
+    first = spawn()
+    sid = first.create()
+    first.turn(sid, "mine")
+    second = spawn()
+    err = second.error("session.resume", session_id=sid)
+    assert err.code != -32603 and "another" in str(err.message).lower()
+    assert first.turn(sid, "still mine")["text"] == "You said: still mine"
