@@ -137,6 +137,40 @@ def _offered_token(request: web.Request) -> tuple[str | None, bool]:
     return None, False
 
 
+def _without_foreign_protocols(request: web.Request) -> web.Request:
+    """Return the request to upgrade, without a subprotocol list that lacks ``hermes.v1``.
+
+    When no offered subprotocol matches, aiohttp logs a warning quoting every offered value, and
+    a token is offered as one (``hermes.token.<token>``). Such a list is dropped before the
+    handshake, so the token never reaches a log; the socket is then closed with 4401 anyway.
+    """
+    header = request.headers.get("Sec-WebSocket-Protocol")
+    if header is None or SUBPROTOCOL in (p.strip() for p in header.split(",")):
+        return request
+    from multidict import CIMultiDict
+
+    headers = CIMultiDict(request.headers)
+    del headers["Sec-WebSocket-Protocol"]
+    return request.clone(headers=headers)
+
+
+class _MaskToken(logging.Filter):
+    """Mask the WebSocket token in any record a handler is about to write (defence in depth)."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if self._token in message:
+            record.msg, record.args = message.replace(self._token, "[REDACTED]"), None
+        return True
+
+
 def _origin_ok(origin: str | None, allowed: list[str]) -> bool:
     if not origin:
         return True
@@ -179,12 +213,18 @@ async def serve_ws(
         print(f"hermes tui: cannot read the token: {exc}", file=sys.stderr)
         return 2
 
+    if len(token) >= 6:
+        masking = _MaskToken(token)
+        for log_handler in logging.getLogger().handlers:
+            log_handler.addFilter(masking)
+        gw.kernel.redactor.add(token)
+
     closing: set[asyncio.Future[object]] = set()
 
     async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
-        await ws.prepare(request)
         offered, channel_ok = _offered_token(request)
+        ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
+        await ws.prepare(_without_foreign_protocols(request))
         good = (
             "token" not in request.query
             and channel_ok

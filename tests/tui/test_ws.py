@@ -247,3 +247,25 @@ async def test_ws_token_file_and_allowed_origin(tmp_path: Path, home: Path) -> N
         await ok.close()
     finally:
         srv.stop()
+
+
+async def test_ws_token_never_reaches_stderr(home: Path) -> None:
+    """A token offered without ``hermes.v1`` (or with a wrong value) is refused and never logged."""
+    token = "secret-ws-token-5f3a9c1e7d"
+    srv = WsServer(home, token)
+    try:
+        for protocols in (
+            (f"hermes.token.{token}",),
+            ("other.v2", f"hermes.token.{token}"),
+            (f"hermes.token.{token}", "hermes.v0"),
+        ):
+            await _expect_close(srv.url, 4401, protocols=protocols)
+        # The same token through an accepted channel still works afterwards.
+        good = await WsClient.connect(srv.url, protocols=("hermes.v1", f"hermes.token.{token}"))
+        await good.wait(lambda: good.frames)
+        await good.close()
+    finally:
+        assert srv.stop() == 0
+    text = "".join(srv.stderr_lines)
+    assert "listening on" in text
+    assert token not in text
