@@ -14,6 +14,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from hermes_core import rpc
+from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -199,6 +201,10 @@ async def serve_ws(
         return 2
     stop = asyncio.Event()
     stop_signals(stop)
+    # Unlike stdio, where stdin is the protocol, a WebSocket server is run from a terminal by a
+    # person: Ctrl-C and Ctrl-D stop it the way they stop `hermes api`.
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
     gw = await start(ctx)
     if gw is None:
         return 1
@@ -274,7 +280,11 @@ async def serve_ws(
         bound = server.sockets[0].getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     print(f"hermes tui: listening on ws://{shown}:{bound}/api/ws", file=sys.stderr, flush=True)
-    await stop.wait()
+    watching = TerminalEof(stop)
+    try:
+        await stop.wait()
+    finally:
+        watching.close()
     gw.closing = True
     for conn in list(gw.conns):
         conn.alive = False
