@@ -73,13 +73,27 @@ def _seed(raw: Any) -> list[SeedMessage]:
 
 
 def _after_info(gw: Gateway, live: Live) -> None:
-    """Emit ``session.info`` right after the response (the agent is built)."""
+    """Emit ``session.info`` right after the response (the agent is built), then ``error`` if
+    the session's provider cannot be called (no API key), so the host can say so before a turn."""
 
     def emit() -> None:
-        if gw.lives.get(live.session.id) is live:
-            live.stream.emit_info(force=True)
+        if gw.lives.get(live.session.id) is not live:
+            return
+        live.stream.emit_info(force=True)
+        problem = _provider_problem(gw, live.session)
+        if problem is not None:
+            live.stream.emit("error", {"message": problem, "code": "provider_auth"})
 
     rpc.after_response(emit)
+
+
+def _provider_problem(gw: Gateway, session: Session) -> str | None:
+    """Return why the session's provider cannot be called (a missing key), or ``None``."""
+    provider = session.info().provider
+    hub = gw.kernel.hub
+    if not provider or not hub.has(provider):
+        return None  # an unknown provider is reported by the turn that tries it
+    return hub.missing_key_hint(provider)
 
 
 async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from hermes_core import (
     ReasoningDelta,
     Retrying,
     SessionChanged,
+    SessionProblem,
     SteerDelivered,
     SubagentEvent,
     TextDelta,
@@ -316,6 +317,9 @@ class SessionStream:
             assert isinstance(ev, BackgroundCompleted)
             self.open_tasks.discard(ev.task_id)
             self.emit("background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status})
+        elif kind is SessionProblem:
+            assert isinstance(ev, SessionProblem)
+            self.emit("error", {"message": ev.message, "code": ev.code})
         elif kind is SubagentEvent:
             assert isinstance(ev, SubagentEvent)
             payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}

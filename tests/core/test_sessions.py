@@ -355,3 +355,41 @@ async def test_lease_of_a_dead_or_recycled_pid_is_taken_over(k: Kernel, workspac
     finally:
         live.kill()
         live.wait()
+
+
+async def test_lost_or_failing_lease_renewal_is_reported_as_a_session_problem(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside any turn, a renewal that fails or finds the lease taken emits ``SessionProblem``."""
+    import asyncio
+
+    from hermes_core import SessionProblem
+    from hermes_core import kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "LEASE_RENEW_S", 0.05)
+    kernel = sqlite_kernel(tmp_path)
+    async with kernel.running():
+        session = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+        await turn(session, "hi")
+        events = session.subscribe()
+        # Another process takes the lease over (as it would after judging us dead).
+        me = kernel.lease_owner
+        assert await kernel.storage.acquire_lease(session.id, "elsewhere:1:x", 30, take_over=me) is None
+
+        async def next_problem() -> SessionProblem:
+            async for event in events:
+                if isinstance(event, SessionProblem):
+                    return event
+            raise AssertionError("the bus ended")
+
+        problem = await asyncio.wait_for(next_problem(), 10)
+        assert problem.code == "lease_lost" and problem.turn_id is None
+        assert "another Hermes process" in problem.message
+
+        async def broken(*args: Any, **kw: Any) -> bool:
+            raise OSError("disk I/O error")
+
+        monkeypatch.setattr(kernel.storage, "renew_lease", broken)
+        problem = await asyncio.wait_for(next_problem(), 10)
+        assert problem.code == "storage" and "disk I/O error" in problem.message
+        events.close()
