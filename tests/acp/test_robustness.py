@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from tests.acp import wire
 from tests.acp.conftest import Home
 
 GARBAGE: list[Any] = [None, 0, -1, 1.5, True, "", "x" * 1000, [], [1, "a"], {}, {"a": {"b": None}}]
@@ -71,3 +73,18 @@ async def test_garbage_params_on_every_method(raw: Any, home: Home, tmp_path: An
     stderr.close()
     text = (tmp_path / "stderr.txt").read_text()
     assert "Traceback" not in text and "info:" not in text
+
+
+async def test_start_up_failure_reaches_the_editor_with_its_reason(raw: Any, home: Home) -> None:
+    """A request waiting for a start-up that fails is answered with the reason, then the agent exits 1."""
+    home.write_config('model = "mock:script"\n[storage]\npath = "/dev/null/hermes.sqlite3"\n')
+    agent = await raw()
+    await agent.request(0, "initialize", {"protocolVersion": 1})
+    frame = await agent.request(1, "session/new", {"cwd": str(home.workspace), "mcpServers": []})
+    error = frame["error"]
+    assert error["code"] == -32603
+    assert "could not start" in error["message"]
+    assert "/dev/null/hermes.sqlite3" in error["message"]
+    assert "storage.path" in error["data"]["reason"]
+    assert not wire.check("Error", error)
+    assert await asyncio.wait_for(agent.process.wait(), 10) == 1
