@@ -286,19 +286,21 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     rows = await session.history()
     after_tokens = sum(len(r.content.split()) for r in rows)
     noop = result.summary_row_id is None
+    # Count the messages the host saw disappear; the core's count also includes hidden rows
+    # (tool-call-only assistant rows, markers), which would report more than there were.
+    kept = {r.id for r in rows}
+    removed = sum(1 for r in before_rows if r.id not in kept)
     live.stream.emit("status.update", {"kind": "ready", "text": "ready"})
     live.stream.emit_info(force=True)
     return {
         "status": "noop" if noop else "compressed",
-        "removed": result.archived,
+        "removed": removed,
         "before_messages": len(before_rows),
         "after_messages": len(rows),
         "before_tokens": before_tokens,
         "after_tokens": after_tokens,
         "summary": {
-            "headline": "nothing to compress"
-            if noop
-            else f"compressed {result.archived} rows into a summary",
+            "headline": "nothing to compress" if noop else f"compressed {removed} messages into a summary",
             "token_line": f"{before_tokens} → {after_tokens} words",
             "noop": noop,
             "row_id": result.summary_row_id,

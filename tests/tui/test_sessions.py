@@ -181,3 +181,24 @@ def test_session_of_a_live_gateway_stays_locked(spawn: Callable[..., TuiProcess]
     err = second.error("session.resume", session_id=sid)
     assert err.code != -32603 and "another" in str(err.message).lower()
     assert first.turn(sid, "still mine")["text"] == "You said: still mine"
+
+
+def test_compress_counts_the_messages_it_removed(tui: TuiProcess) -> None:
+    """``removed`` counts history messages, not the hidden tool-call rows behind them."""
+    sid = tui.create()
+    tui.turn(sid, '[[tool todo {"todos": [{"id": "1", "content": "a", "status": "pending"}]}]]')
+    tui.turn(sid, '[[tool todo {"todos": [{"id": "1", "content": "a", "status": "completed"}]}]]')
+    tui.turn(sid, "last")
+    before = tui.call("session.history", session_id=sid)["messages"]
+    result = tui.call("session.compress", session_id=sid)
+    assert result["status"] == "compressed"
+    after_ids = {m["row_id"] for m in result["messages"]}
+    gone = [m for m in before if m["row_id"] not in after_ids]
+    assert result["removed"] == len(gone)
+    assert result["removed"] <= result["before_messages"] == len(before)
+    assert result["after_messages"] == result["before_messages"] - result["removed"] + 1
+    assert str(result["removed"]) in result["summary"]["headline"]
+    # A second compression removes the first summary too, and still counts what was shown.
+    tui.turn(sid, "one more")
+    again = tui.call("session.compress", session_id=sid)
+    assert again["removed"] == again["before_messages"] - again["after_messages"] + 1
