@@ -76,6 +76,9 @@ class Row:
     created_at: float
 
 
+PREVIEW_CHARS = 200
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A stored session (agent-core §7.1)."""
@@ -97,6 +100,8 @@ class SessionRecord:
     created_at: float = 0.0
     updated_at: float = 0.0
     message_count: int = 0
+    #: The first active user message, cut to ``PREVIEW_CHARS``; filled by reads, never written.
+    preview: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,13 @@ from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
 from hermes_sqlite.schema import write_transaction
 
 _COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
-_SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT} FROM sessions s"
+# The first user message shown in the history (markers left out), walked along the session index.
+_PREVIEW = (
+    "(SELECT substr(m.content, 1, 200) FROM messages m WHERE m.session_id = s.id AND m.active = 1 "
+    "AND m.role = 'user' AND (m.display_kind IS NULL OR m.display_kind NOT IN ('model_switch', 'hidden')) "
+    "ORDER BY m.position, m.id LIMIT 1)"
+)
+_SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT}, {_PREVIEW} FROM sessions s"
 _UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
 _INSERT_SESSION = (
     f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder) "

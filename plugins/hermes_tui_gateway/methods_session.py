@@ -226,7 +226,7 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             {
                 "id": s.id,
                 "title": s.title,
-                "preview": getattr(s, "preview", "") or "",
+                "preview": s.preview,
                 "started_at": float(s.created_at),
                 "last_active": float(s.updated_at or s.created_at),
                 "message_count": getattr(s, "message_count", 0) or 0,

@@ -393,3 +393,14 @@ async def test_lost_or_failing_lease_renewal_is_reported_as_a_session_problem(
         problem = await asyncio.wait_for(next_problem(), 10)
         assert problem.code == "storage" and "disk I/O error" in problem.message
         events.close()
+
+
+async def test_listed_and_read_sessions_carry_a_preview(k: Kernel, workspace: Path) -> None:
+    """The first user message (as history shows it) is the session's preview, in both backends."""
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "first " + "x" * 300)
+    await turn(session, "second")
+    (listed,) = (await k.list_sessions()).sessions
+    assert listed.preview == ("first " + "x" * 300)[:200]
+    stored = await k.storage.get_session(session.id)
+    assert stored is not None and stored.preview == listed.preview

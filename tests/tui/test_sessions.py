@@ -202,3 +202,15 @@ def test_compress_counts_the_messages_it_removed(tui: TuiProcess) -> None:
     tui.turn(sid, "one more")
     again = tui.call("session.compress", session_id=sid)
     assert again["removed"] == again["before_messages"] - again["after_messages"] + 1
+
+
+def test_list_previews_the_first_user_message(tui: TuiProcess) -> None:
+    """``session.list`` fills ``preview`` with the first user message, cut to 200 characters."""
+    short = tui.create()
+    tui.turn(short, "what does this repository do?")
+    tui.turn(short, "and the second question")
+    long = tui.create()
+    tui.turn(long, "word " * 100)
+    listed = {s["id"]: s for s in tui.call("session.list")["sessions"]}
+    assert listed[short]["preview"] == "what does this repository do?"
+    assert listed[long]["preview"] == ("word " * 100)[:200]
