@@ -279,7 +279,9 @@ class SessionStream:
                 self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
         elif kind is ToolCompleted:
             assert isinstance(ev, ToolCompleted)
-            payload = encode.tool_complete(ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor)
+            payload = encode.tool_complete(
+                ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
+            )
             if (
                 self._tools_visible()
                 or "inline_diff" in payload
