@@ -1,12 +1,15 @@
 """Who holds a writer lease, and whether that holder is a process that no longer exists.
 
-A lease owner string is ``<host>:<pid>:<start>:<random>``: the host name, the process id, the
-process start time as the kernel counts it (clock ticks since boot from ``/proc/<pid>/stat``, or
-``-`` where that is not available) and a random part that tells two kernels of one process apart.
+A lease owner string is ``<host>:<pid>:<start>:<pidns>:<random>``: the host name, the process id,
+the process start time as the kernel counts it (clock ticks since boot from ``/proc/<pid>/stat``),
+the process-id namespace (``/proc/self/ns/pid``, so that two containers sharing a database and a
+host name never judge each other's pids) and a random part that tells two kernels of one process
+apart. ``-`` stands for a part the platform does not provide.
 Leases expire when they are not renewed, but a process killed with ``kill -9`` cannot release its
 leases, and a restarted IDE agent should not wait for the expiry: :func:`holder_is_gone` tells
 the opener that the holder is a process on this host that has died, so the lease can be taken
-over at once. The start time guards against a new process that was given the dead one's pid.
+over at once. The start time guards against a new process that was given the dead one's pid
+(including this very process, for example an agent that is always pid 1 in its container).
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ class LeaseOwner:
     :param host: the host name of the holder.
     :param pid: its process id.
     :param start: its start time (``None`` when it was not recorded).
+    :param pidns: its process-id namespace (``None`` when it was not recorded).
     """
 
     host: str
     pid: int
     start: str | None
+    pidns: str | None = None
 
 
 def process_start(pid: int) -> str | None:
@@ -51,14 +56,28 @@ def process_start(pid: int) -> str | None:
     return fields[19].decode("ascii", "replace")
 
 
+def pid_namespace() -> str | None:
+    """Return the number of this process's pid namespace, where Linux tells it.
+
+    :returns: e.g. ``"4026531836"``, or ``None``.
+    """
+    try:
+        link = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+    digits = "".join(ch for ch in link if ch.isdigit())
+    return digits or None
+
+
 def make_owner() -> str:
     """Return a fresh owner string for this process.
 
-    :returns: ``<host>:<pid>:<start>:<random>``.
+    :returns: ``<host>:<pid>:<start>:<pidns>:<random>``.
     """
     pid = os.getpid()
     start = process_start(pid) or _UNKNOWN
-    return f"{socket.gethostname()}:{pid}:{start}:{secrets.token_hex(4)}"
+    pidns = pid_namespace() or _UNKNOWN
+    return f"{socket.gethostname()}:{pid}:{start}:{pidns}:{secrets.token_hex(4)}"
 
 
 def parse_owner(owner: str) -> LeaseOwner | None:
@@ -68,16 +87,21 @@ def parse_owner(owner: str) -> LeaseOwner | None:
     :returns: its parts, or ``None`` when it is not in either form (then nothing is assumed).
     """
     parts = owner.split(":")
-    if len(parts) == 4:
-        host, pid, start, _ = parts
+    if len(parts) == 5:
+        host, pid, start, pidns, _ = parts
     elif len(parts) == 3:
         host, pid, _ = parts
-        start = _UNKNOWN
+        start = pidns = _UNKNOWN
     else:
         return None
     if not pid.isdigit() or not host:
         return None
-    return LeaseOwner(host, int(pid), None if start == _UNKNOWN else start)
+    return LeaseOwner(
+        host,
+        int(pid),
+        None if start == _UNKNOWN else start,
+        None if pidns == _UNKNOWN else pidns,
+    )
 
 
 def _pid_exists(pid: int) -> bool:
@@ -102,8 +126,14 @@ def holder_is_gone(owner: str) -> bool:
     :returns: ``True`` when the lease may be taken over at once.
     """
     parsed = parse_owner(owner)
-    if parsed is None or parsed.host != socket.gethostname() or parsed.pid == os.getpid():
+    if parsed is None or parsed.host != socket.gethostname():
         return False
+    ours = pid_namespace()
+    if parsed.pidns is not None and ours is not None and parsed.pidns != ours:
+        return False  # its pids are not ours to look at (another container)
+    if parsed.pid == os.getpid():
+        # Another kernel in this process is alive; an earlier process that had our pid is not.
+        return parsed.start is not None and parsed.start != process_start(parsed.pid)
     if not _pid_exists(parsed.pid):
         return True
     if parsed.start is None:

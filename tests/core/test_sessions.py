@@ -321,26 +321,34 @@ async def test_auto_compaction_runs_before_a_turn_over_the_threshold(workspace: 
 async def test_lease_of_a_dead_or_recycled_pid_is_taken_over(k: Kernel, workspace: Path) -> None:
     """A holder on this host whose process died, or whose pid now belongs to a newer process, loses
     its lease at once; a live holder keeps it; a holder on another host waits for expiry."""
+    import os
     import socket
     import subprocess
     import sys
 
-    from hermes_core.lease_owner import process_start
+    from hermes_core.lease_owner import pid_namespace, process_start
 
     host = socket.gethostname()
+    ns = pid_namespace() or "-"
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         start = process_start(live.pid)
+        mine = process_start(os.getpid())
         cases = [
-            (f"{host}:{dead.pid}:1:aa", True),
+            (f"{host}:{dead.pid}:1:{ns}:aa", True),
             (f"{host}:{dead.pid}:aa", True),  # the older form without a start time
-            (f"{host}:{live.pid}:{start}:bb", False),
-            (f"other-{host}:{dead.pid}:1:cc", False),
+            (f"{host}:{live.pid}:{start}:{ns}:bb", False),
+            (f"other-{host}:{dead.pid}:1:{ns}:cc", False),
+            (f"{host}:{os.getpid()}:{mine}:{ns}:ee", False),  # another kernel of this process
         ]
-        if start is not None:  # only where the start time can be read (Linux)
-            cases.append((f"{host}:{live.pid}:{int(start) - 1}:dd", True))
+        if start is not None and mine is not None:  # only where start times can be read (Linux)
+            cases.append((f"{host}:{live.pid}:{int(start) - 1}:{ns}:dd", True))
+            # An earlier process that had this very pid (an agent that is pid 1 in its container).
+            cases.append((f"{host}:{os.getpid()}:{int(mine) - 1}:{ns}:ff", True))
+        if ns != "-":  # a holder in another pid namespace (container) is never judged by pid
+            cases.append((f"{host}:{dead.pid}:1:{int(ns) + 1}:gg", False))
         for index, (holder, taken) in enumerate(cases):
             sid = f"lease-case-{index}"
             assert await k.storage.acquire_lease(sid, holder, 30) is None
