@@ -76,7 +76,7 @@ async def test_garbage_params_on_every_method(raw: Any, home: Home, tmp_path: An
 
 
 async def test_start_up_failure_reaches_the_editor_with_its_reason(raw: Any, home: Home) -> None:
-    """A request waiting for a start-up that fails is answered with the reason, then the agent exits 1."""
+    """Requests sent around a start-up that fails are answered with the reason; at EOF the exit is 1."""
     home.write_config('model = "mock:script"\n[storage]\npath = "/dev/null/hermes.sqlite3"\n')
     agent = await raw()
     await agent.request(0, "initialize", {"protocolVersion": 1})
@@ -87,4 +87,9 @@ async def test_start_up_failure_reaches_the_editor_with_its_reason(raw: Any, hom
     assert "/dev/null/hermes.sqlite3" in error["message"]
     assert "storage.path" in error["data"]["reason"]
     assert not wire.check("Error", error)
+    # A request sent after the failure is answered the same way: the agent has not vanished.
+    later = await agent.request(2, "session/list", {})
+    assert later["error"]["data"]["reason"] == error["data"]["reason"]
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()
     assert await asyncio.wait_for(agent.process.wait(), 10) == 1
