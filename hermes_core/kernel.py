@@ -574,7 +574,11 @@ class Kernel:
 
     def _schedule_extra_write(self, session: Session, extra: dict[str, str]) -> None:
         async def write() -> None:
-            await session._update_record(extra=extra)
+            try:
+                await session._update_record(extra=extra)
+            except Exception as exc:
+                log.warning("saving the settings of %s failed", session.id, exc_info=True)
+                session.report_problem("storage", f"saving this session's settings failed: {exc}")
 
         if self._running:
             self.spawn(write())

@@ -412,3 +412,32 @@ async def test_listed_and_read_sessions_carry_a_preview(k: Kernel, workspace: Pa
     assert listed.preview == ("first " + "x" * 300)[:200]
     stored = await k.storage.get_session(session.id)
     assert stored is not None and stored.preview == listed.preview
+
+
+async def test_a_failed_background_settings_write_is_a_session_problem(
+    k: Kernel, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saving ``session.extra`` happens in the background; its failure reaches the session's bus."""
+    import asyncio
+
+    from hermes_core import SessionProblem
+
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "persist me")
+    events = session.subscribe()
+
+    async def broken(*args: Any, **kw: Any) -> None:
+        raise OSError("database or disk is full")
+
+    monkeypatch.setattr(k.storage, "update_session", broken)
+    session.extra["tui.verbose"] = "off"
+
+    async def first_problem() -> SessionProblem:
+        async for event in events:
+            if isinstance(event, SessionProblem):
+                return event
+        raise AssertionError("the bus ended")
+
+    problem = await asyncio.wait_for(first_problem(), 10)
+    assert problem.code == "storage" and "disk is full" in problem.message
+    events.close()
