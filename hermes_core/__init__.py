@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "SessionChanged": "hermes_core.events",
     "TurnCompleted": "hermes_core.events",
     "BackgroundCompleted": "hermes_core.events",
+    "SessionProblem": "hermes_core.events",
     "SubagentEvent": "hermes_core.events",
     # providers
     "ModelInfo": "hermes_core.providers",

@@ -7,6 +7,7 @@ transports built on it share one definition of what goes on the wire.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -333,9 +334,14 @@ def error_response(request_id: Any, error: RpcError) -> dict[str, Any]:
 
 
 def valid_id(value: Any) -> bool:
-    """Tell whether a value may be a JSON-RPC id (string, number or null; not a boolean).
+    """Tell whether a value may be a JSON-RPC id (string, finite number or null; not a boolean).
+
+    A number too large for a float (``1e400``) parses as infinity, which cannot be written back
+    as JSON, so such an id could never be answered: it is refused like any other bad id.
 
     :param value: the decoded ``id`` member.
     :returns: ``True`` if it can be echoed back as an id.
     """
-    return value is None or (isinstance(value, int | float | str) and not isinstance(value, bool))
+    if value is None or (isinstance(value, str | int) and not isinstance(value, bool)):
+        return True
+    return isinstance(value, float) and math.isfinite(value)

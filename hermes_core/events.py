@@ -260,6 +260,20 @@ class TurnCompleted(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SessionProblem(Event):
+    """Something failed for this session outside a turn; a turn's own failures end the turn.
+
+    ``code`` says where: ``storage`` (a background write, e.g. of ``session.extra``, or a lease
+    renewal failed),
+    ``lease_lost`` (another process took the writer lease), ``plugin`` (a plugin's hook raised;
+    reported once per plugin and session). ``message`` is redacted and names the culprit.
+    """
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BackgroundCompleted(Event):
     task_id: str
     text: str

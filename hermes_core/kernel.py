@@ -16,10 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
-import secrets
-import socket
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,6 +31,8 @@ from hermes_core.errors import (
     SessionNotFound,
     StorageError,
 )
+from hermes_core.events import SessionProblem
+from hermes_core.lease_owner import make_owner
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
 from hermes_core.records import CommandContext, CommandResult
 from hermes_core.redaction import Redactor
@@ -70,7 +69,7 @@ class Kernel:
         self.redactor = Redactor()
         self._broker: QuestionBroker | None = None
         self.executor = ThreadPoolExecutor(max_workers=16, thread_name_prefix="hermes-tool")
-        self.lease_owner = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.lease_owner = make_owner()
         self._sessions: dict[str, Session] = {}
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
@@ -262,9 +261,22 @@ class Kernel:
             await asyncio.sleep(LEASE_RENEW_S)
             for session in list(self._sessions.values()):
                 try:
-                    await self.storage.renew_lease(session.id, self.lease_owner, LEASE_TTL_S)
-                except Exception:
+                    held = await self.storage.renew_lease(session.id, self.lease_owner, LEASE_TTL_S)
+                except Exception as exc:
                     log.warning("renewing the lease of %s failed", session.id, exc_info=True)
+                    session.report_problem(
+                        "storage", f"renewing the session's writer lease failed: {exc}", once="renew"
+                    )
+                    continue
+                session._problems_reported.discard("renew")  # report the next outage again
+                if held is False and self._sessions.get(session.id) is session:
+                    log.warning("the lease of %s is held by another process now", session.id)
+                    session.report_problem(
+                        "lease_lost",
+                        "another Hermes process took over this session's writer lease; "
+                        "close it here and resume it there",
+                        once="lease_lost",
+                    )
 
     def spawn(self, coro: Any, name: str | None = None) -> asyncio.Task[Any]:
         """Run a background task the kernel keeps alive and cancels at shutdown."""
@@ -561,8 +573,11 @@ class Kernel:
         for impl in self.pm.hook.hermes_on_event.get_hookimpls():
             try:
                 impl.function(session=session, event=event)
-            except Exception:
+            except Exception as exc:
                 log.warning("event observer %s failed", impl.plugin_name, exc_info=True)
+                if not isinstance(event, SessionProblem):  # never report a report's failure
+                    text = f"plugin {impl.plugin_name!r} failed while observing events: {exc}"
+                    session.report_problem("plugin", text, once=f"plugin:{impl.plugin_name}")
 
     def _after_turn(self, session: Session, outcome: TurnOutcome) -> None:
         from hermes_core.titles import maybe_refine
@@ -571,7 +586,11 @@ class Kernel:
 
     def _schedule_extra_write(self, session: Session, extra: dict[str, str]) -> None:
         async def write() -> None:
-            await session._update_record(extra=extra)
+            try:
+                await session._update_record(extra=extra)
+            except Exception as exc:
+                log.warning("saving the settings of %s failed", session.id, exc_info=True)
+                session.report_problem("storage", f"saving this session's settings failed: {exc}")
 
         if self._running:
             self.spawn(write())

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core.history import materialize
-from hermes_core.storage import NewRow, Row, SessionPage, SessionRecord
+from hermes_core.storage import PREVIEW_CHARS, NewRow, Row, SessionPage, SessionRecord
 
 
 class MemoryStorage:
@@ -33,8 +33,18 @@ class MemoryStorage:
         return None
 
     def _with_count(self, rec: SessionRecord) -> SessionRecord:
-        count = sum(1 for r in self._rows.get(rec.id, ()) if r.active)
-        return dataclasses.replace(rec, message_count=count)
+        rows = self._rows.get(rec.id, ())
+        count = sum(1 for r in rows if r.active)
+        first = next(
+            (
+                r
+                for r in sorted(rows, key=lambda r: (r.position, r.id))
+                if r.active and r.role == "user" and r.display_kind not in ("model_switch", "hidden")
+            ),
+            None,
+        )
+        preview = first.content[:PREVIEW_CHARS] if first is not None else ""
+        return dataclasses.replace(rec, message_count=count, preview=preview)
 
     async def get_session(self, session_id: str) -> SessionRecord | None:
         rec = self._sessions.get(session_id)
@@ -92,10 +102,12 @@ class MemoryStorage:
             return None
         return max(matches, key=lambda s: (s.updated_at, s.id)).id
 
-    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+    async def acquire_lease(
+        self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+    ) -> str | None:
         held = self._leases.get(session_id)
         now = time.time()
-        if held and held[0] != owner and held[1] > now:
+        if held and held[0] != owner and held[0] != take_over and held[1] > now:
             return held[0]
         self._leases[session_id] = (owner, now + ttl_s)
         return None

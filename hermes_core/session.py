@@ -78,6 +78,7 @@ class Session:
         self._created_at = record.created_at
         self.extra: MutableMapping[str, str] = _ExtraMap(self, dict(record.extra))
         self.file_access: FileAccess = kernel.default_file_access()
+        self._problems_reported: set[str] = set()
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -158,6 +159,23 @@ class Session:
                 for q in item.listeners:
                     q.put_nowait(event)
         self.kernel._observe(self, event)
+
+    def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
+        """Emit ``SessionProblem`` for a failure outside a turn (the text is redacted here).
+
+        :param code: where it failed (``storage``, ``lease_lost``, ``plugin``, …).
+        :param message: what failed, for a person.
+        :param once: a key; a second report with the same key is dropped (a hook that fails on
+            every event must not flood the host).
+        """
+        from hermes_core.events import SessionProblem
+
+        if once is not None:
+            if once in self._problems_reported:
+                return
+            self._problems_reported.add(once)
+        text = self.kernel.redactor(message)[:500]
+        self.emit(SessionProblem(session_id=self.id, turn_id=None, code=code, message=text))
 
     # -- persistence -------------------------------------------------------------------------
     async def _persist(self, rows: Sequence[NewRow]) -> list[Row]:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as _dt
+import logging
 import re
 import secrets
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, SessionInUse
+from hermes_core.lease_owner import holder_is_gone
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
+
+log = logging.getLogger("hermes.session")
 
 
 def mint_session_id() -> str:
@@ -117,6 +121,19 @@ async def open_session(
         with contextlib.suppress(BaseException):
             await reading
         raise
+    if holder is not None and holder_is_gone(holder):
+        # The holder was killed without releasing (kill -9, a crash): take over now instead of
+        # making a restarted client wait for the lease to expire.
+        log.info("taking over the lease of %s from %s, which is no longer running", session_id, holder)
+        try:
+            holder = await storage.acquire_lease(
+                session_id, kernel.lease_owner, LEASE_TTL_S, take_over=holder
+            )
+        except BaseException:
+            reading.cancel()
+            with contextlib.suppress(BaseException):
+                await reading
+            raise
     if holder is not None:
         with contextlib.suppress(Exception):
             await reading

@@ -76,6 +76,9 @@ class Row:
     created_at: float
 
 
+PREVIEW_CHARS = 200
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
     """A stored session (agent-core §7.1)."""
@@ -97,6 +100,8 @@ class SessionRecord:
     created_at: float = 0.0
     updated_at: float = 0.0
     message_count: int = 0
+    #: The first active user message, cut to ``PREVIEW_CHARS``; filled by reads, never written.
+    preview: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,11 +151,16 @@ class Storage(Protocol):
 
     async def latest_session_for_channel(self, channel_key: str) -> str | None: ...
 
-    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+    async def acquire_lease(
+        self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+    ) -> str | None:
         """Take the writer lease; return None on success, else the current holder's owner string.
 
-        A lease whose ``lease_expires_at`` has passed may be taken over. A session row that does
-        not exist yet is leased by a placeholder so that two processes cannot both create it.
+        A lease whose ``lease_expires_at`` has passed may be taken over. So may an unexpired one
+        whose holder is exactly ``take_over`` (the kernel passes a holder it found to be a dead
+        process); the comparison and the change are one transaction, so a holder that changed in
+        between keeps its lease. A session row that does not exist yet is leased by a placeholder
+        so that two processes cannot both create it.
         """
         ...
 

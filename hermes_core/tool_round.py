@@ -132,7 +132,8 @@ class ToolRound:
         session, run = self.session, self.turn
         spec = call.spec
         ctx = LiveToolContext(self, call.stored.call_id)
-        title, line, change = self._describe(call, ctx)
+        title, line = self._describe(call)
+        change = await self._preview(call, ctx)
         session.emit(
             ToolAnnounced(
                 session_id=session.id,
@@ -164,11 +165,10 @@ class ToolRound:
             self.current = None
         self._completed(call, result)
 
-    def _describe(self, call: _Call, ctx: LiveToolContext) -> tuple[str, str, Any]:
+    def _describe(self, call: _Call) -> tuple[str, str]:
         spec, args = call.spec, call.args or {}
         title = call.stored.name
         line = ""
-        change = None
         if spec is not None and call.args is not None:
             try:
                 if callable(spec.title):
@@ -176,12 +176,26 @@ class ToolRound:
                 elif spec.title:
                     title = spec.title
                 line = spec.describe(args) if spec.describe else json.dumps(args, ensure_ascii=False)
-                if spec.preview is not None and self._previewable(call):
-                    change = spec.preview(args, ctx)
-            except Exception as exc:  # a preview must never break the turn
-                log.debug("preview of %s failed: %s", spec.name, exc)
+            except Exception as exc:  # a description must never break the turn
+                log.debug("describing %s failed: %s", spec.name, exc)
         line = self.kernel.redactor(line.replace("\n", " "))[:200]
-        return self.kernel.redactor(title)[:200], line, change
+        return self.kernel.redactor(title)[:200], line
+
+    async def _preview(self, call: _Call, ctx: LiveToolContext) -> Any:
+        """Compute the proposed change on a tool thread, through the session's file access.
+
+        The preview reads the target the same way the handler will (an editor's unsaved buffer
+        when the client owns the files), so the change shown and approved is the one made.
+        """
+        spec = call.spec
+        if spec is None or spec.preview is None or call.args is None or not self._previewable(call):
+            return None
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self.kernel.executor, spec.preview, call.args, ctx)
+        except Exception as exc:  # a preview must never break the turn
+            log.debug("preview of %s failed: %s", spec.name, exc)
+            return None
 
     def _previewable(self, call: _Call) -> bool:
         """A preview reads the target: only for in-workspace, non-sensitive paths (asked first)."""

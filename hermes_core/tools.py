@@ -103,7 +103,8 @@ class ToolSpec:
     :param path_args: names of arguments that hold file paths (confinement and approval keys).
     :param command_arg: for ``execute`` tools, the argument holding the shell command.
     :param title: a fixed title, or a function of the arguments.
-    :param preview: side-effect free; returns the proposed ``FileChange`` for edits.
+    :param preview: side-effect free; returns the proposed ``FileChange`` for edits. Called on a
+        tool thread, like a synchronous handler, and reads through ``ctx.file_access``.
     :param describe: one line (≤ 200 chars) shown before the call runs.
     :param needs: question kinds the tool asks (a tool needing ``clarify`` is hidden when the
         turn cannot answer clarify questions).

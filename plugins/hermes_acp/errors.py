@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from hermes_core.rpc import ACP_OPTIONS, INTERNAL_ERROR, INVALID_PARAMS, RpcError
@@ -55,6 +56,20 @@ def internal(exc: BaseException | None, what: str) -> RpcError:
     return ACP_OPTIONS.internal_error(error_id)
 
 
+def start_failed(exc: BaseException, redact: Callable[[str], str]) -> RpcError:
+    """Return the ``-32603`` for a request that waited for a start-up that failed.
+
+    The editor shows the message, so it names the reason (redacted) instead of a bare
+    "Internal error"; ``data.reason`` carries it alone for clients that display data.
+
+    :param exc: the start-up error.
+    :param redact: masks secrets in the text.
+    :returns: the error.
+    """
+    reason = redact(str(exc) or type(exc).__name__)[:1000]
+    return RpcError(INTERNAL_ERROR, f"Internal error: Hermes could not start: {reason}", {"reason": reason})
+
+
 def from_core(exc: Exception, session_id: Any = None) -> RpcError | None:
     """Map a core exception onto its ACP error, or ``None`` when it is not a known one.
 
@@ -97,4 +112,5 @@ __all__ = [
     "internal",
     "invalid",
     "not_found",
+    "start_failed",
 ]

@@ -56,8 +56,9 @@ class ClientFileAccess:
         self._loop_thread = threading.get_ident()
 
     def _on_loop(self) -> bool:
-        # The core computes edit previews on the event loop; blocking there on the client would
-        # deadlock, so a preview reads locally (it is side-effect free and only for display).
+        # Previews and handlers run on tool threads and read through the client. Nothing should
+        # read on the event loop itself (blocking there on the client would deadlock); should
+        # anything do so, it gets the local file rather than a hang.
         return threading.get_ident() == self._loop_thread
 
     def _call(self, method: str, params: dict[str, Any]) -> Any:

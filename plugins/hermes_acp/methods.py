@@ -17,7 +17,7 @@ from jsonrpcserver import Error, Result, Success, async_dispatch_to_serializable
 
 from hermes_acp import config_methods, prompting, sessions
 from hermes_acp.conn import AcpConnection
-from hermes_acp.errors import from_core, internal
+from hermes_acp.errors import from_core, internal, start_failed
 
 log = logging.getLogger("hermes_acp")
 
@@ -34,9 +34,13 @@ def _bind(name: str, impl: Impl, *, wait: bool = True) -> Callable[..., Awaitabl
     """
 
     async def method(conn: AcpConnection, /, **params: Any) -> Result:
-        try:
-            if wait:
+        if wait:
+            try:
                 await conn.wait_ready()
+            except Exception as exc:
+                failed = start_failed(exc, conn.kernel.redactor)
+                return Error(failed.code, failed.message, failed.data)
+        try:
             return Success(await impl(conn, params))
         except Exception as exc:
             error = from_core(exc, params.get("sessionId"))

@@ -6,7 +6,8 @@ answers ``initialize`` in its fast path), and only then let the kernel's start-u
 ``jsonrpcserver`` import take the loop. Normally :mod:`hermes_acp.early` has already protected
 stdout and answered ``initialize`` before the plugins loaded; then this adopts its guard, its
 leftover bytes and the client's capabilities. EOF, SIGTERM or SIGHUP close every session and
-exit 0 within 2 s; SIGPIPE and SIGINT are ignored.
+exit 0 within 2 s; SIGPIPE and SIGINT are ignored. If the kernel cannot start, every request is
+answered with the reason until EOF or a signal, and the exit code is 1.
 """
 
 from __future__ import annotations
@@ -99,8 +100,10 @@ async def serve(ctx: TransportContext, data_dir: Path, *, stdin_tty: bool = Fals
             if starting in done:
                 waiting.discard(starting)
                 if starting.result() is not None:
-                    code = 1  # _start logged the reason (one stderr line)
-                    break
+                    # _start logged the reason (one stderr line). Keep reading until EOF or a
+                    # signal, so every request the editor sends is answered with that reason
+                    # instead of finding the agent gone; then exit 1.
+                    code = 1
                 continue
             break
         if not starting.done():

@@ -335,11 +335,14 @@ def session_value(column: str, value: Any) -> Any:
 
 
 def session_from_row(values: tuple[Any, ...]) -> SessionRecord:
-    """Build a record from :data:`SESSION_COLUMNS` values followed by the active message count.
+    """Build a record from :data:`SESSION_COLUMNS` values, the active message count and,
+    optionally, the preview (the first user message).
 
     :param values: the fetched tuple.
     :returns: the session record.
     """
+    preview = values[len(SESSION_COLUMNS) + 1] if len(values) > len(SESSION_COLUMNS) + 1 else None
+    values = values[: len(SESSION_COLUMNS) + 1]
     (
         session_id,
         source,
@@ -377,4 +380,5 @@ def session_from_row(values: tuple[Any, ...]) -> SessionRecord:
         created_at=created_at,
         updated_at=updated_at,
         message_count=message_count,
+        preview=preview or "",
     )

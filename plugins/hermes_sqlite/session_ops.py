@@ -22,7 +22,13 @@ from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
 from hermes_sqlite.schema import write_transaction
 
 _COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
-_SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT} FROM sessions s"
+# The first user message shown in the history (markers left out), walked along the session index.
+_PREVIEW = (
+    "(SELECT substr(m.content, 1, 200) FROM messages m WHERE m.session_id = s.id AND m.active = 1 "
+    "AND m.role = 'user' AND (m.display_kind IS NULL OR m.display_kind NOT IN ('model_switch', 'hidden')) "
+    "ORDER BY m.position, m.id LIMIT 1)"
+)
+_SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT}, {_PREVIEW} FROM sessions s"
 _UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
 _INSERT_SESSION = (
     f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder) "
@@ -250,13 +256,16 @@ def list_sessions(
     return SessionPage(sessions=sessions, next_cursor=next_cursor)
 
 
-def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float) -> str | None:
+def acquire_lease(
+    conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+) -> str | None:
     """Take the writer lease, reserving the id with a placeholder when it is not stored yet.
 
     :param conn: the connection.
     :param session_id: the session id.
     :param owner: our owner string.
     :param ttl_s: seconds until the lease expires.
+    :param take_over: a holder (known to be dead) whose unexpired lease may be taken anyway.
     :returns: None on success, else the current holder's owner string.
     """
     now = time.time()
@@ -272,7 +281,13 @@ def acquire_lease(conn: sqlite3.Connection, session_id: str, owner: str, ttl_s: 
             )
             return None
         holder, expires_at = row
-        if holder is not None and holder != owner and expires_at is not None and expires_at >= now:
+        if (
+            holder is not None
+            and holder != owner
+            and holder != take_over
+            and expires_at is not None
+            and expires_at >= now
+        ):
             return str(holder)
         conn.execute(
             "UPDATE sessions SET lease_owner = ?, lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ?",

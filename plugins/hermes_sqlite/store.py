@@ -217,15 +217,20 @@ class SqliteStorage:
         """
         return await self._run(lambda conn: session_ops.latest_session_for_channel(conn, channel_key))
 
-    async def acquire_lease(self, session_id: str, owner: str, ttl_s: float) -> str | None:
+    async def acquire_lease(
+        self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+    ) -> str | None:
         """Take the writer lease.
 
         :param session_id: the session id (it need not be stored yet).
         :param owner: our owner string.
         :param ttl_s: seconds until the lease expires unless renewed.
+        :param take_over: a holder whose lease may be taken even before it expires.
         :returns: None on success, else the current holder's owner string.
         """
-        return await self._run(lambda conn: session_ops.acquire_lease(conn, session_id, owner, ttl_s))
+        return await self._run(
+            lambda conn: session_ops.acquire_lease(conn, session_id, owner, ttl_s, take_over)
+        )
 
     async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
         """Extend our lease.

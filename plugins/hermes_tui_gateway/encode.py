@@ -10,6 +10,7 @@ import difflib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
+from pathlib import PurePosixPath
 from typing import Any
 
 from hermes_core import (
@@ -132,15 +133,37 @@ def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
     }
 
 
-def inline_diff(change: FileChange) -> str:
-    """Return a plain unified diff of one file change."""
+def _diff_names(path: str, cwd: str | None) -> tuple[str, str]:
+    """Return the ``---``/``+++`` names: ``a/<rel>``/``b/<rel>`` inside the workspace, else the path."""
+    if cwd:
+        try:
+            rel = PurePosixPath(path).relative_to(cwd)
+        except ValueError:
+            rel = None
+        if rel is not None and str(rel) != ".":
+            return f"a/{rel}", f"b/{rel}"
+    return path, path
+
+
+def inline_diff(change: FileChange, cwd: str | None = None) -> str:
+    """Return a plain unified diff of one file change, named like ``git diff`` names files.
+
+    :param change: the change.
+    :param cwd: the session's workspace; paths inside it are shown relative to it.
+    :returns: the diff; a last line without a newline is marked a "No newline at end of file" line.
+    """
     old = (change.old_text or "").splitlines(keepends=True)
     new = change.new_text.splitlines(keepends=True)
-    before = "/dev/null" if change.old_text is None else f"a/{change.path}"
-    return "".join(difflib.unified_diff(old, new, before, f"b/{change.path}"))
+    before, after = _diff_names(change.path, cwd)
+    if change.old_text is None:
+        before = "/dev/null"
+    out = []
+    for line in difflib.unified_diff(old, new, before, after):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
-def tool_complete(ev: ToolCompleted, args: Any, redact: Redact) -> dict[str, Any]:
+def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None = None) -> dict[str, Any]:
     """Return the ``tool.complete`` payload."""
     out: dict[str, Any] = {
         "tool_id": ev.call_id,
@@ -153,7 +176,7 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact) -> dict[str, Any
         out["error"] = True
     out["summary"] = _short(redact(ev.result_text), 80)
     if ev.file_change is not None:
-        out["inline_diff"] = inline_diff(ev.file_change)
+        out["inline_diff"] = inline_diff(ev.file_change, cwd)
     if ev.todos is not None:
         out["todos"] = [asdict(t) for t in ev.todos]
     return out

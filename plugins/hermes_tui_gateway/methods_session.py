@@ -73,13 +73,27 @@ def _seed(raw: Any) -> list[SeedMessage]:
 
 
 def _after_info(gw: Gateway, live: Live) -> None:
-    """Emit ``session.info`` right after the response (the agent is built)."""
+    """Emit ``session.info`` right after the response (the agent is built), then ``error`` if
+    the session's provider cannot be called (no API key), so the host can say so before a turn."""
 
     def emit() -> None:
-        if gw.lives.get(live.session.id) is live:
-            live.stream.emit_info(force=True)
+        if gw.lives.get(live.session.id) is not live:
+            return
+        live.stream.emit_info(force=True)
+        problem = _provider_problem(gw, live.session)
+        if problem is not None:
+            live.stream.emit("error", {"message": problem, "code": "provider_auth"})
 
     rpc.after_response(emit)
+
+
+def _provider_problem(gw: Gateway, session: Session) -> str | None:
+    """Return why the session's provider cannot be called (a missing key), or ``None``."""
+    provider = session.info().provider
+    hub = gw.kernel.hub
+    if not provider or not hub.has(provider):
+        return None  # an unknown provider is reported by the turn that tries it
+    return hub.missing_key_hint(provider)
 
 
 async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
@@ -212,7 +226,7 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             {
                 "id": s.id,
                 "title": s.title,
-                "preview": getattr(s, "preview", "") or "",
+                "preview": s.preview,
                 "started_at": float(s.created_at),
                 "last_active": float(s.updated_at or s.created_at),
                 "message_count": getattr(s, "message_count", 0) or 0,
@@ -272,19 +286,21 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     rows = await session.history()
     after_tokens = sum(len(r.content.split()) for r in rows)
     noop = result.summary_row_id is None
+    # Count the messages the host saw disappear; the core's count also includes hidden rows
+    # (tool-call-only assistant rows, markers), which would report more than there were.
+    kept = {r.id for r in rows}
+    removed = sum(1 for r in before_rows if r.id not in kept)
     live.stream.emit("status.update", {"kind": "ready", "text": "ready"})
     live.stream.emit_info(force=True)
     return {
         "status": "noop" if noop else "compressed",
-        "removed": result.archived,
+        "removed": removed,
         "before_messages": len(before_rows),
         "after_messages": len(rows),
         "before_tokens": before_tokens,
         "after_tokens": after_tokens,
         "summary": {
-            "headline": "nothing to compress"
-            if noop
-            else f"compressed {result.archived} rows into a summary",
+            "headline": "nothing to compress" if noop else f"compressed {removed} messages into a summary",
             "token_line": f"{before_tokens} → {after_tokens} words",
             "noop": noop,
             "row_id": result.summary_row_id,

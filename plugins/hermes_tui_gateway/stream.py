@@ -23,6 +23,7 @@ from hermes_core import (
     ReasoningDelta,
     Retrying,
     SessionChanged,
+    SessionProblem,
     SteerDelivered,
     SubagentEvent,
     TextDelta,
@@ -278,7 +279,9 @@ class SessionStream:
                 self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
         elif kind is ToolCompleted:
             assert isinstance(ev, ToolCompleted)
-            payload = encode.tool_complete(ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor)
+            payload = encode.tool_complete(
+                ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
+            )
             if (
                 self._tools_visible()
                 or "inline_diff" in payload
@@ -316,6 +319,9 @@ class SessionStream:
             assert isinstance(ev, BackgroundCompleted)
             self.open_tasks.discard(ev.task_id)
             self.emit("background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status})
+        elif kind is SessionProblem:
+            assert isinstance(ev, SessionProblem)
+            self.emit("error", {"message": ev.message, "code": ev.code})
         elif kind is SubagentEvent:
             assert isinstance(ev, SubagentEvent)
             payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}

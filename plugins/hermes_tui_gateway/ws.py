@@ -14,6 +14,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from hermes_core import rpc
+from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -137,6 +139,40 @@ def _offered_token(request: web.Request) -> tuple[str | None, bool]:
     return None, False
 
 
+def _without_foreign_protocols(request: web.Request) -> web.Request:
+    """Return the request to upgrade, without a subprotocol list that lacks ``hermes.v1``.
+
+    When no offered subprotocol matches, aiohttp logs a warning quoting every offered value, and
+    a token is offered as one (``hermes.token.<token>``). Such a list is dropped before the
+    handshake, so the token never reaches a log; the socket is then closed with 4401 anyway.
+    """
+    header = request.headers.get("Sec-WebSocket-Protocol")
+    if header is None or SUBPROTOCOL in (p.strip() for p in header.split(",")):
+        return request
+    from multidict import CIMultiDict
+
+    headers = CIMultiDict(request.headers)
+    del headers["Sec-WebSocket-Protocol"]
+    return request.clone(headers=headers)
+
+
+class _MaskToken(logging.Filter):
+    """Mask the WebSocket token in any record a handler is about to write (defence in depth)."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self._token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if self._token in message:
+            record.msg, record.args = message.replace(self._token, "[REDACTED]"), None
+        return True
+
+
 def _origin_ok(origin: str | None, allowed: list[str]) -> bool:
     if not origin:
         return True
@@ -165,6 +201,10 @@ async def serve_ws(
         return 2
     stop = asyncio.Event()
     stop_signals(stop)
+    # Unlike stdio, where stdin is the protocol, a WebSocket server is run from a terminal by a
+    # person: Ctrl-C and Ctrl-D stop it the way they stop `hermes api`.
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGINT, stop.set)
     gw = await start(ctx)
     if gw is None:
         return 1
@@ -179,12 +219,18 @@ async def serve_ws(
         print(f"hermes tui: cannot read the token: {exc}", file=sys.stderr)
         return 2
 
+    if len(token) >= 6:
+        masking = _MaskToken(token)
+        for log_handler in logging.getLogger().handlers:
+            log_handler.addFilter(masking)
+        gw.kernel.redactor.add(token)
+
     closing: set[asyncio.Future[object]] = set()
 
     async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
-        await ws.prepare(request)
         offered, channel_ok = _offered_token(request)
+        ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
+        await ws.prepare(_without_foreign_protocols(request))
         good = (
             "token" not in request.query
             and channel_ok
@@ -234,7 +280,11 @@ async def serve_ws(
         bound = server.sockets[0].getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     print(f"hermes tui: listening on ws://{shown}:{bound}/api/ws", file=sys.stderr, flush=True)
-    await stop.wait()
+    watching = TerminalEof(stop)
+    try:
+        await stop.wait()
+    finally:
+        watching.close()
     gw.closing = True
     for conn in list(gw.conns):
         conn.alive = False

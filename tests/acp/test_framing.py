@@ -242,3 +242,35 @@ async def test_start_up_failure_exits_1_with_a_message(home: Home, tmp_path: Pat
     assert "nosuchprovider" in err.decode()
     for line in out.splitlines():
         assert json.loads(line)["jsonrpc"] == "2.0"
+
+
+async def test_non_finite_ids_are_refused_and_run_nothing(raw: Any, home: Home) -> None:
+    """An id like ``1e400`` (infinity once parsed) gets -32600 with id null; the prompt never runs."""
+    agent = await raw()
+    await agent.request(0, "initialize", {"protocolVersion": 1})
+    new = await agent.request(1, "session/new", {"cwd": str(home.workspace), "mcpServers": []})
+    sid = new["result"]["sessionId"]
+    params = json.dumps({"sessionId": sid, "prompt": [{"type": "text", "text": "must not run"}]})
+    for raw_id, code in ((b"1e400", -32600), (b"-1e400", -32600), (b"NaN", -32700), (b"Infinity", -32700)):
+        await agent.send(
+            b'{"jsonrpc":"2.0","id":'
+            + raw_id
+            + b',"method":"session/prompt","params":'
+            + params.encode()
+            + b"}\n"
+        )
+        frame = await agent.read()
+        while "method" in frame:  # e.g. the command list sent after session/new
+            frame = await agent.read()
+        assert frame["id"] is None and frame["error"]["code"] == code, (raw_id, frame)
+    response = await agent.request(
+        2, "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "real"}]}
+    )
+    assert response["result"]["stopReason"] == "end_turn"
+    texts = [
+        ((f.get("params") or {}).get("update") or {}).get("content", {}).get("text", "")
+        for f in agent.lines
+        if f.get("method") == "session/update"
+    ]
+    assert "must not run" not in "".join(texts)
+    assert "".join(texts).endswith("You said: real")

@@ -145,3 +145,25 @@ async def test_expired_permission_is_withdrawn(spawn: Any, home: Home) -> None:
     assert not (home.workspace / "late.txt").exists()
     events = list(calls(agent.updates(sid)).values())[-1]
     assert final(events)["status"] == "failed" and content_text(final(events))
+
+
+async def test_permission_diff_comes_from_the_editor_buffer(spawn: Any, home: Home) -> None:
+    """With client fs, the diff the user approves is computed from the unsaved buffer the edit changes."""
+    path = home.workspace / "a.txt"
+    path.write_text("disk: alpha\n")
+    client = RecordingClient()
+    client.buffers[str(path.resolve())] = "buffer: alpha\nunsaved line\n"
+    agent = await spawn(client=client, initialize={"fs": {"readTextFile": True, "writeTextFile": True}})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    edit = tool("edit_file", path="a.txt", old_string="alpha", new_string="beta")
+    assert (await agent.prompt(sid, edit))["stopReason"] == "end_turn"
+    (request,) = agent.received("session/request_permission")
+    (diff,) = request["params"]["toolCall"]["content"]
+    assert diff["type"] == "diff"
+    assert diff["oldText"] == "buffer: alpha\nunsaved line\n"
+    assert diff["newText"] == "buffer: beta\nunsaved line\n"
+    # What was approved is exactly what was written, and the disk was left alone.
+    assert client.writes == [(str(path.resolve()), diff["newText"])]
+    assert path.read_text() == "disk: alpha\n"
+    (events,) = calls(agent.updates(sid)).values()
+    assert events[0]["content"][0]["oldText"] == diff["oldText"]  # the announced call agrees

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from tests.acp import wire
 from tests.acp.conftest import Home
 
 GARBAGE: list[Any] = [None, 0, -1, 1.5, True, "", "x" * 1000, [], [1, "a"], {}, {"a": {"b": None}}]
@@ -71,3 +73,23 @@ async def test_garbage_params_on_every_method(raw: Any, home: Home, tmp_path: An
     stderr.close()
     text = (tmp_path / "stderr.txt").read_text()
     assert "Traceback" not in text and "info:" not in text
+
+
+async def test_start_up_failure_reaches_the_editor_with_its_reason(raw: Any, home: Home) -> None:
+    """Requests sent around a start-up that fails are answered with the reason; at EOF the exit is 1."""
+    home.write_config('model = "mock:script"\n[storage]\npath = "/dev/null/hermes.sqlite3"\n')
+    agent = await raw()
+    await agent.request(0, "initialize", {"protocolVersion": 1})
+    frame = await agent.request(1, "session/new", {"cwd": str(home.workspace), "mcpServers": []})
+    error = frame["error"]
+    assert error["code"] == -32603
+    assert "could not start" in error["message"]
+    assert "/dev/null/hermes.sqlite3" in error["message"]
+    assert "storage.path" in error["data"]["reason"]
+    assert not wire.check("Error", error)
+    # A request sent after the failure is answered the same way: the agent has not vanished.
+    later = await agent.request(2, "session/list", {})
+    assert later["error"]["data"]["reason"] == error["data"]["reason"]
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()
+    assert await asyncio.wait_for(agent.process.wait(), 10) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +213,21 @@ async def test_fork(spawn: Any, home: Home) -> None:
         "session/fork", {"sessionId": "20200101_000000_abcdef", "cwd": str(home.workspace)}
     )
     assert error["code"] == -32002
+
+
+async def test_load_after_the_agent_was_killed_works_at_once(spawn: Any, home: Home) -> None:
+    """An editor restarting a ``kill -9``-ed agent reopens its session without waiting for the lease."""
+    import signal
+    import time
+
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    await agent.prompt(sid, "before the crash")
+    agent.process.send_signal(signal.SIGKILL)
+    await asyncio.wait_for(agent.process.wait(), 10)
+    second = await spawn(initialize={})
+    started = time.monotonic()
+    await second.request("session/load", {"sessionId": sid, "cwd": str(home.workspace), "mcpServers": []})
+    assert time.monotonic() - started < 5  # the lease would only expire after 30 s
+    await second.prompt(sid, "after")
+    assert second.text(sid).endswith("You said: after")

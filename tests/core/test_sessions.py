@@ -316,3 +316,128 @@ async def test_auto_compaction_runs_before_a_turn_over_the_threshold(workspace: 
         assert history[0].display_kind == "summary"
         assert history[0].content.startswith("Summary of 2 messages: first words here")
         assert [r.content for r in history[1:]] == ["second", "You said: second"]
+
+
+async def test_lease_of_a_dead_or_recycled_pid_is_taken_over(k: Kernel, workspace: Path) -> None:
+    """A holder on this host whose process died, or whose pid now belongs to a newer process, loses
+    its lease at once; a live holder keeps it; a holder on another host waits for expiry."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from hermes_core.lease_owner import pid_namespace, process_start
+
+    host = socket.gethostname()
+    ns = pid_namespace() or "-"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start = process_start(live.pid)
+        mine = process_start(os.getpid())
+        cases = [
+            (f"{host}:{dead.pid}:1:{ns}:aa", True),
+            (f"{host}:{dead.pid}:aa", True),  # the older form without a start time
+            (f"{host}:{live.pid}:{start}:{ns}:bb", False),
+            (f"other-{host}:{dead.pid}:1:{ns}:cc", False),
+            (f"{host}:{os.getpid()}:{mine}:{ns}:ee", False),  # another kernel of this process
+        ]
+        if start is not None and mine is not None:  # only where start times can be read (Linux)
+            cases.append((f"{host}:{live.pid}:{int(start) - 1}:{ns}:dd", True))
+            # An earlier process that had this very pid (an agent that is pid 1 in its container).
+            cases.append((f"{host}:{os.getpid()}:{int(mine) - 1}:{ns}:ff", True))
+        if ns != "-":  # a holder in another pid namespace (container) is never judged by pid
+            cases.append((f"{host}:{dead.pid}:1:{int(ns) + 1}:gg", False))
+        for index, (holder, taken) in enumerate(cases):
+            sid = f"lease-case-{index}"
+            assert await k.storage.acquire_lease(sid, holder, 30) is None
+            if taken:
+                session = await k.open_session(sid, source="tui", owner="t", cwd=workspace)
+                await turn(session, "mine now")
+                assert await k.storage.acquire_lease(sid, holder, 30) == k.lease_owner
+            else:
+                with pytest.raises(SessionInUse) as err:
+                    await k.open_session(sid, source="tui", owner="t", cwd=workspace)
+                assert err.value.owner == holder
+    finally:
+        live.kill()
+        live.wait()
+
+
+async def test_lost_or_failing_lease_renewal_is_reported_as_a_session_problem(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Outside any turn, a renewal that fails or finds the lease taken emits ``SessionProblem``."""
+    import asyncio
+
+    from hermes_core import SessionProblem
+    from hermes_core import kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "LEASE_RENEW_S", 0.05)
+    kernel = sqlite_kernel(tmp_path)
+    async with kernel.running():
+        session = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+        await turn(session, "hi")
+        events = session.subscribe()
+        # Another process takes the lease over (as it would after judging us dead).
+        me = kernel.lease_owner
+        assert await kernel.storage.acquire_lease(session.id, "elsewhere:1:x", 30, take_over=me) is None
+
+        async def next_problem() -> SessionProblem:
+            async for event in events:
+                if isinstance(event, SessionProblem):
+                    return event
+            raise AssertionError("the bus ended")
+
+        problem = await asyncio.wait_for(next_problem(), 10)
+        assert problem.code == "lease_lost" and problem.turn_id is None
+        assert "another Hermes process" in problem.message
+
+        async def broken(*args: Any, **kw: Any) -> bool:
+            raise OSError("disk I/O error")
+
+        monkeypatch.setattr(kernel.storage, "renew_lease", broken)
+        problem = await asyncio.wait_for(next_problem(), 10)
+        assert problem.code == "storage" and "disk I/O error" in problem.message
+        events.close()
+
+
+async def test_listed_and_read_sessions_carry_a_preview(k: Kernel, workspace: Path) -> None:
+    """The first user message (as history shows it) is the session's preview, in both backends."""
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "first " + "x" * 300)
+    await turn(session, "second")
+    (listed,) = (await k.list_sessions()).sessions
+    assert listed.preview == ("first " + "x" * 300)[:200]
+    stored = await k.storage.get_session(session.id)
+    assert stored is not None and stored.preview == listed.preview
+
+
+async def test_a_failed_background_settings_write_is_a_session_problem(
+    k: Kernel, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saving ``session.extra`` happens in the background; its failure reaches the session's bus."""
+    import asyncio
+
+    from hermes_core import SessionProblem
+
+    session = await k.open_session(source="tui", owner="t", cwd=workspace)
+    await turn(session, "persist me")
+    events = session.subscribe()
+
+    async def broken(*args: Any, **kw: Any) -> None:
+        raise OSError("database or disk is full")
+
+    monkeypatch.setattr(k.storage, "update_session", broken)
+    session.extra["tui.verbose"] = "off"
+
+    async def first_problem() -> SessionProblem:
+        async for event in events:
+            if isinstance(event, SessionProblem):
+                return event
+        raise AssertionError("the bus ended")
+
+    problem = await asyncio.wait_for(first_problem(), 10)
+    assert problem.code == "storage" and "disk is full" in problem.message
+    events.close()

@@ -30,6 +30,16 @@ async def test_a_lease_is_exclusive_until_released(storage: SqliteStorage) -> No
     assert await storage.acquire_lease("s1", "host:2:bbb", 30) is None
 
 
+async def test_take_over_replaces_only_the_named_holder(storage: SqliteStorage) -> None:
+    await storage.create_session(record("s1"))
+    assert await storage.acquire_lease("s1", "host:1:dead", 30) is None
+    # Someone else got there first: naming the old holder no longer takes the lease.
+    assert await storage.acquire_lease("s1", "host:2:new", 30, take_over="host:9:other") == "host:1:dead"
+    assert await storage.acquire_lease("s1", "host:2:new", 30, take_over="host:1:dead") is None
+    assert await storage.acquire_lease("s1", "host:3:late", 30, take_over="host:1:dead") == "host:2:new"
+    assert await storage.renew_lease("s1", "host:1:dead", 30) is False
+
+
 async def test_renew_works_only_for_the_holder(storage: SqliteStorage) -> None:
     await storage.create_session(record("s1"))
     await storage.acquire_lease("s1", "me", 30)

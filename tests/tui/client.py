@@ -412,7 +412,8 @@ class WsServer:
                     ready.set()
             ready.set()
 
-        threading.Thread(target=read, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=read, daemon=True)
+        self._stderr_reader.start()
         if not ready.wait(20) or not self.url:
             self.stop()
             raise RuntimeError("ws server did not start: " + "".join(self.stderr_lines))
@@ -422,7 +423,9 @@ class WsServer:
         if self.proc.poll() is None:
             self.proc.terminate()
         try:
-            return self.proc.wait(10)
+            code = self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.wait()
+            code = self.proc.wait()
+        self._stderr_reader.join(10)  # every stderr line is in stderr_lines from here on
+        return code

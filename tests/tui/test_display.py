@@ -129,3 +129,18 @@ def test_verbose_global_default_and_session_persistence(spawn: Callable[..., Tui
     assert again.call("session.close", session_id=sid) == {"closed": True}
     again.call("session.resume", session_id=sid)
     assert again.call("config.get", key="verbose", session_id=sid)["value"] == "new"
+
+
+def test_inline_diff_headers_are_workspace_relative(tui: TuiProcess, tmp_path: Path) -> None:
+    """``inline_diff`` reads like ``git diff``: ``a/src/x.txt``, never ``a//abs/path``."""
+    work = tmp_path / "diffs"
+    (work / "src").mkdir(parents=True)
+    sid = tui.create(cwd=str(work))
+    tui.turn(sid, '[[tool write_file {"path": "src/x.txt", "content": "one\\ntwo"}]]')
+    tui.turn(sid, '[[tool edit_file {"path": "src/x.txt", "old_string": "two", "new_string": "three"}]]')
+    created, edited = [e["payload"]["inline_diff"] for e in tui.events(sid, "tool.complete")]
+    assert created.splitlines()[:2] == ["--- /dev/null", "+++ b/src/x.txt"]
+    assert edited.splitlines()[:2] == ["--- a/src/x.txt", "+++ b/src/x.txt"]
+    assert "//" not in edited
+    # The last line has no newline: the diff says so instead of gluing two lines together.
+    assert edited.endswith("-two\n\\ No newline at end of file\n+three\n\\ No newline at end of file\n")

@@ -81,3 +81,22 @@ def test_garbage_lines_and_envelopes(tui: TuiProcess) -> None:
     assert tui.response(10)["result"]["ok"] is True
     assert tui.response(11)["error"]["code"] in (-32602, -32700)
     assert tui.call("gateway.ping")["ok"] is True
+
+
+def test_non_finite_ids_are_refused_and_run_nothing(tui: TuiProcess) -> None:
+    """An id like ``1e400`` (parsed as infinity) is answered -32600 with id null; nothing runs."""
+    sid = tui.create()
+    tui.turn(sid, "first")
+    prompt = b'"method":"prompt.submit","params":{"session_id":"%s","text":"must not run"}}' % sid.encode()
+    for raw_id in (b"1e400", b"-1e400", b"NaN", b"Infinity"):
+        before = len(tui.col.null_errors)
+        tui.send_raw(b'{"jsonrpc":"2.0","id":' + raw_id + b"," + prompt + b"\n")
+        error = tui.col.wait(lambda start=before: tui.col.null_errors[start:], timeout=10)[0]
+        assert error["id"] is None
+        # 1e400 is valid JSON with a non-finite value; NaN/Infinity are not JSON at all.
+        assert error["error"]["code"] == (-32600 if raw_id.endswith(b"400") else -32700)
+    # A prompt that had been accepted would run before this one (the session queue is FIFO).
+    tui.turn(sid, "second")
+    history = tui.call("session.history", session_id=sid)
+    texts = [m.get("text") for m in history["messages"]]
+    assert texts == ["first", "You said: first", "second", "You said: second"]

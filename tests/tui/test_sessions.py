@@ -151,3 +151,66 @@ def test_create_params(tui: TuiProcess, tmp_path: Path) -> None:
     seeded = tui.call("session.create", messages=[{"role": "user", "content": "seed"}], cwd=str(tmp_path))
     assert [m["text"] for m in seeded["messages"]] == ["seed"]
     assert seeded["info"]["cwd"] == str(tmp_path)
+
+
+def test_session_of_a_killed_gateway_reopens_at_once(spawn: Callable[..., TuiProcess]) -> None:
+    """After ``kill -9`` the dead process's writer lease does not block a restarted gateway."""
+    import signal
+    import time
+
+    first = spawn()
+    sid = first.create()
+    first.turn(sid, "before the crash")
+    first.proc.send_signal(signal.SIGKILL)
+    first.proc.wait(10)
+    second = spawn()
+    started = time.monotonic()
+    resumed = second.call("session.resume", session_id=sid)
+    assert time.monotonic() - started < 5  # well inside the 30 s lease lifetime
+    assert resumed["session_id"] == sid
+    assert [m["text"] for m in resumed["messages"]] == ["before the crash", "You said: before the crash"]
+    assert second.turn(sid, "after")["text"] == "You said: after"
+
+
+def test_session_of_a_live_gateway_stays_locked(spawn: Callable[..., TuiProcess]) -> None:
+    """A gateway that is alive keeps its session: another one is refused."""
+    first = spawn()
+    sid = first.create()
+    first.turn(sid, "mine")
+    second = spawn()
+    err = second.error("session.resume", session_id=sid)
+    assert err.code != -32603 and "another" in str(err.message).lower()
+    assert first.turn(sid, "still mine")["text"] == "You said: still mine"
+
+
+def test_compress_counts_the_messages_it_removed(tui: TuiProcess) -> None:
+    """``removed`` counts history messages, not the hidden tool-call rows behind them."""
+    sid = tui.create()
+    tui.turn(sid, '[[tool todo {"todos": [{"id": "1", "content": "a", "status": "pending"}]}]]')
+    tui.turn(sid, '[[tool todo {"todos": [{"id": "1", "content": "a", "status": "completed"}]}]]')
+    tui.turn(sid, "last")
+    before = tui.call("session.history", session_id=sid)["messages"]
+    result = tui.call("session.compress", session_id=sid)
+    assert result["status"] == "compressed"
+    after_ids = {m["row_id"] for m in result["messages"]}
+    gone = [m for m in before if m["row_id"] not in after_ids]
+    assert result["removed"] == len(gone)
+    assert result["removed"] <= result["before_messages"] == len(before)
+    assert result["after_messages"] == result["before_messages"] - result["removed"] + 1
+    assert str(result["removed"]) in result["summary"]["headline"]
+    # A second compression removes the first summary too, and still counts what was shown.
+    tui.turn(sid, "one more")
+    again = tui.call("session.compress", session_id=sid)
+    assert again["removed"] == again["before_messages"] - again["after_messages"] + 1
+
+
+def test_list_previews_the_first_user_message(tui: TuiProcess) -> None:
+    """``session.list`` fills ``preview`` with the first user message, cut to 200 characters."""
+    short = tui.create()
+    tui.turn(short, "what does this repository do?")
+    tui.turn(short, "and the second question")
+    long = tui.create()
+    tui.turn(long, "word " * 100)
+    listed = {s["id"]: s for s in tui.call("session.list")["sessions"]}
+    assert listed[short]["preview"] == "what does this repository do?"
+    assert listed[long]["preview"] == ("word " * 100)[:200]

@@ -247,3 +247,105 @@ async def test_ws_token_file_and_allowed_origin(tmp_path: Path, home: Path) -> N
         await ok.close()
     finally:
         srv.stop()
+
+
+async def test_ws_token_never_reaches_stderr(home: Path) -> None:
+    """A token offered without ``hermes.v1`` (or with a wrong value) is refused and never logged."""
+    token = "secret-ws-token-5f3a9c1e7d"
+    srv = WsServer(home, token)
+    try:
+        for protocols in (
+            (f"hermes.token.{token}",),
+            ("other.v2", f"hermes.token.{token}"),
+            (f"hermes.token.{token}", "hermes.v0"),
+        ):
+            await _expect_close(srv.url, 4401, protocols=protocols)
+        # The same token through an accepted channel still works afterwards.
+        good = await WsClient.connect(srv.url, protocols=("hermes.v1", f"hermes.token.{token}"))
+        await good.wait(lambda: good.frames)
+        await good.close()
+    finally:
+        assert srv.stop() == 0
+    text = "".join(srv.stderr_lines)
+    assert "listening on" in text
+    assert token not in text
+
+
+def _ws_in_a_terminal(home: Path) -> tuple[subprocess.Popen[bytes], int, list[str]]:
+    """Start ``hermes tui --ws`` with a pseudo-terminal as its controlling terminal and stdin."""
+    import fcntl
+    import os
+    import pty
+    import termios
+    import threading
+
+    master, slave = pty.openpty()
+
+    def take_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [HERMES, "tui", "--ws", "127.0.0.1:0"],
+        stdin=slave,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=hermes_env(home, {"HERMES_TUI_TOKEN": TOKEN}),
+        cwd=str(home),
+        start_new_session=True,
+        preexec_fn=take_terminal,  # the child needs the pty as its controlling terminal
+    )
+    os.close(slave)
+    lines: list[str] = []
+    listening = threading.Event()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            lines.append(raw.decode("utf-8", "replace"))
+            if "listening on ws://" in lines[-1]:
+                listening.set()
+        listening.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert listening.wait(30) and proc.poll() is None, "".join(lines)
+    return proc, master, lines
+
+
+@pytest.mark.parametrize("key", [b"\x03", b"\x04"], ids=["ctrl-c", "ctrl-d"])
+def test_ws_stops_on_ctrl_c_and_ctrl_d_in_a_terminal(home: Path, key: bytes) -> None:
+    """In a terminal, Ctrl-C (SIGINT) and Ctrl-D (end of input) stop the WebSocket server cleanly."""
+    import os
+
+    proc, master, lines = _ws_in_a_terminal(home)
+    try:
+        os.write(master, key)
+        assert proc.wait(15) == 0, "".join(lines)
+        assert "Traceback" not in "".join(lines)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def test_ws_keeps_running_when_a_terminal_line_is_typed(home: Path) -> None:
+    """Ordinary typing in the terminal does not stop the server; SIGINT still does."""
+    import os
+    import signal
+    import urllib.error
+    import urllib.request
+
+    proc, master, lines = _ws_in_a_terminal(home)
+    try:
+        os.write(master, b"hello\n")
+        url = next(line for line in lines if "listening on" in line).split("listening on ", 1)[1].strip()
+        with pytest.raises(urllib.error.HTTPError):  # a plain GET on the ws path: the server answers
+            urllib.request.urlopen(url.replace("ws://", "http://"), timeout=10)
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
