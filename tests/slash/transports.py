@@ -30,8 +30,6 @@ provider_retries = 0
 refine = false
 """
 
-acp_schema_missing = not wire.schema_available()
-
 
 def make_home(root: Path) -> tuple[Path, Path]:
     """Create a ``HERMES_HOME`` selecting ``mock:echo`` and a workspace beside it.
