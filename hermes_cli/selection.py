@@ -1,5 +1,6 @@
 """Which entry-point plugins to load: ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS``, the
-``--plugin`` / ``--no-plugin`` flags and ``HERMES_STRICT_PLUGINS`` (agent-core §14)."""
+``--plugin`` / ``--no-plugin`` flags, ``HERMES_STRICT_PLUGINS`` and ``HERMES_TRACE_PLUGINS``
+(agent-core §14)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class PluginSelection:
     entry_points: bool | list[str]
     strict: bool
     warnings: list[str] = field(default_factory=list)
+    trace: bool = False
 
 
 def _split(value: str) -> list[str]:
@@ -27,11 +29,15 @@ def _split(value: str) -> list[str]:
 
 def parse_strict(value: str | None, warnings: list[str]) -> bool:
     """Read ``HERMES_STRICT_PLUGINS``: 1/true/yes in any case is on, anything else non-empty warns."""
+    return _parse_switch("HERMES_STRICT_PLUGINS", value, "strict plugin loading", warnings)
+
+
+def _parse_switch(variable: str, value: str | None, what: str, warnings: list[str]) -> bool:
     if value is None or not value.strip():
         return False
     if value.strip().lower() in STRICT_VALUES:
         return True
-    warnings.append(f"HERMES_STRICT_PLUGINS={value!r} is not 1, true or yes; strict plugin loading stays off")
+    warnings.append(f"{variable}={value!r} is not 1, true or yes; {what} stays off")
     return False
 
 
@@ -54,6 +60,7 @@ def select_plugins(
     known = set(names)
     warnings: list[str] = []
     strict = parse_strict(env.get("HERMES_STRICT_PLUGINS"), warnings)
+    trace = _parse_switch("HERMES_TRACE_PLUGINS", env.get("HERMES_TRACE_PLUGINS"), "hook tracing", warnings)
     allow: list[str] | None
     if allow_flags:
         allow, allow_source = list(allow_flags), "--plugin"
@@ -72,6 +79,6 @@ def select_plugins(
             warnings.append(f"unknown plugin {name!r} in {source} (installed: {installed_text})")
     denied = {n for n, _ in deny}
     if allow is None and not denied:
-        return PluginSelection(True, strict, warnings)
+        return PluginSelection(True, strict, warnings, trace)
     base = names if allow is None else [n for n in dict.fromkeys(allow) if n in known]
-    return PluginSelection([n for n in base if n not in denied], strict, warnings)
+    return PluginSelection([n for n in base if n not in denied], strict, warnings, trace)

@@ -72,7 +72,14 @@ class CliState:
             selection = select_plugins(env, installed_plugins(), self.allow, self.deny)
             for message in [*store.warnings, *selection.warnings]:
                 self.warn_once(message)
-            kernel = Kernel.create(entry_points=selection.entry_points, strict=selection.strict, store=store)
+            if selection.trace:  # the kernel logs each hook call; show them on stderr
+                logging.getLogger("hermes.plugins.trace").setLevel(logging.INFO)
+            kernel = Kernel.create(
+                entry_points=selection.entry_points,
+                strict=selection.strict,
+                store=store,
+                trace_plugins=selection.trace,
+            )
             store.bind(kernel.registry)
             for message in kernel.registry.warnings:
                 self.warn_once(message)

@@ -32,6 +32,7 @@ from hermes_core.errors import (
     StorageError,
 )
 from hermes_core.events import SessionProblem
+from hermes_core.hook_calls import call_each
 from hermes_core.lease_owner import make_owner
 from hermes_core.loader import PluginLoader, available_entry_points, select_names
 from hermes_core.records import CommandContext, CommandResult
@@ -91,6 +92,7 @@ class Kernel:
         strict: bool = False,
         settings: Any = None,
         store: SettingsStore | None = None,
+        trace_plugins: bool = False,
     ) -> Kernel:
         """Load plugins (stevedore imports, pluggy registers) and return a kernel not yet running.
 
@@ -99,8 +101,9 @@ class Kernel:
         :param plugins: plugin objects (modules or instances with hookimpls) to register too.
         :param strict: raise ``PluginError`` on any plugin failure instead of recording it.
         :param settings: a mapping or ``CoreSettings``; validated when the kernel starts.
+        :param trace_plugins: log every hook call to ``hermes.plugins.trace`` (pluggy's monitoring).
         """
-        loader = PluginLoader(strict)
+        loader = PluginLoader(strict, trace=trace_plugins)
         warnings: list[str] = []
         names = select_names(entry_points, disabled, available_entry_points(), warnings.append)
         loader.load_entry_points(names)
@@ -167,6 +170,7 @@ class Kernel:
     async def running(self) -> AsyncIterator[Kernel]:
         """Validate settings, open storage, resolve the model and enter plugin lifespans."""
         from hermes_core import approvals
+        from hermes_core.lifespans import enter_lifespans
         from hermes_core.models import ProviderHub
 
         settings = self.settings
@@ -180,10 +184,7 @@ class Kernel:
         try:
             await self._pick_default_model()
             async with contextlib.AsyncExitStack() as stack:
-                for impl in self.pm.hook.hermes_lifespan.get_hookimpls():
-                    cm: Any = impl.function(kernel=self)
-                    if cm is not None:
-                        await stack.enter_async_context(cm)
+                await enter_lifespans(self, stack)
                 self._running = True
                 renew = asyncio.create_task(self._renew_leases(), name="hermes-leases")
                 try:
@@ -570,14 +571,12 @@ class Kernel:
 
     # -- events ------------------------------------------------------------------------------
     def _observe(self, session: Session, event: Event) -> None:
-        for impl in self.pm.hook.hermes_on_event.get_hookimpls():
-            try:
-                impl.function(session=session, event=event)
-            except Exception as exc:
-                log.warning("event observer %s failed", impl.plugin_name, exc_info=True)
+        for outcome in call_each(self.pm, "hermes_on_event", session=session, event=event):
+            if outcome.error is not None:
+                log.warning("event observer %s failed", outcome.plugin, exc_info=outcome.error)
                 if not isinstance(event, SessionProblem):  # never report a report's failure
-                    text = f"plugin {impl.plugin_name!r} failed while observing events: {exc}"
-                    session.report_problem("plugin", text, once=f"plugin:{impl.plugin_name}")
+                    text = f"plugin {outcome.plugin!r} failed while observing events: {outcome.error}"
+                    session.report_problem("plugin", text, once=f"plugin:{outcome.plugin}")
 
     def _after_turn(self, session: Session, outcome: TurnOutcome) -> None:
         from hermes_core.titles import maybe_refine

@@ -17,6 +17,7 @@ import pluggy
 
 from hermes_core import hookspecs
 from hermes_core.errors import PluginError
+from hermes_core.hook_calls import call_each, problem_with, trace_calls
 from hermes_core.registry import FIRST_PARTY_DISTRIBUTION, RESERVED_COMMANDS, PluginRecord, Registry
 
 log = logging.getLogger("hermes.plugins")
@@ -72,10 +73,12 @@ def select_names(
 class PluginLoader:
     """Loads plugins into a fresh pluggy manager and fills a :class:`Registry`."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, trace: bool = False) -> None:
         self.strict = strict
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        if trace:
+            trace_calls(self.pm)
         self.registry = Registry()
 
     def _fail(self, record: PluginRecord, reason: str, exc: BaseException | None = None) -> None:
@@ -141,6 +144,9 @@ class PluginLoader:
         try:
             self.pm.register(plugin, name=record.name)
             self.pm.check_pending()
+            problem = problem_with(self.pm, plugin)
+            if problem:
+                raise PluginError(problem)
         except Exception as exc:  # a bad hookimpl (typo'd name, wrong argument)
             if self.pm.get_plugin(record.name) is not None:
                 self.pm.unregister(name=record.name)
@@ -152,19 +158,18 @@ class PluginLoader:
         record.hooks = tuple(sorted(impl.name for impl in self.pm.get_hookcallers(plugin) or ()))
 
     def collect(self) -> Registry:
-        """Call every collection hook one implementation at a time and fill the registry."""
+        """Call every collection hook (in pluggy's order, one result per plugin) and fill the registry."""
         by_name = {p.name: p for p in self.registry.plugins}
         for hook_name, kind in COLLECTIONS:
-            caller = getattr(self.pm.hook, hook_name)
-            for impl in caller.get_hookimpls():
-                record = by_name.get(impl.plugin_name)
+            for outcome in call_each(self.pm, hook_name):
+                record = by_name.get(outcome.plugin)
                 if record is None or record.failed:
                     continue
-                try:
-                    result = impl.function()
-                except Exception as exc:
-                    self._fail(record, f"{hook_name} raised {type(exc).__name__}: {exc}", exc)
+                if outcome.error is not None:
+                    error = outcome.error
+                    self._fail(record, f"{hook_name} raised {type(error).__name__}: {error}", error)
                     continue
+                result = outcome.value
                 items = (
                     [] if result is None else list(result) if isinstance(result, list | tuple) else [result]
                 )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.hook_calls import call_each
 from hermes_core.records import PolicyDecision, ToolCallInfo
 
 if TYPE_CHECKING:
@@ -72,13 +73,12 @@ def policy_decisions(
         cwd=session.cwd,
     )
     out: list[tuple[str, PolicyDecision | None]] = []
-    for impl in kernel.pm.hook.hermes_before_tool_call.get_hookimpls():
-        try:
-            result = impl.function(session=session, call=info)
-        except Exception as exc:
-            log.warning("policy plugin %s failed: %s", impl.plugin_name, exc)
-            result = PolicyDecision("deny", f"policy plugin {impl.plugin_name} failed")
-        out.append((impl.plugin_name, result if isinstance(result, PolicyDecision) else None))
+    for outcome in call_each(kernel.pm, "hermes_before_tool_call", session=session, call=info):
+        result = outcome.value
+        if outcome.error is not None:
+            log.warning("policy plugin %s failed: %s", outcome.plugin, outcome.error)
+            result = PolicyDecision("deny", f"policy plugin {outcome.plugin} failed")
+        out.append((outcome.plugin, result if isinstance(result, PolicyDecision) else None))
     return out
 
 

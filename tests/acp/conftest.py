@@ -22,9 +22,6 @@ from tests.acp.client import Agent, RawAgent, RecordingClient
 
 HERMES = str(Path(sys.executable).with_name("hermes"))
 
-if not wire.schema_available():
-    pytest.skip(f"ACP schema not found under {wire.SCHEMA_DIR}", allow_module_level=True)
-
 
 def _toml(data: dict[str, Any], prefix: str = "") -> str:
     """Render nested dicts as TOML tables (scalars and lists as JSON, which TOML accepts)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.acp.conftest import HERMES, Home
+from tests.timing import scaled
 
 
 def test_check_reports_ok(home: Home) -> None:
@@ -107,7 +108,7 @@ def test_setup_without_a_terminal_exits_2(home: Home) -> None:
         stdin=subprocess.PIPE,
     )
     assert done.returncode == 2
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < scaled(10)
 
 
 def _expect(fd: int, text: str, timeout: float = 15.0) -> str:

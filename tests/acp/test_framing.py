@@ -13,6 +13,7 @@ from typing import Any
 
 from tests.acp import wire
 from tests.acp.conftest import HERMES, Home
+from tests.timing import eventually, scaled
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
 
@@ -175,16 +176,19 @@ async def test_eof_during_a_long_command_exits_quickly_leaving_no_child(raw: Any
         update = (frame.get("params") or {}).get("update") or {}
         if update.get("status") == "in_progress":
             break
-    await asyncio.sleep(0.2)
+
+    def command_pids() -> str:
+        found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
+        return found.stdout.strip()
+
+    await eventually(command_pids, what="the sleep command to start")
     start = time.monotonic()
     assert agent.process.stdin is not None
     agent.process.stdin.close()
-    code = await asyncio.wait_for(agent.process.wait(), 5)
+    code = await asyncio.wait_for(agent.process.wait(), scaled(5))
     assert code == 0
-    assert time.monotonic() - start < 2.0
-    await asyncio.sleep(0.1)
-    found = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
-    assert found.stdout.strip() == ""
+    assert time.monotonic() - start < scaled(2.0)
+    await eventually(lambda: command_pids() == "", timeout=2, what="the command to be killed")
 
 
 async def test_sigterm_and_sighup_exit_zero_sigint_is_ignored(raw: Any) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.acp.client import RecordingClient
 from tests.acp.conftest import Home
 from tests.acp.helpers import calls, content_text, final, tool
+from tests.timing import eventually
 
 OPTIONS = [
     {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
@@ -141,7 +141,12 @@ async def test_expired_permission_is_withdrawn(spawn: Any, home: Home) -> None:
     withdrawn = agent.received("$/cancel_request")
     assert withdrawn and withdrawn[0]["params"] == {"requestId": request["id"]}
     assert not (home.workspace / "late.txt").exists()
-    await asyncio.sleep(0.8)
+    # The client answers after its delay; a round trip after that answer shows it was ignored.
+    answered = lambda: any(  # noqa: E731
+        d == "out" and "method" not in m and m.get("id") == request["id"] for d, m in agent.frames
+    )
+    await eventually(answered, what="the late permission answer")
+    await agent.request("session/list", {})
     assert not (home.workspace / "late.txt").exists()
     events = list(calls(agent.updates(sid)).values())[-1]
     assert final(events)["status"] == "failed" and content_text(final(events))

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from tests.acp.conftest import Home
 from tests.acp.helpers import calls, final, of_kind, tool
+from tests.timing import eventually
 
 
 async def test_text_and_reasoning_chunks(spawn: Any, home: Home) -> None:
@@ -183,12 +184,12 @@ async def test_refined_title_after_the_response(spawn: Any, home: Home) -> None:
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     await agent.prompt(sid, "[[title Better Name]] please help me")
-    for _ in range(100):
-        titles = [u["title"] for u in of_kind(agent.updates(sid), "session_info_update")]
-        if "Better Name" in titles:
-            break
-        await asyncio.sleep(0.05)
-    assert len(titles) >= 2 and titles[-1] == "Better Name"
+
+    def titles() -> list[str]:
+        return [u["title"] for u in of_kind(agent.updates(sid), "session_info_update")]
+
+    await eventually(lambda: "Better Name" in titles(), what="the refined title")
+    assert len(titles()) >= 2 and titles()[-1] == "Better Name"
 
 
 async def test_resource_links_inside_and_outside_the_workspace(spawn: Any, home: Home, tmp_path: Any) -> None:

@@ -23,6 +23,7 @@ import pytest
 from aiohttp import web
 
 from tests.acp.conftest import HERMES, Home
+from tests.timing import eventually
 
 # Variables of the person running the tests that would change what the setup offers.
 _FOREIGN = ("OPENROUTER_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "LAB_KEY")
@@ -413,8 +414,7 @@ async def test_ctrl_c_during_the_connection_test_changes_nothing(
     await term.answer("Base URL", upstream.url)
     await term.answer("Test the connection", "y")
     await term.expect("testing vllm:m")
-    while not upstream.chats:  # the request is in flight
-        await asyncio.sleep(0.02)
+    await eventually(lambda: upstream.chats, what="the request to be in flight")
     term.send("\x03")
     assert await term.finish(timeout=10) == 1, term.output
     assert "nothing was written" in term.output

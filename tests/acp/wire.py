@@ -1,8 +1,8 @@
 """Schema map, validation and wire invariants for the ACP tests (acp.md §14.2).
 
-Every agent-sent frame is validated with a Draft 2020-12 validator built per definition from
-``shared/acp/schema.json`` (``session/fork`` from ``schema.unstable.json``); responses are paired
-with the requests they answer by direction and id.
+Every agent-sent frame is validated with a Draft 2020-12 validator built per definition from the
+official ACP schema vendored in ``tests/acp/schema/`` (``schema.json``; ``session/fork`` from
+``schema.unstable.json``); responses are paired with the requests they answer by direction and id.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-SHARED = Path(os.environ.get("HERMES_SHARED_DIR", Path(__file__).resolve().parents[3] / "shared"))
-SCHEMA_DIR = SHARED / "acp"
+SCHEMA_DIR = Path(__file__).resolve().with_name("schema")
 
 #: client → agent methods: (request definition, response definition)
 AGENT_METHODS: dict[str, tuple[str, str | None]] = {
@@ -41,14 +40,6 @@ CLIENT_METHODS: dict[str, tuple[str, str | None]] = {
     "fs/write_text_file": ("WriteTextFileRequest", "WriteTextFileResponse"),
     "$/cancel_request": ("CancelRequestNotification", None),
 }
-
-
-def schema_available() -> bool:
-    """Tell whether the shared schema folder exists.
-
-    :returns: ``True`` when ``schema.json`` is there.
-    """
-    return (SCHEMA_DIR / "schema.json").is_file()
 
 
 @cache

@@ -11,12 +11,19 @@ from pathlib import Path
 import aiohttp
 
 from tests.api.api_helpers import Server, assert_error, call, parse_sse
+from tests.timing import eventually
 
 USER = {"role": "user", "content": "hello there"}
 
 
 def chat(*messages: Mapping[str, object], **extra: object) -> dict[str, object]:
     return {"messages": list(messages), **extra}
+
+
+async def _active_turns(server: Server, count: int) -> bool:
+    """Whether the server reports exactly ``count`` running turns."""
+    detail = (await call(server, "GET", "/health/detailed")).json
+    return bool(detail["api_server"]["active_turns"] == count)
 
 
 async def test_non_stream_shape_headers_and_derived_id(server: Server) -> None:
@@ -170,12 +177,7 @@ async def test_disconnect_interrupts_the_turn_and_the_session_stays_usable(serve
         resp = await client.post(server.base + "/v1/chat/completions", json=body, headers=headers)
         await resp.content.readline()
         resp.close()
-    for _ in range(20):
-        await asyncio.sleep(0.05)
-        detail = (await call(server, "GET", "/health/detailed")).json
-        if detail["api_server"]["active_turns"] == 0:
-            break
-    assert detail["api_server"]["active_turns"] == 0
+    await eventually(lambda: _active_turns(server, 0), what="the interrupted turn to end")
     reply = await call(
         server, "POST", "/v1/chat/completions", chat(USER), headers={"X-Hermes-Session-Id": "disconnect-test"}
     )
@@ -355,7 +357,8 @@ async def test_a_session_held_by_another_process_gets_409(
             headers=headers,
         )
     )
-    await asyncio.sleep(0.6)
+    # The first server holds the session's lease once its turn runs.
+    await eventually(lambda: _active_turns(first, 1), what="the slow turn to start")
     other = await call(
         second, "POST", "/v1/chat/completions", chat(USER), headers={**headers, **second.auth()}
     )
@@ -373,11 +376,7 @@ async def test_non_stream_disconnect_also_interrupts(server: Server) -> None:
             await client.post(server.base + "/v1/chat/completions", json=body, headers=headers)
         except TimeoutError:
             pass
-    for _ in range(20):
-        await asyncio.sleep(0.05)
-        if (await call(server, "GET", "/health/detailed")).json["api_server"]["active_turns"] == 0:
-            break
-    assert (await call(server, "GET", "/health/detailed")).json["api_server"]["active_turns"] == 0
+    await eventually(lambda: _active_turns(server, 0), what="the interrupted turn to end")
     reply = await call(
         server, "POST", "/v1/chat/completions", chat(USER), headers={"X-Hermes-Session-Id": "disconnect-json"}
     )

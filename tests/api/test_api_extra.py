@@ -12,6 +12,7 @@ import aiohttp
 from hermes_api_server.turns import EventPump
 from hermes_core import TextDelta, TurnCompleted
 from tests.api.api_helpers import Server, assert_error, call, parse_sse
+from tests.timing import eventually
 
 
 class _SlowTurn:
@@ -45,12 +46,12 @@ async def test_responses_disconnect_stores_an_incomplete_snapshot(server: Server
                 response_id = line.split(b'"id":"', 1)[1].split(b'"', 1)[0].decode()
         resp.close()
     assert response_id
-    for _ in range(40):
-        await asyncio.sleep(0.05)
+
+    async def incomplete() -> Any:
         stored = await call(server, "GET", f"/v1/responses/{response_id}")
-        if stored.json["status"] == "incomplete":
-            break
-    assert stored.json["status"] == "incomplete"
+        return stored if stored.json["status"] == "incomplete" else None
+
+    stored = await eventually(incomplete, what="the response to be stored as incomplete")
     assert stored.json["incomplete_details"] == {"reason": "interrupted"}
     chained = await call(
         server, "POST", "/v1/responses", {"input": "next", "previous_response_id": response_id}
@@ -97,7 +98,8 @@ async def test_sigterm_drains_refuses_new_work_and_interrupts_streams(
         resp = await client.post(srv.base + "/v1/chat/completions", json=body, headers=srv.auth())
         await resp.content.readline()
         srv.proc.send_signal(signal.SIGTERM)
-        await asyncio.sleep(0.3)
+        # The server announces the drain on stderr in the same step that starts refusing work.
+        await eventually(lambda: any("draining:" in line for line in srv.log), what="the drain to start")
         refused = await call(
             srv, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}]}
         )

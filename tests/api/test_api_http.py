@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 
 from tests.api.api_helpers import Server, assert_error, call
+from tests.timing import eventually
 
 BEARER_ROUTES = [
     ("GET", "/health/detailed"),
@@ -195,11 +196,11 @@ async def test_concurrency_cap_gives_429_but_never_to_replays_or_bad_bodies(
     bad = await call(srv, "POST", "/v1/chat/completions", {"messages": []})
     assert_error(bad, 400, "invalid_value")
     run_id = slow.json["run_id"]
-    for _ in range(100):
-        status = (await call(srv, "GET", f"/v1/runs/{run_id}")).json["status"]
-        if status == "completed":
-            break
-        await asyncio.sleep(0.1)
+
+    async def completed() -> bool:
+        return bool((await call(srv, "GET", f"/v1/runs/{run_id}")).json["status"] == "completed")
+
+    await eventually(completed, interval=0.1, what="the slow run to complete")
     ok = await call(srv, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})
     assert ok.status == 200, ok.text
     assert json.loads(ok.text)["choices"][0]["message"]["content"] == "You said: hi"

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.api.api_helpers import Server, call, parse_sse
+from tests.timing import eventually
 
 JOURNAL = 1000  # the default run_journal_events; the shared server keeps it
 TOKENS = 2000
 
 
 async def _settled(server: Server, run_id: str, timeout: float = 40) -> dict[str, Any]:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        status = (await call(server, "GET", f"/v1/runs/{run_id}")).json
-        if status["status"] not in ("queued", "running"):
-            return dict(status)
-        assert asyncio.get_running_loop().time() < deadline, status
-        await asyncio.sleep(0.1)
+
+    async def settled() -> dict[str, Any] | None:
+        status = dict((await call(server, "GET", f"/v1/runs/{run_id}")).json)
+        return status if status["status"] not in ("queued", "running") else None
+
+    found: dict[str, Any] = await eventually(settled, timeout=timeout, interval=0.1, what=f"run {run_id}")
+    return found
 
 
 async def test_overflow_at_the_real_journal_size(server: Server) -> None:

@@ -12,6 +12,7 @@ import aiohttp
 
 from tests.api.api_helpers import Server, assert_error, call, parse_sse, start_server
 from tests.api.conftest import BASE_CONFIG
+from tests.timing import eventually, scaled
 
 GUARDED = '[[tool terminal {"command":"hermes-guard-test"}]] please'
 SLOW_TOOL = '[[tool terminal {"command":"sleep 1"}]] work'
@@ -24,13 +25,25 @@ async def start_run(server: Server, body: dict[str, Any], **headers: str) -> dic
 
 
 async def wait_status(server: Server, run_id: str, *wanted: str, timeout: float = 10) -> dict[str, Any]:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        status = (await call(server, "GET", f"/v1/runs/{run_id}")).json
-        if status["status"] in wanted:
-            return dict(status)
-        assert asyncio.get_running_loop().time() < deadline, status
-        await asyncio.sleep(0.05)
+    return await wait_run(server, run_id, lambda status: status["status"] in wanted, timeout=timeout)
+
+
+async def wait_run(
+    server: Server, run_id: str, check: Callable[[dict[str, Any]], bool], timeout: float = 10
+) -> dict[str, Any]:
+    """Poll the run's status until ``check`` holds for it; return that status."""
+
+    async def current() -> dict[str, Any] | None:
+        status = dict((await call(server, "GET", f"/v1/runs/{run_id}")).json)
+        return status if check(status) else None
+
+    found: dict[str, Any] = await eventually(current, timeout=timeout, interval=0.05, what=f"run {run_id}")
+    return found
+
+
+async def wait_last_event(server: Server, run_id: str, event: str) -> None:
+    """Wait until the run's latest event is ``event`` (for example its tool has started)."""
+    await wait_run(server, run_id, lambda status: status["last_event"] == event)
 
 
 async def events(server: Server, run_id: str, **headers: str) -> list[dict[str, Any]]:
@@ -228,8 +241,7 @@ async def test_journal_overflow_yields_a_gap_then_newest_events(make_server: Cal
 async def test_steer_rules_and_delivery(server: Server) -> None:
     run = await start_run(server, {"input": SLOW_TOOL})
     run_id = run["run_id"]
-    await wait_status(server, run_id, "running")
-    await asyncio.sleep(0.3)
+    await wait_last_event(server, run_id, "tool.started")
     assert_error(
         await call(server, "POST", f"/v1/runs/{run_id}/steer", {"input": ""}), 400, "invalid_steer_input"
     )
@@ -249,16 +261,14 @@ async def test_steer_rules_and_delivery(server: Server) -> None:
 
 async def test_late_steer_becomes_pending_steer_on_completed_and_cancelled(server: Server) -> None:
     run = await start_run(server, {"input": "[[tokens 15]] [[delay 40]] go"})
-    await wait_status(server, run["run_id"], "running")
-    await asyncio.sleep(0.1)
+    await wait_last_event(server, run["run_id"], "message.delta")
     assert (
         await call(server, "POST", f"/v1/runs/{run['run_id']}/steer", {"message": "too late"})
     ).status == 200
     done = await wait_status(server, run["run_id"], "completed")
     assert done["pending_steer"] == "too late"
     stopped = await start_run(server, {"input": "[[tokens 200]] [[delay 30]] go"})
-    await wait_status(server, stopped["run_id"], "running")
-    await asyncio.sleep(0.1)
+    await wait_last_event(server, stopped["run_id"], "message.delta")
     assert (
         await call(server, "POST", f"/v1/runs/{stopped['run_id']}/steer", {"text": "keep it"})
     ).status == 200
@@ -343,7 +353,7 @@ async def test_stop_running_queued_and_terminal_runs(server: Server) -> None:
     stop_r = await call(server, "POST", f"/v1/runs/{running['run_id']}/stop")
     assert stop_r.json == {"run_id": running["run_id"], "status": "stopping"}
     status = await wait_status(server, running["run_id"], "cancelled", timeout=2)
-    assert asyncio.get_running_loop().time() - started < 1.0
+    assert asyncio.get_running_loop().time() - started < scaled(1.0)
     assert status["turn_exit_reason"] == "interrupted_by_user" and status["completed"] is False
     terminal = await call(server, "POST", f"/v1/runs/{running['run_id']}/stop")
     assert terminal.json["status"] == "cancelled" and terminal.json["object"] == "hermes.run"
@@ -355,12 +365,11 @@ async def test_stop_running_queued_and_terminal_runs(server: Server) -> None:
 
 async def test_stop_inside_a_tool_cancels_within_a_second(server: Server) -> None:
     run = await start_run(server, {"input": '[[tool terminal {"command":"sleep 5"}]] x'})
-    await wait_status(server, run["run_id"], "running")
-    await asyncio.sleep(0.3)
+    await wait_last_event(server, run["run_id"], "tool.started")
     started = asyncio.get_running_loop().time()
     await call(server, "POST", f"/v1/runs/{run['run_id']}/stop")
     await wait_status(server, run["run_id"], "cancelled", timeout=3)
-    assert asyncio.get_running_loop().time() - started < 1.5
+    assert asyncio.get_running_loop().time() - started < scaled(1.5)
 
 
 async def test_restart_reconciles_unsettled_runs_to_interrupted(tmp_path: Path) -> None:

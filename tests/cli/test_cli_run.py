@@ -96,8 +96,7 @@ def _has_help_command() -> bool:
 
 
 def test_slash_prompt_is_dispatched(hermes: Hermes) -> None:
-    if not _has_help_command():
-        pytest.skip("the slash plugin registers no /help command")
+    assert _has_help_command(), "the slash plugin registers no /help command"
     result = hermes("run", "/help")
     assert result.returncode == 0, result.stderr
     assert "/help" in result.stdout and "You said" not in result.stdout

@@ -29,6 +29,7 @@ from hermes_core.approvals import (
 )
 from hermes_core.errors import InvalidValue, StorageError
 from hermes_core.records import PolicyDecision
+from tests.timing import scaled
 
 KINDS = ("read", "search", "think", "edit", "delete", "move", "execute", "fetch", "other")
 
@@ -308,7 +309,7 @@ def test_guard_reader_survives_random_text_and_deep_nesting_quickly() -> None:
     assert "sudo" in match_guards(quotes)
     big = "echo " + "word " * 20000 + "&& rm -rf build"
     assert match_guards(big) == ["rm -rf"]
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < scaled(10)
 
 
 @pytest.mark.parametrize(

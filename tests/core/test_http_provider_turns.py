@@ -15,6 +15,7 @@ from aiohttp import web
 from hermes_core import Retrying
 from hermes_core.testing import make_kernel
 from tests.core.conftest import collect
+from tests.timing import scaled
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 RELEASE = web.AppKey("release", asyncio.Event)
@@ -136,7 +137,7 @@ async def test_a_stall_fails_the_turn_quickly(upstream: Any, workspace: Path) ->
     script.append(stall)
     started = time.monotonic()
     events = await run_turn(url, workspace, provider_retries=2)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < scaled(5)
     outcome = events[-1].outcome
     assert (outcome.reason, outcome.error_kind, outcome.partial) == ("provider_error", "network", True)
     assert events[-1].text == "par"

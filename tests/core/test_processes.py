@@ -16,6 +16,7 @@ import pytest
 from hermes_core import QuestionRequested, SessionInUse, ToolCompleted, ToolProgress
 from hermes_core.testing import make_kernel
 from tests.core.conftest import collect
+from tests.timing import eventually, scaled
 
 HOLDER = textwrap.dedent(
     """
@@ -156,14 +157,12 @@ async def test_stop_processes_ends_background_commands(workspace: Path) -> None:
         cmd = json.dumps({"command": "trap '' TERM; echo $$ > pid.txt; sleep 60", "background": True})
         events = await collect(await session.submit(f"[[tool terminal {cmd}]]", owner="t"))
         assert not next(e for e in events if isinstance(e, ToolCompleted)).is_error
-        for _ in range(100):
-            if (workspace / "pid.txt").exists() and (workspace / "pid.txt").read_text().strip():
-                break
-            await asyncio.sleep(0.05)
-        pid = int((workspace / "pid.txt").read_text())
+        pid_file = workspace / "pid.txt"
+        await eventually(lambda: pid_file.exists() and pid_file.read_text().strip(), what="pid.txt")
+        pid = int(pid_file.read_text())
         started = asyncio.get_running_loop().time()
         assert await session.stop_processes(grace=0.3) == 1
-        assert asyncio.get_running_loop().time() - started < 3
+        assert asyncio.get_running_loop().time() - started < scaled(3)
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
         assert await session.stop_processes() == 0

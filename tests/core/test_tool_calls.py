@@ -20,6 +20,7 @@ from hermes_core import (
 )
 from hermes_core.testing import MemorySettingsStore, make_kernel
 from tests.core.conftest import collect
+from tests.timing import eventually
 
 
 def tool(name: str, **args: Any) -> str:
@@ -199,8 +200,7 @@ async def test_interrupt_during_a_running_tool_completes_every_call(kernel: Kern
             events.append(ev)
 
     reader = asyncio.create_task(read())
-    while not any(isinstance(e, ToolExecuting) for e in events):
-        await asyncio.sleep(0.01)
+    await eventually(lambda: any(isinstance(e, ToolExecuting) for e in events))
     await session.interrupt()
     outcome = await turn.outcome
     await reader

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from hermes_core import Kernel, TextDelta, TurnCompleted, TurnStarted
+from tests.timing import scaled
 
 
 async def test_next_events_batches_times_out_and_ends(kernel: Kernel, workspace: Path) -> None:
@@ -25,7 +26,7 @@ async def test_next_events_batches_times_out_and_ends(kernel: Kernel, workspace:
         seen.extend(batch)
         if isinstance(batch[-1], TurnCompleted):
             break
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < scaled(5)
     assert timeouts >= 2
     assert isinstance(seen[0], TurnStarted)
     assert [e.text for e in seen if isinstance(e, TextDelta)] == ["t0", " t1", " t2"]

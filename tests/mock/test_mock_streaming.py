@@ -11,6 +11,7 @@ from mock_helpers import Collect, assistant, tool, user
 
 from hermes_core import ChatMessage, ChatRequest, ProviderError, TextChunk, ToolCallRequest
 from hermes_mock.plugin import make_provider
+from tests.timing import TIME_SCALE, scaled
 
 
 async def test_deltas_attach_whitespace_to_the_following_word(collect: Collect) -> None:
@@ -54,7 +55,7 @@ async def test_long_token_stream_is_fast() -> None:
             count += isinstance(chunk, TextChunk)
         best = min(best, time.perf_counter() - started)
         assert count == 20000
-    assert 20000 / best >= 200_000, f"{20000 / best:.0f} chunks/s"
+    assert 20000 / best >= 200_000 / TIME_SCALE, f"{20000 / best:.0f} chunks/s"
 
 
 async def test_delay_sleeps_before_each_delta(collect: Collect) -> None:
@@ -81,7 +82,7 @@ async def test_delay_applies_between_deltas_as_they_arrive() -> None:
 async def test_no_delay_means_no_sleep(collect: Collect) -> None:
     started = time.perf_counter()
     await collect("[[tokens 50000]]")
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < scaled(1.0)
 
 
 async def test_interrupt_cancels_a_delayed_stream_promptly() -> None:
@@ -99,7 +100,7 @@ async def test_interrupt_cancels_a_delayed_stream_promptly() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.perf_counter() - started < 0.5
+    assert time.perf_counter() - started < scaled(0.5)
     assert received == []
 
 

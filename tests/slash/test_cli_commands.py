@@ -6,22 +6,15 @@ left, as a user's successive shell commands would.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import hermes_core
 
 HERMES = shutil.which("hermes", path=str(Path(sys.executable).parent))
-pytestmark = pytest.mark.skipif(
-    HERMES is None or importlib.util.find_spec("hermes_cli.main") is None,
-    reason="the hermes CLI is not installed",
-)
 SESSION = "slash-cli-test"
 
 

@@ -23,7 +23,6 @@ from tests.tui.client import TuiProcess
 from .transports import (
     acp_agent,
     acp_reply,
-    acp_schema_missing,
     acp_updates_after,
     api_chat,
     make_home,
@@ -32,8 +31,6 @@ from .transports import (
     start_tui,
     write_throwaway_plugin,
 )
-
-pytestmark = pytest.mark.skipif(acp_schema_missing, reason="the ACP schema is not available")
 
 
 @pytest.fixture

@@ -25,7 +25,6 @@ from tests.tui.client import RpcFailure, TuiProcess
 from .transports import (
     acp_agent,
     acp_reply,
-    acp_schema_missing,
     acp_updates_after,
     api_chat,
     make_home,
@@ -154,8 +153,6 @@ async def transport(request: pytest.FixtureRequest, places: tuple[Path, Path]) -
         yield proc, workspace
         assert proc.close() == 0
     elif request.param == "acp":
-        if acp_schema_missing:
-            pytest.skip("the ACP schema is not available")
         async with acp_agent(home, workspace, env=DISABLED) as agent:
             yield agent, workspace
     else:

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from hermes_core import ImagePart, Kernel, TextPart, TurnCompleted
 from hermes_core.testing import make_kernel
 from tests.cli.cli_helpers import run_hermes
 
 from .conftest import ALL_PLUGINS
-from .transports import acp_agent, acp_reply, acp_schema_missing, make_home, start_tui
-
-pytestmark = pytest.mark.skipif(acp_schema_missing, reason="the ACP schema is not available")
+from .transports import acp_agent, acp_reply, make_home, start_tui
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 JPEG = b"\xff\xd8\xff\xe0 not really a jpeg"

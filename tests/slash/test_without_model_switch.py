@@ -6,7 +6,6 @@ CLI with ``HERMES_DISABLE_PLUGINS=model-switch``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -73,10 +72,6 @@ async def test_every_other_command_still_works(bare_kernel: Kernel, workspace: P
 # -- the real CLI ---------------------------------------------------------------------------
 
 HERMES = shutil.which("hermes", path=str(Path(sys.executable).parent))
-cli_missing = pytest.mark.skipif(
-    HERMES is None or importlib.util.find_spec("hermes_cli.main") is None,
-    reason="the hermes CLI is not installed",
-)
 
 
 def hermes_run(home: Path, prompt: str, *, disable: str | None) -> subprocess.CompletedProcess[str]:
@@ -94,7 +89,6 @@ def hermes_run(home: Path, prompt: str, *, disable: str | None) -> subprocess.Co
     )
 
 
-@cli_missing
 def test_cli_without_model_switch(tmp_path: Path) -> None:
     helped = hermes_run(tmp_path, "/help", disable="model-switch")
     assert helped.returncode == 0, helped.stderr
@@ -110,7 +104,6 @@ def test_cli_without_model_switch(tmp_path: Path) -> None:
     assert (history.returncode, history.stdout) == (0, "No messages yet.\n"), history.stderr
 
 
-@cli_missing
 def test_cli_with_model_switch(tmp_path: Path) -> None:
     switched = hermes_run(tmp_path, "/model mock:alt", disable=None)
     assert switched.returncode == 0, switched.stderr

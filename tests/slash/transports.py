@@ -18,6 +18,7 @@ from tests.acp import wire
 from tests.acp.client import Agent, RecordingClient
 from tests.api.api_helpers import Reply, Server, call, start_server
 from tests.cli.cli_helpers import write_distribution
+from tests.timing import eventually
 from tests.tui.client import HERMES, TuiProcess, hermes_env
 
 CONFIG = """model = "mock:echo"
@@ -28,8 +29,6 @@ provider_retries = 0
 [titles]
 refine = false
 """
-
-acp_schema_missing = not wire.schema_available()
 
 
 def make_home(root: Path) -> tuple[Path, Path]:
@@ -117,15 +116,12 @@ async def acp_updates_after(agent: Agent, session_id: str, kind: str, timeout: f
     :param timeout: seconds to wait.
     :returns: the update object.
     """
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        found = [u for u in agent.updates(session_id) if u.get("sessionUpdate") == kind]
-        if found:
-            return found[0]
-        if loop.time() > end:
-            raise AssertionError(f"no {kind} for {session_id}")
-        await asyncio.sleep(0.02)
+    found = await eventually(
+        lambda: [u for u in agent.updates(session_id) if u.get("sessionUpdate") == kind],
+        timeout=timeout,
+        what=f"a {kind} for {session_id}",
+    )
+    return dict(found[0])
 
 
 async def acp_reply(agent: Agent, session_id: str, text: str) -> str:

@@ -15,6 +15,7 @@ import pytest
 from tools_testkit import FakeToolContext, call, process_alive
 
 from hermes_core import ToolResult, ToolSpec
+from tests.timing import eventually_sync, scaled
 
 
 @pytest.fixture
@@ -28,12 +29,7 @@ def run(specs: dict[str, ToolSpec], ctx: FakeToolContext) -> Callable[..., ToolR
 
 
 def _wait_dead(pid: int, within: float = 3.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not process_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
+    return eventually_sync(lambda: not process_alive(pid), timeout=within, what=f"{pid} to end")
 
 
 def test_exit_code_and_merged_output(run: Callable[..., ToolResult], ctx: FakeToolContext) -> None:
@@ -64,7 +60,7 @@ def test_output_streams_before_the_end(run: Callable[..., ToolResult], ctx: Fake
 def test_timeout_kills_the_whole_group(run: Callable[..., ToolResult]) -> None:
     started = time.monotonic()
     result = run("sleep 30 & echo child=$!; wait", timeout_s=0.5)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < scaled(3)
     assert result.is_error
     assert "timed out after 0.5 s" in result.text
     child = int(result.text.split("child=", 1)[1].split()[0])
@@ -74,7 +70,7 @@ def test_timeout_kills_the_whole_group(run: Callable[..., ToolResult]) -> None:
 def test_a_child_left_running_does_not_hold_the_result(run: Callable[..., ToolResult]) -> None:
     started = time.monotonic()
     result = run("sleep 30 & echo child=$!")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < scaled(2)
     child = int(result.text.split("child=", 1)[1].split()[0])
     try:
         assert result.text.endswith("[exit code 0]")
@@ -93,15 +89,13 @@ def test_cancel_escalates_to_sigkill_after_the_grace(
         )
     )
     worker.start()
-    deadline = time.monotonic() + 5
-    while "ready" not in ctx.progress_text and time.monotonic() < deadline:
-        time.sleep(0.01)
+    eventually_sync(lambda: "ready" in ctx.progress_text, timeout=5, what="the command to be ready")
     cancelled_at = time.monotonic()
     ctx.cancelled.set()
     worker.join(5)
     elapsed = time.monotonic() - cancelled_at
     assert not worker.is_alive()
-    assert 0.25 <= elapsed <= 0.3 + 0.5
+    assert 0.25 <= elapsed <= 0.3 + scaled(0.5)
     (result,) = outcome
     assert result.is_error
     assert "interrupted" in result.text
@@ -118,14 +112,14 @@ def test_cancel_of_a_polite_command_is_quick(
     timer.start()
     started = time.monotonic()
     result = call(specs["terminal"], {"command": "sleep 30"}, ctx)
-    assert time.monotonic() - started < 2  # SIGTERM was enough; the 5 s grace was not waited out
+    assert time.monotonic() - started < scaled(2)  # SIGTERM was enough; the 5 s grace was not waited out
     assert "interrupted" in result.text
 
 
 def test_stdin_is_devnull(run: Callable[..., ToolResult]) -> None:
     started = time.monotonic()
     result = run("cat; echo done", timeout_s=5)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < scaled(2)
     assert result.text == "done\n[exit code 0]"
 
 
@@ -173,15 +167,13 @@ def test_background_returns_at_once_and_registers(
 ) -> None:
     started = time.monotonic()
     result = run("echo started > bg.txt; exec sleep 30", background=True)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < scaled(1)
     assert not result.is_error
     ((proc, background),) = ctx.registered
     assert background is True
     assert f"pid {proc.pid}" in result.text
     try:
-        deadline = time.monotonic() + 3
-        while not (workspace / "bg.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        eventually_sync(lambda: (workspace / "bg.txt").exists(), timeout=3, what="bg.txt")
         assert (workspace / "bg.txt").read_text() == "started\n"
         assert proc.poll() is None
     finally:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-import time
 
+from tests.timing import eventually_sync
 from tests.tui.client import TuiProcess
 
 BACKGROUND = '[[tool terminal {"command": "sleep 60", "background": true}]]'
@@ -31,12 +31,7 @@ def _running(pid: int) -> bool:
 
 
 def _gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not _running(pid):
-            return True
-        time.sleep(0.05)
-    return False
+    return eventually_sync(lambda: not _running(pid), timeout=timeout, interval=0.05, what=f"{pid} to end")
 
 
 def test_process_stop_one_session(tui: TuiProcess) -> None:

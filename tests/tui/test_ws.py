@@ -11,6 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.timing import eventually
 from tests.tui.client import HERMES, WsClient, WsServer, hermes_env
 
 TOKEN = "test-token-0123456789abcdef"
@@ -138,7 +139,8 @@ async def test_ws_replay_after_reconnect(server: WsServer) -> None:
     seen = [e["seq"] for e in first.events(sid)]
     k = seen[-1]
     await first.close()
-    await asyncio.sleep(0.3)
+    # No wait for the server to notice the drop: events.since rebinds the session to the new
+    # connection, and the old connection's clean-up only detaches sessions still bound to it.
     second = await WsClient.connect(server.url, headers=_bearer())
     await second.wait(lambda: second.frames)
     replay = await second.call("session.events.since", session_id=sid, last_seen=k)
@@ -173,9 +175,15 @@ async def test_ws_disconnect_close_and_orphans(server: WsServer) -> None:
     await owner.call("prompt.submit", session_id=kept, text="keep me")
     await owner.wait(lambda: owner.events(kept, "message.complete"))
     await owner.close()
-    await asyncio.sleep(0.3)
-    active = [s["id"] for s in (await watcher.call("session.active_list"))["sessions"]]
-    assert kept in active and temporary not in active
+
+    async def active_ids() -> list[str]:
+        return [s["id"] for s in (await watcher.call("session.active_list"))["sessions"]]
+
+    async def temporary_closed() -> bool:
+        return temporary not in await active_ids()
+
+    await eventually(temporary_closed, what="the close_on_disconnect session to close")
+    assert kept in await active_ids()
     reclaimed = await watcher.wait(
         lambda: [e for e in watcher.events("", "session.reclaimed") if e["payload"]["session_id"] == kept],
         timeout=10,

@@ -7,13 +7,11 @@ must survive: a new connection replays it with ``session.events.since`` and can 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
 import socket
 import struct
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.timing import eventually
 from tests.tui.client import WsClient, WsServer, write_config
 
 TOKEN = "slow-consumer-token-0123456789"
@@ -140,10 +139,7 @@ async def test_slow_consumer_closed_1013_and_session_survives(server: WsServer) 
             states = [await watcher.call("session.status", session_id=s) for s in sids]
             return all(not st["running"] and st["message_count"] >= 2 for st in states)
 
-        deadline = time.monotonic() + 40
-        while not await all_idle():
-            assert time.monotonic() < deadline, "the turns did not finish"
-            await asyncio.sleep(0.2)
+        await eventually(all_idle, timeout=40, interval=0.2, what="the turns to finish")
     finally:
         await watcher.close()
 
