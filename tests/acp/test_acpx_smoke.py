@@ -1,12 +1,15 @@
-"""Smoke scenarios through an independent client, the ``acpx`` npm CLI (acp.md §14.3).
+"""Smoke scenarios through an independent client, the ``acpx`` npm CLI (docs/protocols/acp.md).
 
-Skipped unless ``acpx`` is found: ``$ACPX_BIN``, else ``acpx`` on ``PATH``. Install it with
-``npm install acpx@0.19.1`` into a tools directory and point ``ACPX_BIN`` at its
-``node_modules/.bin/acpx``. Every JSON-RPC line acpx prints is validated with ``wire.py``.
+``acpx`` is found as ``$ACPX_BIN``, else ``acpx`` on ``PATH``, else in ``.ci/acpx`` of this
+checkout; when none is there and ``npm`` is, the first test installs ``acpx@0.19.1`` into
+``.ci/acpx`` (one ``npm install`` from the npm registry). Without node and npm these tests fail
+and say so; ``HERMES_TEST_SKIP_ACPX=1`` skips them on purpose. Every JSON-RPC line acpx prints is
+validated with ``wire.py``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -20,28 +23,50 @@ from tests.acp import wire
 from tests.acp.conftest import HERMES, Home
 from tests.acp.helpers import tool
 
-ACPX = os.environ.get("ACPX_BIN") or shutil.which("acpx")
-# These tests need node and the acpx npm CLI, which pip does not install. Missing, they fail with
-# the way to get them; HERMES_TEST_SKIP_ACPX=1 skips them on purpose instead.
+ACPX_VERSION = "0.19.1"
+REPO = Path(__file__).resolve().parents[2]
+LOCAL = REPO / ".ci" / "acpx"
+# These tests need node and the acpx npm CLI, which pip does not install. HERMES_TEST_SKIP_ACPX=1
+# skips them on purpose; otherwise a missing acpx is installed, or the tests fail saying why.
 pytestmark = pytest.mark.skipif(
     os.environ.get("HERMES_TEST_SKIP_ACPX") == "1", reason="HERMES_TEST_SKIP_ACPX=1 was set"
 )
 
 
+@functools.cache
+def _find_or_install_acpx() -> str:
+    found = os.environ.get("ACPX_BIN") or shutil.which("acpx")
+    local = LOCAL / "node_modules" / ".bin" / "acpx"
+    if found:
+        return found
+    if local.exists():
+        return str(local)
+    npm = shutil.which("npm")
+    assert npm and shutil.which("node"), (
+        f"the acpx smoke tests need node and npm (to install acpx {ACPX_VERSION} into .ci/acpx); "
+        "install them, point ACPX_BIN at an acpx binary, or set HERMES_TEST_SKIP_ACPX=1 to skip these tests"
+    )
+    quiet = ("--silent", "--no-audit", "--no-fund")
+    done = subprocess.run(
+        [npm, "install", *quiet, "--prefix", str(LOCAL), f"acpx@{ACPX_VERSION}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and local.exists(), f"npm install acpx@{ACPX_VERSION} failed:\n{done.stderr}"
+    return str(local)
+
+
 @pytest.fixture(autouse=True)
 def _acpx_is_installed() -> None:
-    assert ACPX and shutil.which("node"), (
-        "the acpx smoke tests need node and acpx 0.19.1: npm install --prefix .ci/acpx acpx@0.19.1 and "
-        "export ACPX_BIN=$PWD/.ci/acpx/node_modules/.bin/acpx (or set HERMES_TEST_SKIP_ACPX=1 to skip them)"
-    )
+    _find_or_install_acpx()
 
 
 def _run(home: Home, tmp_path: Path, *args: str, ttl: str = "1") -> tuple[int, list[dict[str, Any]]]:
     env = home.env(HOME=str(tmp_path / "acpx-home"))
     (tmp_path / "acpx-home").mkdir(exist_ok=True)
-    assert ACPX is not None
     done = subprocess.run(
-        [ACPX, "--agent", f"{HERMES} acp", "--format", "json", "--ttl", ttl, *args],
+        [_find_or_install_acpx(), "--agent", f"{HERMES} acp", "--format", "json", "--ttl", ttl, *args],
         cwd=home.workspace,
         env=env,
         capture_output=True,
