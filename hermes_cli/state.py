@@ -74,6 +74,9 @@ class CliState:
                 self.warn_once(message)
             kernel = Kernel.create(entry_points=selection.entry_points, strict=selection.strict, store=store)
             store.bind(kernel.registry)
+            from hermes_cli.command_cache import remember
+
+            remember(kernel.registry)  # so `hermes --help` can list the transports cheaply
             for message in kernel.registry.warnings:
                 self.warn_once(message)
             self._kernel = kernel
