@@ -74,6 +74,7 @@ class CliState:
                 self.warn_once(message)
             kernel = Kernel.create(entry_points=selection.entry_points, strict=selection.strict, store=store)
             store.bind(kernel.registry)
+            self._check_config_keys(kernel)
             from hermes_cli.command_cache import remember
 
             remember(kernel.registry)  # so `hermes --help` can list the transports cheaply
@@ -81,6 +82,18 @@ class CliState:
                 self.warn_once(message)
             self._kernel = kernel
         return self._kernel
+
+    def _check_config_keys(self, kernel: Kernel) -> None:
+        """Warn about unknown keys in ``config.toml``, each with the closest known key."""
+        from hermes_cli.keys import config_warnings
+        from hermes_core.errors import ConfigError
+
+        try:
+            config = self.store.read_config()
+        except ConfigError:
+            return  # a malformed file is reported when the settings are loaded
+        for message in config_warnings(config, kernel.registry):
+            self.warn_once(f"{self.store.paths.config_path}: {message}")
 
 
 def get_state(ctx: click.Context) -> CliState:
