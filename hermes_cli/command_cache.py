@@ -9,7 +9,9 @@ plugin is missing or was reinstalled since, help loads the selected plugins once
 and remembers them. The file is a cache: deleting it is always safe, and a write that fails is
 ignored.
 
-It lives in ``$HERMES_HOME/cache`` when ``HERMES_HOME`` is set, else in the user cache directory.
+It lives in the user cache directory (``$XDG_CACHE_HOME/hermes`` on Linux), never in
+``HERMES_HOME``: it holds nothing of the user's, and read-only commands such as
+``hermes acp --check`` leave ``HERMES_HOME`` untouched.
 """
 
 from __future__ import annotations
@@ -38,9 +40,6 @@ class CommandListing:
 
 def cache_file() -> Path:
     """Return where the listing is remembered (nothing is created)."""
-    home = os.environ.get("HERMES_HOME", "").strip()
-    if home:
-        return Path(home).expanduser().absolute() / "cache" / FILE_NAME
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("hermes", appauthor=False)) / FILE_NAME

@@ -39,6 +39,26 @@ class ResolvedModel:
         return f"{self.provider}:{self.model}"
 
 
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """The kernel's default model and whether it can answer (``Kernel.model_status``).
+
+    :param model: the ``provider:model`` reference, or None when there is none.
+    :param source: where it came from: ``flag``, ``env``, ``config``, ``default`` or ``fallback``
+        (nothing configured: the offline ``mock:echo``).
+    :param problem: why its provider cannot answer yet (a missing API key), or None.
+    """
+
+    model: str | None
+    source: str
+    problem: str | None = None
+
+    @property
+    def fallback(self) -> bool:
+        """True when nothing is configured and the offline mock answers."""
+        return self.source == "fallback"
+
+
 @dataclass(slots=True)
 class _Entry:
     name: str

@@ -50,3 +50,20 @@ def test_once_switch_in_a_one_shot_run_warns_that_it_cannot_last(hermes: Hermes)
     assert result.returncode == 0, result.stderr
     assert "hermes run --model" in result.stderr
     assert hermes("run", "--session", "once-only", "hi").stdout == "You said: hi\n"
+
+
+def test_no_model_configured_is_said_once_and_answers_with_the_fallback(hermes: Hermes) -> None:
+    result = hermes("run", "hi")
+    assert result.returncode == 0 and result.stdout == "You said: hi\n"
+    assert result.stderr.count("no model configured") == 1
+    assert "offline mock model mock:echo" in result.stderr
+
+
+def test_configured_provider_without_key_is_reported_before_the_request(hermes: Hermes, home: Path) -> None:
+    (home / "config.toml").write_text('model = "openai:gpt-4.1"\n')
+    result = hermes("run", "hi")
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if "model openai:gpt-4.1 cannot answer yet" in line)
+    assert "OPENAI_API_KEY" in lines[start]
+    assert any(line.startswith("Error: ") for line in lines[start + 1 :])
