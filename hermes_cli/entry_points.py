@@ -9,6 +9,7 @@ path entries fall back to ``importlib.metadata``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -103,11 +104,16 @@ def _scan_metadata() -> dict[str, tuple[str, str]]:
 
 
 def _scan() -> dict[str, tuple[str, str]]:
-    paths = list(sys.path)
+    return _scan_path(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan_path(paths: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """Scan once per process (and per ``sys.path``): selection and the command cache both ask."""
     if any(os.path.isfile(p) for p in paths if p):
         found = _scan_metadata()
     else:
-        found = _scan_directories(paths)
+        found = _scan_directories(list(paths))
     return dict(sorted(found.items()))
 
 
