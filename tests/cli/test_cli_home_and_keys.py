@@ -57,3 +57,15 @@ def test_unknown_config_keys_warn_with_a_suggestion(tmp_path: Path) -> None:
     refused = h.run_hermes(home, "config", "set", "titles.refin", "false")
     assert refused.returncode == 2
     assert "unknown key: titles.refin (did you mean titles.refine?" in refused.stderr
+
+
+def test_a_section_of_a_plugin_that_is_not_loaded_is_not_called_unknown(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text('modle = "x"\n[throwaway]\ngreeting = "hi"\n')
+    deselected = h.run_hermes(home, "--no-plugin", "api", "run", "hi")
+    assert deselected.returncode == 0, deselected.stderr
+    assert "unknown key: throwaway" not in deselected.stderr
+    assert "unknown key: modle" in deselected.stderr  # a top-level value is still checked
+    everything = h.run_hermes(home, "run", "hi")
+    assert "unknown key: throwaway" in everything.stderr
