@@ -30,10 +30,10 @@ def _flags(ctx: click.Context) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 class HermesGroup(click.Group):
-    """A group whose built-in commands load lazily and whose plugin commands are transports."""
+    """A group whose built-in commands load lazily and whose other commands are transports."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*BUILTINS, *plugin_commands(*_flags(ctx))]
+        return [*BUILTINS, *plugin_commands(*_flags(ctx)).transports]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         builtin = BUILTINS.get(cmd_name)

@@ -51,10 +51,19 @@ def config_group() -> None:
 
 
 @config_group.command("path")
+@click.option("--config", "only", flag_value="config", help="Print only the path of config.toml.")
+@click.option("--env", "only", flag_value="env", help="Print only the path of .env.")
 @click.pass_context
-def path_command(ctx: click.Context) -> None:
-    """Print the path of config.toml."""
-    click.echo(str(get_state(ctx).store.paths.config_path))
+def path_command(ctx: click.Context, only: str | None) -> None:
+    """Print where config.toml and .env live (whether or not they exist yet)."""
+    paths = get_state(ctx).store.paths
+    if only == "config":
+        click.echo(str(paths.config_path))
+    elif only == "env":
+        click.echo(str(paths.env_path))
+    else:
+        click.echo(f"config.toml: {paths.config_path}")
+        click.echo(f".env:        {paths.env_path}")
 
 
 @config_group.command("get")

@@ -108,6 +108,9 @@ async def _show_command_result(kernel: Kernel, session: Session, result: Command
     if text:
         out.text(text)
     out.finish()
+    if (result.data or {}).get("scope") == "once":
+        # The next turn of this process never comes: `hermes run` ends after the command.
+        _note("Warning: --once only lasts for the next turn in this process; use `hermes run --model`")
     return 0
 
 

@@ -9,6 +9,7 @@ path entries fall back to ``importlib.metadata``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -23,7 +24,12 @@ def _normalise(name: str) -> str:
 
 def _section_entries(text: str, section: str) -> list[str]:
     """Return the entry names of one ``[section]`` of an ``entry_points.txt``."""
-    names: list[str] = []
+    return [name for name, _ in _section_items(text, section)]
+
+
+def _section_items(text: str, section: str) -> list[tuple[str, str]]:
+    """Return the (name, value) pairs of one ``[section]`` of an ``entry_points.txt``."""
+    items: list[tuple[str, str]] = []
     inside = False
     for raw in text.splitlines():
         line = raw.strip()
@@ -33,8 +39,9 @@ def _section_entries(text: str, section: str) -> list[str]:
             inside = line[1:-1].strip() == section
             continue
         if inside and "=" in line:
-            names.append(line.split("=", 1)[0].strip())
-    return names
+            name, value = line.split("=", 1)
+            items.append((name.strip(), value.strip()))
+    return items
 
 
 def _dist_name(meta_dir: str, fallback: str) -> str:
@@ -52,8 +59,9 @@ def _dist_name(meta_dir: str, fallback: str) -> str:
     return fallback
 
 
-def _scan_directories(paths: list[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
+def _scan_directories(paths: list[str]) -> dict[str, tuple[str, str]]:
+    """Return entry-point name → (distribution, fingerprint) from unpacked metadata directories."""
+    found: dict[str, tuple[str, str]] = {}
     seen: set[str] = set()
     for entry in paths:
         try:
@@ -69,26 +77,44 @@ def _scan_directories(paths: list[str]) -> dict[str, str]:
                 continue
             seen.add(key)
             meta_dir = os.path.join(entry or ".", child)
+            points = os.path.join(meta_dir, "entry_points.txt")
             try:
-                with open(os.path.join(meta_dir, "entry_points.txt"), encoding="utf-8") as handle:
-                    names = _section_entries(handle.read(), GROUP)
+                with open(points, encoding="utf-8") as handle:
+                    items = _section_items(handle.read(), GROUP)
+                stamp = os.stat(points).st_mtime_ns
             except OSError:
                 continue
-            if names:
+            if items:
                 dist = _dist_name(meta_dir, stem.split("-", 1)[0])
-                for name in names:
-                    found.setdefault(name, dist)
+                for name, value in items:
+                    found.setdefault(name, (dist, f"{os.path.abspath(meta_dir)}|{stamp}|{value}"))
     return found
 
 
-def _scan_metadata() -> dict[str, str]:
+def _scan_metadata() -> dict[str, tuple[str, str]]:
     from importlib import metadata
 
-    found: dict[str, str] = {}
+    found: dict[str, tuple[str, str]] = {}
     for ep in metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
-        found.setdefault(ep.name, getattr(dist, "name", None) or "?")
+        name = getattr(dist, "name", None) or "?"
+        fingerprint = f"{name}|{getattr(dist, 'version', None)}|{getattr(dist, '_path', '')}|{ep.value}"
+        found.setdefault(ep.name, (name, fingerprint))
     return found
+
+
+def _scan() -> dict[str, tuple[str, str]]:
+    return _scan_path(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4)
+def _scan_path(paths: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+    """Scan once per process (and per ``sys.path``): selection and the command cache both ask."""
+    if any(os.path.isfile(p) for p in paths if p):
+        found = _scan_metadata()
+    else:
+        found = _scan_directories(list(paths))
+    return dict(sorted(found.items()))
 
 
 def installed_plugins() -> dict[str, str]:
@@ -96,9 +122,13 @@ def installed_plugins() -> dict[str, str]:
 
     Only package metadata is read; nothing is imported.
     """
-    paths = list(sys.path)
-    if any(os.path.isfile(p) for p in paths if p):
-        found = _scan_metadata()
-    else:
-        found = _scan_directories(paths)
-    return dict(sorted(found.items()))
+    return {name: dist for name, (dist, _) in _scan().items()}
+
+
+def plugin_fingerprints() -> dict[str, str]:
+    """Return entry-point name → a text that changes when the plugin is reinstalled or moved.
+
+    It names the metadata directory, the modification time of its ``entry_points.txt`` and the
+    entry point's target; :mod:`hermes_cli.command_cache` keys what it remembers by it.
+    """
+    return {name: fingerprint for name, (_, fingerprint) in _scan().items()}

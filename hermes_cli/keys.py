@@ -230,7 +230,7 @@ def _walk_model(key: str, model: Any, parts: list[str]) -> KeyInfo:
     field = fields.get(name)
     if field is None:
         known = ", ".join(sorted(fields))
-        raise ConfigError(f"unknown key: {key} (known here: {known})")
+        raise ConfigError(f"unknown key: {key} ({_did_you_mean(key, name, fields)}known here: {known})")
     if not rest:
         return _leaf(key, model, name, field)
     annotation = field.annotation
@@ -273,8 +273,10 @@ def _provider_key(key: str, parts: list[str], registry: Registry | None) -> KeyI
     if spec is None:
         owners = [p for p in registry.providers.values() if any(pr.name == name for pr in p.presets)]
         if not owners:
-            known = ", ".join(sorted(_provider_names(registry))) or "none"
-            raise ConfigError(f"unknown key: {key} (no provider {name!r}; known providers: {known})")
+            names = _provider_names(registry) | {"custom"}
+            known = ", ".join(sorted(names - {"custom"})) or "none"
+            hint = _did_you_mean(key, name, names)
+            raise ConfigError(f"unknown key: {key} ({hint}no provider {name!r}; known providers: {known})")
         spec = owners[0]
     model = _settings_model(spec.settings_model, f"provider {spec.name}")
     if len(parts) == 2:
@@ -329,4 +331,48 @@ def resolve_key(key: str, registry: Registry | None = None) -> KeyInfo:
     found = _transport_key(key, parts, registry)
     if found is not None:
         return found
-    raise ConfigError(f"unknown key: {key}")
+    tops = set(CoreSettings.model_fields) - NOT_CONFIG_KEYS | KNOWN_SECTIONS
+    if registry is not None:
+        tops |= {s.config_section for s in registry.transports.values() if s.config_section}
+    hint = _did_you_mean(key, top, tops)
+    raise ConfigError(f"unknown key: {key}" + (f" ({hint.strip()})" if hint else ""))
+
+
+def _did_you_mean(key: str, name: str, known: typing.Iterable[str]) -> str:
+    """Return ``did you mean KEY? `` for the closest known name at this level, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    if not close:
+        return ""
+    parts = key.split(".")
+    at = len(parts) - 1 - parts[::-1].index(name)
+    return f"did you mean {'.'.join([*parts[:at], close[0], *parts[at + 1 :]])}? "
+
+
+def config_warnings(config: dict[str, Any], registry: Registry | None, *, tables: bool = True) -> list[str]:
+    """Return one line per unknown key in a parsed ``config.toml``, with a suggestion.
+
+    Unknown top-level keys are otherwise silently ignored (the core keeps unknown tables for
+    transports), and unknown keys inside a section fail without naming the likely intent.
+
+    :param tables: also report unknown top-level tables; pass False when some installed
+        plugin is not loaded (the table may be its section).
+    """
+    found: list[str] = []
+
+    def walk(table: dict[str, Any], prefix: str) -> None:
+        for name, value in table.items():
+            key = f"{prefix}{name}"
+            try:
+                info = resolve_key(key, registry)
+            except ConfigError as exc:
+                skip = not tables and not prefix and isinstance(value, dict)
+                if str(exc).startswith("unknown key") and not skip:
+                    found.append(str(exc))
+                continue
+            if isinstance(value, dict) and info.expected == "a table":
+                walk(value, f"{key}.")
+
+    walk(config, "")
+    return found

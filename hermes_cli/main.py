@@ -25,6 +25,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"hermes {__version__}\n")
         return 0
+    from hermes_cli.paths import home_problem
+
+    problem = home_problem()
+    if problem is not None:
+        sys.stderr.write(f"Error: {problem}\n")
+        return 2
     if args in (["--help"], ["-h"], ["help"]):
         from hermes_cli.root_help import plugin_commands, render_root_help
 

@@ -54,3 +54,24 @@ def resolve_paths(environ: Mapping[str, str] | None = None) -> HermesPaths:
         config_dir=Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)),
         data_dir=Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)),
     )
+
+
+def home_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Return why ``HERMES_HOME`` cannot hold Hermes's files, or None when it can.
+
+    A path that does not exist yet is fine (it is created on first write); a path that is, or
+    lies under, something other than a directory is not.
+    """
+    env = os.environ if environ is None else environ
+    home = env.get("HERMES_HOME", "").strip()
+    if not home:
+        return None
+    root = Path(home).expanduser().absolute()
+    for path in (root, *root.parents):
+        if path.is_dir():
+            return None
+        if path.exists() or path.is_symlink():
+            if path == root:
+                return f"HERMES_HOME must be a directory, but {root} is a file"
+            return f"HERMES_HOME must be a directory, but {path} (on the way to {root}) is a file"
+    return None

@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import textwrap
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_cli.command_cache import CommandListing
 
 DESCRIPTION = "Hermes: one AI coding agent behind ACP, the TUI gateway and an OpenAI-compatible API."
 USAGE = "Usage: hermes [OPTIONS] COMMAND [ARGS]..."
@@ -40,24 +44,37 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def plugin_commands(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> dict[str, str]:
-    """Return the selected entry-point names (→ distribution), importing no plugin.
+def selected_plugins(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> list[str]:
+    """Return the selected entry-point names, importing no plugin.
 
     The selection honours ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` (the real environment
     over ``.env``) and the ``--plugin`` / ``--no-plugin`` flags when known (click handles an
-    eager ``--help`` before it reads them); built-in names are left out.
+    eager ``--help`` before it reads them).
     """
     from hermes_cli.dotenv import merged_environment, read_dotenv
     from hermes_cli.entry_points import installed_plugins
     from hermes_cli.paths import resolve_paths
     from hermes_cli.selection import select_plugins
 
-    installed = {n: d for n, d in installed_plugins().items() if n not in BUILTINS}
+    installed = installed_plugins()
     env = merged_environment(read_dotenv(resolve_paths().env_path).values, os.environ)
     selection = select_plugins(env, installed, allow, deny)
     if not isinstance(selection.entry_points, list):
-        return installed
-    return {name: installed[name] for name in selection.entry_points}
+        return list(installed)
+    return [name for name in selection.entry_points if name in installed]
+
+
+def plugin_commands(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> CommandListing:
+    """Return the transport commands of the selected plugins (command name → summary).
+
+    Read from what the CLI remembered the last time it loaded these plugins; see
+    :mod:`hermes_cli.command_cache`.
+    """
+    from hermes_cli.command_cache import listing
+
+    found = listing(selected_plugins(allow, deny))
+    found.transports = {n: s for n, s in found.transports.items() if n not in BUILTINS}
+    return found
 
 
 def _definition_list(rows: Sequence[tuple[str, str]]) -> list[str]:
@@ -76,16 +93,18 @@ def _definition_list(rows: Sequence[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def render_root_help(plugins: dict[str, str]) -> str:
+def render_root_help(plugins: CommandListing) -> str:
     """Return the root help text.
 
-    :param plugins: entry-point name → distribution, listed as plugin commands.
+    :param plugins: the transports (listed as commands) and the plugins that failed to load.
     """
     lines = [USAGE, ""]
     lines += textwrap.wrap(DESCRIPTION, WIDTH, initial_indent="  ", subsequent_indent="  ")
     lines += ["", "Options:", *_definition_list(ROOT_OPTIONS)]
     lines += ["", "Commands:", *_definition_list([(n, h) for n, (_, _, h) in BUILTINS.items()])]
-    if plugins:
-        rows = [(name, f"plugin command (from {dist})") for name, dist in plugins.items()]
-        lines += ["", "Plugin commands:", *_definition_list(rows)]
+    if plugins.transports:
+        lines += ["", "Transports:", *_definition_list(list(plugins.transports.items()))]
+    if plugins.failed:
+        names = ", ".join(plugins.failed)
+        lines += ["", *textwrap.wrap(f"Plugins that failed to load: {names} (see `hermes plugins`).", WIDTH)]
     return "\n".join(lines) + "\n"

@@ -81,10 +81,32 @@ class CliState:
                 trace_plugins=selection.trace,
             )
             store.bind(kernel.registry)
+            failed = any(p.failed for p in kernel.registry.plugins)
+            every_plugin = selection.entry_points is True and not failed
+            self._check_config_keys(kernel, every_plugin)
+            from hermes_cli.command_cache import remember
+
+            remember(kernel.registry)  # so `hermes --help` can list the transports cheaply
             for message in kernel.registry.warnings:
                 self.warn_once(message)
             self._kernel = kernel
         return self._kernel
+
+    def _check_config_keys(self, kernel: Kernel, every_plugin: bool) -> None:
+        """Warn about unknown keys in ``config.toml``, each with the closest known key.
+
+        :param every_plugin: every installed plugin is loaded; otherwise an unknown top-level
+            table may belong to one that is not, and is left alone.
+        """
+        from hermes_cli.keys import config_warnings
+        from hermes_core.errors import ConfigError
+
+        try:
+            config = self.store.read_config()
+        except ConfigError:
+            return  # a malformed file is reported when the settings are loaded
+        for message in config_warnings(config, kernel.registry, tables=every_plugin):
+            self.warn_once(f"{self.store.paths.config_path}: {message}")
 
 
 def get_state(ctx: click.Context) -> CliState:

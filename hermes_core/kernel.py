@@ -42,7 +42,7 @@ from hermes_core.session_open import LEASE_TTL_S, is_session_id
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.events import Event, TurnOutcome
-    from hermes_core.models import ProviderHub, ResolvedModel
+    from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.session import Session
     from hermes_core.session_queue import QueueItem
@@ -230,12 +230,16 @@ class Kernel:
             resolved = await self.resolve_model(settings.model)
             self._default_model = resolved.ref
             self._using_fallback = False
+            hint = self.hub.missing_key_hint(resolved.provider)
+            if hint is not None:  # said at start, not first met at the first request
+                log.warning("model %s cannot answer yet: %s", resolved.ref, hint)
             return
         if self.hub.has("mock"):
             self._default_model = FALLBACK_MODEL
             self._using_fallback = True
             log.warning(
-                "no model configured: using the offline mock model %s (set `model` in config.toml)",
+                "no model configured: every request is answered by the offline mock model %s, "
+                "which only echoes (set `model` in config.toml or HERMES_MODEL)",
                 FALLBACK_MODEL,
             )
             return
@@ -427,6 +431,24 @@ class Kernel:
             cache_ttl_s=settings.cache_ttl_s,
             background=self._tasks,
         )
+
+    def model_status(self, session: Session | None = None) -> ModelStatus:
+        """Describe the default model (or ``session``'s): where it came from and what stops it
+        answering, if anything.
+
+        Every surface reports the same thing from this: the start-up log, ``hermes acp --check``,
+        ``/health/detailed``.
+        """
+        from hermes_core.models import ModelStatus
+
+        if session is not None:
+            ref, source = self._session_model(session)
+        else:
+            ref = self._default_model
+            source = "fallback" if self._using_fallback else self.settings.model_source
+        provider = ref.partition(":")[0] if ref else None
+        problem = self.hub.missing_key_hint(provider) if provider and self.hub.has(provider) else None
+        return ModelStatus(ref, source, problem)
 
     def has_usable_provider(self) -> bool:
         """False when only the fallback mock would answer."""

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from hermes_core import model_family
 from hermes_core.errors import ConfigError, ModelAmbiguous, ModelNotFound, ProviderError
 from hermes_core.providers import ModelInfo, Provider, ProviderPreset
 from hermes_core.records import ProviderSpec
@@ -36,6 +37,26 @@ class ResolvedModel:
     @property
     def ref(self) -> str:
         return f"{self.provider}:{self.model}"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """The kernel's default model and whether it can answer (``Kernel.model_status``).
+
+    :param model: the ``provider:model`` reference, or None when there is none.
+    :param source: where it came from: ``flag``, ``env``, ``config``, ``default`` or ``fallback``
+        (nothing configured: the offline ``mock:echo``).
+    :param problem: why its provider cannot answer yet (a missing API key), or None.
+    """
+
+    model: str | None
+    source: str
+    problem: str | None = None
+
+    @property
+    def fallback(self) -> bool:
+        """True when nothing is configured and the offline mock answers."""
+        return self.source == "fallback"
 
 
 @dataclass(slots=True)
@@ -226,8 +247,11 @@ async def resolve(
 ) -> ResolvedModel:
     """Resolve a model reference (agent-core §10).
 
-    ``provider:model`` when the prefix names a provider; otherwise a bare name is tried against
-    the current provider, then the aliases, then a unique match across offline lists.
+    ``provider:model`` when the prefix names a provider. Otherwise a bare name is, in order: an
+    alias; an exact id of the current provider; an exact id of another provider; the newest id
+    of the family the name stands for in the current provider, then in the others (see
+    :mod:`hermes_core.model_family`). Several equally good answers raise ``ModelAmbiguous``
+    with the candidates; nothing at all raises ``ModelNotFound`` with suggestions.
     """
     ref = ref.strip()
     if not ref:
@@ -237,23 +261,46 @@ async def resolve(
         return await _in_provider(hub, prefix, rest, strict=True)
     if ref in aliases:
         return await resolve(hub, {}, aliases[ref], current_provider)
-    if current_provider and hub.has(current_provider):
-        found = await _in_provider(hub, current_provider, ref, strict=False)
-        if found.info is not None:
-            return found
-    matches: list[ResolvedModel] = []
-    everything: list[str] = []
-    for name in hub.names():
-        for info in await hub.offline_models(name):
-            everything.append(f"{name}:{info.id}")
-            if info.id == ref:
-                matches.append(ResolvedModel(name, info.id, info))
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise ModelAmbiguous(ref, [m.ref for m in matches])
+    listed: dict[str, list[ModelInfo]] = {}
+    current = current_provider if current_provider and hub.has(current_provider) else None
+    if current is not None:
+        listed[current] = await hub.offline_models(current)
+        if any(i.id == ref for i in listed[current]):
+            return _listed(current, listed[current], ref)
+    order = [n for n in hub.names() if n != current]
+    for name in order:
+        listed[name] = await hub.offline_models(name)
+    exact = [ResolvedModel(n, i.id, i) for n in order for i in listed[n] if i.id == ref]
+    if len(exact) == 1:
+        return exact[0]
+    if len(exact) > 1:
+        raise ModelAmbiguous(ref, [m.ref for m in exact])
+    if current is not None:
+        pick, candidates = model_family.newest(ref, [i.id for i in listed[current]])
+        if candidates:
+            raise ModelAmbiguous(ref, [f"{current}:{c}" for c in candidates])
+        if pick is not None:
+            return _listed(current, listed[current], pick)
+    by_family: list[ResolvedModel] = []
+    tied: list[str] = []
+    for name in order:
+        pick, candidates = model_family.newest(ref, [i.id for i in listed[name]])
+        if pick is not None:
+            by_family.append(_listed(name, listed[name], pick))
+        tied.extend(f"{name}:{c}" for c in candidates)
+    if len(by_family) == 1 and not tied:
+        return by_family[0]
+    if by_family or tied:
+        raise ModelAmbiguous(ref, [m.ref for m in by_family] + tied)
+    everything = [f"{n}:{i.id}" for n, models in listed.items() for i in models]
+    containing = [e for e in everything if ref.lower() in e.partition(":")[2].lower()]
     close = difflib.get_close_matches(ref, everything + list(aliases), n=5, cutoff=0.5)
-    raise ModelNotFound(ref, close)
+    raise ModelNotFound(ref, (containing + [c for c in close if c not in containing])[:5])
+
+
+def _listed(provider: str, models: list[ModelInfo], model_id: str) -> ResolvedModel:
+    info = next((m for m in models if m.id == model_id), None)
+    return ResolvedModel(provider, model_id, info)
 
 
 async def _in_provider(hub: ProviderHub, provider: str, model: str, *, strict: bool) -> ResolvedModel:

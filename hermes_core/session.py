@@ -204,6 +204,12 @@ class Session:
             self._persisted = True
         else:
             ids = await storage.append_rows(self.id, rows)
+            if self._pending_title and not self._record.title:
+                # Stored before its first turn (e.g. by /model): the derived title lands now.
+                await self._update_record(
+                    title=self._pending_title, title_origin=self._record.title_origin or "derived"
+                )
+                self._pending_title = None
         made = [materialize(self.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
         self._rows.extend(made)
         return made
@@ -382,7 +388,11 @@ class Session:
             await self.kernel.set_default_model(resolved.ref)
         marker_id: int | None = None
         await self._update_record(model=resolved.ref, provider=resolved.provider)
-        if self._persisted:
+        if not self._persisted:
+            # A new session writes nothing until its first turn; store the record now so the
+            # choice survives the process (``hermes run --session ID "/model X"`` then a turn).
+            await self._persist([])
+        elif self._rows:
             made = await self._persist(
                 [
                     NewRow(

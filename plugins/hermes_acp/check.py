@@ -17,12 +17,13 @@ DEPENDENCIES = ("jsonrpcserver", "pydantic", "pluggy", "stevedore", "click", "pl
 
 
 class Report:
-    """Collect check lines and count failures."""
+    """Collect check lines and count failures and warnings."""
 
     def __init__(self) -> None:
         """Start empty."""
         self.lines: list[str] = []
         self.failures = 0
+        self.warnings = 0
 
     def add(self, status: str, name: str, detail: str) -> None:
         """Record one check.
@@ -33,8 +34,14 @@ class Report:
         """
         if status == "FAIL":
             self.failures += 1
+        elif status == "warn":
+            self.warnings += 1
         self.lines.append(f"{status:<4} {name}: {detail}")
         print(self.lines[-1], flush=True)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _version(name: str) -> str:
@@ -141,25 +148,52 @@ async def _check_initialize(report: Report, ctx: TransportContext) -> None:
 async def _check_config(report: Report, ctx: TransportContext) -> None:
     store = ctx.store
     path = getattr(store, "config_path", None)
-    report.add("ok", "config", str(path) if path else "no config file path")
+    where = str(path) if path else "no config file path"
     try:
         await ctx.ready
     except Exception as exc:
-        report.add("FAIL", "kernel start", str(exc))
+        # The configuration could not start the kernel: this line fails, nothing after it runs.
+        report.add("FAIL", "config", f"{where}: {exc}")
         return
-    if ctx.kernel.has_usable_provider():
-        report.add("ok", "provider", f"default model {ctx.kernel.default_model}")
-    else:
-        report.add("warn", "provider", "no model provider configured; run `hermes acp --setup`")
+    report.add("ok", "config", where)
+    _check_model(report, ctx)
     try:
-        page = await ctx.kernel.list_sessions(limit=1)
-        report.add("ok", "storage", f"opens read-only ({len(page.sessions)} session(s) on the first page)")
+        count = await _count_sessions(ctx)
+        report.add("ok", "storage", f"opens read-only ({_count(count, 'stored session')})")
     except Exception as exc:
         report.add("FAIL", "storage", str(exc))
 
 
+def _check_model(report: Report, ctx: TransportContext) -> None:
+    """Report the default model the way sessions will meet it."""
+    status = ctx.kernel.model_status()
+    if status.fallback:
+        report.add(
+            "warn",
+            "model",
+            f"no model configured: sessions answer with the offline mock model {status.model}, "
+            "which only echoes; run `hermes acp --setup`",
+        )
+    elif status.problem is not None:
+        report.add("FAIL", "model", f"{status.model}: {status.problem}; run `hermes acp --setup`")
+    else:
+        report.add("ok", "model", f"{status.model} (from {status.source})")
+
+
+async def _count_sessions(ctx: TransportContext) -> int:
+    """Count every stored session, page by page."""
+    count = 0
+    cursor: str | None = None
+    while True:
+        page = await ctx.kernel.list_sessions(limit=1000, cursor=cursor)
+        count += len(page.sessions)
+        cursor = page.next_cursor
+        if cursor is None or not page.sessions:
+            return count
+
+
 async def run_check(ctx: TransportContext) -> int:
-    """Print the report and return 0 when nothing failed.
+    """Print the report and return 0 when nothing failed (warnings are allowed).
 
     :param ctx: the transport context.
     :returns: 0 or 1.
@@ -171,7 +205,8 @@ async def run_check(ctx: TransportContext) -> int:
     await _check_initialize(report, ctx)
     await _check_config(report, ctx)
     if report.failures:
-        print(f"Hermes ACP check: FAILED ({report.failures} problems)", flush=True)
+        print(f"Hermes ACP check: FAILED ({_count(report.failures, 'problem')})", flush=True)
         return 1
-    print("Hermes ACP check: OK", flush=True)
+    extra = f" ({_count(report.warnings, 'warning')})" if report.warnings else ""
+    print(f"Hermes ACP check: OK{extra}", flush=True)
     return 0

@@ -11,7 +11,7 @@ from hermes_core.rpc import ACP_OPTIONS, INTERNAL_ERROR, INVALID_PARAMS, RpcErro
 
 AUTH_REQUIRED = -32000
 SESSION_NOT_FOUND = -32002
-AUTH_MESSAGE = 'Authentication required: no model provider configured; run "hermes acp --setup"'
+AUTH_MESSAGE = 'Authentication required: the model provider refused the credentials; run "hermes acp --setup"'
 
 log = logging.getLogger("hermes_acp")
 
@@ -36,12 +36,15 @@ def not_found(session_id: Any) -> RpcError:
     return RpcError(SESSION_NOT_FOUND, "Resource not found: unknown session", {"sessionId": session_id})
 
 
-def auth_required() -> RpcError:
-    """Return the ``-32000`` asking the user to set up a provider.
+def auth_required(problem: str) -> RpcError:
+    """Return the ``-32000`` asking the user to set up the provider's credentials.
 
+    :param problem: what is missing, e.g. ``provider 'openai' has no API key: set …``.
     :returns: the error.
     """
-    return RpcError(AUTH_REQUIRED, AUTH_MESSAGE)
+    return RpcError(
+        AUTH_REQUIRED, f'Authentication required: {problem}; run "hermes acp --setup"', {"detail": problem}
+    )
 
 
 def internal(exc: BaseException | None, what: str) -> RpcError:

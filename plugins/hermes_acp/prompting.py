@@ -103,8 +103,9 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
         else:
             _release(conn, acp_session, fresh)
     text = await prompt_text(conn, acp_session, args.prompt)
-    if not conn.kernel.has_usable_provider():
-        raise auth_required()
+    problem = conn.kernel.model_status(acp_session.core).problem
+    if problem is not None:
+        raise auth_required(problem)
     if ticket.previous is not None:
         await asyncio.shield(ticket.previous.responded)
     gate = acp_session.gate

@@ -25,8 +25,14 @@ OWNER = "acp"
 
 
 def _require_auth(conn: AcpConnection) -> None:
-    if not conn.kernel.has_usable_provider():
-        raise auth_required()
+    """Refuse sessions while the default model's provider lacks its key.
+
+    With no model configured at all, ACP uses the offline ``mock:echo`` fallback like every
+    other surface (the start-up log and ``--check`` say so); that needs no authentication.
+    """
+    problem = conn.kernel.model_status().problem
+    if problem is not None:
+        raise auth_required(problem)
 
 
 def _note_mcp(servers: list[dict[str, Any]] | None) -> None:
@@ -36,7 +42,7 @@ def _note_mcp(servers: list[dict[str, Any]] | None) -> None:
 
 
 async def authenticate(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Re-read the configuration; succeed once a usable provider exists (§4).
+    """Re-read the configuration; succeed once the default model's provider has its key (§4).
 
     :param conn: the connection.
     :param params: ``{methodId}``.

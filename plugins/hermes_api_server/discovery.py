@@ -33,8 +33,13 @@ async def health_detailed(request: web.Request) -> web.Response:
         checks["storage"] = {"ok": True}
     except Exception as exc:
         checks["storage"] = {"ok": False, "error": type(exc).__name__}
-    default = state.kernel.default_model
-    checks["default_model"] = {"ok": bool(default), "model": default}
+    model = state.kernel.model_status()
+    checks["default_model"] = {"ok": bool(model.model) and model.problem is None, "model": model.model}
+    checks["default_model"]["source"] = model.source  # "fallback": nothing configured, mock:echo
+    if model.fallback:
+        checks["default_model"]["warning"] = "no model configured: the offline mock model only echoes"
+    if model.problem is not None:
+        checks["default_model"]["error"] = model.problem
     checks["event_loop"] = {"ok": state.loop_lag_ms < 1000, "lag_ms": round(state.loop_lag_ms, 2)}
     ok = all(check["ok"] for check in checks.values())
     runs = state.runs

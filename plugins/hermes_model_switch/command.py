@@ -2,9 +2,10 @@
 
 ``/model`` alone shows the current model and the catalog (offline: it never waits on the
 network). ``/model REF`` switches this session from the next turn on; ``--once`` switches only
-the next turn; ``--global`` also saves ``model`` through the kernel's settings store. Unknown
-and ambiguous references raise the core's ``ModelNotFound`` / ``ModelAmbiguous`` unchanged, and
-nothing is switched.
+the next turn; ``--global`` also saves ``model`` through the kernel's settings store. A bare or
+family name (``claude-sonnet-4``) is resolved by the core, and the answer says what it resolved
+to. Unknown and ambiguous references raise the core's ``ModelNotFound`` / ``ModelAmbiguous``
+unchanged, and nothing is switched.
 """
 
 from __future__ import annotations
@@ -101,12 +102,16 @@ async def switch(ctx: CommandContext, session: Session, ref: str, scope: Scope) 
 
     :param ctx: the dispatch context.
     :param session: the session to switch.
-    :param ref: a ``provider:model`` reference, a bare model name or an alias.
+    :param ref: a ``provider:model`` reference, a bare model name, a family name such as
+        ``claude-sonnet-4`` (the newest matching id) or an alias.
     :param scope: ``session``, ``once`` or ``global``.
     :returns: the confirmation text plus ``data`` describing the switch.
     """
     done = await session.switch_model(ref, scope=scope)
-    lines = [f"Model switched to {done.ref} ({SCOPE_WORDS[scope]})"]
+    # A family name or an alias: say what it stood for ("resolved from claude-sonnet-4").
+    resolved_from = ref if ref not in (done.ref, done.model) else None
+    how = f"resolved from {resolved_from}; " if resolved_from else ""
+    lines = [f"Model switched to {done.ref} ({how}{SCOPE_WORDS[scope]})"]
     note = await _unlisted_note(ctx, session, done.provider, done.model)
     if note:
         lines.append(note)
@@ -116,6 +121,8 @@ async def switch(ctx: CommandContext, session: Session, ref: str, scope: Scope) 
         "model_id": done.model,
         "scope": done.scope,
         "previous": done.previous,
+        "requested": ref,
+        "resolved_from": resolved_from,
         "marker_row_id": done.marker_row_id,
     }
     return CommandResult(kind="exec", output="\n".join(lines), data=data)

@@ -39,7 +39,7 @@ def test_check_writes_nothing(home: Home) -> None:
         [HERMES, "acp", "--check"], env=home.env(), capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "ok   storage: opens read-only (0 session(s)" in done.stdout
+    assert "ok   storage: opens read-only (0 stored sessions)" in done.stdout
     assert sorted(p.relative_to(home.path) for p in home.path.rglob("*")) == before
 
     # A real database with a session: reported, and its content left byte-for-byte as it was.
@@ -53,7 +53,7 @@ def test_check_writes_nothing(home: Home) -> None:
         [HERMES, "acp", "--check"], env=home.env(), capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "ok   storage: opens read-only (1 session(s)" in done.stdout
+    assert "ok   storage: opens read-only (1 stored session)" in done.stdout
     assert database in snapshot
     after = {p: p.read_bytes() for p in home.path.rglob("*") if p.is_file()}
     assert {p: after[p] for p in snapshot} == snapshot

@@ -50,15 +50,33 @@ async def test_capabilities_and_auth_methods(spawn: Any) -> None:
     assert config["id"] == "hermes-config"
 
 
-async def test_unconfigured_requires_authentication(spawn: Any, home: Home) -> None:
-    """#9: no provider → -32000 naming --setup; after a config, authenticate {} and new work."""
+async def test_unconfigured_uses_the_fallback_like_every_surface(spawn: Any, home: Home) -> None:
+    """No model configured: sessions answer with the offline mock:echo, and stderr says so once."""
     (home.path / "config.toml").unlink()
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    assert (await agent.prompt(sid, "hello")) == {"stopReason": "end_turn"}
+    assert agent.text(sid) == "You said: hello"
+    assert (await agent.request("authenticate", {"methodId": "hermes-config"})) == {}
+    assert (await agent.error("authenticate", {"methodId": "other"}))["code"] == -32602
+    stderr = agent.stderr_path.read_text()
+    assert stderr.count("no model configured") == 1 and "mock:echo" in stderr
+
+
+async def test_missing_key_requires_authentication(spawn: Any, home: Home) -> None:
+    """#9: a configured provider without its key → -32000 naming the key and --setup; after the
+    key is set, authenticate {} and new work."""
+    home.config = {"model": "openai:gpt-4.1"}
+    home.write_config()
     agent = await spawn(initialize={})
     error = await agent.error("session/new", {"cwd": str(home.workspace), "mcpServers": []})
     assert error["code"] == -32000 and "hermes acp --setup" in error["message"]
+    assert "OPENAI_API_KEY" in error["message"] and "OPENAI_API_KEY" in error["data"]["detail"]
     error = await agent.error("authenticate", {"methodId": "hermes-config"})
     assert error["code"] == -32000
     assert (await agent.error("authenticate", {"methodId": "other"}))["code"] == -32602
-    home.write_config()
+    (home.path / ".env").write_text('OPENAI_API_KEY="sk-test-not-real"\n')
     assert (await agent.request("authenticate", {"methodId": "hermes-config"})) == {}
     assert "sessionId" in await agent.new(home.workspace)
+    assert "cannot answer yet" in agent.stderr_path.read_text()  # reported at start
+    assert "sk-test-not-real" not in agent.stderr_path.read_text()

@@ -42,24 +42,73 @@ def test_version_prints_the_constant_matching_the_distribution(hermes: Hermes) -
     assert hermes("version").stdout == result.stdout
 
 
-def test_help_lists_builtins_and_plugin_entry_points(hermes: Hermes, throwaway: Path) -> None:
-    result = hermes("--help", pythonpath=[throwaway])
+ODD_TRANSPORT = """
+from hermes_core import TransportSpec, hookimpl
+
+
+async def factory(ctx):
+    print("odd transport ran", flush=True)
+    return 0
+
+
+@hookimpl
+def hermes_transports():
+    return TransportSpec(name="oddcmd", summary="SUMMARY_TEXT", factory=factory, long_running=False)
+"""
+
+
+def _odd(root: Path, summary: str) -> Path:
+    source = ODD_TRANSPORT.replace("SUMMARY_TEXT", summary)
+    return h.write_distribution(root, "oddplug", {"oddplug": source}, {"oddplug": "oddplug"})
+
+
+def _sections(out: str) -> tuple[str, str]:
+    commands = out.split("Commands:", 1)[1].split("Transports:", 1)[0]
+    return commands, out.split("Transports:", 1)[1] if "Transports:" in out else ""
+
+
+def test_help_lists_only_transports_by_command_name_and_summary(
+    hermes: Hermes, throwaway: Path, tmp_path: Path
+) -> None:
+    odd = _odd(tmp_path / "site-odd", "Serve odd things to odd clients.")
+    result = hermes("--help", pythonpath=[throwaway, odd])
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    commands = out.split("Commands:", 1)[1].split("Plugin commands:", 1)[0]
+    commands, transports = _sections(result.stdout)
     for name in ("run", "plugins", "models", "config", "sessions", "version"):
         assert f"\n  {name} " in commands
-    plugin_section = out.split("Plugin commands:", 1)[1]
-    assert "throwaway" in plugin_section and "plugin command (from throwaway)" in plugin_section
-    for name in ("mock", "sqlite", "tools"):
-        assert f"\n  {name} " in plugin_section
+    rows = {line.split()[0]: " ".join(line.split()[1:]) for line in transports.splitlines() if line.strip()}
+    assert rows["throwaway"] == "A throwaway transport for tests."
+    assert rows["oddcmd"] == "Serve odd things to odd clients."  # its command name, not "oddplug"
+    assert rows["acp"].startswith("Serve the Agent Client Protocol")
+    assert rows["api"].startswith("Serve the OpenAI-compatible HTTP")
+    assert "tui" in rows
+    for not_a_command in ("oddplug", "mock", "sqlite", "tools", "slash", "model-switch", "openai"):
+        assert not_a_command not in rows
+        assert f"\n  {not_a_command} " not in result.stdout
+    assert "plugin command" not in result.stdout
+    ran = hermes("oddcmd", pythonpath=[throwaway, odd])
+    assert ran.returncode == 0 and ran.stdout == "odd transport ran\n", ran.stderr
+    assert hermes("oddplug", pythonpath=[throwaway, odd]).returncode == 2
+
+
+def test_help_follows_a_reinstalled_plugin(hermes: Hermes, tmp_path: Path) -> None:
+    site = tmp_path / "site-odd"
+    _odd(site, "The first summary.")
+    assert "The first summary." in hermes("--help", pythonpath=[site]).stdout
+    import shutil
+
+    shutil.rmtree(site)
+    _odd(site, "The second summary.")
+    assert "The second summary." in hermes("--help", pythonpath=[site]).stdout
 
 
 def test_help_survives_a_plugin_that_raises_at_import(hermes: Hermes, broken: Path) -> None:
-    result = hermes("--help", pythonpath=[broken])
-    assert result.returncode == 0
-    assert "broken" in result.stdout.split("Plugin commands:", 1)[1]
-    assert result.stderr == ""
+    for _ in range(2):  # the first run loads the plugins, the second reads what it remembered
+        result = hermes("--help", pythonpath=[broken])
+        assert result.returncode == 0
+        assert "Plugins that failed to load: broken (see `hermes plugins`)." in result.stdout
+        assert "\n  broken " not in result.stdout
+        assert result.stderr == ""
 
 
 def test_help_hides_disabled_plugins(hermes: Hermes, throwaway: Path) -> None:
@@ -92,6 +141,9 @@ def _modules_after(args: list[str], home: Path, pythonpath: list[Path]) -> set[s
 def test_cheap_paths_import_no_plugin_stevedore_or_pydantic(
     home: Path, throwaway: Path, broken: Path
 ) -> None:
+    # The first --help loads the plugins once and remembers their transports; from then on it
+    # imports none (`hermes --help` has a 100 ms budget).
+    _modules_after(["--help"], home, [throwaway, broken])
     for args in (["--version"], ["--help"]):
         modules = _modules_after(args, home, [throwaway, broken])
         bad = sorted(
@@ -99,6 +151,7 @@ def test_cheap_paths_import_no_plugin_stevedore_or_pydantic(
         )
         assert bad == [], f"{args} imported {bad}"
     assert "click" not in _modules_after(["--version"], home, [])
+    _modules_after(["--help"], home, [])
     assert "click" not in _modules_after(["--help"], home, [])
 
 

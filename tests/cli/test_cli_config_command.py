@@ -8,10 +8,12 @@ from pathlib import Path
 from tests.cli.cli_helpers import Hermes
 
 
-def test_config_path_is_inside_hermes_home(hermes: Hermes, home: Path) -> None:
+def test_config_path_shows_config_and_env_inside_hermes_home(hermes: Hermes, home: Path) -> None:
     result = hermes("config", "path")
     assert result.returncode == 0
-    assert result.stdout.strip() == str(home / "config.toml")
+    assert result.stdout == f"config.toml: {home / 'config.toml'}\n.env:        {home / '.env'}\n"
+    assert hermes("config", "path", "--config").stdout == f"{home / 'config.toml'}\n"
+    assert hermes("config", "path", "--env").stdout == f"{home / '.env'}\n"
 
 
 def test_config_set_then_get_each_type(hermes: Hermes, home: Path) -> None:

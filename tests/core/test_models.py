@@ -162,3 +162,70 @@ async def test_a_provider_without_its_key_fails_the_turn_naming_the_variable(wor
         outcome = await turn.outcome
         assert (outcome.status, outcome.reason) == ("error", "agent_build")
         assert "OPENAI_API_KEY" in (outcome.message or "")
+
+
+def family_kernel(current: str = "mock:echo") -> Any:
+    return make_kernel(
+        FakeProviderPlugin(
+            FakeProvider(
+                models=(
+                    "claude-sonnet-4-20250514",
+                    "claude-sonnet-4-5",
+                    "claude-sonnet-4-5-20250929",
+                    "claude-opus-4-1",
+                    "claude-haiku-4-5",
+                    "claude-haiku-4.5",
+                )
+            ),
+            name="claudes",
+        ),
+        FakeProviderPlugin(FakeProvider(models=("gpt-4.1", "gpt-4.1-mini", "gpt-4o")), name="gpts"),
+        FakeProviderPlugin(FakeProvider(models=("gpt-4.1-nano", "m-2", "m-10")), name="others"),
+        entry_points=["mock"],
+        settings={"model": current},
+    )
+
+
+async def test_family_name_picks_the_newest_matching_id() -> None:
+    kernel = family_kernel()
+    async with kernel.running():
+        # The newest version wins over an older dated id; the dated twin of the same version wins
+        # over the undated one (a date only breaks ties).
+        assert (await kernel.resolve_model("claude-sonnet-4")).ref == "claudes:claude-sonnet-4-5-20250929"
+        assert (await kernel.resolve_model("claude-sonnet")).ref == "claudes:claude-sonnet-4-5-20250929"
+        assert (await kernel.resolve_model("claude-opus")).ref == "claudes:claude-opus-4-1"
+        assert (await kernel.resolve_model("m")).ref == "others:m-10"  # numbers compare as numbers
+        assert (await kernel.resolve_model("gpt-4.1")).ref == "gpts:gpt-4.1"  # an exact id is exact
+
+
+async def test_family_ties_and_variants_list_candidates() -> None:
+    kernel = family_kernel()
+    async with kernel.running():
+        with pytest.raises(ModelAmbiguous) as tie:
+            await kernel.resolve_model("claude-haiku")  # 4-5 and 4.5: the same version twice
+        assert sorted(tie.value.candidates) == ["claudes:claude-haiku-4-5", "claudes:claude-haiku-4.5"]
+        with pytest.raises(ModelAmbiguous) as variants:
+            await kernel.resolve_model("claude")  # only variants (sonnet, opus, haiku) match
+        assert "claudes:claude-opus-4-1" in variants.value.candidates
+        with pytest.raises(ModelNotFound):
+            await kernel.resolve_model("gpt-4.1-n")  # no separator after the name: not a family
+        with pytest.raises(ModelAmbiguous) as across:
+            await kernel.resolve_model("gpt")  # two providers each have a family member
+        assert "gpts:gpt-4o" not in across.value.candidates
+        assert "others:gpt-4.1-nano" in across.value.candidates
+
+
+async def test_family_resolution_prefers_the_current_provider() -> None:
+    kernel = family_kernel(current="others:m-2")
+    async with kernel.running():
+        assert (await kernel.resolve_model("gpt-4.1")).ref == "gpts:gpt-4.1"
+        # In the current provider the family has one member: it wins over the other provider's.
+        assert (await kernel.resolve_model("gpt")).ref == "others:gpt-4.1-nano"
+
+
+async def test_unknown_name_suggests_ids_that_contain_it() -> None:
+    kernel = family_kernel()
+    async with kernel.running():
+        with pytest.raises(ModelNotFound) as err:
+            await kernel.resolve_model("sonnet")
+        assert "claudes:claude-sonnet-4-5" in err.value.candidates

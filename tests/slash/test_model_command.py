@@ -212,6 +212,37 @@ async def test_an_alias_from_model_aliases_switches(workspace: Path) -> None:
     async with k.running():
         session = await k.open_session(source="tui", owner="t", cwd=workspace)
         result = await run(k, session, "/model quick")
-        assert result.output == "Model switched to mock:alt (this session)"
+        assert result.output == "Model switched to mock:alt (resolved from quick; this session)"
         assert session.info().model == "mock:alt"
         assert await reply(session, "hi") == "alt: You said: hi"
+
+
+async def test_family_name_resolves_to_the_newest_claude_and_says_so(workspace: Path) -> None:
+    """The seed's own ``/model claude-sonnet-4``: the newest claude-sonnet-4* id, named in the answer."""
+    from hermes_anthropic.catalog import CLAUDE_MODELS
+    from hermes_core.model_family import newest
+    from tests.providers.upstream_fakes import FakeUpstream
+    from tests.providers.vendors import text_reply
+
+    expected, _ = newest("claude-sonnet-4", [m.id for m in CLAUDE_MODELS])
+    assert expected is not None and expected.startswith("claude-sonnet-4-")
+    async with FakeUpstream() as upstream:
+        upstream.stream("/v1/messages", text_reply("hi from claude"))
+        k = make_kernel(
+            entry_points=[*ALL_PLUGINS, "anthropic"],
+            settings={
+                "model": "mock:echo",
+                "providers": {"anthropic": {"base_url": upstream.url, "api_key": "sk-ant-test"}},
+            },
+        )
+        async with k.running():
+            session = await k.open_session(source="cli", owner="t", cwd=workspace)
+            result = await run(k, session, "/model claude-sonnet-4")
+            assert result.output == (
+                f"Model switched to anthropic:{expected} (resolved from claude-sonnet-4; this session)"
+            )
+            assert data(result)["resolved_from"] == "claude-sonnet-4"
+            assert session.record.model == f"anthropic:{expected}"
+            assert await reply(session, "hello") == "hi from claude"
+        sent = upstream.last()
+        assert sent.path == "/v1/messages" and sent.body["model"] == expected
