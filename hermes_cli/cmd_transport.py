@@ -105,8 +105,9 @@ def split_values(
 
 
 def core_overrides(ctx: click.Context, spec: TransportSpec, values: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the core settings (dotted name → value) set by the flags given and true."""
-    found: dict[str, Any] = {}
+    """Return the core settings (dotted name → value) the transport always sets, then those set
+    by the flags given and true."""
+    found: dict[str, Any] = dict(spec.core)
     for option in spec.options:
         if option.core and _given(ctx, option) and values.get(_param_name(option)):
             found.update(option.core)

@@ -234,6 +234,14 @@ class Kernel:
             if hint is not None:  # said at start, not first met at the first request
                 log.warning("model %s cannot answer yet: %s", resolved.ref, hint)
             return
+        if not settings.model_fallback:
+            self._default_model = None
+            self._using_fallback = False
+            log.warning(
+                "no model configured: nothing answers until one is set "
+                "(`model` in config.toml or HERMES_MODEL)"
+            )
+            return
         if self.hub.has("mock"):
             self._default_model = FALLBACK_MODEL
             self._using_fallback = True

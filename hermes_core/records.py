@@ -67,6 +67,9 @@ class TransportSpec:
     config_section: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     long_running: bool = True
+    # Core settings this transport always runs with (dotted name -> value), e.g.
+    # ``{"model_fallback": False}``; flags, the environment and config.toml cannot undo them.
+    core: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -101,6 +101,9 @@ class CoreSettings(BaseModel):
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
     providers: ProvidersSettings = Field(default_factory=ProvidersSettings)
     model_source: str = "default"  # where `model` came from: flag, env, config, default
+    # With no model configured: answer with the offline mock:echo (True), or with nothing until one
+    # is configured (False; ACP sets this, since an editor user would take echo replies for a bug).
+    model_fallback: bool = True
 
     def section(self, name: str) -> dict[str, Any]:
         """Return a transport's raw table (``acp``, ``tui``, ``api_server``, ``display``)."""

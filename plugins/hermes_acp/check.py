@@ -167,12 +167,11 @@ async def _check_config(report: Report, ctx: TransportContext) -> None:
 def _check_model(report: Report, ctx: TransportContext) -> None:
     """Report the default model the way sessions will meet it."""
     status = ctx.kernel.model_status()
-    if status.fallback:
+    if status.model is None or status.fallback:
         report.add(
             "warn",
             "model",
-            f"no model configured: sessions answer with the offline mock model {status.model}, "
-            "which only echoes; run `hermes acp --setup`",
+            "no model configured: the editor is asked to authenticate until one is; run `hermes acp --setup`",
         )
     elif status.problem is not None:
         report.add("FAIL", "model", f"{status.model}: {status.problem}; run `hermes acp --setup`")

@@ -11,6 +11,7 @@ from hermes_core.rpc import ACP_OPTIONS, INTERNAL_ERROR, INVALID_PARAMS, RpcErro
 
 AUTH_REQUIRED = -32000
 SESSION_NOT_FOUND = -32002
+NO_MODEL = "no model provider configured"
 AUTH_MESSAGE = 'Authentication required: the model provider refused the credentials; run "hermes acp --setup"'
 
 log = logging.getLogger("hermes_acp")

@@ -36,6 +36,8 @@ SPEC = TransportSpec(
     ),
     settings_model="hermes_acp.settings:AcpSettings",
     config_section="acp",
+    # No echo fallback: without a model, sessions ask the editor to authenticate (docs/protocols/acp.md).
+    core={"model_fallback": False},
     env={
         "default_mode": "HERMES_ACP_DEFAULT_MODE",
         "list_page_size": "HERMES_ACP_LIST_PAGE_SIZE",

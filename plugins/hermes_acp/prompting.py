@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_acp import params as P
 from hermes_acp.content import first_text, prompt_text
-from hermes_acp.errors import AUTH_MESSAGE, AUTH_REQUIRED, auth_required
+from hermes_acp.errors import AUTH_MESSAGE, AUTH_REQUIRED, NO_MODEL, auth_required
 from hermes_acp.turnstream import TurnStream
 from hermes_core.rpc import INTERNAL_ERROR, RpcError, current_request
 
@@ -103,9 +103,11 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
         else:
             _release(conn, acp_session, fresh)
     text = await prompt_text(conn, acp_session, args.prompt)
-    problem = conn.kernel.model_status(acp_session.core).problem
-    if problem is not None:
-        raise auth_required(problem)
+    status = conn.kernel.model_status(acp_session.core)
+    if status.model is None:
+        raise auth_required(NO_MODEL)
+    if status.problem is not None:
+        raise auth_required(status.problem)
     if ticket.previous is not None:
         await asyncio.shield(ticket.previous.responded)
     gate = acp_session.gate

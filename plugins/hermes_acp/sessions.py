@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import params as P
-from hermes_acp.errors import auth_required, invalid, not_found
+from hermes_acp.errors import NO_MODEL, auth_required, invalid, not_found
 from hermes_acp.options import session_options
 from hermes_acp.state import AcpSession
 from hermes_acp.static import AUTH_METHOD_IDS
@@ -25,14 +25,16 @@ OWNER = "acp"
 
 
 def _require_auth(conn: AcpConnection) -> None:
-    """Refuse sessions while the default model's provider lacks its key.
+    """Refuse sessions while no model is configured or its provider lacks its key.
 
-    With no model configured at all, ACP uses the offline ``mock:echo`` fallback like every
-    other surface (the start-up log and ``--check`` say so); that needs no authentication.
+    ACP runs without the offline echo fallback (``TransportSpec.core``): an editor user getting
+    echo replies would think Hermes is broken, so the editor is asked to run the setup instead.
     """
-    problem = conn.kernel.model_status().problem
-    if problem is not None:
-        raise auth_required(problem)
+    status = conn.kernel.model_status()
+    if status.model is None:
+        raise auth_required(NO_MODEL)
+    if status.problem is not None:
+        raise auth_required(status.problem)
 
 
 def _note_mcp(servers: list[dict[str, Any]] | None) -> None:

@@ -30,14 +30,14 @@ def test_a_config_that_cannot_start_fails_on_the_config_line(home: Home) -> None
     assert lines[-2] == config[0]  # the verdict follows the failed line; nothing claims ok after it
 
 
-def test_no_model_configured_is_a_warning_naming_the_fallback(home: Home) -> None:
+def test_no_model_configured_is_a_warning_naming_the_setup(home: Home) -> None:
     (home.path / "config.toml").unlink()
     done = check(home)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert (
-        "warn model: no model configured: sessions answer with the offline mock model mock:echo, "
-        "which only echoes; run `hermes acp --setup`"
+        "warn model: no model configured: the editor is asked to authenticate until one is; "
+        "run `hermes acp --setup`"
     ) in lines
     assert lines[-1] == "Hermes ACP check: OK (1 warning)"
 

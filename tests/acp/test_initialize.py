@@ -50,17 +50,25 @@ async def test_capabilities_and_auth_methods(spawn: Any) -> None:
     assert config["id"] == "hermes-config"
 
 
-async def test_unconfigured_uses_the_fallback_like_every_surface(spawn: Any, home: Home) -> None:
-    """No model configured: sessions answer with the offline mock:echo, and stderr says so once."""
+async def test_unconfigured_requires_authentication_and_says_so(spawn: Any, home: Home) -> None:
+    """#9: no model → -32000 naming --setup (no echo fallback in an editor), stderr says the same
+    once at start; after a config is written, authenticate {} and new work."""
     (home.path / "config.toml").unlink()
     agent = await spawn(initialize={})
-    sid = (await agent.new(home.workspace))["sessionId"]
-    assert (await agent.prompt(sid, "hello")) == {"stopReason": "end_turn"}
-    assert agent.text(sid) == "You said: hello"
-    assert (await agent.request("authenticate", {"methodId": "hermes-config"})) == {}
+    error = await agent.error("session/new", {"cwd": str(home.workspace), "mcpServers": []})
+    assert error["code"] == -32000
+    assert error["message"] == (
+        'Authentication required: no model provider configured; run "hermes acp --setup"'
+    )
+    assert (await agent.error("authenticate", {"methodId": "hermes-config"}))["code"] == -32000
     assert (await agent.error("authenticate", {"methodId": "other"}))["code"] == -32602
     stderr = agent.stderr_path.read_text()
-    assert stderr.count("no model configured") == 1 and "mock:echo" in stderr
+    assert stderr.count("no model configured") == 1
+    assert "mock:echo" not in stderr and "mock model" not in stderr  # it does not claim a fallback
+    home.write_config()
+    assert (await agent.request("authenticate", {"methodId": "hermes-config"})) == {}
+    sid = (await agent.new(home.workspace))["sessionId"]
+    assert (await agent.prompt(sid, "hello")) == {"stopReason": "end_turn"}
 
 
 async def test_missing_key_requires_authentication(spawn: Any, home: Home) -> None:

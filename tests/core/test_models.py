@@ -80,6 +80,15 @@ async def test_fallback_is_mock_echo_and_not_usable() -> None:
         assert explicit.has_usable_provider() is True
 
 
+async def test_without_the_fallback_no_model_means_none() -> None:
+    kernel = make_kernel(entry_points=["mock"], settings={"model_fallback": False})
+    async with kernel.running():
+        assert kernel.default_model is None
+        assert kernel.has_usable_provider() is False
+        status = kernel.model_status()
+        assert status.model is None and not status.fallback
+
+
 @pytest.fixture
 async def live_endpoint() -> AsyncIterator[str]:
     hits: list[str] = []
