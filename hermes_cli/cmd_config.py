@@ -123,10 +123,10 @@ def _check_model(state: CliState, ref: str) -> None:
 
     from hermes_cli.settings_loader import apply_model_flag
 
+    kernel = state.kernel  # first: it binds the plugins, so provider keys come from env and .env
     raw = apply_model_flag(state.store.load(), ref)
     storage = raw.get("storage")
     raw["storage"] = {**(storage if isinstance(storage, dict) else {}), "read_only": True}
-    kernel = state.kernel
     kernel.configure(raw)
 
     async def resolve() -> None:

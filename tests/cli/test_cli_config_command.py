@@ -105,3 +105,20 @@ def test_config_set_model_checks_the_reference(hermes: Hermes, home: Path) -> No
     assert hermes("config", "set", "model", "ollama:qwen3:8b").returncode == 0
     assert 'model = "ollama:qwen3:8b"' in (home / "config.toml").read_text()
     assert not list(home.glob("*.sqlite3*"))
+
+
+def test_config_set_model_sees_the_key_in_the_environment_and_dotenv(hermes: Hermes, home: Path) -> None:
+    """Setting a model whose key is already set (environment or .env) warns about nothing; a
+    model whose key is missing is warned about, naming the variable."""
+    key = {"OPENAI_API_KEY": "sk-test-0123456789abcdef"}
+    with_env = hermes("config", "set", "model", "openai:gpt-4o", env=key)
+    assert with_env.returncode == 0, with_env.stderr
+    assert "no API key" not in with_env.stderr, with_env.stderr
+    (home / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-test-0123456789\n")
+    with_dotenv = hermes("config", "set", "model", "anthropic:claude-sonnet-4-5")
+    assert with_dotenv.returncode == 0, with_dotenv.stderr
+    assert "no API key" not in with_dotenv.stderr, with_dotenv.stderr
+    missing = hermes("config", "set", "model", "openai:gpt-4o")
+    assert missing.returncode == 0, missing.stderr
+    assert "OPENAI_API_KEY" in missing.stderr
+    assert 'model = "openai:gpt-4o"' in (home / "config.toml").read_text()
