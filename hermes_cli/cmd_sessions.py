@@ -68,7 +68,10 @@ def _render_row(row: Any) -> list[str]:
         head = f"[tool {row.tool_name or ''}]".replace(" ]", "]")
         body = row.content.strip().splitlines()
         return [f"{head} {_one_line(body[0], 200) if body else ''}".rstrip()]
-    lines = [f"[{role}]"]
+    from hermes_core import cut_off_reason
+
+    cut = cut_off_reason(row)  # the reply stopped early: say so, as the other surfaces do
+    lines = [f"[{role} (cut off: {cut})]" if cut else f"[{role}]"]
     if row.content:
         lines.extend("  " + line for line in row.content.splitlines())
     for call in getattr(row, "tool_calls", ()) or ():
