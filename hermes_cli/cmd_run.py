@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 SOURCE = "cli"
 OWNER = "cli"
 PROFILE = "accept_edits"
+TITLE_WAIT_S = 10.0  # at most this long after the reply for the model-written title
 
 
 class _Output:
@@ -114,6 +115,20 @@ async def _show_command_result(kernel: Kernel, session: Session, result: Command
     return 0
 
 
+async def _await_title(session: Session) -> None:
+    """Let the title the model is writing for a new session land before the process ends.
+
+    The kernel asks for it in the background after the first turn (task ``hermes-title-<id>``);
+    leaving without it would pay for the request and throw the answer away.
+    """
+    import asyncio
+
+    name = f"hermes-title-{session.id}"
+    pending = [task for task in asyncio.all_tasks() if task.get_name() == name]
+    if pending:
+        await asyncio.wait(pending, timeout=TITLE_WAIT_S)
+
+
 async def _run(kernel: Kernel, prompt: str, session_id: str | None) -> int:
     async with kernel.running():
         session = await kernel.open_session(
@@ -123,8 +138,12 @@ async def _run(kernel: Kernel, prompt: str, session_id: str | None) -> int:
         try:
             result = await kernel.dispatch_slash(session, prompt, surface=SOURCE)
             if result is not None:
-                return await _show_command_result(kernel, session, result, out)
-            return await _run_turn(session, prompt, out)
+                code = await _show_command_result(kernel, session, result, out)
+            else:
+                code = await _run_turn(session, prompt, out)
+            out.finish()
+            await _await_title(session)
+            return code
         finally:
             out.finish()
             await session.close()
