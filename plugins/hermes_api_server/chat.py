@@ -197,6 +197,8 @@ class _ChatJob:
         headers = {**self._headers(model_ref), **warning}
         if done is None:
             raise ApiError(500, "internal_error", "The turn ended without an outcome")
+        if "images_dropped" in done.warnings:  # e.g. the upstream refused them and got the text only
+            headers["X-Hermes-Warning"] = "images_dropped"
         finish, block, extra = chat_finish(done)
         hermes = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
         headers.update(extra)
@@ -414,7 +416,7 @@ class _ChatJob:
             "total_tokens": usage.total or usage.input + usage.output,
         }
         extra: dict[str, Any] = {}
-        if finish != "stop":
+        if finish != "stop" or done.warnings:  # a complete turn only needs it to carry warnings
             extra["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
         if finish == "error":
             message = self.state.kernel.redactor(done.outcome.message or "The agent turn failed")

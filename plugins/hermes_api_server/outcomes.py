@@ -62,6 +62,8 @@ def hermes_block(
     }
     block.update(fields)
     block["usage_estimated"] = bool(done.turn_usage.estimated)
+    if done.warnings:  # what the turn had to leave out, e.g. images_dropped
+        block["warnings"] = list(done.warnings)
     if done.outcome.message and fields.get("error_code"):
         block["error"] = redact(done.outcome.message)
     return block

@@ -205,6 +205,7 @@ class HermesBlock(Open):
     error: str | None = None
     error_code: str | None = None
     meta_request: bool | None = None
+    warnings: list[str] | None = None  # what the turn left out, e.g. "images_dropped"
 
 
 class AssistantMessage(Open):
