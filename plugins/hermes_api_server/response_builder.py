@@ -256,6 +256,8 @@ class ResponseBuilder:
             self._calls.clear()
             self.status, self.error, self.incomplete = responses_status(event)
             self.usage = usage_dict(event)
+            if event.warnings:  # what the turn left out, e.g. images_dropped
+                self.hermes["warnings"] = list(event.warnings)
         return out
 
     def interrupted(self) -> None:

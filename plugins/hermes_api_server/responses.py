@@ -261,7 +261,10 @@ class _ResponseJob:
                 if done is None:
                     self.builder.interrupted()
                 await asyncio.shield(self._save(session, done))
-                return self.builder.snapshot(), self._headers(session.id)
+                headers = self._headers(session.id)
+                if done is not None and "images_dropped" in done.warnings:
+                    headers["X-Hermes-Warning"] = "images_dropped"
+                return self.builder.snapshot(), headers
         finally:
             state.active_turns -= 1
 

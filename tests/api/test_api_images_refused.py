@@ -63,3 +63,25 @@ async def test_a_refused_image_is_reported_on_chat_completions(make_server: Call
         sent = [r.body for r in up.requests if r.path == "/v1/chat/completions"]
         with_images = [b for b in sent if "image_url" in json.dumps(b["messages"])]
         assert len(with_images) == 2 and len(sent) == 4  # each turn: refused once, then sent without
+
+
+async def test_a_refused_image_is_reported_on_responses(make_server: Callable[..., Server]) -> None:
+    async with FakeUpstream() as up:
+        _refuse_images(up)
+        srv = make_server(
+            f'model = "myvis:vis-1"\n[[providers.custom]]\nname = "myvis"\nbase_url = "{up.url}/v1"\n'
+        )
+        parts = [{"type": "input_text", "text": "what is this"}, {"type": "input_image", "image_url": PIXEL}]
+        body: dict[str, object] = {"model": "hermes-agent", "input": [{"role": "user", "content": parts}]}
+        plain = await call(srv, "POST", "/v1/responses", body)
+        assert plain.status == 200, plain.text
+        assert "No picture came through." in plain.text
+        assert plain.headers.get("X-Hermes-Warning") == "images_dropped"
+        assert plain.json["hermes"]["warnings"] == ["images_dropped"]
+        stored = await call(srv, "GET", f"/v1/responses/{plain.json['id']}")
+        assert stored.json["hermes"]["warnings"] == ["images_dropped"]
+        streamed = await call(srv, "POST", "/v1/responses", {**body, "stream": True})
+        frames = [f["data"] for f in parse_sse(streamed.text) if isinstance(f.get("data"), dict)]
+        final = frames[-1]
+        assert final["type"] == "response.completed", final
+        assert final["response"]["hermes"]["warnings"] == ["images_dropped"]
