@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -215,15 +216,28 @@ def _reject_constant(name: str) -> Any:
 _DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+# A ``\\uD800``-``\\uDFFF`` escape: only a valid pair of them makes a character.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def decode_line(line: bytes) -> Any:
-    """Parse one inbound line strictly (UTF-8 only, no NaN/Infinity).
+    """Parse one inbound line strictly (UTF-8 only, no NaN/Infinity, no lone surrogates).
+
+    A lone surrogate (``"\\ud800"`` without its pair) is no character: text holding one could
+    not be stored or sent on, so the line is refused like any other that is not JSON text.
 
     :param line: the line without its newline.
     :returns: the decoded JSON value.
-    :raises ValueError: not UTF-8 (``UnicodeDecodeError``) or not JSON.
+    :raises ValueError: not UTF-8 (``UnicodeDecodeError``), not JSON, or a lone surrogate.
     :raises RecursionError: nesting too deep to parse.
     """
-    return _DECODER.decode(line.decode("utf-8"))
+    value = _DECODER.decode(line.decode("utf-8"))
+    if _SURROGATE_ESCAPE.search(line):  # rare: only then is the decoded value checked
+        try:
+            _ENCODER.encode(value).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("a lone surrogate is not valid JSON text") from None
+    return value
 
 
 class LineSplitter:
