@@ -44,7 +44,7 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         400, "invalid_json", f"The request body is nested deeper than {MAX_JSON_DEPTH} levels"
     )
     try:
-        value = json.loads(raw)
+        value = _DECODER.decode(raw.decode(json.detect_encoding(raw)))  # strict: no raw surrogates
     except RecursionError:
         raise too_deep from None
     except (ValueError, UnicodeDecodeError):
@@ -54,7 +54,31 @@ async def read_json(request: web.Request) -> dict[str, Any]:
     # Fewer brackets than the limit cannot nest past it: ordinary bodies skip the walk.
     if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(value) > MAX_JSON_DEPTH:
         raise too_deep
+    if SURROGATE_ESCAPE.search(raw) and _holds_lone_surrogate(value):
+        raise ApiError(
+            400,
+            "invalid_json",
+            "The request body holds a lone surrogate escape (\\ud800-\\udfff without its pair)",
+        )
     return value
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN / Infinity / -Infinity are Python extensions, not JSON.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# A \uD800-\uDFFF escape: only a valid pair of them makes a character, which UTF-8 can hold.
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _holds_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def json_depth(value: Any) -> int:
