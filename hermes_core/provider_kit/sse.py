@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -145,6 +146,23 @@ async def iter_events(stream: ByteStream, stall_timeout: float | None) -> AsyncI
         yield SseEvent(name or "message", "\n".join(data))
 
 
+# A \uD800-\uDFFF escape. json pairs valid ones into one character; a lone one stays a surrogate,
+# which is no text (UTF-8 cannot hold it, so nothing could store or send on such a reply).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """Return ``value`` with every lone surrogate in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def decode_event(data: str, feed: Callable[[Any], list[T]]) -> list[T]:
     """Parse one event's JSON data and hand it to a stream decoder.
 
@@ -157,6 +175,11 @@ def decode_event(data: str, feed: Callable[[Any], list[T]]) -> list[T]:
         payload = json.loads(data)
     except ValueError:
         raise StreamBroken(f"the upstream sent a malformed stream event: {data[:200]!r}") from None
+    if _SURROGATE_ESCAPE.search(data):  # rare: only then are the strings walked
+        try:
+            payload = _without_lone_surrogates(payload)
+        except RecursionError:
+            raise StreamBroken("the upstream sent a stream event nested too deeply") from None
     try:
         return feed(payload)
     except ValueError as exc:
