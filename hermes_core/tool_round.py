@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from hermes_core.turn import TurnRun
 
 log = logging.getLogger("hermes.tools")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 DENIED_TEXT = (
     "The user declined this tool call{why}. Do not retry it, and do not try to reach the same result "
     "by other means; ask the user how to proceed instead."
@@ -285,7 +287,8 @@ class ToolRound:
             return
         call.completed = True
         session, run = self.session, self.turn
-        text = self.kernel.redactor(result.text)
+        # A surrogate (a file name or output that was not UTF-8) could never be stored or sent.
+        text = self.kernel.redactor(_LONE_SURROGATE.sub("\ufffd", result.text))
         session.emit(
             ToolCompleted(
                 session_id=session.id,
