@@ -60,6 +60,11 @@ def check_workspace(path: Path) -> Path:
     resolved = path.resolve()
     if not resolved.is_dir():
         raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
+    try:
+        str(resolved).encode("utf-8")  # sessions store their folder as text
+    except UnicodeEncodeError:
+        shown = str(resolved).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise InvalidValue("cwd", message=f"cwd is not valid UTF-8 text: {shown}") from None
     return resolved
 
 
