@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import redact
@@ -9,6 +10,9 @@ from hermes_core import redact
 if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
     from hermes_core import TurnCompleted
+
+
+_HEADER_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _error_code(reason: str) -> str:
@@ -42,7 +46,8 @@ def chat_finish(done: TurnCompleted) -> tuple[str | None, dict[str, Any], dict[s
         )
     block = {"completed": False, "partial": True, "failed": True, "error_code": _error_code(reason)}
     message = redact(outcome.message or "the agent turn failed")[:200]
-    return "error", block, {"X-Hermes-Error": message.replace("\n", " ")}
+    # A header value may hold no control character (aiohttp would refuse the whole response).
+    return "error", block, {"X-Hermes-Error": _HEADER_UNSAFE.sub(" ", message)}
 
 
 def hermes_block(
