@@ -16,10 +16,12 @@ from hermes_core import (
     InvalidValue,
     ModelAmbiguous,
     ModelNotFound,
+    ProviderError,
     RewindError,
     SessionBusy,
     SessionInUse,
     SessionNotFound,
+    redact,
     rpc,
 )
 from hermes_tui_gateway.params import GatewayError
@@ -51,6 +53,13 @@ def map_error(exc: BaseException, method: str) -> rpc.RpcError:
         return GatewayError(4002, str(exc), data)
     if isinstance(exc, ConfigError):
         return GatewayError(4002, str(exc))
+    if isinstance(exc, ProviderError):  # a model call the method needed (e.g. /compress) failed
+        return provider_failure(exc)
     error_id = uuid.uuid4().hex
     log.error("tui: internal error %s in %s", error_id, method, exc_info=exc)
     return rpc.RpcError(rpc.INTERNAL_ERROR, "internal error", {"error_id": error_id})
+
+
+def provider_failure(exc: ProviderError) -> GatewayError:
+    """Return 5005 with the provider's reason (credentials masked) and ``data.kind``."""
+    return GatewayError(5005, f"the model call failed: {redact(str(exc))}", {"kind": exc.kind})

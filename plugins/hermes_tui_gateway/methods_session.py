@@ -282,6 +282,10 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         if isinstance(exc, SessionBusy):
             raise GatewayError(4009, "session busy", {"reason": "busy"}) from exc
         live.stream.emit("status.update", {"kind": "ready", "text": "compression failed"})
+        from hermes_core import ProviderError
+
+        if isinstance(exc, ProviderError):
+            raise gw.map_error(exc, "session.compress") from exc
         raise GatewayError(5005, f"compress failed: {type(exc).__name__}") from exc
     rows = await session.history()
     after_tokens = sum(len(r.content.split()) for r in rows)
