@@ -27,6 +27,7 @@ from hermes_core.errors import (
     CommandUsageError,
     ConfigError,
     InvalidValue,
+    ProviderError,
     SessionBusy,
     SessionNotFound,
     StorageError,
@@ -538,9 +539,18 @@ class Kernel:
             purpose=purpose,  # type: ignore[arg-type]
         )
         out: list[str] = []
-        async for chunk in provider.stream(request):
-            if isinstance(chunk, TextChunk):
-                out.append(chunk.text)
+        try:
+            async for chunk in provider.stream(request):
+                if isinstance(chunk, TextChunk):
+                    out.append(chunk.text)
+        except ProviderError as exc:  # its text reaches hosts and logs: mask it like a turn's
+            raise ProviderError(
+                exc.kind,
+                self.redactor(exc.message),
+                retryable=exc.retryable,
+                retry_after=exc.retry_after,
+                status=exc.status,
+            ) from None
         return "".join(out)
 
     # -- slash commands ----------------------------------------------------------------------
