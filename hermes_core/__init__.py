@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "ToolCallChunk": "hermes_core.providers",
     "UsageChunk": "hermes_core.providers",
     "FinishChunk": "hermes_core.providers",
+    "FinishReason": "hermes_core.providers",
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
@@ -114,6 +115,10 @@ _EXPORTS: dict[str, str] = {
     "provider_kit": "hermes_core.provider_kit",
     # kernel and sessions
     "Kernel": "hermes_core.kernel",
+    "Sessions": "hermes_core.session_table",
+    "Models": "hermes_core.model_choice",
+    "ProviderDirectory": "hermes_core.provider_directory",
+    "QuestionBroker": "hermes_core.questions",
     "Registry": "hermes_core.registry",
     "Session": "hermes_core.session",
     "SessionInfo": "hermes_core.session",
@@ -149,12 +154,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
+    from hermes_core.model_choice import Models  # noqa: F401
+    from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
+    from hermes_core.questions import QuestionBroker  # noqa: F401
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.session import Session, SessionInfo  # noqa: F401
     from hermes_core.session_queue import Turn  # noqa: F401
+    from hermes_core.session_table import Sessions  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

@@ -65,7 +65,8 @@ class Session:
         self._runner: asyncio.Task[None] | None = None
         self.run: TurnRun | None = None
         self.status: Status = "idle"
-        self._once_model: str | None = None
+        #: A model chosen with ``/model --once``: used by the next turn, then cleared.
+        self.once_model: str | None = None
         self._usage = Usage(
             **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
         )
@@ -108,7 +109,7 @@ class Session:
 
     def info(self) -> SessionInfo:
         """Return a snapshot of the session's state."""
-        ref, source = self.kernel._session_model(self)
+        ref, source = self.kernel.models.for_session(self)
         provider = ref.partition(":")[0] if ref else None
         return SessionInfo(
             session_id=self.id,
@@ -158,7 +159,7 @@ class Session:
             for item in run.items:
                 for q in item.listeners:
                     q.put_nowait(event)
-        self.kernel._observe(self, event)
+        self.kernel.observe(self, event)
 
     def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
         """Emit ``SessionProblem`` for a failure outside a turn (the text is redacted here).
@@ -176,6 +177,23 @@ class Session:
             self._problems_reported.add(once)
         text = self.kernel.redactor(message)[:500]
         self.emit(SessionProblem(session_id=self.id, turn_id=None, code=code, message=text))
+
+    def forget_problem(self, once: str) -> None:
+        """Let the next problem reported with key ``once`` through again (the outage ended)."""
+        self._problems_reported.discard(once)
+
+    def save_extra_later(self, extra: dict[str, str]) -> None:
+        """Write the transport settings ``extra`` to storage in the background."""
+
+        async def write() -> None:
+            try:
+                await self._update_record(extra=extra)
+            except Exception as exc:
+                log.warning("saving the settings of %s failed", self.id, exc_info=True)
+                self.report_problem("storage", f"saving this session's settings failed: {exc}")
+
+        if self.kernel.is_running:
+            self.kernel.spawn(write())
 
     # -- persistence -------------------------------------------------------------------------
     async def _persist(self, rows: Sequence[NewRow]) -> list[Row]:
@@ -369,7 +387,7 @@ class Session:
 
     def open_questions(self) -> list[QuestionRequested]:
         """Return this session's unanswered questions, in their original request shape."""
-        return self.kernel.broker.open_for(self.id)
+        return self.kernel.questions.open_for(self.id)
 
     # -- settings ----------------------------------------------------------------------------
     async def switch_model(
@@ -379,13 +397,13 @@ class Session:
         if scope not in ("session", "global", "once"):
             raise InvalidValue("scope", ("session", "global", "once"))
         resolved = await self.kernel.resolve_model(ref, session=self)
-        previous, _ = self.kernel._session_model(self)
+        previous, _ = self.kernel.models.for_session(self)
         if scope == "once":
-            self._once_model = resolved.ref
+            self.once_model = resolved.ref
             self._changed("model")
             return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
         if scope == "global":
-            await self.kernel.set_default_model(resolved.ref)
+            await self.kernel.models.switch(resolved.ref)
         marker_id: int | None = None
         await self._update_record(model=resolved.ref, provider=resolved.provider)
         if not self._persisted:
@@ -559,13 +577,13 @@ class Session:
         background = list(self._background.values())
         for task in background:
             task.cancel()
-        self.kernel.broker.close_where(lambda q: q.session_id == self.id, reason)
+        self.kernel.questions.close_where(lambda q: q.session_id == self.id, reason)
         # Let each task report BackgroundCompleted(interrupted) before the bus ends.
         await asyncio.gather(*background, return_exceptions=True)
-        self.kernel._kill_processes(self._processes)
+        self.kernel.kill_processes(self._processes)
         for q in self._subscribers:
             q.put_nowait(_DONE)
-        await self.kernel._forget_session(self)
+        await self.kernel.sessions.forget(self)
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
@@ -588,11 +606,11 @@ class _ExtraMap(MutableMapping[str, str]):
 
     def __setitem__(self, key: str, value: str) -> None:
         self._data[key] = str(value)
-        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+        self._session.save_extra_later(dict(self._data))
 
     def __delitem__(self, key: str) -> None:
         del self._data[key]
-        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+        self._session.save_extra_later(dict(self._data))
 
     def __iter__(self) -> Any:
         return iter(self._data)

@@ -176,5 +176,5 @@ async def open_session(
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise
-    kernel._sessions[session_id] = session
+    kernel.sessions.add(session)
     return session

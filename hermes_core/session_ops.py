@@ -167,9 +167,9 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
     if not older:
         return CompressResult(None, 0, before, before, "")
     ask = summary_request(older, focus_topic)
-    ref, _ = session.kernel._session_model(session)
+    ref, _ = session.kernel.models.for_session(session)
     summary = (
-        await session.kernel.one_shot(
+        await session.kernel.models.one_shot(
             ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
         )
     ).strip()

@@ -69,11 +69,11 @@ def maybe_refine(kernel: Kernel, session: Session) -> None:
     async def refine() -> None:
         from hermes_core.meta_prompts import title_request
 
-        ref, _ = kernel._session_model(session)
+        ref, _ = kernel.models.for_session(session)
         ask = title_request(session.rows)
         try:
             text = await asyncio.wait_for(
-                kernel.one_shot(
+                kernel.models.one_shot(
                     ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
                 ),
                 30,

@@ -102,7 +102,8 @@ class LiveToolContext:
         )
         self._session._set_status("waiting")
         try:
-            closed = await self._kernel.broker.ask(template, answerable=kind in self._round.turn.answerable)
+            answerable = kind in self._round.turn.answerable
+            closed = await self._kernel.questions.ask(template, answerable=answerable)
         finally:
             self._session._set_status("working")
         return closed.value
@@ -130,7 +131,7 @@ class LiveToolContext:
     def store_secret(self, env_var: str, value: str) -> None:
         if _on_loop(self._loop):
             raise RuntimeError("store_secret blocks; call it from a thread")
-        asyncio.run_coroutine_threadsafe(self._kernel._store_secret(env_var, value), self._loop).result(30)
+        asyncio.run_coroutine_threadsafe(self._kernel.store_secret(env_var, value), self._loop).result(30)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

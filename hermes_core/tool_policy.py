@@ -84,7 +84,7 @@ def policy_decisions(
 
 def remembered_keys(kernel: Kernel, session: Session) -> Callable[[str], bool]:
     """Return a predicate: is this approval key remembered (live session memory or allowlist)?"""
-    allowlist = kernel._allowlist
+    allowlist = kernel.allowlist
     memory = session._session_memory
 
     def remembered(key: str) -> bool:

@@ -264,7 +264,7 @@ class ToolRound:
             command_redacted=kernel.redactor(call.command) if call.command else None,
             paths=tuple(str(p) for p in call.paths),
         )
-        closed = await kernel.broker.ask(template, answerable="approval" in run.answerable)
+        closed = await kernel.questions.ask(template, answerable="approval" in run.answerable)
         choice = closed.value if closed.answered else "deny"
         if choice not in verdict.choices or choice == "deny":
             denials.record(facts, verdict.keys)
@@ -275,7 +275,8 @@ class ToolRound:
         elif choice == "always":
             session._session_memory.update(verdict.keys)
             try:
-                kernel.allowlist.add(verdict.keys)
+                if kernel.allowlist is not None:
+                    kernel.allowlist.add(verdict.keys)
             except Exception as exc:
                 log.warning("could not save the allowlist: %s", exc)
         return True, ""

@@ -106,7 +106,7 @@ class TurnRun:
             self.interrupt_reason = reason
         if self.tools is not None:
             self.tools.cancel()
-        self.kernel.broker.close_where(
+        self.kernel.questions.close_where(
             lambda q: q.turn_id == self.turn_id and q.task_id is None, "interrupted"
         )
         if self.task is not None and not self.task.done():
@@ -139,7 +139,7 @@ class TurnRun:
         else:
             await self._auto_compress()
             try:
-                self.resolved = await kernel._turn_model(session, self.items)
+                self.resolved = await kernel.models.resolve_for_turn(session, self.items)
                 hint = kernel.hub.missing_key_hint(self.resolved.provider)
                 if hint is not None:
                     raise ConfigError(hint)
@@ -227,7 +227,7 @@ class TurnRun:
             return
         self.started = True
         session = self.session
-        ref, source = self.kernel._turn_model_ref(session, self.items)
+        ref, source = self.kernel.models.for_turn(session, self.items)
         session.emit(
             TurnStarted(
                 session_id=session.id,
@@ -317,7 +317,7 @@ class TurnRun:
                 assistant_row_id=self.assistant_row_id,
             )
         )
-        self.kernel._after_turn(session, outcome)
+        self.kernel.after_turn(session, outcome)
         return outcome
 
 

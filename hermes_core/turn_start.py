@@ -63,7 +63,7 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     kernel = run.kernel
     if run._needs_compress():
         return None  # compaction rewrites the history the call would carry
-    ref, source = kernel._turn_model_ref(session, run.items)
+    ref, source = kernel.models.for_turn(session, run.items)
     if not ref or source == "once":
         return None  # the ordinary path reports (or consumes) these
     try:

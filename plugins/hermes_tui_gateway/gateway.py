@@ -241,7 +241,7 @@ class Gateway:
         resumable = sid in self.known_stored
         if not resumable and sid:
             try:
-                resumable = await self.kernel.storage.get_session(sid) is not None
+                resumable = await self.kernel.sessions.exists(sid)
             except Exception:
                 resumable = False
         raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": resumable})
@@ -256,7 +256,7 @@ class Gateway:
         session = live.session
         if reason == "closed":
             # Expire open questions as "closed" before the interrupt would call them "interrupted".
-            self.kernel.broker.close_where(lambda q: q.session_id == sid, "closed")
+            self.kernel.questions.close_where(lambda q: q.session_id == sid, "closed")
         await session.close(reason="shutdown" if reason == "shutdown" else "closed")
         await live.stream.aclose()
         live.stream.end_open_tasks()
