@@ -98,6 +98,8 @@ _EXPORTS: dict[str, str] = {
     "TransportSpec": "hermes_core.records",
     "TransportContext": "hermes_core.records",
     "ProviderSpec": "hermes_core.records",
+    "ProviderFactory": "hermes_core.records",
+    "StorageFactory": "hermes_core.records",
     "CommandSpec": "hermes_core.records",
     "CommandContext": "hermes_core.records",
     "CommandResult": "hermes_core.records",

@@ -11,7 +11,8 @@ import collections
 import dataclasses
 import logging
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,9 +30,11 @@ from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.ids import short_id
 from hermes_core.session_queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
 from hermes_core.session_types import (
+    CompressResult,
     DiscardedItem,
     Interrupted,
     ModelSwitch,
+    ReconcileResult,
     RewindResult,
     SessionInfo,
     Status,
@@ -40,6 +43,7 @@ from hermes_core.session_types import (
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
@@ -72,7 +76,10 @@ class Session:
         )
         self._hidden_tools: frozenset[str] = frozenset()
         self._session_memory: set[str] = set()
-        self._background: dict[str, asyncio.Task[Any]] = {}
+        #: Background tasks of this session by id (see ``background.py``).
+        self.background_tasks: dict[str, asyncio.Task[Any]] = {}
+        #: Whether the title refinement ran (or must never run, for a background task).
+        self.title_refine_started = False
         self._processes: list[Any] = []
         self._pending_title: str | None = None
         self._closed = False
@@ -133,7 +140,12 @@ class Session:
             extra=dict(self.extra),
         )
 
-    def _set_status(self, status: Status) -> None:
+    # -- the internal API of the turn machinery ------------------------------------------------
+    # turn.py, tool_round.py, model_call.py, tool_context.py, session_ops.py, titles.py and
+    # background.py change a session only through these methods.
+
+    def set_status(self, status: Status) -> None:
+        """Set the session's status and emit ``SessionChanged(status)`` when it changed."""
         if status != self.status:
             self.status = status
             self.emit(
@@ -142,7 +154,8 @@ class Session:
                 )
             )
 
-    def _changed(self, *fields: str) -> None:
+    def mark_changed(self, *fields: str) -> None:
+        """Emit ``SessionChanged`` naming ``fields`` (e.g. ``history`` after a rewind)."""
         self.emit(SessionChanged(session_id=self.id, fields=tuple(fields)))
 
     # -- events ------------------------------------------------------------------------------
@@ -187,7 +200,7 @@ class Session:
 
         async def write() -> None:
             try:
-                await self._update_record(extra=extra)
+                await self.update_record(extra=extra)
             except Exception as exc:
                 log.warning("saving the settings of %s failed", self.id, exc_info=True)
                 self.report_problem("storage", f"saving this session's settings failed: {exc}")
@@ -196,7 +209,7 @@ class Session:
             self.kernel.spawn(write())
 
     # -- persistence -------------------------------------------------------------------------
-    async def _persist(self, rows: Sequence[NewRow]) -> list[Row]:
+    async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
         """Append rows (creating the session on the first write) and cache them; cancel-safe."""
         task = asyncio.ensure_future(self._persist_now(list(rows)))
         try:
@@ -224,7 +237,7 @@ class Session:
             ids = await storage.append_rows(self.id, rows)
             if self._pending_title and not self._record.title:
                 # Stored before its first turn (e.g. by /model): the derived title lands now.
-                await self._update_record(
+                await self.update_record(
                     title=self._pending_title, title_origin=self._record.title_origin or "derived"
                 )
                 self._pending_title = None
@@ -232,14 +245,62 @@ class Session:
         self._rows.extend(made)
         return made
 
-    async def _update_record(self, **fields: Any) -> None:
+    async def update_record(self, **fields: Any) -> None:
         """Change session columns in memory and (once persisted) in storage."""
         self._record = dataclasses.replace(self._record, **fields)
         if self._persisted:
             await self.kernel.storage.update_session(self.id, fields)
 
-    def _replace_rows(self, rows: list[Row]) -> None:
+    def replace_rows(self, rows: list[Row]) -> None:
+        """Make ``rows`` the active rows in memory (after rewind, compress or reconcile)."""
         self._rows = rows
+
+    @property
+    def persisted(self) -> bool:
+        """Whether storage holds the session yet (new sessions are written at their first row)."""
+        return self._persisted
+
+    def add_usage(self, usage: Usage) -> Usage:
+        """Add one model call's usage to the session's total and return the new total."""
+        self._usage = self._usage.plus(usage)
+        return self._usage
+
+    @property
+    def approved_keys(self) -> AbstractSet[str]:
+        """Approval keys remembered for this session (``session`` or ``always`` answers)."""
+        return self._session_memory
+
+    def remember_approval(self, keys: Iterable[str]) -> None:
+        """Remember approval ``keys`` for the rest of this session."""
+        self._session_memory.update(keys)
+
+    def track_process(self, proc: Any) -> None:
+        """Note a process a tool started, so interrupt and close can kill its group."""
+        self._processes.append(proc)
+
+    def untrack_process(self, proc: Any) -> None:
+        """Forget a process that ended."""
+        if proc in self._processes:
+            self._processes.remove(proc)
+
+    @property
+    def pending_title(self) -> str | None:
+        """A title chosen before the session was stored; written with its first row."""
+        return self._pending_title
+
+    def set_pending_title(self, title: str, origin: str) -> None:
+        """Keep ``title`` (from ``origin``: explicit, derived) until the session is stored."""
+        self._pending_title = title
+        self._record = dataclasses.replace(self._record, title_origin=origin)
+
+    def add_subscriber(self, queue: asyncio.Queue[Any]) -> None:
+        """Deliver every later event of this session to ``queue`` too."""
+        self._subscribers.append(queue)
+
+    def remove_subscriber(self, queue: asyncio.Queue[Any]) -> None:
+        """Stop delivering events to ``queue``."""
+        if queue in self._subscribers:
+            self._subscribers.remove(queue)
 
     # -- submitting --------------------------------------------------------------------------
     async def submit(
@@ -287,7 +348,7 @@ class Session:
             # Start at once, synchronously: a steer or interrupt that follows sees this turn.
             self._start_next()
         else:
-            self._changed("queued")
+            self.mark_changed("queued")
         return turn
 
     def _start_next(self) -> None:
@@ -297,7 +358,8 @@ class Session:
         self.run = TurnRun(self, batch, queued=False)
         self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self.id}")
 
-    def _position_of(self, item: QueueItem) -> int:
+    def position_of(self, item: QueueItem) -> int:
+        """Return ``item``'s place in the queue (1 is next), 0 when it is not waiting."""
         for index, waiting in enumerate(self._queue):
             if waiting is item:
                 return index + 1
@@ -323,7 +385,7 @@ class Session:
                     log.exception("turn of session %s failed to settle", self.id)
                     outcome = TurnOutcome(status="error", reason="tool_crash", layer="agent")
                 finally:
-                    self._set_status("idle")
+                    self.set_status("idle")
                     self.run = None
                 for item in run.items:
                     if not item.future.done():
@@ -336,7 +398,7 @@ class Session:
         finally:
             self.run = None
             self._runner = None
-            self._changed("busy")
+            self.mark_changed("busy")
 
     def cancel_queued(self, item_id: str) -> bool:
         """Remove one waiting item; its outcome resolves ``interrupted`` (by user)."""
@@ -345,7 +407,7 @@ class Session:
                 self._queue.remove(item)
                 self._queued_chars -= len(item.text)
                 resolve_discarded(item, "interrupted_by_user")
-                self._changed("queued")
+                self.mark_changed("queued")
                 return True
         return False
 
@@ -382,7 +444,7 @@ class Session:
         if run is not None:
             await run.interrupt(why)
         if discarded:
-            self._changed("queued")
+            self.mark_changed("queued")
         return Interrupted(was_running, tuple(discarded))
 
     def open_questions(self) -> list[QuestionRequested]:
@@ -400,18 +462,18 @@ class Session:
         previous, _ = self.kernel.models.for_session(self)
         if scope == "once":
             self.once_model = resolved.ref
-            self._changed("model")
+            self.mark_changed("model")
             return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
         if scope == "global":
             await self.kernel.models.switch(resolved.ref)
         marker_id: int | None = None
-        await self._update_record(model=resolved.ref, provider=resolved.provider)
+        await self.update_record(model=resolved.ref, provider=resolved.provider)
         if not self._persisted:
             # A new session writes nothing until its first turn; store the record now so the
             # choice survives the process (``hermes run --session ID "/model X"`` then a turn).
-            await self._persist([])
+            await self.append_rows([])
         elif self._rows:
-            made = await self._persist(
+            made = await self.append_rows(
                 [
                     NewRow(
                         role="system",
@@ -422,7 +484,7 @@ class Session:
                 ]
             )
             marker_id = made[0].id
-        self._changed("model")
+        self.mark_changed("model")
         return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous, marker_id)
 
     async def set_cwd(self, path: Path) -> None:
@@ -433,15 +495,15 @@ class Session:
         resolved = p.resolve()
         if not resolved.is_dir():
             raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-        await self._update_record(cwd=str(resolved))
-        self._changed("cwd")
+        await self.update_record(cwd=str(resolved))
+        self.mark_changed("cwd")
 
     async def set_profile(self, profile: str) -> None:
         """Set the approval profile (agent-core §6.1)."""
         if profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
-        await self._update_record(profile=profile)
-        self._changed("profile")
+        await self.update_record(profile=profile)
+        self.mark_changed("profile")
 
     async def set_title(self, title: str) -> TitleResult:
         """Set an explicit title; pending until the first row exists."""
@@ -449,7 +511,7 @@ class Session:
 
         cleaned = clean_title(title)
         if self._persisted:
-            await self._update_record(title=cleaned, title_origin="explicit")
+            await self.update_record(title=cleaned, title_origin="explicit")
         else:
             self._pending_title = cleaned
             self._record = dataclasses.replace(self._record, title_origin="explicit")
@@ -463,12 +525,12 @@ class Session:
         allowed = ("none", "minimal", "low", "medium", "high", "xhigh")
         if effort is not None and effort not in allowed:
             raise InvalidValue("reasoning_effort", allowed)
-        await self._update_record(reasoning_effort=effort)
-        self._changed("reasoning_effort")
+        await self.update_record(reasoning_effort=effort)
+        self.mark_changed("reasoning_effort")
 
     async def set_system_overlay(self, text: str | None) -> None:
         """Layer extra instructions on the core system prompt (stored with the session)."""
-        await self._update_record(system_overlay=text)
+        await self.update_record(system_overlay=text)
 
     async def stop_processes(self, *, grace: float = 3.0) -> int:
         """Stop the background processes the ``terminal`` tool started for this session.
@@ -503,7 +565,8 @@ class Session:
             return [r for r in rows if not r.active or r in project([r], replay=replay)]
         return project(self._rows, replay=replay)
 
-    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> Any:
+    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
+        """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
         from hermes_core import session_ops
 
         return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
@@ -524,12 +587,14 @@ class Session:
             raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
         return await self.rewind(before_row_id=last.id, allow_empty=True)
 
-    async def reconcile(self, messages: Sequence[Any]) -> Any:
+    async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
+        """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
         from hermes_core import session_ops
 
         return await session_ops.reconcile(self, messages)
 
-    async def compress(self, *, focus_topic: str | None = None) -> Any:
+    async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
+        """Summarise older turns into one row; see :func:`session_ops.compress`."""
         from hermes_core import session_ops
 
         return await session_ops.compress(self, focus_topic=focus_topic)
@@ -574,7 +639,7 @@ class Session:
                 await asyncio.wait_for(asyncio.shield(runner), 5)
             except (TimeoutError, asyncio.CancelledError, Exception):
                 pass
-        background = list(self._background.values())
+        background = list(self.background_tasks.values())
         for task in background:
             task.cancel()
         self.kernel.questions.close_where(lambda q: q.session_id == self.id, reason)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime as _dt
 import logging
 import re
@@ -169,10 +168,9 @@ async def open_session(
             if title:
                 from hermes_core.titles import clean_title
 
-                session._pending_title = clean_title(title)
-                session._record = dataclasses.replace(session._record, title_origin="explicit")
+                session.set_pending_title(clean_title(title), "explicit")
             if seed:
-                await session._persist([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
+                await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise

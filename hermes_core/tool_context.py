@@ -100,12 +100,12 @@ class LiveToolContext:
             prompt=fields.get("prompt"),
             metadata=fields.get("metadata"),
         )
-        self._session._set_status("waiting")
+        self._session.set_status("waiting")
         try:
             answerable = kind in self._round.turn.answerable
             closed = await self._kernel.questions.ask(template, answerable=answerable)
         finally:
-            self._session._set_status("working")
+            self._session.set_status("working")
         return closed.value
 
     def ask(self, kind: str, **fields: Any) -> str:
@@ -122,11 +122,10 @@ class LiveToolContext:
 
     def register_process(self, proc: Any, *, background: bool = False) -> None:
         if background:
-            self._session._processes.append(proc)
+            self._session.track_process(proc)
 
     def unregister_process(self, proc: Any) -> None:
-        if proc in self._session._processes:
-            self._session._processes.remove(proc)
+        self._session.untrack_process(proc)
 
     def store_secret(self, env_var: str, value: str) -> None:
         if _on_loop(self._loop):

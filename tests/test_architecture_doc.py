@@ -21,6 +21,7 @@ import functools
 import importlib
 import pkgutil
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,7 @@ def _assigned_in_init(cls: type, attr: str) -> bool:
         if init is None or not hasattr(init, "__code__"):
             continue
         try:
-            tree = ast.parse(inspect.getsource(init).strip().replace("\n    ", "\n"))
+            tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
         except (OSError, TypeError, SyntaxError):
             continue
         for node in ast.walk(tree):
