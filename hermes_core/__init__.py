@@ -117,14 +117,14 @@ _EXPORTS: dict[str, str] = {
     "provider_kit": "hermes_core.provider_kit",
     # kernel and sessions
     "Kernel": "hermes_core.kernel",
-    "Sessions": "hermes_core.session_table",
+    "Sessions": "hermes_core.session.table",
     "Models": "hermes_core.model_choice",
     "ProviderDirectory": "hermes_core.provider_directory",
     "QuestionBroker": "hermes_core.questions",
     "Registry": "hermes_core.registry",
     "Session": "hermes_core.session",
     "SessionInfo": "hermes_core.session",
-    "Turn": "hermes_core.session_queue",
+    "Turn": "hermes_core.session.queue",
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
     "testing": "hermes_core.testing",
@@ -164,8 +164,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.redaction import redact  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.session import Session, SessionInfo  # noqa: F401
-    from hermes_core.session_queue import Turn  # noqa: F401
-    from hermes_core.session_table import Sessions  # noqa: F401
+    from hermes_core.session.queue import Turn  # noqa: F401
+    from hermes_core.session.table import Sessions  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

@@ -33,7 +33,7 @@ from hermes_core.loader import PluginLoader, available_entry_points, select_name
 from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.redaction import Redactor
-from hermes_core.session_table import Sessions
+from hermes_core.session.table import Sessions
 
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist

@@ -19,7 +19,7 @@ from hermes_core.tools import ToolError, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.tool_round import ToolRound
+    from hermes_core.turn.tool_round import ToolRound
 
 log = logging.getLogger("hermes.tools")
 TAIL_CHARS = 64 * 1024

@@ -372,7 +372,7 @@ async def test_lost_or_failing_lease_renewal_is_reported_as_a_session_problem(
     import asyncio
 
     from hermes_core import SessionProblem
-    from hermes_core import session_table as table_module
+    from hermes_core.session import table as table_module
 
     monkeypatch.setattr(table_module, "LEASE_RENEW_S", 0.05)
     kernel = sqlite_kernel(tmp_path)

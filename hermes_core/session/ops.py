@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, ProviderError, RewindError, SessionBusy, StorageError
 from hermes_core.history import is_user_turn, project, user_row_ids
-from hermes_core.session_types import CompressResult, ReconcileResult, RewindResult
+from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:

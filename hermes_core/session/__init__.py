@@ -1,7 +1,7 @@
 """A live session: its state, the busy queue, steer, interrupt and the event bus (agent-core §1-§2).
 
 The turn loop itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress,
-branch, reconcile) in :mod:`hermes_core.session_ops`.
+branch, reconcile) in :mod:`hermes_core.session.ops`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from hermes_core.events import (
 )
 from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.ids import short_id
-from hermes_core.session_queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
-from hermes_core.session_types import (
+from hermes_core.session.queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
+from hermes_core.session.types import (
     CompressResult,
     DiscardedItem,
     Interrupted,
@@ -567,7 +567,7 @@ class Session:
 
     async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
         """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
         return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
 
@@ -589,13 +589,13 @@ class Session:
 
     async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
         """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
         return await session_ops.reconcile(self, messages)
 
     async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
         """Summarise older turns into one row; see :func:`session_ops.compress`."""
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
         return await session_ops.compress(self, focus_topic=focus_topic)
 
@@ -608,7 +608,7 @@ class Session:
         title: str | None = None,
         cwd: Path | None = None,
     ) -> Session:
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
         return await session_ops.branch(
             self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd

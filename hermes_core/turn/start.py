@@ -15,10 +15,10 @@ from hermes_core import vision
 from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
-from hermes_core.head_start import HeadStart
 from hermes_core.history import materialize
-from hermes_core.model_call import TurnFailed
 from hermes_core.storage import NewRow
+from hermes_core.turn.head_start import HeadStart
+from hermes_core.turn.model_call import TurnFailed
 
 if TYPE_CHECKING:
     from hermes_core.turn import TurnRun

@@ -37,9 +37,9 @@ from hermes_core.providers import (
 )
 
 if TYPE_CHECKING:
-    from hermes_core.head_start import HeadStart
     from hermes_core.storage import Row
     from hermes_core.turn import TurnRun
+    from hermes_core.turn.head_start import HeadStart
 
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
 FAIR_EVERY = 64  # deltas between yields to the event loop

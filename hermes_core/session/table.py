@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from hermes_core.errors import InvalidValue, SessionNotFound
-from hermes_core.session_open import LEASE_TTL_S, is_session_id
+from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.session import Session
-    from hermes_core.session_types import StoredSession
+    from hermes_core.session.types import StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
 
 log = logging.getLogger("hermes.kernel")
@@ -79,9 +79,7 @@ class Sessions:
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read.
         """
-        from hermes_core import session_open
-
-        return await session_open.open_session(
+        return await open_session(
             self._kernel,
             session_id,
             source=source,
@@ -147,7 +145,7 @@ class Sessions:
     async def stored(self, session_id: str) -> StoredSession:
         """Read a stored session and its projected rows without taking the lease."""
         from hermes_core.history import project
-        from hermes_core.session_types import StoredSession
+        from hermes_core.session.types import StoredSession
 
         storage = self._kernel.storage
         record = await storage.get_session(session_id)

@@ -12,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import model_call, turn_start, vision
+from hermes_core import vision
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.events import (
     TurnCompleted,
@@ -21,18 +21,20 @@ from hermes_core.events import (
     Usage,
 )
 from hermes_core.ids import short_id
-from hermes_core.model_call import CallResult, TurnFailed
 from hermes_core.providers import (
     ChatRequest,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
-from hermes_core.tool_round import ToolRound
+from hermes_core.turn import model_call
+from hermes_core.turn import start as turn_start
+from hermes_core.turn.model_call import CallResult, TurnFailed
+from hermes_core.turn.tool_round import ToolRound
 
 if TYPE_CHECKING:
-    from hermes_core.approval_denials import DenialMemory
+    from hermes_core.approvals.denials import DenialMemory
     from hermes_core.models import ResolvedModel
     from hermes_core.session import Session
-    from hermes_core.session_queue import QueueItem
+    from hermes_core.session.queue import QueueItem
 
 log = logging.getLogger("hermes.turn")
 
@@ -208,7 +210,7 @@ class TurnRun:
 
     async def _auto_compress(self) -> None:
         """Compact older turns when the last call used more than the threshold of the window."""
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
         if not self.needs_compress():
             return

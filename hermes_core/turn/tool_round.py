@@ -29,7 +29,7 @@ from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from hermes_core.approval_denials import DenialMemory
+    from hermes_core.approvals.denials import DenialMemory
     from hermes_core.kernel import Kernel
     from hermes_core.turn import TurnRun
 
