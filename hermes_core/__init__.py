@@ -122,8 +122,8 @@ _EXPORTS: dict[str, str] = {
     "ProviderDirectory": "hermes_core.provider_directory",
     "QuestionBroker": "hermes_core.questions",
     "Registry": "hermes_core.registry",
-    "Session": "hermes_core.session",
-    "SessionInfo": "hermes_core.session",
+    "Session": "hermes_core.session.live",
+    "SessionInfo": "hermes_core.session.types",
     "Turn": "hermes_core.session.queue",
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
@@ -163,9 +163,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
-    from hermes_core.session import Session, SessionInfo  # noqa: F401
+    from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
+    from hermes_core.session.types import SessionInfo  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

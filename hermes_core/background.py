@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes_core.errors import InvalidValue, SessionBusy
 from hermes_core.events import ALL_KINDS, BackgroundCompleted
 from hermes_core.history import materialize
-from hermes_core.session import Session
+from hermes_core.session.live import Session
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.records import CommandResult
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.models import ModelStatus, ResolvedModel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.session.queue import QueueItem
 
 log = logging.getLogger("hermes.kernel")

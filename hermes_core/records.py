@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.providers import Provider, ProviderPreset
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage
 

@@ -10,7 +10,7 @@ from hermes_core.records import CommandContext, CommandResult
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 COMMAND_RE = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_\-]*)(?:\s+(.*))?$", re.DOTALL)
 

@@ -12,7 +12,7 @@ from hermes_core.events import TitleChanged
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 log = logging.getLogger("hermes.titles")
 MAX_TITLE = 200

@@ -16,7 +16,7 @@ from hermes_core.records import PolicyDecision, ToolCallInfo
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.providers import ToolSchema
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.tools import ToolSpec
 
 log = logging.getLogger("hermes.tools")

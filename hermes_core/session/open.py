@@ -24,7 +24,7 @@ from hermes_core.lease_owner import holder_is_gone
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
@@ -91,7 +91,7 @@ async def open_session(
     create_cwd: bool,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
-    from hermes_core.session import PROFILES, Session
+    from hermes_core.session.live import PROFILES, Session
     from hermes_core.storage import NewRow, SessionRecord
 
     if session_id is None:

@@ -19,7 +19,7 @@ from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 
 def _turn_data(session: Session, ordinal: int | None, row_id: int | None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from hermes_core.content import Part, parts_text
 from hermes_core.events import Event, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 _DONE = object()
 

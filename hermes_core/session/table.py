@@ -19,7 +19,7 @@ from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.session.types import StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
 

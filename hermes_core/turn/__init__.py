@@ -33,7 +33,7 @@ from hermes_core.turn.tool_round import ToolRound
 if TYPE_CHECKING:
     from hermes_core.approvals.denials import DenialMemory
     from hermes_core.models import ResolvedModel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.session.queue import QueueItem
 
 log = logging.getLogger("hermes.turn")
