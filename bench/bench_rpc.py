@@ -13,7 +13,8 @@ import threading
 import time
 from typing import Any
 
-from hermes_core import _rpc_io, rpc
+from hermes_core import rpc
+from hermes_core.rpc import _io as _rpc_io
 
 
 def _count_lines(fd: int, expected: int, done: threading.Event, stamp: list[float]) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from hermes_core.events import TurnOutcome
     from hermes_core.kernel import Kernel
     from hermes_core.records import CommandResult
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 SOURCE = "cli"
 OWNER = "cli"

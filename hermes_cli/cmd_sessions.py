@@ -48,7 +48,7 @@ def list_command(ctx: click.Context, limit: int) -> None:
     state = get_state(ctx)
 
     def body() -> int:
-        page = _with_kernel(state, lambda kernel: kernel.list_sessions(limit=limit))
+        page = _with_kernel(state, lambda kernel: kernel.sessions.list(limit=limit))
         if not page.sessions:
             click.echo("no sessions")
             return 0
@@ -87,7 +87,7 @@ def show_command(ctx: click.Context, session_id: str) -> None:
     state = get_state(ctx)
 
     def body() -> int:
-        stored = _with_kernel(state, lambda kernel: kernel.stored_session(session_id))
+        stored = _with_kernel(state, lambda kernel: kernel.sessions.stored(session_id))
         record, rows = stored.record, stored.rows
         details = [
             ("id", record.id),

@@ -193,7 +193,7 @@ class TransportRun:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         stop = asyncio.Event()
-        ctx = TransportContext(
+        ctx: TransportContext[Any] = TransportContext(
             kernel=self.kernel, options=dict(self.options), ready=ready, store=self.state.store
         )
 

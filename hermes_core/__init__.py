@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "ToolCallChunk": "hermes_core.providers",
     "UsageChunk": "hermes_core.providers",
     "FinishChunk": "hermes_core.providers",
+    "FinishReason": "hermes_core.providers",
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
@@ -97,6 +98,8 @@ _EXPORTS: dict[str, str] = {
     "TransportSpec": "hermes_core.records",
     "TransportContext": "hermes_core.records",
     "ProviderSpec": "hermes_core.records",
+    "ProviderFactory": "hermes_core.records",
+    "StorageFactory": "hermes_core.records",
     "CommandSpec": "hermes_core.records",
     "CommandContext": "hermes_core.records",
     "CommandResult": "hermes_core.records",
@@ -114,10 +117,14 @@ _EXPORTS: dict[str, str] = {
     "provider_kit": "hermes_core.provider_kit",
     # kernel and sessions
     "Kernel": "hermes_core.kernel",
+    "Sessions": "hermes_core.session.table",
+    "Models": "hermes_core.model_choice",
+    "ProviderDirectory": "hermes_core.provider_directory",
+    "QuestionBroker": "hermes_core.questions",
     "Registry": "hermes_core.registry",
-    "Session": "hermes_core.session",
-    "SessionInfo": "hermes_core.session",
-    "Turn": "hermes_core.session_queue",
+    "Session": "hermes_core.session.live",
+    "SessionInfo": "hermes_core.session.types",
+    "Turn": "hermes_core.session.queue",
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
     "testing": "hermes_core.testing",
@@ -149,12 +156,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
+    from hermes_core.model_choice import Models  # noqa: F401
+    from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
+    from hermes_core.questions import QuestionBroker  # noqa: F401
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
-    from hermes_core.session import Session, SessionInfo  # noqa: F401
-    from hermes_core.session_queue import Turn  # noqa: F401
+    from hermes_core.session.live import Session  # noqa: F401
+    from hermes_core.session.queue import Turn  # noqa: F401
+    from hermes_core.session.table import Sessions  # noqa: F401
+    from hermes_core.session.types import SessionInfo  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes_core.errors import InvalidValue, SessionBusy
 from hermes_core.events import ALL_KINDS, BackgroundCompleted
 from hermes_core.history import materialize
-from hermes_core.session import Session
+from hermes_core.session.live import Session
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ class TaskSession(Session):
         self.parent = parent
         self.task_id = task_id
         self.file_access = parent.file_access
-        self._refine_started = True  # never refine a title for a task
+        self.title_refine_started = True  # never refine a title for a task
         self._next_row = 0
 
     async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
@@ -46,7 +46,7 @@ class TaskSession(Session):
         self._rows.extend(made)
         return made
 
-    async def _update_record(self, **fields: Any) -> None:
+    async def update_record(self, **fields: Any) -> None:
         self._record = dataclasses.replace(self._record, **fields)
 
 
@@ -54,10 +54,10 @@ def start(session: Session, text: str) -> str:
     """Start a background task for ``session`` and return its id (``bg_<6 hex>``)."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidValue("text", message="the background prompt is empty")
-    if len(session._background) >= MAX_BACKGROUND:
+    if len(session.background_tasks) >= MAX_BACKGROUND:
         raise SessionBusy("background_limit", f"at most {MAX_BACKGROUND} background tasks run per session")
     task_id = "bg_" + secrets.token_hex(3)
-    while task_id in session._background:
+    while task_id in session.background_tasks:
         task_id = "bg_" + secrets.token_hex(3)
     task_session = TaskSession(session, task_id)
 
@@ -80,10 +80,10 @@ def start(session: Session, text: str) -> str:
             status = "error"
             result = f"error: {session.kernel.redactor(str(exc))}"
         finally:
-            session._background.pop(task_id, None)
+            session.background_tasks.pop(task_id, None)
         session.emit(BackgroundCompleted(session_id=session.id, task_id=task_id, text=result, status=status))
 
-    session._background[task_id] = session.kernel.spawn(work(), name=f"hermes-{task_id}")
+    session.background_tasks[task_id] = session.kernel.spawn(work(), name=f"hermes-{task_id}")
     return task_id
 
 

@@ -86,7 +86,7 @@ async def _request_secret(args: dict[str, Any], ctx: ToolContext) -> str:
     store = getattr(ctx, "_kernel", None)
     if store is None:
         raise ToolError("secrets cannot be stored here")
-    await store._store_secret(env_var, value)
+    await store.store_secret(env_var, value)
     return f"stored: {env_var} is set for this and later sessions"
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         ToolCallInfo,
         TransportSpec,
     )
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.tools import ToolSpec
 
 PROJECT = "hermes"

@@ -37,7 +37,7 @@ TOOL_CLIP = 2000  # characters kept of each tool result for a summary
 
 @dataclass(frozen=True, slots=True)
 class MetaRequest:
-    """A tool-less model call the core makes for itself (see :meth:`Kernel.one_shot`)."""
+    """A tool-less model call the core makes for itself (see :meth:`Models.one_shot`)."""
 
     system: str
     messages: tuple[SeedMessage, ...]

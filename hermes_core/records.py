@@ -9,15 +9,36 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.providers import ProviderPreset
-    from hermes_core.session import Session
+    from hermes_core.providers import Provider, ProviderPreset
+    from hermes_core.session.live import Session
     from hermes_core.settings_store import SettingsStore
+    from hermes_core.storage import Storage
 
 OptionType = Literal["str", "int", "float", "bool", "path"] | tuple[str, ...]
+SettingsT = TypeVar("SettingsT")
+
+
+class ProviderFactory(Protocol):
+    """Builds a provider: ``factory(settings, name=..., preset=...)``.
+
+    ``settings`` is the validated ``settings_model`` instance (or a plain dict without one),
+    ``name`` the provider name asked for and ``preset`` the preset that name stands for, if any.
+    """
+
+    def __call__(self, settings: Any, /, *, name: str, preset: ProviderPreset | None) -> Provider: ...
+
+
+class StorageFactory(Protocol):
+    """Builds an unopened storage backend: ``factory(path=..., read_only=...)``.
+
+    The kernel passes ``read_only=True`` only when ``storage.read_only`` is set.
+    """
+
+    def __call__(self, *, path: Path, read_only: bool = ...) -> Storage: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +65,18 @@ class OptionSpec:
 
 
 @dataclass(slots=True)
-class TransportContext:
-    """What a transport factory gets (architecture.md, "Transports and the CLI")."""
+class TransportContext(Generic[SettingsT]):
+    """What a transport factory gets (architecture.md, "Transports and the CLI").
+
+    Generic over the transport's settings type: a factory taking ``TransportContext[MySettings]``
+    reads ``ctx.settings`` as ``MySettings``.
+    """
 
     kernel: Kernel
     options: Mapping[str, Any]
     ready: Awaitable[None]
-    settings: Any = None  # the validated transport settings; read after ``ready``
+    #: The validated transport settings (an instance of ``settings_model``); read after ``ready``.
+    settings: SettingsT = None  # type: ignore[assignment]
     store: SettingsStore | None = None
     reload_settings: Callable[[], Awaitable[Any]] | None = None
 
@@ -61,7 +87,7 @@ class TransportSpec:
 
     name: str
     summary: str
-    factory: Callable[[TransportContext], Awaitable[int]]
+    factory: Callable[[TransportContext[Any]], Awaitable[int]]
     options: tuple[OptionSpec, ...] = ()
     settings_model: Any = None  # pydantic model class or "module:Class"
     config_section: str | None = None
@@ -84,7 +110,7 @@ class ProviderSpec:
 
     name: str
     summary: str
-    factory: Callable[..., Any]
+    factory: ProviderFactory
     settings_model: Any = None
     config_section: str | None = None
     env_vars: Mapping[str, str] = field(default_factory=dict)
@@ -143,7 +169,7 @@ class StorageSpec:
     """
 
     name: str
-    factory: Callable[..., Any]
+    factory: StorageFactory
 
 
 @dataclass(frozen=True, slots=True)

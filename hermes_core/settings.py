@@ -110,3 +110,20 @@ class CoreSettings(BaseModel):
         extra = self.model_extra or {}
         value = extra.get(name)
         return dict(value) if isinstance(value, dict) else {}
+
+
+def validate_settings(raw: Any) -> CoreSettings:
+    """Return ``raw`` (a mapping or ``CoreSettings``) validated; ``ConfigError`` names each problem."""
+    from pydantic import ValidationError
+
+    from hermes_core.errors import ConfigError
+
+    if isinstance(raw, CoreSettings):
+        return raw
+    try:
+        return CoreSettings.model_validate(dict(raw or {}))
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise ConfigError(f"invalid settings: {problems}") from exc

@@ -33,10 +33,10 @@ class FakeProvider:
         self.requests.append(request)
         produced = self.script(request)
         if hasattr(produced, "__aiter__"):
-            async for chunk in produced:  # type: ignore[union-attr]
+            async for chunk in produced:
                 yield chunk
         else:
-            for chunk in produced:  # type: ignore[union-attr]
+            for chunk in produced:
                 if isinstance(chunk, ProviderError):
                     raise chunk
                 yield chunk

@@ -5,15 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core.errors import InvalidValue
 from hermes_core.events import TitleChanged
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
-    from hermes_core.storage import SessionRecord
+    from hermes_core.session.live import Session
 
 log = logging.getLogger("hermes.titles")
 MAX_TITLE = 200
@@ -42,38 +41,31 @@ def derive(text: str) -> str:
 
 def derive_title_if_needed(session: Session, first_text: str) -> None:
     """At the first turn, give an untitled session its derived title synchronously."""
-    if session.record.title or session._pending_title:
+    if session.record.title or session.pending_title:
         return
     title = derive(first_text)
     if not title:
         return
-    session._pending_title = title
-    session._record = _with(session, title_origin="derived")
+    session.set_pending_title(title, "derived")
     session.emit(TitleChanged(session_id=session.id, turn_id=None, title=title, origin="derived"))
-
-
-def _with(session: Session, **fields: Any) -> SessionRecord:
-    import dataclasses
-
-    return dataclasses.replace(session._record, **fields)
 
 
 def maybe_refine(kernel: Kernel, session: Session) -> None:
     """After the first turn, ask the model once for a better title (``titles.refine``)."""
     if not kernel.settings.titles.refine or session.record.title_origin != "derived":
         return
-    if getattr(session, "_refine_started", False) or sum(1 for r in session.rows if r.role == "user") != 1:
+    if session.title_refine_started or sum(1 for r in session.rows if r.role == "user") != 1:
         return
-    session._refine_started = True  # type: ignore[attr-defined]
+    session.title_refine_started = True
 
     async def refine() -> None:
         from hermes_core.meta_prompts import title_request
 
-        ref, _ = kernel._session_model(session)
+        ref, _ = kernel.models.for_session(session)
         ask = title_request(session.rows)
         try:
             text = await asyncio.wait_for(
-                kernel.one_shot(
+                kernel.models.one_shot(
                     ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
                 ),
                 30,
@@ -84,7 +76,7 @@ def maybe_refine(kernel: Kernel, session: Session) -> None:
             return
         if session.record.title_origin != "derived" or title == (session.record.title or ""):
             return
-        await session._update_record(title=title, title_origin="refined")
+        await session.update_record(title=title, title_origin="refined")
         session.emit(TitleChanged(session_id=session.id, title=title, origin="refined"))
 
     kernel.spawn(refine(), name=f"hermes-title-{session.id}")

@@ -19,7 +19,7 @@ from hermes_core.tools import ToolError, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.tool_round import ToolRound
+    from hermes_core.turn.tool_round import ToolRound
 
 log = logging.getLogger("hermes.tools")
 TAIL_CHARS = 64 * 1024
@@ -100,11 +100,12 @@ class LiveToolContext:
             prompt=fields.get("prompt"),
             metadata=fields.get("metadata"),
         )
-        self._session._set_status("waiting")
+        self._session.set_status("waiting")
         try:
-            closed = await self._kernel.broker.ask(template, answerable=kind in self._round.turn.answerable)
+            answerable = kind in self._round.turn.answerable
+            closed = await self._kernel.questions.ask(template, answerable=answerable)
         finally:
-            self._session._set_status("working")
+            self._session.set_status("working")
         return closed.value
 
     def ask(self, kind: str, **fields: Any) -> str:
@@ -121,16 +122,15 @@ class LiveToolContext:
 
     def register_process(self, proc: Any, *, background: bool = False) -> None:
         if background:
-            self._session._processes.append(proc)
+            self._session.track_process(proc)
 
     def unregister_process(self, proc: Any) -> None:
-        if proc in self._session._processes:
-            self._session._processes.remove(proc)
+        self._session.untrack_process(proc)
 
     def store_secret(self, env_var: str, value: str) -> None:
         if _on_loop(self._loop):
             raise RuntimeError("store_secret blocks; call it from a thread")
-        asyncio.run_coroutine_threadsafe(self._kernel._store_secret(env_var, value), self._loop).result(30)
+        asyncio.run_coroutine_threadsafe(self._kernel.store_secret(env_var, value), self._loop).result(30)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -16,7 +16,7 @@ from hermes_core.records import PolicyDecision, ToolCallInfo
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.providers import ToolSchema
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
     from hermes_core.tools import ToolSpec
 
 log = logging.getLogger("hermes.tools")
@@ -29,7 +29,7 @@ SYSTEM_PROMPT = (
 def visible_tool(kernel: Kernel, session: Session, name: str, answerable: frozenset[str]) -> ToolSpec | None:
     """Return the tool if the model may see it in this turn (not hidden, its questions answerable)."""
     spec = kernel.registry.tools.get(name)
-    if spec is None or name in session._hidden_tools or not spec.needs <= answerable:
+    if spec is None or name in session.hidden_tools or not spec.needs <= answerable:
         return None
     return spec
 
@@ -84,8 +84,8 @@ def policy_decisions(
 
 def remembered_keys(kernel: Kernel, session: Session) -> Callable[[str], bool]:
     """Return a predicate: is this approval key remembered (live session memory or allowlist)?"""
-    allowlist = kernel._allowlist
-    memory = session._session_memory
+    allowlist = kernel.allowlist
+    memory = session.approved_keys
 
     def remembered(key: str) -> bool:
         return key in memory or bool(allowlist is not None and allowlist.contains(key))

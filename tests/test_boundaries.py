@@ -408,3 +408,132 @@ def test_cli_imports_only_core_click_tomli_w_platformdirs_uvloop_and_stdlib() ->
     assert not problems, report(
         problems, "hermes_cli imports only hermes_core, click, tomli_w, platformdirs, uvloop, stdlib"
     )
+
+
+# -- attribute access: plugins use the kernel's owners, never its internals ------------------------
+# The rule (architecture.md, "Boundaries"): in a plugin, ``<x>.kernel.storage`` / ``.hub`` /
+# ``.broker`` / ``.pm`` (and the same on a name ``kernel``) never appear, and an ``obj._name``
+# attribute is read or written only when ``obj`` is ``self`` or ``cls``, when the same module
+# defines ``_name`` (a def, class, assignment, annotated field or parameter: its own objects), or
+# when ``obj`` is a non-Hermes module the file imports (``os._exit``). Dunder names are not
+# private. Another module of the same plugin gets a public method instead.
+
+KERNEL_INTERNALS = frozenset({"storage", "hub", "broker", "pm"})
+
+
+@dataclass(frozen=True)
+class Reach:
+    """One attribute access that crosses an owner's boundary."""
+
+    path: Path
+    line: int
+    text: str
+    why: str
+
+    def where(self) -> str:
+        return f"{shown(self.path)}:{self.line}: {self.text}  -> {self.why}"
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _names_defined(tree: ast.AST) -> set[str]:
+    """Every private name a module defines: defs, classes, assignment targets, fields, params."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+        elif isinstance(node, ast.arg):
+            found.add(node.arg)
+    return {name for name in found if _is_private(name)}
+
+
+def _foreign_modules(tree: ast.AST) -> set[str]:
+    """Local names bound by ``import m`` of a module that is not Hermes's own."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if not alias.name.startswith("hermes_"):
+                    bound.add(alias.asname or alias.name.split(".", 1)[0])
+    return bound
+
+
+def _is_kernel(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "kernel") or (
+        isinstance(node, ast.Attribute) and node.attr == "kernel"
+    )
+
+
+def reaches_in(trees: dict[Path, tuple[str, ast.AST]]) -> list[Reach]:
+    """Return every boundary-crossing attribute access in one package's parsed sources."""
+    found: list[Reach] = []
+    for path, (source, tree) in trees.items():
+        lines = source.splitlines()
+        own = _names_defined(tree)
+        modules = _foreign_modules(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            text = lines[node.lineno - 1].strip()
+            base = node.value
+            if node.attr in KERNEL_INTERNALS and _is_kernel(base):
+                why = f"kernel.{node.attr} is internal; use kernel.sessions/providers/questions"
+                found.append(Reach(path, node.lineno, text, why))
+            elif _is_private(node.attr):
+                if isinstance(base, ast.Name) and (base.id in ("self", "cls") or base.id in modules):
+                    continue
+                if node.attr in own:
+                    continue
+                found.append(Reach(path, node.lineno, text, f"{node.attr} is private to its owner"))
+    return sorted(found, key=lambda r: (str(r.path), r.line, r.why))
+
+
+def _parse_package(directory: Path) -> dict[Path, tuple[str, ast.AST]]:
+    out: dict[Path, tuple[str, ast.AST]] = {}
+    for path in sorted(directory.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        out[path] = (source, ast.parse(source, filename=str(path)))
+    return out
+
+
+def test_attribute_rule_tells_reach_ins_from_own_attributes(tmp_path: Path) -> None:
+    """The rule flags kernel internals and foreign privates, and lets a package's own names pass."""
+    package = tmp_path / "hermes_demo"
+    package.mkdir()
+    (package / "a.py").write_text(
+        "import os\n"
+        "class Mine:\n"
+        "    def __init__(self) -> None:\n"
+        "        self._count = 0\n"
+        "    def _bump(self) -> None: ...\n"
+        "def use(gw, kernel, thing, mine: Mine) -> None:\n"
+        "    gw.kernel.storage.get_session('x')\n"
+        "    kernel.hub.has('mock')\n"
+        "    gw.kernel.broker.get('r')\n"
+        "    thing._persist([])\n"
+        "    mine._bump()\n"
+        "    mine._count += 1\n"
+        "    thing.__class__\n"
+        "    os._exit(0)\n"
+        "    gw.storage\n",
+        encoding="utf-8",
+    )
+    found = reaches_in(_parse_package(package))
+    assert [(r.line, r.why.split()[0]) for r in found] == [
+        (7, "kernel.storage"),
+        (8, "kernel.hub"),
+        (9, "kernel.broker"),
+        (10, "_persist"),
+    ]
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES)
+def test_plugin_reaches_no_kernel_internal_or_foreign_private(package: str) -> None:
+    problems = [reach.where() for reach in reaches_in(_parse_package(PLUGINS_DIR / package))]
+    assert not problems, report(problems, f"{package} uses only public attributes of the kernel's objects")

@@ -184,7 +184,7 @@ async def _count_sessions(ctx: TransportContext) -> int:
     count = 0
     cursor: str | None = None
     while True:
-        page = await ctx.kernel.list_sessions(limit=1000, cursor=cursor)
+        page = await ctx.kernel.sessions.list(limit=1000, cursor=cursor)
         count += len(page.sessions)
         cursor = page.next_cursor
         if cursor is None or not page.sessions:

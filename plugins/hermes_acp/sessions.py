@@ -141,7 +141,7 @@ async def _open_stored(conn: AcpConnection, session_id: str) -> Session:
     if live is not None:
         return live
     try:
-        record = await kernel.storage.get_session(session_id)
+        record = await kernel.sessions.find(session_id)
     except Exception:
         record = None
     if record is None:
@@ -255,7 +255,7 @@ async def list_sessions(conn: AcpConnection, params: dict[str, Any]) -> dict[str
         cwd = str(Path(args.cwd).resolve())
     cursor = _decode_cursor(args.cursor) if args.cursor else None
     try:
-        page = await conn.kernel.list_sessions(limit=conn.settings.list_page_size, cursor=cursor, cwd=cwd)
+        page = await conn.kernel.sessions.list(limit=conn.settings.list_page_size, cursor=cursor, cwd=cwd)
     except Exception as exc:
         from hermes_core import InvalidValue
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from hermes_core import (
     Chunk,
     FinishChunk,
+    FinishReason,
     ReasoningChunk,
     TextChunk,
     ToolCallChunk,
@@ -20,8 +21,6 @@ from hermes_core import (
     UsageChunk,
     provider_kit,
 )
-
-FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",

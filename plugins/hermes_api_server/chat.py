@@ -116,7 +116,7 @@ async def _meta_request(state: ServerState, conv: Conversation, choice: ModelCho
         messages = [*conv.history, SeedMessage(role="user", text=conv.text)]
         # The frontend's task prompt is the instruction; its system text, if any, goes along
         # as the system prompt so the upstream sees the request the frontend made.
-        text = await state.kernel.one_shot(
+        text = await state.kernel.models.one_shot(
             messages, model=choice.ref, purpose="one_shot", system=conv.system or None
         )
     finally:

@@ -29,7 +29,7 @@ async def health_detailed(request: web.Request) -> web.Response:
     state = get_state(request)
     checks: dict[str, Any] = {}
     try:
-        await state.kernel.list_sessions(limit=1)
+        await state.kernel.sessions.list(limit=1)
         checks["storage"] = {"ok": True}
     except Exception as exc:
         checks["storage"] = {"ok": False, "error": type(exc).__name__}

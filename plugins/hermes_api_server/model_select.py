@@ -102,7 +102,7 @@ async def choose_model(
             raise invalid("an alias cannot be combined with provider", "provider")
         return ModelChoice(model, model, settings.model_aliases[model], "alias", options)
     prefix, sep, rest = model.partition(":")
-    if sep and rest and kernel.hub.has(prefix):
+    if sep and rest and kernel.providers.has(prefix):
         if provider and provider != prefix:
             raise invalid("provider conflicts with the model reference", "provider")
         # The same check the core makes when the turn starts, made before anything is created:
@@ -110,7 +110,7 @@ async def choose_model(
         await _resolve(kernel, model)
         return ModelChoice(model, model, model, "request", options)
     if provider:
-        if not kernel.hub.has(provider):
+        if not kernel.providers.has(provider):
             raise ApiError(400, "model_not_found", f"unknown provider: {provider}", param="provider")
         await _resolve(kernel, f"{provider}:{model}")
         return ModelChoice(model, model, f"{provider}:{model}", "request", options)

@@ -80,9 +80,7 @@ class SessionPool:
 
     async def exists(self, session_id: str) -> bool:
         """Tell whether storage or this process knows the session."""
-        if self.kernel.live_session(session_id) is not None:
-            return True
-        return await self.kernel.storage.get_session(session_id) is not None
+        return await self.kernel.sessions.exists(session_id)
 
     async def _open(
         self,

@@ -153,7 +153,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         target = Target(header_id)
     else:
         found = (
-            await state.kernel.latest_session_for_channel(channel) if channel and not history_given else None
+            await state.kernel.sessions.latest_for_channel(channel) if channel and not history_given else None
         )
         target = Target(found or mint_session_id())
     if not await state.pool.exists(target.session_id):

@@ -49,6 +49,21 @@ class RunManager:
         self._sweeper: asyncio.Task[None] | None = None
         self._stored = 0
 
+    # -- idempotency keys being created ---------------------------------------------------------
+    def hold_key(self, who: str, key: str) -> asyncio.Future[str]:
+        """Mark ``key`` of ``who`` as creating a run; the future gets the run id (or the error)."""
+        pending: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending_keys[(who, key)] = pending
+        return pending
+
+    def release_key(self, who: str, key: str) -> None:
+        """Stop tracking ``key`` of ``who`` (its run was created or creating it failed)."""
+        self._pending_keys.pop((who, key), None)
+
+    def pending_key(self, who: str, key: str) -> asyncio.Future[str] | None:
+        """The future of a run still being created under ``key`` of ``who``, if any."""
+        return self._pending_keys.get((who, key))
+
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
         return sum(1 for run in self.runs.values() if not run.terminal)

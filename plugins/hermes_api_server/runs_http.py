@@ -119,15 +119,14 @@ async def create_run(request: web.Request) -> web.Response:
         target = Target(session_id)
     else:
         found = (
-            await state.kernel.latest_session_for_channel(channel) if channel and not history_given else None
+            await state.kernel.sessions.latest_for_channel(channel) if channel and not history_given else None
         )
         target = Target(found or mint_session_id())
     if not await state.pool.exists(target.session_id):
         target.seed = [*seed, *conv.history]
     pending: asyncio.Future[str] | None = None
     if key is not None:
-        pending = asyncio.get_running_loop().create_future()
-        state.runs._pending_keys[(who, key)] = pending
+        pending = state.runs.hold_key(who, key)
     try:
         # Open the session before the 202, so a lease another process holds is a 409 (§10), not a
         # run that fails later; the run's task joins the open session (the pool counts its users).
@@ -150,7 +149,7 @@ async def create_run(request: web.Request) -> web.Response:
         raise
     finally:
         if key is not None:
-            state.runs._pending_keys.pop((who, key), None)
+            state.runs.release_key(who, key)
     warning = await image_warning(state.kernel, run.resolved_model or "", conv.parts)
     return _accepted(run, False, channel, warning)
 
@@ -162,7 +161,7 @@ async def _replay(state: Any, who: str, key: str, fp: str, channel: str | None) 
         "Idempotency-Key was used with a different body",
         param="Idempotency-Key",
     )
-    pending = state.runs._pending_keys.get((who, key))
+    pending = state.runs.pending_key(who, key)
     if pending is not None:
         run_id = await asyncio.shield(pending)
         run = state.runs.runs.get(run_id)

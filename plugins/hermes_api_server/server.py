@@ -279,7 +279,7 @@ async def _drain(state: ServerState) -> None:
     while time.monotonic() < deadline and state.in_flight() > 0:
         await asyncio.sleep(0.05)
     await state.runs.interrupt_all()
-    for session in list(state.kernel.live_sessions):
+    for session in list(state.kernel.sessions.live):
         if session.busy:
             with contextlib.suppress(Exception):
                 await session.interrupt(reason="system", discard_queue=True)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from hermes_core import (
     SUMMARY_INSTRUCTION,
     TITLE_INSTRUCTION,
     ChatMessage,
     ChatRequest,
+    FinishReason,
     ProviderError,
     ToolCallRequest,
 )
@@ -26,7 +26,6 @@ CONTEXT_WINDOW = 32_768
 STEER_MARKER = "\n\n[User guidance] "  # how the core appends steer text to a tool result (§2.4)
 
 # The finish reasons of hermes_core's FinishChunk, spelled out here to use public names only.
-FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
 _DELTA = re.compile(r"\s*\S+|\s+\Z")
 # One message of the conversation the core renders into its title and summary requests.

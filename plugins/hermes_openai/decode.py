@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from hermes_core import (
     Chunk,
     FinishChunk,
+    FinishReason,
     ReasoningChunk,
     TextChunk,
     ToolCallChunk,
@@ -21,8 +22,6 @@ from hermes_core import (
     UsageChunk,
     provider_kit,
 )
-
-FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",

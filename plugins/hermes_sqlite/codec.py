@@ -16,7 +16,7 @@ from hermes_sqlite.slot_twins import TOOL_CALL_TWIN
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 # What _ENCODER does to a str (quotes and escapes, non-ASCII kept); only str is accepted.
-_string: Any = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_string: Any = json.encoder.encode_basestring
 # The decoder's scanner without decode()'s two whitespace regexes: we only read JSON we wrote
 # compactly ourselves.
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

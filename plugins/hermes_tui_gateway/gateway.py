@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hermes_core import __version__, rpc
 from hermes_tui_gateway.conn import Conn
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from hermes_tui_gateway.settings import TuiSettings
 
 log = logging.getLogger("hermes.tui")
+_T = TypeVar("_T")
 
 Params = dict[str, Any]
 FastHandler = Callable[[Conn, Params], dict[str, Any]]
@@ -241,7 +242,7 @@ class Gateway:
         resumable = sid in self.known_stored
         if not resumable and sid:
             try:
-                resumable = await self.kernel.storage.get_session(sid) is not None
+                resumable = await self.kernel.sessions.exists(sid)
             except Exception:
                 resumable = False
         raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": resumable})
@@ -256,7 +257,7 @@ class Gateway:
         session = live.session
         if reason == "closed":
             # Expire open questions as "closed" before the interrupt would call them "interrupted".
-            self.kernel.broker.close_where(lambda q: q.session_id == sid, "closed")
+            self.kernel.questions.close_where(lambda q: q.session_id == sid, "closed")
         await session.close(reason="shutdown" if reason == "shutdown" else "closed")
         await live.stream.aclose()
         live.stream.end_open_tasks()
@@ -317,17 +318,17 @@ class Gateway:
 
     async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
         """Answer an ordered or slow method through ``jsonrpcserver``."""
-        from jsonrpcserver import async_dispatch_to_serializable  # type: ignore[attr-defined]
+        from jsonrpcserver import async_dispatch_to_serializable
 
         ctx = message.pop("\x00ctx")
-        response: Any = await async_dispatch_to_serializable(
+        response = await async_dispatch_to_serializable(
             message,
             methods=self._methods,
             context=ctx,
             deserializer=_identity,
             validator=_identity,
         )
-        return response
+        return cast("dict[str, Any] | None", response)  # one message, never a batch
 
     def _build_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
         table: dict[str, Callable[..., Awaitable[Any]]] = {}
@@ -369,7 +370,7 @@ class Gateway:
         """Map a core exception to the method's code (see :func:`errors.map_error`)."""
         return map_error(exc, method)
 
-    async def run_blocking(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run_blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking call on the worker pool (never on the loop)."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 

@@ -80,7 +80,7 @@ def config_get(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if key == "provider":
         ref = info.model if info else kernel.default_model
         provider, _, model = (ref or "").partition(":")
-        return {"model": model or None, "provider": provider or None, "providers": kernel.hub.names()}
+        return {"model": model or None, "provider": provider or None, "providers": kernel.providers.names()}
     if key in ("approval_mode", "yolo"):
         profile = info.profile if info else gw.settings.approval_profile
         if key == "yolo":
@@ -157,7 +157,7 @@ async def _switch_default(gw: Gateway, raw: str) -> dict[str, Any]:
     if len(refs) != 1:
         raise GatewayError(4002, "give one model reference", {"key": "model", "allowed": []})
     try:
-        done = await gw.kernel.set_default_model(refs[0])
+        done = await gw.kernel.models.switch(refs[0])
     except (ModelAmbiguous, ModelNotFound) as exc:
         raise GatewayError(4002, str(exc), {"key": "model", "candidates": list(exc.candidates)}) from exc
     except InvalidValue as exc:
@@ -197,11 +197,13 @@ async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             value = f"{value} --global"
         result = await _switch(gw, live, value)
     elif key == "provider":
-        if not isinstance(value, str) or not gw.kernel.hub.has(value):
+        if not isinstance(value, str) or not gw.kernel.providers.has(value):
             raise GatewayError(
-                4002, f"unknown provider: {value}", {"key": "provider", "allowed": gw.kernel.hub.names()}
+                4002,
+                f"unknown provider: {value}",
+                {"key": "provider", "allowed": gw.kernel.providers.names()},
             )
-        models = await gw.kernel.hub.offline_models(value)
+        models = await gw.kernel.providers.offline_models(value)
         if not models or live is None:
             raise GatewayError(
                 4002, f"provider {value} has no default model", {"key": "provider", "allowed": []}

@@ -173,7 +173,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 
 # -- answering questions -----------------------------------------------------------------------
 def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, Any]:
-    broker = gw.kernel.broker
+    broker = gw.kernel.questions
     request = broker.get(request_id)
     if request is not None and request.kind != kind:
         raise GatewayError(4009, f"no pending {kind} request")
@@ -240,7 +240,7 @@ def approval_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if rid is not None:
         match = [q for q in open_ if q.request_id == rid]
         if not match:
-            request = gw.kernel.broker.get(rid)
+            request = gw.kernel.questions.get(rid)
             if request is None and gw.kernel.answer(rid, "deny") == "expired":
                 return {"resolved": 0, "status": "expired"}
             raise GatewayError(4009, "no pending approval request with that id in this session")

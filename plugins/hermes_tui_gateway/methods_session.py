@@ -90,7 +90,7 @@ def _after_info(gw: Gateway, live: Live) -> None:
 def _provider_problem(gw: Gateway, session: Session) -> str | None:
     """Return why the session's provider cannot be called (a missing key), or ``None``."""
     provider = session.info().provider
-    hub = gw.kernel.hub
+    hub = gw.kernel.providers
     if not provider or not hub.has(provider):
         return None  # an unknown provider is reported by the turn that tries it
     return hub.missing_key_hint(provider)
@@ -117,12 +117,12 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if not cwd.is_dir():
         raise GatewayError(4017, f"invalid cwd: {cwd_raw}")
     kernel = gw.kernel
-    if parent is not None and parent not in gw.lives and await kernel.storage.get_session(parent) is None:
+    if parent is not None and parent not in gw.lives and not await kernel.sessions.exists(parent):
         raise GatewayError(4007, f"parent session not found: {parent}")
     if provider and model and ":" not in model:
         model = f"{provider}:{model}"
     elif provider and not model:
-        if not kernel.hub.has(provider):
+        if not kernel.providers.has(provider):
             raise GatewayError(4002, f"unknown provider: {provider}", {"candidates": []})
     session = await kernel.open_session(
         source="tui",
@@ -187,7 +187,7 @@ async def resume(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         from hermes_core import SessionNotFound
 
         try:
-            session = await gw.kernel.resume(target, owner="tui")
+            session = await gw.kernel.sessions.resume(target, owner="tui")
         except SessionNotFound:
             raise GatewayError(4007, "session not found", {"session_id": target}) from None
         except (GatewayError, rpc.RpcError):
@@ -215,7 +215,7 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     limit = clamp(opt_int(p, "limit", 200) or 200, 1, 1000)
     title = opt_str(p, "title")
     try:
-        page = await gw.kernel.list_sessions(limit=limit, title=title)
+        page = await gw.kernel.sessions.list(limit=limit, title=title)
     except Exception as exc:
         raise GatewayError(5006, f"session.list failed: {type(exc).__name__}") from exc
     out = []

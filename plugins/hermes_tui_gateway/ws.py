@@ -99,7 +99,8 @@ class _Reader:
             msg = await self._ws.receive()
             if msg.type == WSMsgType.TEXT:
                 # A raw newline in valid JSON is whitespace between tokens, never inside a string.
-                data = msg.data.encode("utf-8").replace(b"\r", b" ").replace(b"\n", b" ")
+                text: str = msg.data
+                data = text.encode("utf-8").replace(b"\r", b" ").replace(b"\n", b" ")
                 return data + b"\n"
             if msg.type == WSMsgType.BINARY:
                 self._peer[0].send(

@@ -74,17 +74,17 @@ async def test_fallback_is_mock_echo_and_not_usable() -> None:
     kernel = make_kernel(entry_points=["mock"])
     async with kernel.running():
         assert kernel.default_model == "mock:echo"
-        assert kernel.has_usable_provider() is False
+        assert kernel.models.has_usable_provider() is False
     explicit = make_kernel(entry_points=["mock"], settings={"model": "mock:script"})
     async with explicit.running():
-        assert explicit.has_usable_provider() is True
+        assert explicit.models.has_usable_provider() is True
 
 
 async def test_without_the_fallback_no_model_means_none() -> None:
     kernel = make_kernel(entry_points=["mock"], settings={"model_fallback": False})
     async with kernel.running():
         assert kernel.default_model is None
-        assert kernel.has_usable_provider() is False
+        assert kernel.models.has_usable_provider() is False
         status = kernel.model_status()
         assert status.model is None and not status.fallback
 

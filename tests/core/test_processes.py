@@ -62,7 +62,7 @@ async def test_writer_lease_across_two_processes(tmp_path: Path, workspace: Path
             with pytest.raises(SessionInUse) as err:
                 await kernel.open_session("shared-session", source="cli", owner="me", cwd=workspace)
             assert err.value.owner == owner
-            stored = await kernel.stored_session("shared-session")  # reads need no lease
+            stored = await kernel.sessions.stored("shared-session")  # reads need no lease
             assert [r.content for r in stored.rows] == ["held elsewhere", "You said: held elsewhere"]
             proc.stdin.write("\n")
             proc.stdin.flush()

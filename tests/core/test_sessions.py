@@ -88,11 +88,11 @@ async def test_resume_by_id_then_by_title(k: Kernel, workspace: Path) -> None:
     await turn(session, "hi")
     sid = session.id
     await session.close()
-    assert (await k.resume(sid, owner="t")).id == sid
+    assert (await k.sessions.resume(sid, owner="t")).id == sid
     await k.live_session(sid).close()  # type: ignore[union-attr]
-    assert (await k.resume("Parser work", owner="t")).id == sid
+    assert (await k.sessions.resume("Parser work", owner="t")).id == sid
     with pytest.raises(SessionNotFound):
-        await k.resume("nothing like this", owner="t")
+        await k.sessions.resume("nothing like this", owner="t")
 
 
 async def test_listing_newest_first_with_paging(k: Kernel, workspace: Path) -> None:
@@ -102,10 +102,10 @@ async def test_listing_newest_first_with_paging(k: Kernel, workspace: Path) -> N
         await turn(s, f"msg {i}")
         ids.append(s.id)
         await s.close()
-    page = await k.list_sessions(limit=2)
+    page = await k.sessions.list(limit=2)
     assert [s.id for s in page.sessions] == ids[::-1][:2]
     assert page.next_cursor
-    rest = await k.list_sessions(limit=10, cursor=page.next_cursor)
+    rest = await k.sessions.list(limit=10, cursor=page.next_cursor)
     assert [s.id for s in rest.sessions] == ids[::-1][2:]
     assert page.sessions[0].message_count == 2
 
@@ -265,7 +265,7 @@ async def test_restart_keeps_everything(tmp_path: Path, workspace: Path) -> None
         usage = session.info().usage
     second = sqlite_kernel(tmp_path)
     async with second.running():
-        again = await second.resume(sid, owner="t")
+        again = await second.sessions.resume(sid, owner="t")
         info = again.info()
         assert (info.model, info.profile, info.title, info.cwd) == (
             "mock:alt",
@@ -284,13 +284,13 @@ async def test_lease_blocks_a_second_kernel(tmp_path: Path, workspace: Path) -> 
         session = await a.open_session(source="tui", owner="t", cwd=workspace)
         await turn(session, "hi")
         with pytest.raises(SessionInUse) as err:
-            await b.resume(session.id, owner="t")
+            await b.sessions.resume(session.id, owner="t")
         assert err.value.owner == a.lease_owner
         # reads never need the lease
-        stored = await b.stored_session(session.id)
+        stored = await b.sessions.stored(session.id)
         assert len(stored.rows) == 2
         await session.close()
-        taken = await b.resume(session.id, owner="t")
+        taken = await b.sessions.resume(session.id, owner="t")
         assert taken.id == session.id
 
 
@@ -372,9 +372,9 @@ async def test_lost_or_failing_lease_renewal_is_reported_as_a_session_problem(
     import asyncio
 
     from hermes_core import SessionProblem
-    from hermes_core import kernel as kernel_module
+    from hermes_core.session import table as table_module
 
-    monkeypatch.setattr(kernel_module, "LEASE_RENEW_S", 0.05)
+    monkeypatch.setattr(table_module, "LEASE_RENEW_S", 0.05)
     kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
         session = await kernel.open_session(source="tui", owner="t", cwd=workspace)
@@ -408,7 +408,7 @@ async def test_listed_and_read_sessions_carry_a_preview(k: Kernel, workspace: Pa
     session = await k.open_session(source="tui", owner="t", cwd=workspace)
     await turn(session, "first " + "x" * 300)
     await turn(session, "second")
-    (listed,) = (await k.list_sessions()).sessions
+    (listed,) = (await k.sessions.list()).sessions
     assert listed.preview == ("first " + "x" * 300)[:200]
     stored = await k.storage.get_session(session.id)
     assert stored is not None and stored.preview == listed.preview

@@ -188,7 +188,7 @@ async def test_session_switch_survives_closing_and_resuming(kernel: Kernel, sess
     await run(kernel, session, "/model mock:alt")
     session_id = session.id
     await session.close()
-    resumed = await kernel.resume(session_id, owner="t")
+    resumed = await kernel.sessions.resume(session_id, owner="t")
     assert resumed.info().model == "mock:alt"
     shown = (await run(kernel, resumed, "/model")).output or ""
     assert shown.startswith("Current model: mock:alt (chosen for this session)")

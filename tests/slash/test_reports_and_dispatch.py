@@ -81,7 +81,7 @@ async def test_busy_blocked_commands_raise_while_a_turn_runs(
         await kernel.dispatch_slash(session, command, surface="tui")
     await session.interrupt(discard_queue=True)
     await turn.outcome
-    assert kernel.live_sessions == [session]
+    assert kernel.sessions.live == [session]
     assert session.record.model is None
     assert all(r.display_kind != "summary" for r in await session.history())
 

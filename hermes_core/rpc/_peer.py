@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_core._rpc_calls import (
+from hermes_core.rpc._calls import (
     _CURRENT,
     AfterResponse,
     CloseReason,
@@ -25,10 +25,10 @@ from hermes_core._rpc_calls import (
     after_response,
     log_hook_failure,
 )
-from hermes_core._rpc_inbound import check_request, response_frame
-from hermes_core._rpc_io import ChunkReader, FdReader, FrameWriter
-from hermes_core._rpc_outbox import Outbox
-from hermes_core._rpc_wire import (
+from hermes_core.rpc._inbound import check_request, response_frame
+from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
+from hermes_core.rpc._outbox import Outbox
+from hermes_core.rpc._wire import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     MIB,

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hermes_core._rpc_calls import (
+    from hermes_core.rpc._calls import (
         AfterResponse,
         CloseReason,
         Dispatch,
@@ -49,10 +49,10 @@ if TYPE_CHECKING:
         after_response,
         current_request,
     )
-    from hermes_core._rpc_io import ChunkReader, FdReader, FrameWriter
-    from hermes_core._rpc_peer import RpcPeer
-from hermes_core._rpc_stdout import ProtectedStdout, protect_stdout
-from hermes_core._rpc_wire import (
+    from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
+    from hermes_core.rpc._peer import RpcPeer
+from hermes_core.rpc._stdout import ProtectedStdout, protect_stdout
+from hermes_core.rpc._wire import (
     ACP_OPTIONS,
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -109,19 +109,19 @@ __all__ = [
 # stdout guard do not. Keeping the former lazy lets a transport answer its handshake before
 # asyncio is imported (acp.md §1.2).
 _LAZY = {
-    "AfterResponse": "hermes_core._rpc_calls",
-    "CloseReason": "hermes_core._rpc_calls",
-    "Dispatch": "hermes_core._rpc_calls",
-    "FastPath": "hermes_core._rpc_calls",
-    "OutboundRequest": "hermes_core._rpc_calls",
-    "Prepare": "hermes_core._rpc_calls",
-    "RequestContext": "hermes_core._rpc_calls",
-    "after_response": "hermes_core._rpc_calls",
-    "current_request": "hermes_core._rpc_calls",
-    "ChunkReader": "hermes_core._rpc_io",
-    "FdReader": "hermes_core._rpc_io",
-    "FrameWriter": "hermes_core._rpc_io",
-    "RpcPeer": "hermes_core._rpc_peer",
+    "AfterResponse": "hermes_core.rpc._calls",
+    "CloseReason": "hermes_core.rpc._calls",
+    "Dispatch": "hermes_core.rpc._calls",
+    "FastPath": "hermes_core.rpc._calls",
+    "OutboundRequest": "hermes_core.rpc._calls",
+    "Prepare": "hermes_core.rpc._calls",
+    "RequestContext": "hermes_core.rpc._calls",
+    "after_response": "hermes_core.rpc._calls",
+    "current_request": "hermes_core.rpc._calls",
+    "ChunkReader": "hermes_core.rpc._io",
+    "FdReader": "hermes_core.rpc._io",
+    "FrameWriter": "hermes_core.rpc._io",
+    "RpcPeer": "hermes_core.rpc._peer",
 }
 
 

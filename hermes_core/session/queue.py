@@ -15,7 +15,7 @@ from hermes_core.content import Part, parts_text
 from hermes_core.events import Event, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 _DONE = object()
 
@@ -137,7 +137,7 @@ class Turn:
     @property
     def position(self) -> int:
         """0 while running (or finished); 1 = next to run; …"""
-        return self._session._position_of(self._item)
+        return self._session.position_of(self._item)
 
     async def events(self) -> AsyncIterator[Event]:
         """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""
@@ -192,7 +192,7 @@ class Subscription:
     def __init__(self, session: Session) -> None:
         self._session = session
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        session._subscribers.append(self._queue)
+        session.add_subscriber(self._queue)
 
     def __aiter__(self) -> Subscription:
         return self
@@ -207,8 +207,7 @@ class Subscription:
 
     def close(self) -> None:
         """Stop receiving events."""
-        if self._queue in self._session._subscribers:
-            self._session._subscribers.remove(self._queue)
+        self._session.remove_subscriber(self._queue)
 
     async def aclose(self) -> None:
         self.close()

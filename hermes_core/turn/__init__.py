@@ -12,7 +12,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import model_call, turn_start, vision
+from hermes_core import vision
 from hermes_core.errors import ConfigError, HermesError
 from hermes_core.events import (
     TurnCompleted,
@@ -21,17 +21,20 @@ from hermes_core.events import (
     Usage,
 )
 from hermes_core.ids import short_id
-from hermes_core.model_call import CallResult
 from hermes_core.providers import (
     ChatRequest,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
-from hermes_core.turn_failed import TurnFailed
+from hermes_core.turn import model_call
+from hermes_core.turn import start as turn_start
+from hermes_core.turn.model_call import CallResult, TurnFailed
+from hermes_core.turn.tool_round import ToolRound
 
 if TYPE_CHECKING:
+    from hermes_core.approvals.denials import DenialMemory
     from hermes_core.models import ResolvedModel
-    from hermes_core.session import Session
-    from hermes_core.session_queue import QueueItem
+    from hermes_core.session.live import Session
+    from hermes_core.session.queue import QueueItem
 
 log = logging.getLogger("hermes.turn")
 
@@ -58,10 +61,11 @@ class TurnRun:
         self.emitted_delta = False
         self.interrupt_reason: str | None = None
         self.task: asyncio.Task[TurnOutcome] | None = None
-        self.tools: Any = None  # ToolRound, set while a batch runs
+        self.tools: ToolRound | None = None  # set while a batch of tool calls runs
         self.resolved: ResolvedModel | None = None
         self.vision: bool | None = False  # whether images go to the model (vision.settle)
-        self._denials: Any = None
+        #: What was denied in this turn (made on first use by ``tool_round.run_denials``).
+        self.denials: DenialMemory | None = None
         self.started = False
 
     # -- public ------------------------------------------------------------------------------
@@ -106,7 +110,7 @@ class TurnRun:
             self.interrupt_reason = reason
         if self.tools is not None:
             self.tools.cancel()
-        self.kernel.broker.close_where(
+        self.kernel.questions.close_where(
             lambda q: q.turn_id == self.turn_id and q.task_id is None, "interrupted"
         )
         if self.task is not None and not self.task.done():
@@ -114,10 +118,8 @@ class TurnRun:
 
     # -- body --------------------------------------------------------------------------------
     async def _body(self) -> TurnOutcome:
-        from hermes_core.tool_round import ToolRound
-
         try:
-            return await self._run(ToolRound)
+            return await self._run()
         except asyncio.CancelledError:
             self.emit_started()
             if self.tools is not None:
@@ -125,7 +127,7 @@ class TurnRun:
             await self._save_partial("interrupted")
             return self._interrupted_outcome()
 
-    async def _run(self, round_cls: Any) -> TurnOutcome:
+    async def _run(self) -> TurnOutcome:
         session = self.session
         kernel = self.kernel
         head = await turn_start.persist_user_row(self)
@@ -133,13 +135,13 @@ class TurnRun:
             if head is not None:
                 await head.discard()
             return self._interrupted_outcome()
-        session._set_status("starting")
+        session.set_status("starting")
         if head is not None:
             provider = head.provider
         else:
             await self._auto_compress()
             try:
-                self.resolved = await kernel._turn_model(session, self.items)
+                self.resolved = await kernel.models.resolve_for_turn(session, self.items)
                 hint = kernel.hub.missing_key_hint(self.resolved.provider)
                 if hint is not None:
                     raise ConfigError(hint)
@@ -181,7 +183,7 @@ class TurnRun:
                 )
             rounds += 1
             assert self.resolved is not None
-            assistant = await session._persist(
+            assistant = await session.append_rows(
                 [
                     NewRow(
                         role="assistant",
@@ -194,11 +196,11 @@ class TurnRun:
                     )
                 ]
             )
-            self.tools = round_cls(self, assistant[0])
+            self.tools = ToolRound(self, assistant[0])
             await self.tools.run()  # on cancel, _body completes the round's calls
             self.tools = None
 
-    def _needs_compress(self) -> bool:
+    def needs_compress(self) -> bool:
         """Tell whether the last call used more than the auto-compaction threshold of the window."""
         threshold = self.kernel.settings.compression.auto_threshold
         usage = self.session.usage
@@ -208,9 +210,9 @@ class TurnRun:
 
     async def _auto_compress(self) -> None:
         """Compact older turns when the last call used more than the threshold of the window."""
-        from hermes_core import session_ops
+        from hermes_core.session import ops as session_ops
 
-        if not self._needs_compress():
+        if not self.needs_compress():
             return
         try:
             await session_ops.compress(self.session, auto=True)
@@ -227,7 +229,7 @@ class TurnRun:
             return
         self.started = True
         session = self.session
-        ref, source = self.kernel._turn_model_ref(session, self.items)
+        ref, source = self.kernel.models.for_turn(session, self.items)
         session.emit(
             TurnStarted(
                 session_id=session.id,
@@ -240,12 +242,13 @@ class TurnRun:
             )
         )
 
-    def _request(self, pending: Row | None = None) -> ChatRequest:
+    def build_request(self, pending: Row | None = None) -> ChatRequest:
+        """Build the next model request from the session's rows (and a row not yet stored)."""
         return model_call.build_request(self, pending)
 
     async def _save_final(self, result: CallResult) -> None:
         assert self.resolved is not None
-        made = await self.session._persist(
+        made = await self.session.append_rows(
             [
                 NewRow(
                     role="assistant",
@@ -268,7 +271,7 @@ class TurnRun:
         try:
             pending = self._pending_segment_text()
             if pending:
-                made = await self.session._persist(
+                made = await self.session.append_rows(
                     [
                         NewRow(
                             role="assistant",
@@ -299,7 +302,7 @@ class TurnRun:
         pending = "\n\n".join(self.steer_buffer) if self.steer_buffer else None
         self.steer_buffer = []
         try:
-            await session._update_record(usage=_usage_dict(session._usage))
+            await session.update_record(usage=_usage_dict(session.usage))
         except Exception:
             log.warning("could not store usage of %s", session.id, exc_info=True)
         session.emit(
@@ -309,7 +312,7 @@ class TurnRun:
                 outcome=outcome,
                 text="".join(self.text_parts),
                 reasoning="".join(self.reasoning),
-                usage=session._usage,
+                usage=session.usage,
                 turn_usage=self.turn_usage,
                 pending_steer=pending,
                 warnings=tuple(self.warnings),
@@ -317,7 +320,7 @@ class TurnRun:
                 assistant_row_id=self.assistant_row_id,
             )
         )
-        self.kernel._after_turn(session, outcome)
+        self.kernel.after_turn(session, outcome)
         return outcome
 
 

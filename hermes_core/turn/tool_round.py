@@ -30,6 +30,7 @@ from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 
 if TYPE_CHECKING:
+    from hermes_core.approvals.denials import DenialMemory
     from hermes_core.kernel import Kernel
     from hermes_core.turn import TurnRun
 
@@ -84,7 +85,7 @@ class ToolRound:
                 )
         if self.results:
             try:
-                await self.session._persist(self.results)
+                await self.session.append_rows(self.results)
             except Exception:
                 log.warning("could not save interrupted tool results", exc_info=True)
             self.results = []
@@ -106,7 +107,7 @@ class ToolRound:
                 SteerDelivered(session_id=self.session.id, turn_id=self.turn.turn_id, chars=len(text))
             )
         results, self.results = self.results, []
-        await self.session._persist(results)
+        await self.session.append_rows(results)
 
     def _parse(self, stored: StoredToolCall) -> _Call:
         spec = tool_policy.visible_tool(self.kernel, self.session, stored.name, self.turn.answerable)
@@ -157,7 +158,7 @@ class ToolRound:
         if not allowed:
             self._completed(call, ToolResult(why, is_error=True))
             return
-        session._set_status("working")
+        session.set_status("working")
         session.emit(ToolExecuting(session_id=session.id, turn_id=run.turn_id, call_id=call.stored.call_id))
         call.started = time.monotonic()
         self.current = ctx
@@ -246,7 +247,7 @@ class ToolRound:
                 return False, EARLIER_TEXT
             reason = "; ".join(verdict.reasons)
             return False, DENIED_TEXT.format(why=f" (policy: {reason})" if reason else "")
-        session._set_status("waiting")
+        session.set_status("waiting")
         template = QuestionRequested(
             session_id=session.id,
             turn_id=run.turn_id,
@@ -266,18 +267,19 @@ class ToolRound:
             command_redacted=kernel.redactor(call.command) if call.command else None,
             paths=tuple(str(p) for p in call.paths),
         )
-        closed = await kernel.broker.ask(template, answerable="approval" in run.answerable)
+        closed = await kernel.questions.ask(template, answerable="approval" in run.answerable)
         choice = closed.value if closed.answered else "deny"
         if choice not in verdict.choices or choice == "deny":
             denials.record(facts, verdict.keys)
             why = "" if closed.answered else f" ({closed.reason.replace('_', ' ')})"
             return False, DENIED_TEXT.format(why=why)
         if choice == "session":
-            session._session_memory.update(verdict.keys)
+            session.remember_approval(verdict.keys)
         elif choice == "always":
-            session._session_memory.update(verdict.keys)
+            session.remember_approval(verdict.keys)
             try:
-                kernel.allowlist.add(verdict.keys)
+                if kernel.allowlist is not None:
+                    kernel.allowlist.add(verdict.keys)
             except Exception as exc:
                 log.warning("could not save the allowlist: %s", exc)
         return True, ""
@@ -322,15 +324,13 @@ class ToolRound:
             )
         )
         if session.status == "working":
-            session._set_status("streaming")
+            session.set_status("streaming")
 
 
-def run_denials(run: TurnRun) -> Any:
+def run_denials(run: TurnRun) -> DenialMemory:
     """Return the turn's denial memory (agent-core §6.5), creating it on first use."""
     from hermes_core import approvals
 
-    memory = getattr(run, "_denials", None)
-    if memory is None:
-        memory = approvals.DenialMemory()
-        run._denials = memory  # type: ignore[attr-defined]
-    return memory
+    if run.denials is None:
+        run.denials = approvals.DenialMemory()
+    return run.denials

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_core.approval_paths import resolve_path
+from hermes_core.approvals.paths import resolve_path
 
 if TYPE_CHECKING:
     from hermes_core.approvals import CallFacts

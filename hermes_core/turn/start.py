@@ -15,10 +15,10 @@ from hermes_core import vision
 from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
-from hermes_core.head_start import HeadStart
 from hermes_core.history import materialize
 from hermes_core.storage import NewRow
-from hermes_core.turn_failed import TurnFailed
+from hermes_core.turn.head_start import HeadStart
+from hermes_core.turn.model_call import TurnFailed
 
 if TYPE_CHECKING:
     from hermes_core.turn import TurnRun
@@ -61,9 +61,9 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     """Open the first model call before the user row is stored, when nothing else must come first."""
     session = run.session
     kernel = run.kernel
-    if run._needs_compress():
+    if run.needs_compress():
         return None  # compaction rewrites the history the call would carry
-    ref, source = kernel._turn_model_ref(session, run.items)
+    ref, source = kernel.models.for_turn(session, run.items)
     if not ref or source == "once":
         return None  # the ordinary path reports (or consumes) these
     try:
@@ -76,7 +76,7 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     run.resolved = resolved
     pending = materialize(session.id, row, 0)
     await vision.settle(run, pending)
-    return HeadStart(provider, run._request(pending))
+    return HeadStart(provider, run.build_request(pending))
 
 
 def user_row(run: TurnRun) -> NewRow:
@@ -100,7 +100,7 @@ async def store_user_row(run: TurnRun, row: NewRow) -> None:
 
         derive_title_if_needed(session, row.content)
     try:
-        made = await session._persist([row])
+        made = await session.append_rows([row])
     except StorageError as exc:
         run.emit_started()
         raise TurnFailed(

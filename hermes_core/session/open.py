@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime as _dt
 import logging
 import re
@@ -25,7 +24,7 @@ from hermes_core.lease_owner import holder_is_gone
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
@@ -97,7 +96,7 @@ async def open_session(
     create_cwd: bool,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
-    from hermes_core.session import PROFILES, Session
+    from hermes_core.session.live import PROFILES, Session
     from hermes_core.storage import NewRow, SessionRecord
 
     if session_id is None:
@@ -174,12 +173,11 @@ async def open_session(
             if title:
                 from hermes_core.titles import clean_title
 
-                session._pending_title = clean_title(title)
-                session._record = dataclasses.replace(session._record, title_origin="explicit")
+                session.set_pending_title(clean_title(title), "explicit")
             if seed:
-                await session._persist([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
+                await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise
-    kernel._sessions[session_id] = session
+    kernel.sessions.add(session)
     return session

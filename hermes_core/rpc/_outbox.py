@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from hermes_core._rpc_io import FrameWriter, StreamSink, ThreadFdSink
+from hermes_core.rpc._io import FrameWriter, StreamSink, ThreadFdSink
 
 
 class Outbox:

@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Generator, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core._rpc_inbound import error_from_wire
-from hermes_core._rpc_wire import PeerClosedError, RpcTimeout
+from hermes_core.rpc._inbound import error_from_wire
+from hermes_core.rpc._wire import PeerClosedError, RpcTimeout
 
 if TYPE_CHECKING:
-    from hermes_core._rpc_peer import RpcPeer
+    from hermes_core.rpc._peer import RpcPeer
 
 Message = dict[str, Any]
 #: The injected handler: gets the normalised message, returns a response (``{"result": ...}`` or

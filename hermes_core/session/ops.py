@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, ProviderError, RewindError, SessionBusy, StorageError
 from hermes_core.history import is_user_turn, project, user_row_ids
-from hermes_core.session_types import CompressResult, ReconcileResult, RewindResult
+from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
-    from hermes_core.session import Session
+    from hermes_core.session.live import Session
 
 
 def _turn_data(session: Session, ordinal: int | None, row_id: int | None) -> dict[str, Any]:
@@ -74,8 +74,8 @@ async def rewind(session: Session, *, before_row_id: int, allow_empty: bool) -> 
     except Exception as exc:
         raise RewindError(5008, f"could not persist the rewind: {exc}") from exc
     keep = [r for r in session.rows if r.id not in set(doomed)]
-    session._replace_rows(keep)
-    session._changed("history")
+    session.replace_rows(keep)
+    session.mark_changed("history")
     return RewindResult(len(doomed), list(user_row_ids(keep)), ordinal)
 
 
@@ -133,8 +133,8 @@ async def reconcile(session: Session, messages: Sequence[SeedMessage]) -> Reconc
     append = [NewRow(role=m.role, content=m.text, parts=m.parts) for m in new]
     if not divergent and not append:
         return ReconcileResult(common, 0, 0)
-    if not session._persisted:
-        made = await session._persist(append)
+    if not session.persisted:
+        made = await session.append_rows(append)
         return ReconcileResult(common, 0, len(made))
     ids = await session.kernel.storage.rewrite(
         session.id, archive_row_ids=divergent, archived_reason="reconcile", append=append
@@ -143,7 +143,7 @@ async def reconcile(session: Session, messages: Sequence[SeedMessage]) -> Reconc
 
     keep = [r for r in session.rows if r.id not in set(divergent)]
     keep.extend(materialize(session.id, n, i) for n, i in zip(append, ids, strict=True))
-    session._replace_rows(keep)
+    session.replace_rows(keep)
     return ReconcileResult(common, len(divergent), len(append))
 
 
@@ -167,9 +167,9 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
     if not older:
         return CompressResult(None, 0, before, before, "")
     ask = summary_request(older, focus_topic)
-    ref, _ = session.kernel._session_model(session)
+    ref, _ = session.kernel.models.for_session(session)
     summary = (
-        await session.kernel.one_shot(
+        await session.kernel.models.one_shot(
             ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
         )
     ).strip()
@@ -199,8 +199,8 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
 
     made = materialize(session.id, row, ids[0])
     keep = [made] + [r for r in rows if r not in older]
-    session._replace_rows(keep)
-    session._changed("history")
+    session.replace_rows(keep)
+    session.mark_changed("history")
     return CompressResult(made.id, len(older), before, len(project(keep)), summary)
 
 
@@ -241,7 +241,7 @@ async def branch(
     name = (
         clean_title(title)
         if title
-        else f"{session.record.title or session._pending_title or 'Untitled'} (branch)"[:200]
+        else f"{session.record.title or session.pending_title or 'Untitled'} (branch)"[:200]
     )
     kernel = session.kernel
     child = await kernel.open_session(
@@ -296,13 +296,13 @@ async def _copy_rows(child: Session, rows: list[Row]) -> None:
         )
         sources.append(row)
         if row.tool_calls:
-            made = await child._persist(group)
+            made = await child.append_rows(group)
             for before, after in zip(sources, made, strict=True):
                 for c_old, c_new in zip(before.tool_calls, after.tool_calls, strict=True):
                     renamed[c_old.call_id] = c_new.call_id
             group, sources = [], []
     if group:
-        await child._persist(group)
+        await child.append_rows(group)
 
 
 def _drop_dangling(rows: list[Row]) -> list[Row]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hermes_core._rpc_wire import (
+from hermes_core.rpc._wire import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     SERVER_ERROR,

@@ -35,15 +35,22 @@ from hermes_core.providers import (
     ToolCallRequest,
     UsageChunk,
 )
-from hermes_core.turn_failed import TurnFailed
 
 if TYPE_CHECKING:
-    from hermes_core.head_start import HeadStart
     from hermes_core.storage import Row
     from hermes_core.turn import TurnRun
+    from hermes_core.turn.head_start import HeadStart
 
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
 FAIR_EVERY = 64  # deltas between yields to the event loop
+
+
+class TurnFailed(Exception):
+    """Ends the turn early with an outcome already decided (raised by the turn's steps)."""
+
+    def __init__(self, outcome: TurnOutcome) -> None:
+        super().__init__(outcome.message or outcome.reason)
+        self.outcome = outcome
 
 
 @dataclass(slots=True)
@@ -104,7 +111,7 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
         segment: str | None = None
         emitted = False
         streamed = 0
-        session._set_status("streaming")
+        session.set_status("streaming")
         stream = head.chunks() if head is not None else provider.stream(request)
         head = None  # a retry opens a new call
         try:
@@ -212,9 +219,7 @@ def _account(run: TurnRun, request: ChatRequest, result: CallResult) -> None:
     result.usage = usage
     run.turn_usage = run.turn_usage.plus(usage)
     session = run.session
-    session._usage = session._usage.plus(usage)
+    total = session.add_usage(usage)
     session.emit(
-        UsageUpdated(
-            session_id=session.id, turn_id=run.turn_id, usage=session._usage, turn_usage=run.turn_usage
-        )
+        UsageUpdated(session_id=session.id, turn_id=run.turn_id, usage=total, turn_usage=run.turn_usage)
     )

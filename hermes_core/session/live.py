@@ -1,7 +1,7 @@
 """A live session: its state, the busy queue, steer, interrupt and the event bus (agent-core §1-§2).
 
 The turn loop itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress,
-branch, reconcile) in :mod:`hermes_core.session_ops`.
+branch, reconcile) in :mod:`hermes_core.session.ops`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import collections
 import dataclasses
 import logging
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,11 +28,14 @@ from hermes_core.events import (
 )
 from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.ids import short_id
-from hermes_core.session_queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
-from hermes_core.session_types import (
+from hermes_core.session import ops as session_ops
+from hermes_core.session.queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
+from hermes_core.session.types import (
+    CompressResult,
     DiscardedItem,
     Interrupted,
     ModelSwitch,
+    ReconcileResult,
     RewindResult,
     SessionInfo,
     Status,
@@ -40,6 +44,7 @@ from hermes_core.session_types import (
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
@@ -65,13 +70,17 @@ class Session:
         self._runner: asyncio.Task[None] | None = None
         self.run: TurnRun | None = None
         self.status: Status = "idle"
-        self._once_model: str | None = None
+        #: A model chosen with ``/model --once``: used by the next turn, then cleared.
+        self.once_model: str | None = None
         self._usage = Usage(
             **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
         )
         self._hidden_tools: frozenset[str] = frozenset()
         self._session_memory: set[str] = set()
-        self._background: dict[str, asyncio.Task[Any]] = {}
+        #: Background tasks of this session by id (see ``background.py``).
+        self.background_tasks: dict[str, asyncio.Task[Any]] = {}
+        #: Whether the title refinement ran (or must never run, for a background task).
+        self.title_refine_started = False
         self._processes: list[Any] = []
         self._pending_title: str | None = None
         self._closed = False
@@ -108,7 +117,7 @@ class Session:
 
     def info(self) -> SessionInfo:
         """Return a snapshot of the session's state."""
-        ref, source = self.kernel._session_model(self)
+        ref, source = self.kernel.models.for_session(self)
         provider = ref.partition(":")[0] if ref else None
         return SessionInfo(
             session_id=self.id,
@@ -132,7 +141,12 @@ class Session:
             extra=dict(self.extra),
         )
 
-    def _set_status(self, status: Status) -> None:
+    # -- the internal API of the turn machinery ------------------------------------------------
+    # turn.py, tool_round.py, model_call.py, tool_context.py, session_ops.py, titles.py and
+    # background.py change a session only through these methods.
+
+    def set_status(self, status: Status) -> None:
+        """Set the session's status and emit ``SessionChanged(status)`` when it changed."""
         if status != self.status:
             self.status = status
             self.emit(
@@ -141,7 +155,8 @@ class Session:
                 )
             )
 
-    def _changed(self, *fields: str) -> None:
+    def mark_changed(self, *fields: str) -> None:
+        """Emit ``SessionChanged`` naming ``fields`` (e.g. ``history`` after a rewind)."""
         self.emit(SessionChanged(session_id=self.id, fields=tuple(fields)))
 
     # -- events ------------------------------------------------------------------------------
@@ -158,7 +173,7 @@ class Session:
             for item in run.items:
                 for q in item.listeners:
                     q.put_nowait(event)
-        self.kernel._observe(self, event)
+        self.kernel.observe(self, event)
 
     def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
         """Emit ``SessionProblem`` for a failure outside a turn (the text is redacted here).
@@ -177,8 +192,25 @@ class Session:
         text = self.kernel.redactor(message)[:500]
         self.emit(SessionProblem(session_id=self.id, turn_id=None, code=code, message=text))
 
+    def forget_problem(self, once: str) -> None:
+        """Let the next problem reported with key ``once`` through again (the outage ended)."""
+        self._problems_reported.discard(once)
+
+    def save_extra_later(self, extra: dict[str, str]) -> None:
+        """Write the transport settings ``extra`` to storage in the background."""
+
+        async def write() -> None:
+            try:
+                await self.update_record(extra=extra)
+            except Exception as exc:
+                log.warning("saving the settings of %s failed", self.id, exc_info=True)
+                self.report_problem("storage", f"saving this session's settings failed: {exc}")
+
+        if self.kernel.is_running:
+            self.kernel.spawn(write())
+
     # -- persistence -------------------------------------------------------------------------
-    async def _persist(self, rows: Sequence[NewRow]) -> list[Row]:
+    async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
         """Append rows (creating the session on the first write) and cache them; cancel-safe."""
         task = asyncio.ensure_future(self._persist_now(list(rows)))
         try:
@@ -206,7 +238,7 @@ class Session:
             ids = await storage.append_rows(self.id, rows)
             if self._pending_title and not self._record.title:
                 # Stored before its first turn (e.g. by /model): the derived title lands now.
-                await self._update_record(
+                await self.update_record(
                     title=self._pending_title, title_origin=self._record.title_origin or "derived"
                 )
                 self._pending_title = None
@@ -214,14 +246,62 @@ class Session:
         self._rows.extend(made)
         return made
 
-    async def _update_record(self, **fields: Any) -> None:
+    async def update_record(self, **fields: Any) -> None:
         """Change session columns in memory and (once persisted) in storage."""
         self._record = dataclasses.replace(self._record, **fields)
         if self._persisted:
             await self.kernel.storage.update_session(self.id, fields)
 
-    def _replace_rows(self, rows: list[Row]) -> None:
+    def replace_rows(self, rows: list[Row]) -> None:
+        """Make ``rows`` the active rows in memory (after rewind, compress or reconcile)."""
         self._rows = rows
+
+    @property
+    def persisted(self) -> bool:
+        """Whether storage holds the session yet (new sessions are written at their first row)."""
+        return self._persisted
+
+    def add_usage(self, usage: Usage) -> Usage:
+        """Add one model call's usage to the session's total and return the new total."""
+        self._usage = self._usage.plus(usage)
+        return self._usage
+
+    @property
+    def approved_keys(self) -> AbstractSet[str]:
+        """Approval keys remembered for this session (``session`` or ``always`` answers)."""
+        return self._session_memory
+
+    def remember_approval(self, keys: Iterable[str]) -> None:
+        """Remember approval ``keys`` for the rest of this session."""
+        self._session_memory.update(keys)
+
+    def track_process(self, proc: Any) -> None:
+        """Note a process a tool started, so interrupt and close can kill its group."""
+        self._processes.append(proc)
+
+    def untrack_process(self, proc: Any) -> None:
+        """Forget a process that ended."""
+        if proc in self._processes:
+            self._processes.remove(proc)
+
+    @property
+    def pending_title(self) -> str | None:
+        """A title chosen before the session was stored; written with its first row."""
+        return self._pending_title
+
+    def set_pending_title(self, title: str, origin: str) -> None:
+        """Keep ``title`` (from ``origin``: explicit, derived) until the session is stored."""
+        self._pending_title = title
+        self._record = dataclasses.replace(self._record, title_origin=origin)
+
+    def add_subscriber(self, queue: asyncio.Queue[Any]) -> None:
+        """Deliver every later event of this session to ``queue`` too."""
+        self._subscribers.append(queue)
+
+    def remove_subscriber(self, queue: asyncio.Queue[Any]) -> None:
+        """Stop delivering events to ``queue``."""
+        if queue in self._subscribers:
+            self._subscribers.remove(queue)
 
     # -- submitting --------------------------------------------------------------------------
     async def submit(
@@ -269,7 +349,7 @@ class Session:
             # Start at once, synchronously: a steer or interrupt that follows sees this turn.
             self._start_next()
         else:
-            self._changed("queued")
+            self.mark_changed("queued")
         return turn
 
     def _start_next(self) -> None:
@@ -279,7 +359,8 @@ class Session:
         self.run = TurnRun(self, batch, queued=False)
         self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self.id}")
 
-    def _position_of(self, item: QueueItem) -> int:
+    def position_of(self, item: QueueItem) -> int:
+        """Return ``item``'s place in the queue (1 is next), 0 when it is not waiting."""
         for index, waiting in enumerate(self._queue):
             if waiting is item:
                 return index + 1
@@ -305,7 +386,7 @@ class Session:
                     log.exception("turn of session %s failed to settle", self.id)
                     outcome = TurnOutcome(status="error", reason="tool_crash", layer="agent")
                 finally:
-                    self._set_status("idle")
+                    self.set_status("idle")
                     self.run = None
                 for item in run.items:
                     if not item.future.done():
@@ -318,7 +399,7 @@ class Session:
         finally:
             self.run = None
             self._runner = None
-            self._changed("busy")
+            self.mark_changed("busy")
 
     def cancel_queued(self, item_id: str) -> bool:
         """Remove one waiting item; its outcome resolves ``interrupted`` (by user)."""
@@ -327,7 +408,7 @@ class Session:
                 self._queue.remove(item)
                 self._queued_chars -= len(item.text)
                 resolve_discarded(item, "interrupted_by_user")
-                self._changed("queued")
+                self.mark_changed("queued")
                 return True
         return False
 
@@ -364,12 +445,12 @@ class Session:
         if run is not None:
             await run.interrupt(why)
         if discarded:
-            self._changed("queued")
+            self.mark_changed("queued")
         return Interrupted(was_running, tuple(discarded))
 
     def open_questions(self) -> list[QuestionRequested]:
         """Return this session's unanswered questions, in their original request shape."""
-        return self.kernel.broker.open_for(self.id)
+        return self.kernel.questions.open_for(self.id)
 
     # -- settings ----------------------------------------------------------------------------
     async def switch_model(
@@ -379,21 +460,21 @@ class Session:
         if scope not in ("session", "global", "once"):
             raise InvalidValue("scope", ("session", "global", "once"))
         resolved = await self.kernel.resolve_model(ref, session=self)
-        previous, _ = self.kernel._session_model(self)
+        previous, _ = self.kernel.models.for_session(self)
         if scope == "once":
-            self._once_model = resolved.ref
-            self._changed("model")
+            self.once_model = resolved.ref
+            self.mark_changed("model")
             return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
         if scope == "global":
-            await self.kernel.set_default_model(resolved.ref)
+            await self.kernel.models.switch(resolved.ref)
         marker_id: int | None = None
-        await self._update_record(model=resolved.ref, provider=resolved.provider)
+        await self.update_record(model=resolved.ref, provider=resolved.provider)
         if not self._persisted:
             # A new session writes nothing until its first turn; store the record now so the
             # choice survives the process (``hermes run --session ID "/model X"`` then a turn).
-            await self._persist([])
+            await self.append_rows([])
         elif self._rows:
-            made = await self._persist(
+            made = await self.append_rows(
                 [
                     NewRow(
                         role="system",
@@ -404,7 +485,7 @@ class Session:
                 ]
             )
             marker_id = made[0].id
-        self._changed("model")
+        self.mark_changed("model")
         return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous, marker_id)
 
     async def set_cwd(self, path: Path) -> None:
@@ -415,15 +496,15 @@ class Session:
         resolved = p.resolve()
         if not resolved.is_dir():
             raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-        await self._update_record(cwd=str(resolved))
-        self._changed("cwd")
+        await self.update_record(cwd=str(resolved))
+        self.mark_changed("cwd")
 
     async def set_profile(self, profile: str) -> None:
         """Set the approval profile (agent-core §6.1)."""
         if profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
-        await self._update_record(profile=profile)
-        self._changed("profile")
+        await self.update_record(profile=profile)
+        self.mark_changed("profile")
 
     async def set_title(self, title: str) -> TitleResult:
         """Set an explicit title; pending until the first row exists."""
@@ -431,7 +512,7 @@ class Session:
 
         cleaned = clean_title(title)
         if self._persisted:
-            await self._update_record(title=cleaned, title_origin="explicit")
+            await self.update_record(title=cleaned, title_origin="explicit")
         else:
             self._pending_title = cleaned
             self._record = dataclasses.replace(self._record, title_origin="explicit")
@@ -445,12 +526,12 @@ class Session:
         allowed = ("none", "minimal", "low", "medium", "high", "xhigh")
         if effort is not None and effort not in allowed:
             raise InvalidValue("reasoning_effort", allowed)
-        await self._update_record(reasoning_effort=effort)
-        self._changed("reasoning_effort")
+        await self.update_record(reasoning_effort=effort)
+        self.mark_changed("reasoning_effort")
 
     async def set_system_overlay(self, text: str | None) -> None:
         """Layer extra instructions on the core system prompt (stored with the session)."""
-        await self._update_record(system_overlay=text)
+        await self.update_record(system_overlay=text)
 
     async def stop_processes(self, *, grace: float = 3.0) -> int:
         """Stop the background processes the ``terminal`` tool started for this session.
@@ -485,9 +566,8 @@ class Session:
             return [r for r in rows if not r.active or r in project([r], replay=replay)]
         return project(self._rows, replay=replay)
 
-    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> Any:
-        from hermes_core import session_ops
-
+    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
+        """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
         return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
 
     async def undo(self) -> RewindResult:
@@ -506,14 +586,12 @@ class Session:
             raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
         return await self.rewind(before_row_id=last.id, allow_empty=True)
 
-    async def reconcile(self, messages: Sequence[Any]) -> Any:
-        from hermes_core import session_ops
-
+    async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
+        """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
         return await session_ops.reconcile(self, messages)
 
-    async def compress(self, *, focus_topic: str | None = None) -> Any:
-        from hermes_core import session_ops
-
+    async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
+        """Summarise older turns into one row; see :func:`session_ops.compress`."""
         return await session_ops.compress(self, focus_topic=focus_topic)
 
     async def branch(
@@ -525,8 +603,6 @@ class Session:
         title: str | None = None,
         cwd: Path | None = None,
     ) -> Session:
-        from hermes_core import session_ops
-
         return await session_ops.branch(
             self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
         )
@@ -556,16 +632,16 @@ class Session:
                 await asyncio.wait_for(asyncio.shield(runner), 5)
             except (TimeoutError, asyncio.CancelledError, Exception):
                 pass
-        background = list(self._background.values())
+        background = list(self.background_tasks.values())
         for task in background:
             task.cancel()
-        self.kernel.broker.close_where(lambda q: q.session_id == self.id, reason)
+        self.kernel.questions.close_where(lambda q: q.session_id == self.id, reason)
         # Let each task report BackgroundCompleted(interrupted) before the bus ends.
         await asyncio.gather(*background, return_exceptions=True)
-        self.kernel._kill_processes(self._processes)
+        self.kernel.kill_processes(self._processes)
         for q in self._subscribers:
             q.put_nowait(_DONE)
-        await self.kernel._forget_session(self)
+        await self.kernel.sessions.forget(self)
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
@@ -588,11 +664,11 @@ class _ExtraMap(MutableMapping[str, str]):
 
     def __setitem__(self, key: str, value: str) -> None:
         self._data[key] = str(value)
-        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+        self._session.save_extra_later(dict(self._data))
 
     def __delitem__(self, key: str) -> None:
         del self._data[key]
-        self._session.kernel._schedule_extra_write(self._session, dict(self._data))
+        self._session.save_extra_later(dict(self._data))
 
     def __iter__(self) -> Any:
         return iter(self._data)

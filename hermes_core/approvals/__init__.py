@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from hermes_core.approval_allowlist import ALLOWLIST_VERSION, Allowlist
-from hermes_core.approval_denials import DenialMemory
-from hermes_core.approval_guards import GUARD_PATTERNS, GuardPattern, command_names, match_guards
-from hermes_core.approval_paths import is_inside, is_sensitive_path, resolve_path
+from hermes_core.approvals.allowlist import ALLOWLIST_VERSION, Allowlist
+from hermes_core.approvals.denials import DenialMemory
+from hermes_core.approvals.guards import GUARD_PATTERNS, GuardPattern, command_names, match_guards
+from hermes_core.approvals.paths import is_inside, is_sensitive_path, resolve_path
 from hermes_core.errors import InvalidValue
 from hermes_core.records import PolicyDecision
 

@@ -40,7 +40,7 @@ class ProtectedStdout:
         with contextlib.suppress(Exception):
             current.flush()
         os.dup2(self.frame_fd, 1)
-        sys.stdout = self._saved_stdout  # type: ignore[assignment]
+        sys.stdout = self._saved_stdout
         if current is not None and current is not self._saved_stdout:
             with contextlib.suppress(Exception):
                 current.close()

@@ -2,7 +2,7 @@
 
 A guard must see a dangerous word wherever it hides in the command text: after ``;``, ``&&``,
 ``||`` or ``|``, in subshells and substitutions, and inside quoted text such as the script of
-``sh -c '…'``. The text is read by :mod:`hermes_core.approval_shell`, which never raises and
+``sh -c '…'``. The text is read by :mod:`hermes_core.approvals.shell`, which never raises and
 re-reads every quoted string containing spaces or operators as a command of its own.
 
 That choice fails closed on purpose: ``echo rm -rf x`` and ``git commit -m "drop sudo"`` match
@@ -18,7 +18,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from hermes_core.approval_shell import Script, all_words, nested_words, parse_command
+from hermes_core.approvals.shell import Script, all_words, nested_words, parse_command
 
 __all__ = ["GUARD_PATTERNS", "GuardPattern", "command_names", "match_guards"]
 

@@ -1,0 +1,234 @@
+"""Which model answers: the default, a session's own, a turn's, and one-shot calls.
+
+:class:`Models` is reached as ``kernel.models``. It owns the default model reference (and
+whether it is the offline fallback) and answers every "which model?" question the sessions,
+turns and transports ask, so nothing else keeps a copy of that state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.errors import ConfigError, InvalidValue, ProviderError
+
+if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
+    from hermes_core.kernel import Kernel
+    from hermes_core.models import ModelStatus, ResolvedModel
+    from hermes_core.session.live import Session
+    from hermes_core.session.queue import QueueItem
+
+log = logging.getLogger("hermes.kernel")
+FALLBACK_MODEL = "mock:echo"
+
+
+class Models:
+    """The kernel's model choices; one per kernel (``kernel.models``)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._default: str | None = None
+        self._using_fallback = False
+
+    # -- the default -------------------------------------------------------------------------
+    @property
+    def default(self) -> str | None:
+        """The ``provider:model`` reference sessions without a model of their own use."""
+        return self._default
+
+    @property
+    def using_fallback(self) -> bool:
+        """True when the default is the offline mock chosen because nothing was configured."""
+        return self._using_fallback
+
+    def has_usable_provider(self) -> bool:
+        """False when only the fallback mock would answer."""
+        return not self._using_fallback and self._default is not None
+
+    async def pick_default(self) -> None:
+        """Choose the default at start-up from the settings (or the fallback mock)."""
+        kernel = self._kernel
+        settings = kernel.settings
+        if settings.model:
+            resolved = await self.resolve(settings.model)
+            self._default = resolved.ref
+            self._using_fallback = False
+            hint = kernel.hub.missing_key_hint(resolved.provider)
+            if hint is not None:  # said at start, not first met at the first request
+                log.warning("model %s cannot answer yet: %s", resolved.ref, hint)
+            return
+        if not settings.model_fallback:
+            self._default = None
+            self._using_fallback = False
+            log.warning(
+                "no model configured: nothing answers until one is set "
+                "(`model` in config.toml or HERMES_MODEL)"
+            )
+            return
+        if kernel.hub.has("mock"):
+            self._default = FALLBACK_MODEL
+            self._using_fallback = True
+            log.warning(
+                "no model configured: every request is answered by the offline mock model %s, "
+                "which only echoes (set `model` in config.toml or HERMES_MODEL)",
+                FALLBACK_MODEL,
+            )
+            return
+        self._default = None
+        raise ConfigError(
+            "no model provider configured: set `model` (e.g. openai:gpt-4.1-mini) in config.toml"
+        )
+
+    async def settings_changed(self) -> None:
+        """Follow reloaded settings: a configured model becomes the default."""
+        model = self._kernel.settings.model
+        if model:
+            self._default = (await self.resolve(model)).ref
+            self._using_fallback = False
+
+    async def switch(self, ref: str) -> ResolvedModel:
+        """Make ``ref`` the default model: written to ``config.toml`` and used from now on.
+
+        Sessions with a model of their own keep it. Raises ``ModelNotFound``/``ModelAmbiguous``
+        (nothing changes) or ``InvalidValue`` when there is no settings store to write to.
+        """
+        kernel = self._kernel
+        resolved = await self.resolve(ref)
+        if kernel.store is None:
+            raise InvalidValue("scope", message="global model scope needs a settings store")
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(kernel.executor, kernel.store.set, "model", resolved.ref)
+        self.adopt(resolved.ref)
+        return resolved
+
+    def adopt(self, ref: str) -> None:
+        """Make ``ref`` the model of sessions without one of their own, in this process only."""
+        self._default = ref
+        self._using_fallback = False
+        kernel = self._kernel
+        kernel.replace_settings(kernel.settings.model_copy(update={"model": ref, "model_source": "config"}))
+
+    # -- lookups -----------------------------------------------------------------------------
+    async def resolve(self, ref: str, *, session: Session | None = None) -> ResolvedModel:
+        """Resolve ``provider:model`` or a bare name (agent-core §10)."""
+        from hermes_core.models import resolve
+
+        current = None
+        if session is not None:
+            ref_now, _ = self.for_session(session)
+            current = ref_now.partition(":")[0] if ref_now else None
+        elif self._default:
+            current = self._default.partition(":")[0]
+        kernel = self._kernel
+        return await resolve(kernel.hub, kernel.settings.model_aliases, ref, current)
+
+    async def catalog(
+        self, *, refresh: bool = False, network: bool = True, session: Session | None = None
+    ) -> dict[str, Any]:
+        """Return the provider-aware model catalog with its probe policy."""
+        from hermes_core.catalog import build_catalog
+
+        kernel = self._kernel
+        current = self.for_session(session)[0] if session is not None else self._default
+        settings = kernel.settings.catalog
+        return await build_catalog(
+            kernel.hub,
+            current=current,
+            refresh=refresh,
+            network=network,
+            probe_timeout_s=settings.probe_timeout_s,
+            cache_ttl_s=settings.cache_ttl_s,
+            background=kernel.background_tasks,
+        )
+
+    def status(self, session: Session | None = None) -> ModelStatus:
+        """Describe the default model (or ``session``'s): where it came from and what stops it
+        answering, if anything.
+
+        Every surface reports the same thing from this: the start-up log, ``hermes acp --check``,
+        ``/health/detailed``.
+        """
+        from hermes_core.models import ModelStatus
+
+        kernel = self._kernel
+        if session is not None:
+            ref, source = self.for_session(session)
+        else:
+            ref = self._default
+            source = "fallback" if self._using_fallback else kernel.settings.model_source
+        provider = ref.partition(":")[0] if ref else None
+        hub = kernel.hub
+        problem = hub.missing_key_hint(provider) if provider and hub.has(provider) else None
+        return ModelStatus(ref, source, problem)
+
+    def for_session(self, session: Session) -> tuple[str | None, str]:
+        """Return the model reference ``session`` uses and where it comes from."""
+        if session.record.model:
+            return session.record.model, "session"
+        if self._using_fallback:
+            return self._default, "fallback"
+        return self._default, self._kernel.settings.model_source
+
+    def for_turn(self, session: Session, items: Sequence[QueueItem]) -> tuple[str | None, str]:
+        """Return the reference the next turn of ``session`` (running ``items``) would use."""
+        for item in items:
+            if item.model:
+                return item.model, "turn"
+        if session.once_model:
+            return session.once_model, "once"
+        return self.for_session(session)
+
+    async def resolve_for_turn(self, session: Session, items: Sequence[QueueItem]) -> ResolvedModel:
+        """Resolve the model of the turn starting now; a ``/model --once`` choice is used up."""
+        ref, source = self.for_turn(session, items)
+        if source == "once":
+            session.once_model = None
+        if not ref:
+            raise ConfigError("no model configured")
+        return await self.resolve(ref, session=session)
+
+    async def one_shot(
+        self,
+        messages: Sequence[SeedMessage],
+        *,
+        model: str | None = None,
+        purpose: str = "one_shot",
+        system: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Make one tool-less, unpersisted model call and return its text.
+
+        :param system: the instruction sent as the system prompt.
+        :param options: provider options such as ``max_tokens``.
+        """
+        from hermes_core.providers import ChatMessage, ChatRequest, TextChunk
+
+        ref = model or self._default
+        if not ref:
+            raise ConfigError("no model configured")
+        resolved = await self.resolve(ref)
+        provider = self._kernel.hub.get(resolved.provider)
+        request = ChatRequest(
+            model=resolved.model,
+            messages=tuple(ChatMessage(m.role, m.text, parts=m.parts) for m in messages),
+            system=system,
+            options=dict(options or {}),
+            purpose=purpose,  # type: ignore[arg-type]
+        )
+        out: list[str] = []
+        try:
+            async for chunk in provider.stream(request):
+                if isinstance(chunk, TextChunk):
+                    out.append(chunk.text)
+        except ProviderError as exc:  # its text reaches hosts and logs: mask it like a turn's
+            raise ProviderError(
+                exc.kind,
+                self._kernel.redactor(exc.message),
+                retryable=exc.retryable,
+                retry_after=exc.retry_after,
+                status=exc.status,
+            ) from None
+        return "".join(out)

@@ -1,0 +1,184 @@
+"""The live sessions of one kernel: open, resume, look up, keep their leases, close.
+
+:class:`Sessions` is reached as ``kernel.sessions``. It owns the table of sessions open in this
+process and the renewal of their writer leases; ``exists`` is the one question transports ask
+before treating an id as "unknown" (live here or stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from hermes_core.errors import InvalidValue, SessionNotFound
+from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
+
+if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
+    from hermes_core.kernel import Kernel
+    from hermes_core.session.live import Session
+    from hermes_core.session.types import StoredSession
+    from hermes_core.storage import SessionPage, SessionRecord
+
+log = logging.getLogger("hermes.kernel")
+LEASE_RENEW_S = 10.0
+
+
+class Sessions:
+    """The session table of one kernel (``kernel.sessions``)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._live: dict[str, Session] = {}
+
+    # -- the live table ----------------------------------------------------------------------
+    def get(self, session_id: str) -> Session | None:
+        """Return the live session with this id, if open in this process."""
+        return self._live.get(session_id)
+
+    @property
+    def live(self) -> list[Session]:
+        """The sessions open in this process, oldest first."""
+        return list(self._live.values())
+
+    def add(self, session: Session) -> None:
+        """Enter a just-opened session (its lease is held) into the table."""
+        self._live[session.id] = session
+
+    async def exists(self, session_id: str) -> bool:
+        """Tell whether a session with this id is live here or stored."""
+        if session_id in self._live:
+            return True
+        return await self._kernel.storage.get_session(session_id) is not None
+
+    async def find(self, session_id: str) -> SessionRecord | None:
+        """Return the stored record of this session (live ones are stored too), or None."""
+        return await self._kernel.storage.get_session(session_id)
+
+    # -- opening -----------------------------------------------------------------------------
+    async def open(
+        self,
+        session_id: str | None = None,
+        *,
+        source: str,
+        owner: str,
+        cwd: Path | None = None,
+        profile: str | None = None,
+        model: str | None = None,
+        title: str | None = None,
+        seed: Sequence[SeedMessage] = (),
+        channel_key: str | None = None,
+        parent_session_id: str | None = None,
+        create_cwd: bool = False,
+    ) -> Session:
+        """Open a stored or live session, or create one; take its writer lease (agent-core §7).
+
+        With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
+        while storage is read.
+        """
+        return await open_session(
+            self._kernel,
+            session_id,
+            source=source,
+            owner=owner,
+            cwd=cwd,
+            profile=profile,
+            model=model,
+            title=title,
+            seed=seed,
+            channel_key=channel_key,
+            parent_session_id=parent_session_id,
+            create_cwd=create_cwd,
+        )
+
+    async def resume(self, id_or_title: str, *, owner: str) -> Session:
+        """Open a stored session by id, else by exact title (the most recently active)."""
+        live = self._live.get(id_or_title)
+        if live is not None:
+            return live
+        storage = self._kernel.storage
+        record = None
+        if is_session_id(id_or_title):
+            record = await storage.get_session(id_or_title)
+        if record is None:
+            record = await storage.find_session_by_title(id_or_title)
+        if record is None:
+            raise SessionNotFound(id_or_title)
+        return await self.open(record.id, source=record.source, owner=owner)
+
+    async def forget(self, session: Session) -> None:
+        """Drop a closed session from the table and release its writer lease."""
+        if self._live.get(session.id) is session:
+            del self._live[session.id]
+        kernel = self._kernel
+        try:
+            await kernel.storage.release_lease(session.id, kernel.lease_owner)
+        except Exception:
+            log.warning("releasing the lease of %s failed", session.id, exc_info=True)
+
+    async def close_all(self, reason: Literal["closed", "shutdown"]) -> None:
+        """Close every live session (at shutdown); a failure is logged, the rest still close."""
+        for session in list(self._live.values()):
+            try:
+                await session.close(reason=reason)
+            except Exception:
+                log.warning("closing session %s failed", session.id, exc_info=True)
+
+    # -- stored sessions ---------------------------------------------------------------------
+    async def list(
+        self, *, limit: int = 50, cursor: str | None = None, cwd: str | None = None, title: str | None = None
+    ) -> SessionPage:
+        """List stored sessions by last activity (keyset paging)."""
+        if not isinstance(limit, int) or limit < 1:
+            raise InvalidValue("limit", "a positive integer")
+        return await self._kernel.storage.list_sessions(
+            limit=min(limit, 1000), cursor=cursor, cwd=cwd, title=title
+        )
+
+    async def latest_for_channel(self, channel_key: str) -> str | None:
+        """Return the most recent session carrying this channel key."""
+        return await self._kernel.storage.latest_session_for_channel(channel_key)
+
+    async def stored(self, session_id: str) -> StoredSession:
+        """Read a stored session and its projected rows without taking the lease."""
+        from hermes_core.history import project
+        from hermes_core.session.types import StoredSession
+
+        storage = self._kernel.storage
+        record = await storage.get_session(session_id)
+        if record is None:
+            raise SessionNotFound(session_id)
+        rows = await storage.load_rows(session_id)
+        return StoredSession(record, project(rows))
+
+    # -- leases ------------------------------------------------------------------------------
+    async def renew_leases(self) -> None:
+        """Renew the writer lease of every live session every ``LEASE_RENEW_S`` until cancelled."""
+        while True:
+            await asyncio.sleep(LEASE_RENEW_S)
+            await self.renew_once()
+
+    async def renew_once(self) -> None:
+        """Renew each live session's lease once; outages and take-overs are reported on it."""
+        kernel = self._kernel
+        for session in list(self._live.values()):
+            try:
+                held = await kernel.storage.renew_lease(session.id, kernel.lease_owner, LEASE_TTL_S)
+            except Exception as exc:
+                log.warning("renewing the lease of %s failed", session.id, exc_info=True)
+                session.report_problem(
+                    "storage", f"renewing the session's writer lease failed: {exc}", once="renew"
+                )
+                continue
+            session.forget_problem("renew")  # report the next outage again
+            if held is False and self._live.get(session.id) is session:
+                log.warning("the lease of %s is held by another process now", session.id)
+                session.report_problem(
+                    "lease_lost",
+                    "another Hermes process took over this session's writer lease; "
+                    "close it here and resume it there",
+                    once="lease_lost",
+                )

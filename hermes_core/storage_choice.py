@@ -1,0 +1,43 @@
+"""Choosing the storage backend the settings name (``memory`` or a plugin's)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hermes_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hermes_core.registry import Registry
+    from hermes_core.settings import CoreSettings
+    from hermes_core.storage import Storage
+
+log = logging.getLogger("hermes.kernel")
+
+
+def make_storage(registry: Registry, settings: CoreSettings) -> Storage:
+    """Build (not open) the backend ``settings.storage`` names; memory when there is no folder."""
+    backend = settings.storage.backend
+    if backend == "memory":
+        from hermes_core.memory_storage import MemoryStorage
+
+        return MemoryStorage()
+    spec = registry.storage.get(backend)
+    if spec is None:
+        known = ", ".join(["memory", *registry.storage]) or "memory"
+        raise ConfigError(f"unknown storage backend {backend!r}; available: {known}")
+    path = settings.storage.path
+    if path is None:
+        if settings.data_dir is None:
+            from hermes_core.memory_storage import MemoryStorage
+
+            log.warning("no data directory configured; sessions are kept in memory only")
+            return MemoryStorage()
+        path = settings.data_dir / "hermes.sqlite3"
+    if settings.storage.read_only:
+        # Only asked for when configured, so backends without the flag keep working.
+        read_only: Storage = spec.factory(path=Path(path), read_only=True)
+        return read_only
+    storage: Storage = spec.factory(path=Path(path))
+    return storage
