@@ -37,7 +37,7 @@ async def test_a_one_shot_failure_is_masked(upstream: FakeUpstream, vendor: Vend
     async with kernel.running():
         kernel.redactor.add(REGISTERED)
         with pytest.raises(ProviderError) as caught:
-            await kernel.one_shot([SeedMessage("user", "sum it up")], system="Summarise.")
+            await kernel.models.one_shot([SeedMessage("user", "sum it up")], system="Summarise.")
     text = str(caught.value)
     assert "quota gone" in text
     assert TOKEN not in text and REGISTERED not in text
