@@ -121,6 +121,14 @@ _EXPORTS: dict[str, str] = {
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
     "testing": "hermes_core.testing",
+    # shared helpers for transports
+    "ModelRef": "hermes_core.refs",
+    "load_ref": "hermes_core.refs",
+    "check_workspace": "hermes_core.workspace",
+    "WorkspaceError": "hermes_core.workspace",
+    "WorkspaceProblem": "hermes_core.workspace",
+    "IMAGE_MIME": "hermes_core.media_types",
+    "image_mime": "hermes_core.media_types",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -148,10 +156,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
+    from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
+    from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.session import Session, SessionInfo  # noqa: F401
     from hermes_core.session_queue import Turn  # noqa: F401
@@ -160,3 +170,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.storage import *  # noqa: F403
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
+    from hermes_core.workspace import WorkspaceError, WorkspaceProblem, check_workspace  # noqa: F401
