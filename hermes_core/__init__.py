@@ -129,6 +129,14 @@ _EXPORTS: dict[str, str] = {
     "WorkspaceProblem": "hermes_core.workspace",
     "IMAGE_MIME": "hermes_core.media_types",
     "image_mime": "hermes_core.media_types",
+    # the transport toolkit
+    "transport_kit": "hermes_core.transport_kit",
+    "ErrorRule": "hermes_core.transport_kit.errors",
+    "ErrorTable": "hermes_core.transport_kit.errors",
+    "internal_error": "hermes_core.transport_kit.errors",
+    "MethodBinder": "hermes_core.transport_kit.binder",
+    "jsonrpc_adapters": "hermes_core.transport_kit.binder",
+    "DeltaCoalescer": "hermes_core.transport_kit.coalesce",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -149,7 +157,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, provider_kit, rpc, testing  # noqa: F401
+    from hermes_core import approvals, provider_kit, rpc, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403
@@ -169,5 +177,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
     from hermes_core.tools import *  # noqa: F403
+    from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
     from hermes_core.workspace import WorkspaceError, WorkspaceProblem, check_workspace  # noqa: F401
