@@ -47,22 +47,25 @@ class DeltaCoalescer:
 
     def add(self, event: object) -> bool:
         """Absorb ``event`` when it is a text or reasoning delta; return whether it was one."""
-        if isinstance(event, TextDelta):
-            self._push(self._text, self._reasoning, event.text)
-            return True
-        if isinstance(event, ReasoningDelta):
-            if self.keep_reasoning:
-                self._push(self._reasoning, self._text, event.text)
-            return True
-        return False
-
-    def _push(self, parts: list[str], other: list[str], text: str) -> None:
+        # On every streamed token: exact type checks (event records are final) and no inner call.
+        kind = type(event)
+        if kind is TextDelta:
+            parts, other = self._text, self._reasoning
+        elif kind is ReasoningDelta:
+            if not self.keep_reasoning:
+                return True
+            parts, other = self._reasoning, self._text
+        else:
+            return False
         if other and self.split_kinds:
             self.flush()
+        text: str = event.text  # type: ignore[attr-defined]
         parts.append(text)
-        self._chars += len(text)
-        if self.max_chars and self._chars >= self.max_chars:
-            self.flush()
+        if self.max_chars:
+            self._chars += len(text)
+            if self._chars >= self.max_chars:
+                self.flush()
+        return True
 
     @property
     def pending(self) -> bool:

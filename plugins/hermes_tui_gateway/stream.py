@@ -182,7 +182,7 @@ class SessionStream:
     def _buffer(self, ev: Event) -> None:
         # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS flushes.
         self._deltas.add(ev)
-        if self._deltas.pending and self._timer is None:
+        if self._timer is None and self._deltas.pending:
             self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
 
     # -- the pump ----------------------------------------------------------------------------
