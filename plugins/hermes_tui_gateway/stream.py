@@ -179,12 +179,6 @@ class SessionStream:
         if text is not None:
             self._emit("message.delta", {"text": text})
 
-    def _buffer(self, ev: Event) -> None:
-        # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS flushes.
-        self._deltas.add(ev)
-        if self._timer is None and self._deltas.pending:
-            self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
-
     # -- the pump ----------------------------------------------------------------------------
     async def _pump(self) -> None:
         handled = 0
@@ -241,7 +235,11 @@ class SessionStream:
     def _on_event(self, ev: Event) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
-                self._buffer(ev)
+                # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
+                # flushes at once (inline: this runs on every streamed token).
+                self._deltas.add(ev)
+                if self._timer is None and self._deltas.pending:
+                    self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
             case TurnStarted():
                 payload: dict[str, Any] = {}
                 if ev.user_row_id is not None:
