@@ -246,10 +246,10 @@ def _walk_model(key: str, model: Any, parts: list[str]) -> KeyInfo:
 
 
 def _settings_model(ref: Any, owner: str) -> Any:
-    from hermes_cli.importing import resolve_ref
+    from hermes_core.refs import load_ref
 
     try:
-        return resolve_ref(ref)
+        return load_ref(ref)
     except ImportError as exc:
         raise ConfigError(f"cannot load the settings model of {owner}: {exc}") from exc
 

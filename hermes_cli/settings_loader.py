@@ -149,10 +149,10 @@ def validate_transport_settings(spec: TransportSpec, raw: Mapping[str, Any]) -> 
     :returns: the model instance, or a plain dict when the transport has no model.
     :raises ConfigError: naming the section and the bad fields.
     """
-    from hermes_cli.importing import resolve_ref
+    from hermes_core.refs import load_ref
 
     try:
-        model = resolve_ref(spec.settings_model)
+        model = load_ref(spec.settings_model)
     except ImportError as exc:
         raise ConfigError(f"cannot load the settings model of transport {spec.name}: {exc}") from exc
     if model is None:

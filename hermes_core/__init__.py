@@ -128,6 +128,22 @@ _EXPORTS: dict[str, str] = {
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
     "testing": "hermes_core.testing",
+    # shared helpers for transports
+    "ModelRef": "hermes_core.refs",
+    "load_ref": "hermes_core.refs",
+    "check_workspace": "hermes_core.workspace",
+    "WorkspaceError": "hermes_core.workspace",
+    "WorkspaceProblem": "hermes_core.workspace",
+    "IMAGE_MIME": "hermes_core.media_types",
+    "image_mime": "hermes_core.media_types",
+    # the transport toolkit
+    "transport_kit": "hermes_core.transport_kit",
+    "ErrorRule": "hermes_core.transport_kit.errors",
+    "ErrorTable": "hermes_core.transport_kit.errors",
+    "internal_error": "hermes_core.transport_kit.errors",
+    "MethodBinder": "hermes_core.transport_kit.binder",
+    "jsonrpc_adapters": "hermes_core.transport_kit.binder",
+    "DeltaCoalescer": "hermes_core.transport_kit.coalesce",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -148,13 +164,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, provider_kit, rpc, testing  # noqa: F401
+    from hermes_core import approvals, provider_kit, rpc, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
+    from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
@@ -162,6 +179,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.questions import QuestionBroker  # noqa: F401
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import redact  # noqa: F401
+    from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
@@ -171,4 +189,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
     from hermes_core.tools import *  # noqa: F403
+    from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
+    from hermes_core.workspace import WorkspaceError, WorkspaceProblem, check_workspace  # noqa: F401

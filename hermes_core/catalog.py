@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from hermes_core.models import ProviderHub
+from hermes_core.refs import ModelRef
 
 
 async def build_catalog(
@@ -28,7 +29,8 @@ async def build_catalog(
     :param current: the current ``provider:model`` reference, if any.
     :param background: a set that keeps background refresh tasks alive.
     """
-    current_provider, _, current_model = (current or "").partition(":")
+    current_ref = ModelRef.split(current)
+    current_provider, current_model = current_ref.provider or "", current_ref.model
     statuses: dict[str, str] = {}
     if refresh:
         hub.clear_cache()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import importlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from hermes_core.errors import ConfigError, ModelAmbiguous, ModelNotFound, Provi
 from hermes_core.providers import ModelInfo, Provider, ProviderPreset
 from hermes_core.records import ProviderSpec
 from hermes_core.redaction import Redactor
+from hermes_core.refs import ModelRef, load_ref
 
 log = logging.getLogger("hermes.models")
 
@@ -71,13 +71,6 @@ class _Entry:
     fetched_at: float | None = None
     probe_error: str | None = None
     refreshing: asyncio.Task[None] | None = field(default=None)
-
-
-def _load_model_class(ref: Any) -> Any:
-    if isinstance(ref, str):
-        module, _, attr = ref.partition(":")
-        return getattr(importlib.import_module(module), attr)
-    return ref
 
 
 def _clean_url(url: str | None) -> str | None:
@@ -174,7 +167,7 @@ class ProviderHub:
         if entry is None:
             raise ModelNotFound(name, self.names(), message=f"unknown provider: {name}")
         if entry.instance is None:
-            model_cls = _load_model_class(entry.spec.settings_model)
+            model_cls = load_ref(entry.spec.settings_model)
             try:
                 settings = (
                     model_cls.model_validate(entry.settings)
@@ -256,9 +249,9 @@ async def resolve(
     ref = ref.strip()
     if not ref:
         raise ModelNotFound(ref, message="empty model reference")
-    prefix, sep, rest = ref.partition(":")
-    if sep and hub.has(prefix):
-        return await _in_provider(hub, prefix, rest, strict=True)
+    parsed = ModelRef.parse(ref, hub.has)
+    if parsed.provider is not None:
+        return await _in_provider(hub, parsed.provider, parsed.model, strict=True)
     if ref in aliases:
         return await resolve(hub, {}, aliases[ref], current_provider)
     listed: dict[str, list[ModelInfo]] = {}
@@ -293,7 +286,7 @@ async def resolve(
     if by_family or tied:
         raise ModelAmbiguous(ref, [m.ref for m in by_family] + tied)
     everything = [f"{n}:{i.id}" for n, models in listed.items() for i in models]
-    containing = [e for e in everything if ref.lower() in e.partition(":")[2].lower()]
+    containing = [e for e in everything if ref.lower() in ModelRef.split(e).model.lower()]
     close = difflib.get_close_matches(ref, everything + list(aliases), n=5, cutoff=0.5)
     raise ModelNotFound(ref, (containing + [c for c in close if c not in containing])[:5])
 

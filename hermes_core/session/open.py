@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, SessionInUse
 from hermes_core.lease_owner import holder_is_gone
+from hermes_core.workspace import check_workspace
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -50,21 +51,6 @@ def check_session_id(session_id: str) -> str:
 def is_session_id(value: object) -> bool:
     """Tell whether ``value`` follows the session id grammar."""
     return isinstance(value, str) and bool(ID_RE.match(value)) and value not in (".", "..")
-
-
-def check_workspace(path: Path) -> Path:
-    """Return a session folder resolved, or raise ``InvalidValue('cwd')`` naming the problem."""
-    if not path.is_absolute():
-        raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
-    resolved = path.resolve()
-    if not resolved.is_dir():
-        raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-    try:
-        str(resolved).encode("utf-8")  # sessions store their folder as text
-    except UnicodeEncodeError:
-        shown = str(resolved).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-        raise InvalidValue("cwd", message=f"cwd is not valid UTF-8 text: {shown}") from None
-    return resolved
 
 
 def _prepare_folder(path: Path) -> Path:

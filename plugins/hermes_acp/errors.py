@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.rpc import ACP_OPTIONS, INTERNAL_ERROR, INVALID_PARAMS, RpcError
+
+if TYPE_CHECKING:
+    from hermes_core import ErrorRule, ErrorTable
 
 AUTH_REQUIRED = -32000
 SESSION_NOT_FOUND = -32002
@@ -55,9 +57,9 @@ def internal(exc: BaseException | None, what: str) -> RpcError:
     :param what: a short description for the log.
     :returns: the error with ``data.errorId``.
     """
-    error_id = uuid.uuid4().hex
-    log.error("internal error %s in %s", error_id, what, exc_info=exc)
-    return ACP_OPTIONS.internal_error(error_id)
+    from hermes_core import internal_error
+
+    return internal_error(ACP_OPTIONS, log, exc, what)
 
 
 def start_failed(exc: BaseException, redact: Callable[[str], str]) -> RpcError:
@@ -74,14 +76,29 @@ def start_failed(exc: BaseException, redact: Callable[[str], str]) -> RpcError:
     return RpcError(INTERNAL_ERROR, f"Internal error: Hermes could not start: {reason}", {"reason": reason})
 
 
-def from_core(exc: Exception, session_id: Any = None) -> RpcError | None:
-    """Map a core exception onto its ACP error, or ``None`` when it is not a known one.
+def _invalid_rule(
+    catches: type[Exception], field: str | Callable[[Any], str], **data: Callable[[Any], Any]
+) -> ErrorRule:
+    """A ``-32602`` row: ``Invalid params: <exception text>``, data ``{field, **data}``."""
+    from hermes_core import ErrorRule
 
-    :param exc: the exception.
-    :param session_id: the session the request named, for ``-32002``.
-    :returns: the wire error, or ``None``.
-    """
+    def build_data(exc: Any, _params: Any) -> dict[str, Any]:
+        named = field(exc) if callable(field) else field
+        return {"field": named, **{key: get(exc) for key, get in data.items()}}
+
+    return ErrorRule(catches, INVALID_PARAMS, lambda exc: f"Invalid params: {exc}", build_data)
+
+
+def _session_named(exc: Any, params: Any) -> dict[str, Any]:
+    asked = params.get("sessionId")
+    return {"sessionId": asked if asked is not None else exc.session_id}
+
+
+def _table() -> ErrorTable:
+    """The ACP rows of the core-exception table (built on first use: imports the core errors)."""
     from hermes_core import (
+        ErrorRule,
+        ErrorTable,
         InvalidValue,
         ModelAmbiguous,
         ModelNotFound,
@@ -90,21 +107,46 @@ def from_core(exc: Exception, session_id: Any = None) -> RpcError | None:
         SessionNotFound,
     )
 
-    if isinstance(exc, RpcError):
-        return exc
-    if isinstance(exc, SessionNotFound):
-        return not_found(session_id if session_id is not None else exc.session_id)
-    if isinstance(exc, SessionInUse):
-        return invalid("sessionId", "session is open in another Hermes process", reason="in_use")
-    if isinstance(exc, SessionBusy):
-        return invalid("sessionId", str(exc), reason=exc.reason)
-    if isinstance(exc, ModelAmbiguous):
-        return invalid("modelId", str(exc), candidates=list(exc.candidates))
-    if isinstance(exc, ModelNotFound):
-        return invalid("modelId", str(exc), candidates=list(getattr(exc, "candidates", []) or []))
-    if isinstance(exc, InvalidValue):
-        return invalid(getattr(exc, "field", "params"), str(exc))
-    return None
+    return ErrorTable(
+        [
+            ErrorRule(
+                SessionNotFound, SESSION_NOT_FOUND, "Resource not found: unknown session", _session_named
+            ),
+            ErrorRule(
+                SessionInUse,
+                INVALID_PARAMS,
+                "Invalid params: session is open in another Hermes process",
+                lambda _exc, _params: {"field": "sessionId", "reason": "in_use"},
+            ),
+            _invalid_rule(SessionBusy, "sessionId", reason=lambda exc: exc.reason),
+            _invalid_rule(ModelAmbiguous, "modelId", candidates=lambda exc: list(exc.candidates)),
+            _invalid_rule(
+                ModelNotFound, "modelId", candidates=lambda exc: list(getattr(exc, "candidates", []) or [])
+            ),
+            _invalid_rule(InvalidValue, lambda exc: getattr(exc, "field", "params")),
+        ]
+    )
+
+
+_TABLE: ErrorTable | None = None
+
+
+def error_table() -> ErrorTable:
+    """Return the ACP :class:`hermes_core.ErrorTable` (core exceptions -> ACP errors)."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _table()
+    return _TABLE
+
+
+def from_core(exc: Exception, session_id: Any = None) -> RpcError | None:
+    """Map a core exception onto its ACP error, or ``None`` when it is not a known one.
+
+    :param exc: the exception.
+    :param session_id: the session the request named, for ``-32002``.
+    :returns: the wire error, or ``None``.
+    """
+    return error_table().map(exc, {"sessionId": session_id})
 
 
 __all__ = [
@@ -112,6 +154,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "SESSION_NOT_FOUND",
     "auth_required",
+    "error_table",
     "from_core",
     "internal",
     "invalid",

@@ -17,41 +17,33 @@ from jsonrpcserver import Error, Result, Success, async_dispatch_to_serializable
 
 from hermes_acp import config_methods, prompting, sessions
 from hermes_acp.conn import AcpConnection
-from hermes_acp.errors import from_core, internal, start_failed
+from hermes_acp.errors import error_table, internal, start_failed
+from hermes_core import MethodBinder, jsonrpc_adapters
+from hermes_core.rpc import RpcError
 
 log = logging.getLogger("hermes_acp")
 
 Impl = Callable[[AcpConnection, dict[str, Any]], Awaitable[Any]]
 
 
+async def _ready(conn: AcpConnection) -> RpcError | None:
+    """Wait for the kernel; a failed start-up answers with its (redacted) reason."""
+    try:
+        await conn.wait_ready()
+    except Exception as exc:
+        return start_failed(exc, conn.kernel.redactor)
+    return None
+
+
+_success, _error = jsonrpc_adapters(Success, Error)
+_BINDER: MethodBinder[AcpConnection, Result] = MethodBinder(
+    errors=error_table(), internal=internal, on_success=_success, on_error=_error
+)
+
+
 def _bind(name: str, impl: Impl, *, wait: bool = True) -> Callable[..., Awaitable[Result]]:
-    """Wrap an implementation as a ``jsonrpcserver`` method.
-
-    :param name: the wire name (for logs).
-    :param impl: ``async impl(conn, params) -> result``.
-    :param wait: wait for the kernel to be ready first.
-    :returns: the method.
-    """
-
-    async def method(conn: AcpConnection, /, **params: Any) -> Result:
-        if wait:
-            try:
-                await conn.wait_ready()
-            except Exception as exc:
-                failed = start_failed(exc, conn.kernel.redactor)
-                return Error(failed.code, failed.message, failed.data)
-        try:
-            return Success(await impl(conn, params))
-        except Exception as exc:
-            error = from_core(exc, params.get("sessionId"))
-            if error is None:
-                error = internal(exc, name)
-            if error.data is None:
-                return Error(error.code, error.message)
-            return Error(error.code, error.message, error.data)
-
-    method.__name__ = method.__qualname__ = name.replace("/", "_").replace("$", "")
-    return method
+    """Bind ``impl`` under ``name``; with ``wait`` it first waits for the kernel to be ready."""
+    return _BINDER.bind(name, impl, before=_ready if wait else None)
 
 
 async def _initialize(conn: AcpConnection, params: dict[str, Any]) -> Any:

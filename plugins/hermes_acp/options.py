@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import ModelRef
+
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
 
@@ -58,7 +60,8 @@ async def model_state(kernel: Kernel, session: Session) -> tuple[str, list[tuple
     current = session.info().model or ""
     catalog = await kernel.model_catalog(network=False, session=session)
     window: int | None = None
-    provider_now, _, model_now = current.partition(":")
+    now = ModelRef.split(current)
+    provider_now, model_now = now.provider, now.model
     choices: list[tuple[str, str]] = []
     seen: set[str] = set()
     for provider in catalog.get("providers") or []:
@@ -76,8 +79,8 @@ async def model_state(kernel: Kernel, session: Session) -> tuple[str, list[tuple
                 choices.append((value, f"{model} ({slug})"))
     choices = choices[:MAX_MODELS]
     if current and current not in seen:
-        provider, _, model = current.partition(":")
-        choices.insert(0, (current, f"{model} ({provider})"))
+        ref = ModelRef.split(current)
+        choices.insert(0, (current, f"{ref.model} ({ref.provider})"))
         choices = choices[:MAX_MODELS]
     return current, choices, window
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -91,12 +90,14 @@ def check_cwd(cwd: str, field: str = "cwd") -> Path:
     :returns: the resolved path.
     :raises RpcError: not absolute or not a directory.
     """
-    if not cwd or not os.path.isabs(cwd):
-        raise invalid(field, f"{field} must be an absolute path")
-    resolved = Path(cwd).resolve()
-    if not resolved.is_dir():
-        raise invalid(field, f"{field} is not an existing directory")
-    return resolved
+    from hermes_core import WorkspaceError, WorkspaceProblem, check_workspace
+
+    try:
+        return check_workspace(cwd, field=field)
+    except WorkspaceError as exc:
+        if exc.problem is WorkspaceProblem.NOT_A_DIRECTORY:
+            raise invalid(field, f"{field} is not an existing directory") from None
+        raise invalid(field, f"{field} must be an absolute path") from None
 
 
 def check_directories(extra: list[str] | None) -> None:

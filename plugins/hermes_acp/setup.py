@@ -26,6 +26,7 @@ from hermes_acp.setup_support import (
     gather_choices,
     normalise_url,
 )
+from hermes_core import ModelRef
 
 if TYPE_CHECKING:
     from hermes_core import SettingsStore, TransportContext
@@ -157,8 +158,8 @@ def _pick_model(choice: Choice, by_name: Mapping[str, Choice], current_ref: str)
             _say(f"  {index}. {name}")
     else:
         _say(f"{choice.name} lists no models offline; type the model id the server serves.")
-    current_provider, _, current_model = current_ref.partition(":")
-    default = current_model if current_provider == choice.name and current_model else None
+    current = ModelRef.split(current_ref)
+    default = current.model if current.provider == choice.name and current.model else None
     default = default or (offered[0] if offered else None)
     while True:
         answer = _ask("Model (number, name or provider:model)", default)
@@ -166,10 +167,9 @@ def _pick_model(choice: Choice, by_name: Mapping[str, Choice], current_ref: str)
         if answer.isdigit() and 1 <= int(answer) <= len(offered):
             answer = offered[int(answer) - 1]
         else:
-            # The text before the first ':' is a provider only if it names one (``ollama:qwen3:8b``).
-            prefix, sep, rest = answer.partition(":")
-            if sep and prefix in by_name:
-                picked, answer = by_name[prefix], rest
+            parsed = ModelRef.parse(answer, by_name)  # ``ollama:qwen3:8b`` names a provider
+            if parsed.provider is not None:
+                picked, answer = by_name[parsed.provider], parsed.model
         if not answer:
             _say("a model is needed")
             continue
@@ -259,7 +259,7 @@ async def _converse(ctx: TransportContext, store: SettingsStore) -> int:
         return 1
     by_name = {c.name: c for c in choices}
     current_ref = str(store.get("model") or "")
-    configured = current_ref.partition(":")[0]
+    configured = ModelRef.split(current_ref).provider
     current = configured if configured in by_name else catalog_current
     current = current if current in by_name else None
     choice = _pick_provider(choices, current)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import os
 import tempfile
 from collections.abc import Mapping
@@ -176,10 +175,9 @@ async def gather_choices(ctx: TransportContext, store: SettingsStore) -> tuple[l
 
 def _settings_class(ref: Any) -> Any:
     """Resolve a spec's ``settings_model`` (a class or ``"module:Class"``) as the kernel does."""
-    if isinstance(ref, str):
-        module, _, attr = ref.partition(":")
-        return getattr(importlib.import_module(module), attr)
-    return ref
+    from hermes_core import load_ref
+
+    return load_ref(ref)
 
 
 def _describe(exc: BaseException) -> str:

@@ -12,10 +12,17 @@ from hermes_acp.replay import plan_update
 from hermes_acp.state import CallState
 from hermes_core import (
     Event,
+    QuestionClosed,
     QuestionRequested,
+    ReasoningDelta,
+    TextDelta,
+    TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolExecuting,
+    ToolProgress,
     TurnOutcome,
+    UsageUpdated,
 )
 
 if TYPE_CHECKING:
@@ -54,14 +61,31 @@ class TurnStream:
 
         :param event: a core event of this turn.
         """
-        kind = type(event).__name__
-        handler = getattr(self, "_on_" + kind, None)
-        if handler is not None:
-            handler(event)
+        match event:
+            case TextDelta():
+                self._on_text(event)
+            case ReasoningDelta():
+                self._on_reasoning(event)
+            case UsageUpdated():
+                self.usage = event.usage
+            case TitleChanged():
+                self.title = event.title
+            case ToolAnnounced():
+                self._on_tool_announced(event)
+            case ToolExecuting():
+                self._on_tool_executing(event)
+            case ToolProgress():
+                self._on_tool_progress(event)
+            case ToolCompleted():
+                self._on_tool_completed(event)
+            case QuestionRequested():
+                self._on_question_requested(event)
+            case QuestionClosed():
+                permissions.withdraw(self.conn, self.session, event.request_id)
 
     # ------------------------------------------------------------------ streaming
 
-    def _on_TextDelta(self, event: Any) -> None:
+    def _on_text(self, event: TextDelta) -> None:
         if event.text:
             self._send(
                 {
@@ -71,7 +95,7 @@ class TurnStream:
                 }
             )
 
-    def _on_ReasoningDelta(self, event: Any) -> None:
+    def _on_reasoning(self, event: ReasoningDelta) -> None:
         if event.text:
             self._send(
                 {
@@ -81,15 +105,9 @@ class TurnStream:
                 }
             )
 
-    def _on_UsageUpdated(self, event: Any) -> None:
-        self.usage = event.usage
-
-    def _on_TitleChanged(self, event: Any) -> None:
-        self.title = event.title
-
     # ------------------------------------------------------------------ tools
 
-    def _on_ToolAnnounced(self, event: ToolAnnounced) -> None:
+    def _on_tool_announced(self, event: ToolAnnounced) -> None:
         update = toolcalls.announce(
             event.call_id,
             event.name,
@@ -103,7 +121,7 @@ class TurnStream:
         self._args[event.call_id] = (event.name, dict(event.args_redacted))
         self._send(update)
 
-    def _on_ToolExecuting(self, event: Any) -> None:
+    def _on_tool_executing(self, event: ToolExecuting) -> None:
         state = self.session.calls.get(event.call_id)
         if state is not None and state.status == "pending":
             state.status = "in_progress"
@@ -111,7 +129,7 @@ class TurnStream:
                 {"sessionUpdate": "tool_call_update", "toolCallId": event.call_id, "status": "in_progress"}
             )
 
-    def _on_ToolProgress(self, event: Any) -> None:
+    def _on_tool_progress(self, event: ToolProgress) -> None:
         state = self.session.calls.get(event.call_id)
         if state is None:
             return
@@ -128,7 +146,7 @@ class TurnStream:
             }
         )
 
-    def _on_ToolCompleted(self, event: ToolCompleted) -> None:
+    def _on_tool_completed(self, event: ToolCompleted) -> None:
         state = self.session.calls.pop(event.call_id, None)
         if state is None:
             return
@@ -150,15 +168,12 @@ class TurnStream:
 
     # ------------------------------------------------------------------ questions
 
-    def _on_QuestionRequested(self, event: QuestionRequested) -> None:
+    def _on_question_requested(self, event: QuestionRequested) -> None:
         if event.kind != "approval":
             return  # the core closes it at once (no_answerer): ACP answers approvals only
         task = asyncio.create_task(permissions.ask(self.conn, self.session, event))
         self._asks.add(task)
         task.add_done_callback(self._asks.discard)
-
-    def _on_QuestionClosed(self, event: Any) -> None:
-        permissions.withdraw(self.conn, self.session, event.request_id)
 
     # ------------------------------------------------------------------ end of turn
 

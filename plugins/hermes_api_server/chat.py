@@ -36,10 +36,9 @@ from hermes_api_server.turns import (
     submit_turn,
 )
 from hermes_core import (
-    ReasoningDelta,
+    DeltaCoalescer,
     SeedMessage,
     SessionBusy,
-    TextDelta,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
@@ -289,6 +288,7 @@ class _ChatJob:
         # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
         head: str | None = _frame(self._chunk({"role": "assistant"}))
         head_by = loop.time() + HEAD_WAIT_S
+        deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         while True:
             wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
             batch = await pump.next(wait)
@@ -300,26 +300,22 @@ class _ChatJob:
                     await writer.raw(": keepalive\n\n")
                 continue
             out: list[str] = []
-            text: list[str] = []
-            reasoning: list[str] = []
             ended = not batch
 
             for event in batch:
-                if isinstance(event, TextDelta):
-                    text.append(event.text)
-                elif isinstance(event, ReasoningDelta):
-                    if settings.show_reasoning:
-                        reasoning.append(event.text)
-                elif isinstance(event, ToolAnnounced | ToolCompleted):
-                    frame = self._progress(event)
-                    if frame is not None:
-                        self._flush(out, text, reasoning)
-                        out.append(frame)
-                elif isinstance(event, TurnCompleted):
-                    self._flush(out, text, reasoning)
-                    out.extend(self._final(event, model_ref, source, include_usage))
-                    ended = True
-            self._flush(out, text, reasoning)
+                if deltas.add(event):
+                    continue
+                match event:
+                    case ToolAnnounced() | ToolCompleted():
+                        frame = self._progress(event)
+                        if frame is not None:
+                            self._flush(out, deltas)
+                            out.append(frame)
+                    case TurnCompleted():
+                        self._flush(out, deltas)
+                        out.extend(self._final(event, model_ref, source, include_usage))
+                        ended = True
+            self._flush(out, deltas)
             if head is not None and (out or ended):
                 out.insert(0, head)
                 head = None
@@ -335,16 +331,17 @@ class _ChatJob:
             else:
                 await writer.open("".join(out))
 
-    def _flush(self, out: list[str], text: list[str], reasoning: list[str]) -> None:
+    def _flush(self, out: list[str], deltas: DeltaCoalescer) -> None:
         """Turn pending text and reasoning into one content chunk."""
-        if text or reasoning:
+        text, reasoning = deltas.take()
+        if text is not None or reasoning is not None:
             # The same bytes as _frame(self._chunk(delta)), without building and encoding the
             # whole chunk for every delta: only the delta's strings are encoded.
             fields: list[str] = []
-            if text:
-                fields.append('"content":' + dumps("".join(text)))
-            if reasoning:
-                fields.append('"reasoning_content":' + dumps("".join(reasoning)))
+            if text is not None:
+                fields.append('"content":' + dumps(text))
+            if reasoning is not None:
+                fields.append('"reasoning_content":' + dumps(reasoning))
             head = self._delta_head
             if head is None:
                 head = self._delta_head = "".join(
@@ -359,8 +356,6 @@ class _ChatJob:
                     )
                 )
             out.append(head + ",".join(fields) + '},"finish_reason":null}]}\n\n')
-            text.clear()
-            reasoning.clear()
 
     def _progress(self, event: Event) -> str | None:
         if not self.state.settings.tool_progress_events:

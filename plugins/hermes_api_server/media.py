@@ -6,15 +6,10 @@ import base64
 import re
 from pathlib import Path
 
+from hermes_core import image_mime
+
 MEDIA_RE = re.compile(r"MEDIA:(\S+)")
 MAX_BYTES = 5 * 1024 * 1024
-MIME = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
 
 
 def inline_media(text: str, workspace: Path) -> str:
@@ -33,7 +28,7 @@ def inline_media(text: str, workspace: Path) -> str:
         tail = match.group(1)[len(raw) :]
         path = Path(raw)
         target = (path if path.is_absolute() else root / path).resolve()
-        mime = MIME.get(target.suffix.lower())
+        mime = image_mime(target)
         if mime is None or root not in target.parents or not target.is_file():
             return match.group(0)
         if target.stat().st_size > MAX_BYTES:

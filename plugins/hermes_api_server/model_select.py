@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError, invalid
 from hermes_api_server.http_util import CONTROL_RE
-from hermes_core import ModelAmbiguous, ModelNotFound
+from hermes_core import ModelAmbiguous, ModelNotFound, ModelRef
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
@@ -101,9 +101,9 @@ async def choose_model(
         if provider:
             raise invalid("an alias cannot be combined with provider", "provider")
         return ModelChoice(model, model, settings.model_aliases[model], "alias", options)
-    prefix, sep, rest = model.partition(":")
-    if sep and rest and kernel.providers.has(prefix):
-        if provider and provider != prefix:
+    parsed = ModelRef.parse(model, kernel.providers.has)
+    if parsed.provider is not None and parsed.model:
+        if provider and provider != parsed.provider:
             raise invalid("provider conflicts with the model reference", "provider")
         # The same check the core makes when the turn starts, made before anything is created:
         # a provider with a closed model list refuses names it does not serve.

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError
-from hermes_core import InvalidValue, SeedMessage, SessionInUse
+from hermes_core import InvalidValue, SeedMessage, SessionInUse, WorkspaceError
+from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
@@ -29,20 +30,12 @@ def check_workspace(value: str, roots: Sequence[str], param: str) -> Path:
 
     :raises ApiError: 400 ``invalid_workspace``.
     """
-    bad = ApiError(
-        400, "invalid_workspace", "The workspace must be a directory inside workspace_roots", param=param
-    )
-    path = Path(value)
-    if not value or not path.is_absolute() or not roots:
-        raise bad
-    resolved = path.resolve()
-    if not resolved.is_dir():
-        raise bad
-    for root in roots:
-        base = Path(root).resolve()
-        if resolved == base or base in resolved.parents:
-            return resolved
-    raise bad
+    try:
+        return core_check_workspace(value, field=param, roots=roots)
+    except WorkspaceError:
+        raise ApiError(
+            400, "invalid_workspace", "The workspace must be a directory inside workspace_roots", param=param
+        ) from None
 
 
 # Opening a session ends in one storage round trip whose answers come back in a batch, and each

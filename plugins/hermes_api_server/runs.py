@@ -11,16 +11,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.errors import ApiError
+from hermes_api_server.idempotency import InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
 from hermes_api_server.run_state import Run, approval_payload
 from hermes_api_server.turns import EventPump, submit_turn
 from hermes_core import (
+    DeltaCoalescer,
     QuestionClosed,
     QuestionRequested,
-    ReasoningDelta,
     SteerDelivered,
-    TextDelta,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
@@ -45,24 +45,10 @@ class RunManager:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.runs: dict[str, Run] = {}
-        self._pending_keys: dict[tuple[str, str], asyncio.Future[str]] = {}
+        #: ``POST /v1/runs`` creations under way, by (principal, Idempotency-Key).
+        self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._stored = 0
-
-    # -- idempotency keys being created ---------------------------------------------------------
-    def hold_key(self, who: str, key: str) -> asyncio.Future[str]:
-        """Mark ``key`` of ``who`` as creating a run; the future gets the run id (or the error)."""
-        pending: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._pending_keys[(who, key)] = pending
-        return pending
-
-    def release_key(self, who: str, key: str) -> None:
-        """Stop tracking ``key`` of ``who`` (its run was created or creating it failed)."""
-        self._pending_keys.pop((who, key), None)
-
-    def pending_key(self, who: str, key: str) -> asyncio.Future[str] | None:
-        """The future of a run still being created under ``key`` of ``who``, if any."""
-        return self._pending_keys.get((who, key))
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -266,86 +252,78 @@ class RunManager:
 
     async def _pump(self, run: Run, turn: Turn) -> None:
         pump = EventPump(turn)
-        show_reasoning = self.state.settings.show_reasoning
+        deltas = DeltaCoalescer(keep_reasoning=self.state.settings.show_reasoning)
         try:
             async for batch in pump.batches(keepalive_s=3600):
                 if batch is None:
                     continue
-                text: list[str] = []
-                reasoning: list[str] = []
-
                 for event in batch:
-                    if isinstance(event, TextDelta):
-                        text.append(event.text)
-                        run.output += event.text
+                    if deltas.add(event):
                         continue
-                    if isinstance(event, ReasoningDelta):
-                        if show_reasoning:
-                            reasoning.append(event.text)
-                        continue
-                    self._flush(run, text, reasoning)
+                    self._flush(run, deltas)
                     await self._on_event(run, event)
-                self._flush(run, text, reasoning)
+                self._flush(run, deltas)
         finally:
             await pump.close()
 
-    def _flush(self, run: Run, text: list[str], reasoning: list[str]) -> None:
+    def _flush(self, run: Run, deltas: DeltaCoalescer) -> None:
         """Emit pending text and reasoning as one coalesced event each."""
-        if text:
-            self.emit(run, "message.delta", {"delta": "".join(text)})
-            text.clear()
-        if reasoning:
-            self.emit(run, "reasoning.delta", {"delta": "".join(reasoning)})
-            reasoning.clear()
+        text, reasoning = deltas.take()
+        if text is not None:
+            run.output += text
+            self.emit(run, "message.delta", {"delta": text})
+        if reasoning is not None:
+            self.emit(run, "reasoning.delta", {"delta": reasoning})
 
     async def _on_event(self, run: Run, event: Event) -> None:
-        if isinstance(event, TurnStarted):
-            if run.status == "queued":
-                await self.set_status(run, "running")
-        elif isinstance(event, ToolAnnounced):
-            self.emit(
-                run,
-                "tool.started",
-                {
-                    "tool": event.name,
-                    "tool_call_id": event.call_id,
-                    "preview": self.state.kernel.redactor(event.preview)[:200],
-                },
-            )
-        elif isinstance(event, ToolCompleted):
-            self.emit(
-                run,
-                "tool.completed",
-                {
-                    "tool": event.name,
-                    "tool_call_id": event.call_id,
-                    "duration": round(event.duration_s, 3),
-                    "error": event.is_error,
-                },
-            )
-        elif isinstance(event, QuestionRequested) and event.kind == "approval":
-            run.approvals[event.request_id] = event
-            if run.status == "running":
-                await self.set_status(run, "waiting_for_approval")
-            self.emit(run, "approval.request", approval_payload(event))
-        elif isinstance(event, QuestionClosed) and event.kind == "approval":
-            if run.approvals.pop(event.request_id, None) is None:
-                return
-            if event.reason == "answered":
+        match event:
+            case TurnStarted():
+                if run.status == "queued":
+                    await self.set_status(run, "running")
+            case ToolAnnounced():
                 self.emit(
                     run,
-                    "approval.responded",
-                    {"request_id": event.request_id, "choice": event.choice, "resolved": 1},
+                    "tool.started",
+                    {
+                        "tool": event.name,
+                        "tool_call_id": event.call_id,
+                        "preview": self.state.kernel.redactor(event.preview)[:200],
+                    },
                 )
-            else:
-                why = {"timeout": "timeout", "shutdown": "shutdown"}.get(event.reason, "stopped")
-                self.emit(run, "approval.expired", {"request_id": event.request_id, "reason": why})
-            if not run.approvals and run.status == "waiting_for_approval":
-                await self.set_status(run, "running")
-        elif isinstance(event, SteerDelivered):
-            self.emit(run, "run.steer_delivered", {"chars": event.chars})
-        elif isinstance(event, TurnCompleted):
-            await self._finish(run, event)
+            case ToolCompleted():
+                self.emit(
+                    run,
+                    "tool.completed",
+                    {
+                        "tool": event.name,
+                        "tool_call_id": event.call_id,
+                        "duration": round(event.duration_s, 3),
+                        "error": event.is_error,
+                    },
+                )
+            case QuestionRequested(kind="approval"):
+                run.approvals[event.request_id] = event
+                if run.status == "running":
+                    await self.set_status(run, "waiting_for_approval")
+                self.emit(run, "approval.request", approval_payload(event))
+            case QuestionClosed(kind="approval"):
+                if run.approvals.pop(event.request_id, None) is None:
+                    return
+                if event.reason == "answered":
+                    self.emit(
+                        run,
+                        "approval.responded",
+                        {"request_id": event.request_id, "choice": event.choice, "resolved": 1},
+                    )
+                else:
+                    why = {"timeout": "timeout", "shutdown": "shutdown"}.get(event.reason, "stopped")
+                    self.emit(run, "approval.expired", {"request_id": event.request_id, "reason": why})
+                if not run.approvals and run.status == "waiting_for_approval":
+                    await self.set_status(run, "running")
+            case SteerDelivered():
+                self.emit(run, "run.steer_delivered", {"chars": event.chars})
+            case TurnCompleted():
+                await self._finish(run, event)
 
     # -- settling ------------------------------------------------------------------------------
     async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from hermes_api_server.http_util import (
     read_json,
     session_headers,
 )
+from hermes_api_server.idempotency import key_conflict
 from hermes_api_server.journal import MAX_SUBSCRIBERS
 from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace
@@ -124,10 +125,7 @@ async def create_run(request: web.Request) -> web.Response:
         target = Target(found or mint_session_id())
     if not await state.pool.exists(target.session_id):
         target.seed = [*seed, *conv.history]
-    pending: asyncio.Future[str] | None = None
-    if key is not None:
-        pending = state.runs.hold_key(who, key)
-    try:
+    with state.runs.in_flight.claim(None if key is None else (who, key)) as created:
         # Open the session before the 202, so a lease another process holds is a 409 (§10), not a
         # run that fails later; the run's task joins the open session (the pool counts its users).
         async with state.pool.use(
@@ -139,31 +137,15 @@ async def create_run(request: web.Request) -> web.Response:
             )
             if key is not None:
                 await state.store.put_run_key(who, key, fp, run.run_id)
-            if pending is not None:
-                pending.set_result(run.run_id)
+            created(run.run_id)
             await asyncio.sleep(0)  # the run's task takes its own reference before ours goes
-    except BaseException as exc:
-        if pending is not None and not pending.done():
-            pending.set_exception(exc if isinstance(exc, Exception) else RuntimeError("cancelled"))
-            pending.exception()
-        raise
-    finally:
-        if key is not None:
-            state.runs.release_key(who, key)
     warning = await image_warning(state.kernel, run.resolved_model or "", conv.parts)
     return _accepted(run, False, channel, warning)
 
 
 async def _replay(state: Any, who: str, key: str, fp: str, channel: str | None) -> web.Response | None:
-    conflict = ApiError(
-        409,
-        "idempotency_key_conflict",
-        "Idempotency-Key was used with a different body",
-        param="Idempotency-Key",
-    )
-    pending = state.runs.pending_key(who, key)
-    if pending is not None:
-        run_id = await asyncio.shield(pending)
+    run_id = await state.runs.in_flight.wait((who, key))
+    if run_id is not None:
         run = state.runs.runs.get(run_id)
         if run is not None:
             return _accepted(run, True, channel)
@@ -171,7 +153,7 @@ async def _replay(state: Any, who: str, key: str, fp: str, channel: str | None) 
     if record is None:
         return None
     if record[0] != fp:
-        raise conflict
+        raise key_conflict()
     found = await state.runs.find(who, record[1])
     if isinstance(found, Run):
         return _accepted(found, True, channel)

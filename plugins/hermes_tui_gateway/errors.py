@@ -7,12 +7,13 @@ to stderr, so exception text never reaches the wire.
 from __future__ import annotations
 
 import logging
-import uuid
 
 from hermes_core import (
     CommandNotAvailable,
     CommandUsageError,
     ConfigError,
+    ErrorRule,
+    ErrorTable,
     InvalidValue,
     ModelAmbiguous,
     ModelNotFound,
@@ -21,6 +22,7 @@ from hermes_core import (
     SessionBusy,
     SessionInUse,
     SessionNotFound,
+    internal_error,
     redact,
     rpc,
 )
@@ -29,37 +31,55 @@ from hermes_tui_gateway.params import GatewayError
 log = logging.getLogger("hermes.tui")
 
 
+def _allowed(exc: InvalidValue, _params: object) -> dict[str, object] | None:
+    allowed = exc.allowed if isinstance(exc.allowed, list | tuple) else None
+    return {"key": exc.field, "allowed": list(allowed)} if allowed else None
+
+
+#: Core exceptions -> the gateway's per-method codes (first matching row wins).
+TABLE = ErrorTable(
+    [
+        ErrorRule(RewindError, lambda exc: exc.code, data=lambda exc, _p: exc.data or None),
+        ErrorRule(
+            SessionInUse,
+            4009,
+            "session is open in another Hermes process",
+            lambda _e, _p: {"reason": "in_use"},
+        ),
+        ErrorRule(
+            SessionBusy, 4009, lambda exc: str(exc) or "session busy", lambda exc, _p: {"reason": exc.reason}
+        ),
+        ErrorRule(
+            SessionNotFound,
+            4001,
+            "session not found",
+            lambda exc, _p: {"session_id": exc.session_id, "resumable": False},
+        ),
+        ErrorRule(
+            (ModelAmbiguous, ModelNotFound), 4002, data=lambda exc, _p: {"candidates": list(exc.candidates)}
+        ),
+        ErrorRule(CommandUsageError, 4004),
+        ErrorRule(CommandNotAvailable, 4018),
+        ErrorRule(InvalidValue, 4002, data=_allowed),
+        ErrorRule(ConfigError, 4002),
+        # A model call the method needed (e.g. /compress) failed: the provider's reason, keys masked.
+        ErrorRule(
+            ProviderError,
+            5005,
+            lambda exc: f"the model call failed: {redact(str(exc))}",
+            lambda exc, _p: {"kind": exc.kind},
+        ),
+    ],
+    make=GatewayError,
+)
+
+
+def internal(exc: BaseException | None, method: str) -> rpc.RpcError:
+    """Log an unexpected failure under an error id; return the opaque ``-32603`` naming it."""
+    return internal_error(rpc.TUI_OPTIONS, log, exc, method)
+
+
 def map_error(exc: BaseException, method: str) -> rpc.RpcError:
     """Map a core exception to the method's code; anything unexpected is an opaque -32603."""
-    if isinstance(exc, rpc.RpcError):
-        return exc
-    if isinstance(exc, RewindError):
-        return GatewayError(exc.code, str(exc), exc.data or None)
-    if isinstance(exc, SessionInUse):
-        return GatewayError(4009, "session is open in another Hermes process", {"reason": "in_use"})
-    if isinstance(exc, SessionBusy):
-        return GatewayError(4009, str(exc) or "session busy", {"reason": exc.reason})
-    if isinstance(exc, SessionNotFound):
-        return GatewayError(4001, "session not found", {"session_id": exc.session_id, "resumable": False})
-    if isinstance(exc, ModelAmbiguous | ModelNotFound):
-        return GatewayError(4002, str(exc), {"candidates": list(exc.candidates)})
-    if isinstance(exc, CommandUsageError):
-        return GatewayError(4004, str(exc))
-    if isinstance(exc, CommandNotAvailable):
-        return GatewayError(4018, str(exc))
-    if isinstance(exc, InvalidValue):
-        allowed = exc.allowed if isinstance(exc.allowed, list | tuple) else None
-        data = {"key": exc.field, "allowed": list(allowed)} if allowed else None
-        return GatewayError(4002, str(exc), data)
-    if isinstance(exc, ConfigError):
-        return GatewayError(4002, str(exc))
-    if isinstance(exc, ProviderError):  # a model call the method needed (e.g. /compress) failed
-        return provider_failure(exc)
-    error_id = uuid.uuid4().hex
-    log.error("tui: internal error %s in %s", error_id, method, exc_info=exc)
-    return rpc.RpcError(rpc.INTERNAL_ERROR, "internal error", {"error_id": error_id})
-
-
-def provider_failure(exc: ProviderError) -> GatewayError:
-    """Return 5005 with the provider's reason (credentials masked) and ``data.kind``."""
-    return GatewayError(5005, f"the model call failed: {redact(str(exc))}", {"kind": exc.kind})
+    mapped = TABLE.map(exc)
+    return mapped if mapped is not None else internal(exc, method)

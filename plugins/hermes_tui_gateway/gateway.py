@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import __version__, rpc
+from hermes_core import MethodBinder, __version__, jsonrpc_adapters, rpc
 from hermes_tui_gateway.conn import Conn
-from hermes_tui_gateway.errors import map_error
+from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
@@ -91,12 +91,15 @@ class Gateway:
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
         from hermes_tui_gateway import (
+            methods_attach,
             methods_commands,
             methods_config,
-            methods_misc,
+            methods_env,
             methods_prompt,
             methods_session,
             methods_state,
+            methods_subagents,
+            methods_trees,
         )
 
         modules = (
@@ -105,7 +108,10 @@ class Gateway:
             methods_prompt,
             methods_config,
             methods_commands,
-            methods_misc,
+            methods_env,
+            methods_subagents,
+            methods_trees,
+            methods_attach,
         )
         for module in modules:
             module.register(self)
@@ -341,28 +347,17 @@ class Gateway:
 
         slow = self.slow.get(name)
 
-        async def method(ctx: RequestCtx, /, **params: Any) -> Any:
-            try:
-                if ctx.pending is not None:
-                    result = await ctx.pending
-                else:
-                    assert slow is not None
-                    result = await slow(ctx.conn, params)
-                return Success(result)
-            except rpc.RpcError as exc:
-                return (
-                    Error(exc.code, exc.message, exc.data)
-                    if exc.data is not None
-                    else Error(exc.code, exc.message)
-                )
-            except Exception as exc:
-                err = self.map_error(exc, name)
-                return (
-                    Error(err.code, err.message, err.data)
-                    if err.data is not None
-                    else Error(err.code, err.message)
-                )
+        async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
+            if ctx.pending is not None:
+                return await ctx.pending
+            assert slow is not None
+            return await slow(ctx.conn, params)
 
+        on_success, on_error = jsonrpc_adapters(Success, Error)
+        binder: MethodBinder[RequestCtx, Any] = MethodBinder(
+            errors=TABLE, internal=internal, on_success=on_success, on_error=on_error
+        )
+        method = binder.bind(name, call)
         method.__name__ = name
         return method
 

@@ -5,14 +5,6 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-MIME = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
-
 
 def sniff(path: Path) -> tuple[str, int | None, int | None] | None:
     """Return ``(mime, width, height)`` from the header, or None when not a supported image."""

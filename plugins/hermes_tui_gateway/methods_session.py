@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core import SeedMessage, rpc
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.params import GatewayError, bad, clamp, opt_bool, opt_int, opt_str, session_id
+from hermes_tui_gateway.params import (
+    GatewayError,
+    bad,
+    clamp,
+    opt_bool,
+    opt_int,
+    opt_str,
+    session_id,
+    workspace,
+)
 
 if TYPE_CHECKING:
     from hermes_core import Session
@@ -111,11 +120,7 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         title = check_title(title, 4022)
     if effort is not None and effort not in ("none", "minimal", "low", "medium", "high", "xhigh"):
         raise GatewayError(4002, f"invalid reasoning_effort: {effort}", {"key": "reasoning_effort"})
-    cwd = Path(cwd_raw).expanduser() if cwd_raw else Path.cwd()
-    if not cwd.is_absolute():
-        cwd = Path.cwd() / cwd
-    if not cwd.is_dir():
-        raise GatewayError(4017, f"invalid cwd: {cwd_raw}")
+    cwd = workspace(cwd_raw or str(Path.cwd()), cwd_raw)
     kernel = gw.kernel
     if parent is not None and parent not in gw.lives and not await kernel.sessions.exists(parent):
         raise GatewayError(4007, f"parent session not found: {parent}")

@@ -6,12 +6,18 @@ response; ``data`` is ``{param, expected}`` (tui-gateway.md §1.3).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from hermes_core import rpc
+from hermes_core import WorkspaceError, check_workspace, rpc
 
 _MISSING: Any = object()
+
+
+#: Characters replaced by ``_`` when a session id becomes a file or folder name.
+SAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 class GatewayError(rpc.RpcError):
@@ -88,3 +94,14 @@ def session_id(p: Mapping[str, Any]) -> str:
     if not isinstance(value, str):
         raise bad("session_id", "string")
     return value
+
+
+def workspace(value: str, shown: Any) -> Path:
+    """Return a requested folder made absolute (``~`` expanded, relative to the gateway's folder).
+
+    :raises GatewayError: 4017 ``invalid cwd`` when it is not an existing directory.
+    """
+    try:
+        return check_workspace(value, expand_user=True, relative_to=Path.cwd(), resolve=False)
+    except WorkspaceError:
+        raise GatewayError(4017, f"invalid cwd: {shown}") from None

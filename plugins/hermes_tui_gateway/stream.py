@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_core import (
     BackgroundCompleted,
+    DeltaCoalescer,
     QuestionClosed,
     QuestionRequested,
     ReasoningDelta,
@@ -85,9 +86,7 @@ class SessionStream:
         self.sink: Sink | None = None
         self._held: list[bytes] | None = None
         self._holds = 0
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._buffered = 0
+        self._deltas = DeltaCoalescer(self._emit_deltas, split_kinds=True, max_chars=MAX_BUFFER_CHARS)
         self._timer: asyncio.TimerHandle | None = None
         self._tool_args: dict[str, Any] = {}
         self._tool_names: dict[str, str] = {}
@@ -165,28 +164,20 @@ class SessionStream:
 
     # -- coalescing --------------------------------------------------------------------------
     def _flush(self) -> None:
+        self._deltas.flush()
+        self._stop_timer()
+
+    def _stop_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._reasoning:
-            text = "".join(self._reasoning)
-            self._reasoning.clear()
-            self._emit("reasoning.delta", {"text": text})
-        if self._text:
-            text = "".join(self._text)
-            self._text.clear()
-            self._emit("message.delta", {"text": text})
-        self._buffered = 0
 
-    def _buffer(self, parts: list[str], other: list[str], text: str) -> None:
-        if other:
-            self._flush()
-        parts.append(text)
-        self._buffered += len(text)
-        if self._buffered >= MAX_BUFFER_CHARS:
-            self._flush()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
+    def _emit_deltas(self, text: str | None, reasoning: str | None) -> None:
+        self._stop_timer()
+        if reasoning is not None:
+            self._emit("reasoning.delta", {"text": reasoning})
+        if text is not None:
+            self._emit("message.delta", {"text": text})
 
     # -- the pump ----------------------------------------------------------------------------
     async def _pump(self) -> None:
@@ -242,87 +233,77 @@ class SessionStream:
         return self.verbose != "off"
 
     def _on_event(self, ev: Event) -> None:
-        kind = type(ev)
-        if kind is TextDelta:
-            self._buffer(self._text, self._reasoning, ev.text)  # type: ignore[attr-defined]
-        elif kind is ReasoningDelta:
-            self._buffer(self._reasoning, self._text, ev.text)  # type: ignore[attr-defined]
-        elif kind is TurnStarted:
-            assert isinstance(ev, TurnStarted)
-            payload: dict[str, Any] = {}
-            if ev.user_row_id is not None:
-                payload["user_row_id"] = ev.user_row_id
-            if ev.queued:
-                payload["queued"] = True
-            self.emit("message.start", payload)
-        elif kind is TurnCompleted:
-            assert isinstance(ev, TurnCompleted)
-            model = self.session.info().model
-            payload = encode.message_complete(ev, model, self.session.kernel.redactor)
-            self.last_usage_obj = payload["usage"]
-            self.emit("message.complete", payload)
-            self._tool_args.clear()
-            self._tool_names.clear()
-        elif kind is SessionChanged:
-            self.emit_info()
-        elif kind is ToolAnnounced:
-            assert isinstance(ev, ToolAnnounced)
-            self._tool_args[ev.call_id] = ev.args_redacted
-            self._tool_names[ev.call_id] = ev.name
-            if self._tools_visible() or ev.name == "clarify":
-                self.emit("tool.start", encode.tool_start(ev))
-        elif kind is ToolProgress:
-            assert isinstance(ev, ToolProgress)
-            name = self._tool_names.get(ev.call_id, "")
-            if self._tools_visible() or name == "clarify":
-                preview = self.session.kernel.redactor(ev.tail)
-                self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
-        elif kind is ToolCompleted:
-            assert isinstance(ev, ToolCompleted)
-            payload = encode.tool_complete(
-                ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
-            )
-            if (
-                self._tools_visible()
-                or "inline_diff" in payload
-                or ev.todos is not None
-                or ev.name == "clarify"
-            ):
-                self.emit("tool.complete", payload)
-        elif kind is QuestionRequested:
-            assert isinstance(ev, QuestionRequested)
-            self.emit(*encode.question_request(ev))
-        elif kind is QuestionClosed:
-            assert isinstance(ev, QuestionClosed)
-            expired = encode.question_expire(ev)
-            if expired is not None:
-                self.emit(*expired)
-        elif kind is SteerDelivered:
-            assert isinstance(ev, SteerDelivered)
-            self.emit("status.update", {"kind": "steer", "text": f"steer delivered ({ev.chars} chars)"})
-        elif kind is Retrying:
-            assert isinstance(ev, Retrying)
-            text = f"{ev.kind}: retrying in {ev.wait_s:.1f}s (attempt {ev.attempt})"
-            self.emit("status.update", {"kind": "retry", "text": text})
-        elif kind is UsageUpdated:
-            assert isinstance(ev, UsageUpdated)
-            now = time.monotonic()
-            usage = encode.usage_obj(ev.usage, self.session.info().model)
-            if now - self._last_usage >= 1.0 and usage != self.last_usage_obj:
-                self._last_usage = now
-                self.last_usage_obj = usage
-                self.emit("session.usage", {"usage": usage})
-        elif kind is TitleChanged:
-            assert isinstance(ev, TitleChanged)
-            self.emit("session.title", {"session_id": self.session_id, "title": ev.title})
-        elif kind is BackgroundCompleted:
-            assert isinstance(ev, BackgroundCompleted)
-            self.open_tasks.discard(ev.task_id)
-            self.emit("background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status})
-        elif kind is SessionProblem:
-            assert isinstance(ev, SessionProblem)
-            self.emit("error", {"message": ev.message, "code": ev.code})
-        elif kind is SubagentEvent:
-            assert isinstance(ev, SubagentEvent)
-            payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}
-            self.emit(f"subagent.{ev.kind}", payload)
+        match ev:
+            case TextDelta() | ReasoningDelta():
+                # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
+                # flushes at once (inline: this runs on every streamed token).
+                self._deltas.add(ev)
+                if self._timer is None and self._deltas.pending:
+                    self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
+            case TurnStarted():
+                payload: dict[str, Any] = {}
+                if ev.user_row_id is not None:
+                    payload["user_row_id"] = ev.user_row_id
+                if ev.queued:
+                    payload["queued"] = True
+                self.emit("message.start", payload)
+            case TurnCompleted():
+                model = self.session.info().model
+                payload = encode.message_complete(ev, model, self.session.kernel.redactor)
+                self.last_usage_obj = payload["usage"]
+                self.emit("message.complete", payload)
+                self._tool_args.clear()
+                self._tool_names.clear()
+            case SessionChanged():
+                self.emit_info()
+            case ToolAnnounced():
+                self._tool_args[ev.call_id] = ev.args_redacted
+                self._tool_names[ev.call_id] = ev.name
+                if self._tools_visible() or ev.name == "clarify":
+                    self.emit("tool.start", encode.tool_start(ev))
+            case ToolProgress():
+                name = self._tool_names.get(ev.call_id, "")
+                if self._tools_visible() or name == "clarify":
+                    preview = self.session.kernel.redactor(ev.tail)
+                    self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
+            case ToolCompleted():
+                payload = encode.tool_complete(
+                    ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
+                )
+                if (
+                    self._tools_visible()
+                    or "inline_diff" in payload
+                    or ev.todos is not None
+                    or ev.name == "clarify"
+                ):
+                    self.emit("tool.complete", payload)
+            case QuestionRequested():
+                self.emit(*encode.question_request(ev))
+            case QuestionClosed():
+                expired = encode.question_expire(ev)
+                if expired is not None:
+                    self.emit(*expired)
+            case SteerDelivered():
+                self.emit("status.update", {"kind": "steer", "text": f"steer delivered ({ev.chars} chars)"})
+            case Retrying():
+                text = f"{ev.kind}: retrying in {ev.wait_s:.1f}s (attempt {ev.attempt})"
+                self.emit("status.update", {"kind": "retry", "text": text})
+            case UsageUpdated():
+                now = time.monotonic()
+                usage = encode.usage_obj(ev.usage, self.session.info().model)
+                if now - self._last_usage >= 1.0 and usage != self.last_usage_obj:
+                    self._last_usage = now
+                    self.last_usage_obj = usage
+                    self.emit("session.usage", {"usage": usage})
+            case TitleChanged():
+                self.emit("session.title", {"session_id": self.session_id, "title": ev.title})
+            case BackgroundCompleted():
+                self.open_tasks.discard(ev.task_id)
+                self.emit(
+                    "background.complete", {"task_id": ev.task_id, "text": ev.text, "status": ev.status}
+                )
+            case SessionProblem():
+                self.emit("error", {"message": ev.message, "code": ev.code})
+            case SubagentEvent():
+                payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}
+                self.emit(f"subagent.{ev.kind}", payload)

@@ -1,0 +1,28 @@
+"""Jobs every transport does, written once: binding methods, mapping errors, batching deltas.
+
+Standard library only (no jsonrpcserver, no aiohttp): a transport adapts these to its wire library
+in a few lines. See docs/architecture.md, "The transport toolkit".
+
+* :mod:`~hermes_core.transport_kit.errors` — :class:`ErrorRule` / :class:`ErrorTable`, a
+  declarative map from core exceptions to wire errors, and :func:`internal_error`, the one way
+  an unexpected failure is logged under an error id and answered;
+* :mod:`~hermes_core.transport_kit.binder` — :class:`MethodBinder`, which turns
+  ``async impl(ctx, params)`` into a dispatcher method that never lets an exception escape;
+* :mod:`~hermes_core.transport_kit.coalesce` — :class:`DeltaCoalescer`, which merges consecutive
+  text or reasoning deltas of a burst into one.
+"""
+
+from __future__ import annotations
+
+from hermes_core.transport_kit.binder import MethodBinder, jsonrpc_adapters
+from hermes_core.transport_kit.coalesce import DeltaCoalescer
+from hermes_core.transport_kit.errors import ErrorRule, ErrorTable, internal_error
+
+__all__ = [
+    "DeltaCoalescer",
+    "ErrorRule",
+    "ErrorTable",
+    "MethodBinder",
+    "internal_error",
+    "jsonrpc_adapters",
+]

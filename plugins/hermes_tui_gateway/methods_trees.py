@@ -1,0 +1,154 @@
+"""Saved spawn trees (tui-gateway.md §3.8): ``spawn_tree.save``, ``.list``, ``.load``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_tui_gateway.params import (
+    SAFE_NAME,
+    GatewayError,
+    bad,
+    clamp,
+    opt_bool,
+    opt_int,
+    opt_str,
+    session_id,
+)
+
+if TYPE_CHECKING:
+    from hermes_tui_gateway.gateway import Conn, Gateway, Params
+
+
+def _tree_root(gw: Gateway) -> Path:
+    return gw.data_dir / "spawn-trees"
+
+
+def _save_tree(root: Path, sid: str, body: dict[str, Any], label: str | None) -> str:
+    folder = root / (SAFE_NAME.sub("_", sid) or "_global")
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+    while True:
+        path = folder / f"{stamp}-{secrets.token_hex(2)}.json"
+        if not path.exists():
+            break
+    tmp = folder / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    tmp.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    entry = {
+        "path": str(path),
+        "session_id": sid,
+        "started_at": body.get("started_at"),
+        "finished_at": body.get("finished_at"),
+        "label": label,
+        "count": len(body.get("subagents", [])),
+    }
+    with (folder / "_index.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+    return str(path)
+
+
+async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``spawn_tree.save``: unique name, atomic write, index line."""
+    subagents = p.get("subagents")
+    if not isinstance(subagents, list) or not subagents:
+        raise GatewayError(4000, "subagents list required")
+    if not all(isinstance(s, dict) for s in subagents):
+        raise bad("subagents", "list of objects")
+    label = opt_str(p, "label")
+    if label is not None and len(label) > 200:
+        raise GatewayError(4002, "label is longer than 200 characters")
+    sid = session_id(p)
+    body = {
+        "session_id": sid,
+        "subagents": subagents,
+        "started_at": p.get("started_at"),
+        "finished_at": p.get("finished_at"),
+        "label": label,
+    }
+    try:
+        path = await gw.run_blocking(_save_tree, _tree_root(gw), sid, body, label)
+    except OSError as exc:
+        raise GatewayError(5000, f"spawn_tree.save failed: {exc.strerror or exc}") from exc
+    return {"path": path, "session_id": sid}
+
+
+def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str, Any]]:
+    if not root.is_dir():
+        return []
+    folders = (
+        [p for p in root.iterdir() if p.is_dir()]
+        if cross or not sid
+        else [root / (SAFE_NAME.sub("_", sid) or "_global")]
+    )
+    entries: list[dict[str, Any]] = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        index = folder / "_index.jsonl"
+        if index.is_file():
+            for line in index.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and Path(str(entry.get("path", ""))).is_file():
+                    entries.append(entry)
+        else:
+            for file in folder.glob("*.json"):
+                entries.append(
+                    {
+                        "path": str(file),
+                        "session_id": folder.name,
+                        "started_at": None,
+                        "finished_at": None,
+                        "label": None,
+                        "count": None,
+                    }
+                )
+    entries.sort(key=lambda e: Path(e["path"]).name, reverse=True)
+    return entries[:limit]
+
+
+async def spawn_tree_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``spawn_tree.list``: newest first; never creates directories."""
+    limit = clamp(opt_int(p, "limit", 50) or 50, 1, 1000)
+    cross = opt_bool(p, "cross_session")
+    entries = await gw.run_blocking(_list_trees, _tree_root(gw), session_id(p), cross, limit)
+    return {"entries": entries}
+
+
+async def spawn_tree_load(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``spawn_tree.load``: symlinks and ``..`` are resolved before the containment check."""
+    raw = p.get("path")
+    if not isinstance(raw, str) or not raw:
+        raise GatewayError(4000, "path required")
+    root = _tree_root(gw).resolve()
+    target = Path(raw).expanduser().resolve()
+    if not target.is_relative_to(root):
+        raise GatewayError(4030, "path outside spawn-trees root")
+    try:
+        text = await gw.run_blocking(target.read_text, "utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise GatewayError(5000, f"spawn_tree.load failed: {type(exc).__name__}") from exc
+    return data if isinstance(data, dict) else {"data": data}
+
+
+def register(gw: Gateway) -> None:
+    """Add this module's methods to the gateway's tables."""
+
+    def bind(fn: Any) -> Any:
+        return lambda conn, p: fn(gw, conn, p)
+
+    gw.slow.update(
+        {
+            "spawn_tree.save": bind(spawn_tree_save),
+            "spawn_tree.list": bind(spawn_tree_list),
+            "spawn_tree.load": bind(spawn_tree_load),
+        }
+    )
