@@ -86,7 +86,7 @@ def test_check_workspace_names_each_problem(tmp_path: Path) -> None:
 
 
 def test_the_core_session_check_is_the_shared_validator() -> None:
-    from hermes_core import session_open
+    from hermes_core.session import open as session_open
 
     assert session_open.check_workspace is check_workspace
 
