@@ -1,4 +1,5 @@
-"""The kernel: plugins, settings, storage, providers, live sessions and questions (agent-core §1).
+"""The kernel: plugins, settings, storage, providers, live sessions and questions
+(docs/reference/core.md#core-api).
 
 Create one with :meth:`Kernel.create`, then use it inside ``async with kernel.running():``::
 
@@ -323,7 +324,8 @@ class Kernel:
         parent_session_id: str | None = None,
         create_cwd: bool = False,
     ) -> Session:
-        """Open a stored or live session, or create one; take its writer lease (agent-core §7).
+        """Open a stored or live session, or create one; take its writer lease
+        (docs/reference/core.md#sessions-and-storage).
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read.
@@ -400,7 +402,7 @@ class Kernel:
 
     # -- questions ---------------------------------------------------------------------------
     def answer(self, request_id: str, answer: Any) -> Literal["ok", "expired", "unknown"]:
-        """Answer an open question by id; never raises (agent-core §5)."""
+        """Answer an open question by id; never raises (docs/reference/core.md#questions)."""
         value = answer if isinstance(answer, str) else getattr(answer, "value", str(answer))
         return self.broker.answer(request_id, value)
 
@@ -411,7 +413,7 @@ class Kernel:
 
     # -- models ------------------------------------------------------------------------------
     async def resolve_model(self, ref: str, *, session: Session | None = None) -> ResolvedModel:
-        """Resolve ``provider:model`` or a bare name (agent-core §10)."""
+        """Resolve ``provider:model`` or a bare name (docs/reference/core.md#providers-and-models)."""
         from hermes_core.models import resolve
 
         current = None
@@ -547,7 +549,8 @@ class Kernel:
     async def dispatch_slash(
         self, session: Session | None, text: str, *, surface: str
     ) -> CommandResult | None:
-        """Run a registered ``/command`` (agent-core §11); None when the text is not one."""
+        """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
+        text is not one."""
         if not isinstance(text, str):
             return None
         stripped = text.strip()

@@ -96,7 +96,7 @@ class ProviderSpec:
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """What a slash command handler returns (agent-core §11)."""
+    """What a slash command handler returns (docs/slash-commands.md#where-commands-are-recognised)."""
 
     kind: Literal["exec", "send", "prefill", "alias"] = "exec"
     output: str | None = None
@@ -148,7 +148,7 @@ class StorageSpec:
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
-    """A policy plugin's verdict on one tool call (agent-core §6.3)."""
+    """A policy plugin's verdict on one tool call (docs/reference/core.md#combining-decisions)."""
 
     decision: Literal["allow", "ask", "deny"]
     reason: str = ""

@@ -1,6 +1,7 @@
 """One tool round: announce, decide, ask, execute and record each call of a model response.
 
-Order per call (agent-core §2, §4, §6): ``ToolAnnounced`` → ``ToolDecision`` → a question if
+Order per call (docs/reference/core.md#the-turn-loop, #events, #approvals): ``ToolAnnounced`` →
+``ToolDecision`` → a question if
 the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted`` (exactly once per
 announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
 """
@@ -323,7 +324,8 @@ class ToolRound:
 
 
 def run_denials(run: TurnRun) -> Any:
-    """Return the turn's denial memory (agent-core §6.5), creating it on first use."""
+    """Return the turn's denial memory (docs/reference/core.md#denials-hold-for-the-turn), creating it on
+    first use."""
     from hermes_core import approvals
 
     memory = getattr(run, "_denials", None)

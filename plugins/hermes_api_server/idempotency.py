@@ -1,4 +1,5 @@
-"""The in-memory idempotency cache of non-streamed chat and Responses requests (§3.3)."""
+"""The in-memory idempotency cache of non-streamed chat and Responses requests
+(docs/reference/api-server.md#limits-idempotency-and-extra-fields)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Environment, processes, subagents, spawn trees and attachments (tui-gateway.md §3.6-§3.9)."""
+"""Environment, processes, subagents, spawn trees and attachments (docs/reference/tui-gateway.md#methods)."""
 
 from __future__ import annotations
 
