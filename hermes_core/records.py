@@ -1,4 +1,4 @@
-"""Typed records that plugins return from hooks (architecture.md, "Hooks").
+"""Typed records that plugins return from hooks (docs/plugin-hooks.md).
 
 Everything here is a frozen dataclass and imports nothing heavy: a plugin's ``plugin.py`` can
 build these without importing pydantic, aiohttp or its own implementation.
@@ -45,7 +45,7 @@ class OptionSpec:
 
 @dataclass(slots=True)
 class TransportContext:
-    """What a transport factory gets (architecture.md, "Transports and the CLI")."""
+    """What a transport factory gets (docs/plugin-hooks.md#hermes_transports)."""
 
     kernel: Kernel
     options: Mapping[str, Any]

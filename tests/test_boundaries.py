@@ -1,4 +1,4 @@
-"""Enforce the import boundaries of architecture.md ("Boundaries") by reading the source with ``ast``.
+"""Enforce the import boundaries of docs/architecture.md#boundaries by reading the source with ``ast``.
 
 The kernel, the CLI and each first-party plugin may only depend on what the design allows; a
 plugin's ``plugin.py`` must stay cheap to import. Every failure names ``file:line`` and the
@@ -30,7 +30,7 @@ CLI_LIBRARIES = frozenset({"click", "tomli_w", "platformdirs", "uvloop"})
 # Never in the kernel, whatever else changes: these are transport or CLI dependencies.
 NEVER_IN_CORE = frozenset({"click", "aiohttp", "jsonrpcserver", "tomli_w", "uvloop", "hermes_cli"})
 HEAVY = frozenset({"aiohttp", "pydantic", "jsonrpcserver"})
-# The one kernel submodule a plugin may import by path (architecture.md, "the one named exception").
+# The one kernel submodule a plugin may import by path (docs/architecture.md#boundaries).
 PUBLIC_SUBMODULES = frozenset({"hermes_core.rpc"})
 ENV_ATTRIBUTES = {"os": frozenset({"environ", "environb", "getenv", "getenvb"}), "sys": frozenset({"argv"})}
 

@@ -22,8 +22,13 @@ from tests.test_self_contained import ROOT, _tracked_text_files
 SIGN = "\u00a7"  # the section sign, written so this file holds none
 SECTION_CITATION = re.compile(SIGN + r"+\s?\d")
 DOC_REF = re.compile(r"(?<![\w/.])(docs/[\w./-]+\.md)(#[\w-]+)?((?:,\s*#[\w-]+)*)")
+# A design document named on its own, not as a path into this repository or a Markdown link target.
+OUTSIDE_DOC = re.compile(
+    r"(?<![\w/.\-])(?<!\]\()(agent-core(\.md)?|(acp|tui-gateway|api-server|architecture)\.md)\b"
+)
 MD_LINK = re.compile(r"\]\(([^)\s]+\.md)(#[\w-]+)?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
+REWRITER_AND_TEST = {"tools/rewrite_citations.py", "tests/test_docs_references.py"}
 
 
 def _slug(title: str) -> str:
@@ -70,6 +75,17 @@ def test_no_file_cites_a_section_of_an_outside_document() -> None:
             if SECTION_CITATION.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "cite docs/ instead:\n" + "\n".join(found)
+
+
+def test_no_file_names_a_design_document_that_is_not_in_the_repository() -> None:
+    found = []
+    for path in _sources():
+        if path.relative_to(ROOT).as_posix() in REWRITER_AND_TEST:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OUTSIDE_DOC.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "name a docs/ page instead:\n" + "\n".join(found)
 
 
 def test_every_docs_reference_resolves_to_a_file_and_heading() -> None:
