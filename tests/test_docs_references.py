@@ -154,6 +154,12 @@ def test_every_mapping_target_exists() -> None:
             "# docs/reference/core.md#the-turn-loop and docs/reference/acp.md#self-check,"
             " #interactive-setup\n",
         ),
+        (
+            "tests/test_x.py",
+            '"""Checks (architecture.md, "Transports and the CLI") and (acp.md ' + SIGN + '4)."""\n',
+            '"""Checks (docs/plugin-hooks.md#hermes_transports) and'
+            ' (docs/reference/acp.md#authentication)."""\n',
+        ),
     ],
 )
 def test_the_rewriter_is_idempotent_and_finds_moved_files(

@@ -192,6 +192,33 @@ MAPPING: dict[tuple[str, str], str] = {
     ("api", "11"): API,
 }
 
+#: Citations the mapping alone would render inaccurately, and citations of an architecture contract
+#: by section name (not number); each is replaced as a whole phrase, before the mapping runs.
+PHRASES: dict[str, str] = {
+    f"(acp.md {SIGN}2, {SIGN}13 #1\u2013#6)": "(docs/reference/acp.md#json-rpc)",
+    "but " + SIGN + "11 lists /model among the\n"
+    "    # commands that answer SessionBusy while a turn runs, so every surface behaves alike.": (
+        "but\n"
+        "    # /model is busy-blocked: it answers SessionBusy while a turn runs, on every surface alike\n"
+        "    # (docs/slash-commands.md#where-commands-are-recognised)."
+    ),
+    f"you need it to reconnect ({SIGN}4).": (
+        "you need it to reconnect (see\n[section 4](#4-reconnecting-without-losing-events))."
+    ),
+    f"Run commands with `command.dispatch` ({SIGN}3.4).": (
+        "Run commands with `command.dispatch` (see [section 3.4](#34-commands-and-settings))."
+    ),
+    '(architecture.md, "Transports and the CLI")': "(docs/plugin-hooks.md#hermes_transports)",
+    '(architecture.md, "Hooks")': "(docs/plugin-hooks.md)",
+    'of architecture.md ("Boundaries")': "of docs/architecture.md#boundaries",
+    '(architecture.md, "the one named exception")': "(docs/architecture.md#boundaries)",
+    "(architecture.md, style rule 7)": '(CONTRIBUTING.md, "Checks")',
+    "    # architecture.md names two packages differently from their entry points.": (
+        "    # Two packages are named differently from their entry points."
+    ),
+    "the hookspecs of architecture.md": "the hookspecs of docs/plugin-hooks.md",
+}
+
 PAGES = {"core": CORE, "acp": ACP, "tui": TUI, "api": API}
 DOC_NAMES = {
     "agent-core": "core",
@@ -209,7 +236,7 @@ CITATION = re.compile(
 )
 _ONE = re.compile(rf"({_NUM})(?:\s?[-\u2013]\s?{SIGN}?\s?({_NUM}))?")
 SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache"}
-SELF = {"tools/rewrite_citations.py"}
+SELF = {"tools/rewrite_citations.py", "tests/test_docs_references.py"}  # they hold examples
 
 
 def default_doc(rel: str) -> str | None:
@@ -311,6 +338,10 @@ def rewrite_text(root: Path, rel: str, text: str) -> tuple[str, int, list[str]]:
     count = 0
     left: list[str] = []
     default = default_doc(rel)
+    for phrase, better in PHRASES.items():
+        if phrase in text:
+            count += text.count(phrase)
+            text = text.replace(phrase, better)
 
     def replace(match: re.Match[str]) -> str:
         nonlocal count
