@@ -1,9 +1,8 @@
 """One tool round: announce, decide, ask, execute and record each call of a model response.
 
 Order per call (docs/reference/core.md#the-turn-loop, #events, #approvals): ``ToolAnnounced`` →
-``ToolDecision`` → a question if
-the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted`` (exactly once per
-announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
+``ToolDecision`` → a question if the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted``
+(exactly once per announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
 """
 
 from __future__ import annotations

@@ -217,6 +217,9 @@ PHRASES: dict[str, str] = {
         "    # Two packages are named differently from their entry points."
     ),
     "the hookspecs of architecture.md": "the hookspecs of docs/plugin-hooks.md",
+    f'description="A {SIGN}10 code."': (
+        'description="A code listed in docs/reference/api-server.md#error-codes."'
+    ),
 }
 
 PAGES = {"core": CORE, "acp": ACP, "tui": TUI, "api": API}
@@ -392,12 +395,34 @@ def _break_at(line: str, start: int) -> int:
     return -1
 
 
+def _continues(line: str, prefix: str, is_comment: bool) -> str | None:
+    """Return the text of ``line`` if it continues the paragraph a wrapped line left off, else None."""
+    stripped = line.lstrip()
+    if is_comment:
+        if not line.startswith(prefix) or not prefix.strip():
+            return None
+        text = line[len(prefix) :]
+    else:
+        if line[: len(line) - len(stripped)] != prefix:
+            return None
+        text = stripped
+    if not text.strip() or text[0] in " #:-*>" or text.startswith(('"""', "'''")) or text[0].isdigit():
+        return None
+    return text
+
+
 def wrap_long_lines(source: str, changed: set[int]) -> tuple[str, list[int]]:
-    """Wrap rewritten comment and docstring lines that went over the limit; return the rest."""
+    """Wrap rewritten comment and docstring lines that went over the limit; return the rest.
+
+    What a wrapped line pushes over goes to the start of the next line when that line continues
+    the same paragraph (which is then wrapped in turn), else onto a line of its own.
+    """
     spans, comments = _text_lines(source)
+    lines = source.split("\n")
+    changed = set(changed)
     out: list[str] = []
     too_long: list[int] = []
-    for number, line in enumerate(source.split("\n"), 1):
+    for number, line in enumerate(lines, 1):
         if number not in changed or len(line) <= LIMIT:
             out.append(line)
             continue
@@ -408,7 +433,8 @@ def wrap_long_lines(source: str, changed: set[int]) -> tuple[str, list[int]]:
             moved, _ = wrap_long_lines(indent + comment, {1})
             out.extend([*moved.split("\n"), code])
             continue
-        if stripped.startswith("#"):
+        is_comment = stripped.startswith("#")
+        if is_comment:
             marker = re.match(r"#:?\s*", stripped)
             prefix = indent + (marker.group(0) if marker else "# ")
             start = len(prefix)
@@ -429,6 +455,16 @@ def wrap_long_lines(source: str, changed: set[int]) -> tuple[str, list[int]]:
                 break
             out.append(rest[:cut].rstrip())
             rest = prefix + rest[cut + 1 :].lstrip()
+        following = lines[number] if number < len(lines) else ""
+        same_text = is_comment or (number + 1 in spans and spans.get(number + 1) == spans.get(number))
+        closes = rest.rstrip().endswith(('"""', "'''")) and not is_comment
+        text = (
+            _continues(following, prefix, is_comment) if same_text and not closes and rest != line else None
+        )
+        if text is not None:  # join the overflow with the next line of the paragraph
+            lines[number] = prefix + rest[len(prefix) :].strip() + " " + text
+            changed.add(number + 1)
+            continue
         out.append(rest)
     return "\n".join(out), too_long
 

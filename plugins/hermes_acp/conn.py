@@ -2,8 +2,7 @@
 
 ``fast_path`` answers ``initialize`` from static data; ``prepare`` registers prompts and
 cancellations synchronously, before the next frame is read (docs/reference/acp.md#inbound-dispatch trap 5);
-``dispatch``
-hands everything else to ``jsonrpcserver`` (imported on first use) with an explicit table.
+``dispatch`` hands everything else to ``jsonrpcserver`` (imported on first use) with an explicit table.
 """
 
 from __future__ import annotations

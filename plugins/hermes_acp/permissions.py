@@ -2,10 +2,9 @@
 ``session/request_permission``.
 
 The request reuses the announced ``toolCallId``; the options are the four of
-docs/reference/acp.md#permission-options in their fixed
-order (each offered only when the core allows that choice). When the question closes without
-the client's answer (deadline, cancel, close), the request is withdrawn with
-``$/cancel_request``. Anything but an offered allow option counts as a denial.
+docs/reference/acp.md#permission-options in their fixed order (each offered only when the core allows that
+choice). When the question closes without the client's answer (deadline, cancel, close), the request is
+withdrawn with ``$/cancel_request``. Anything but an offered allow option counts as a denial.
 """
 
 from __future__ import annotations

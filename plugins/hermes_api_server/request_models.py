@@ -5,11 +5,11 @@ Each model states the rules its handler enforces (types, enums, required fields,
 ``model_validate`` accepts a body exactly when the handler's own checks would let it through to
 the turn; ``tests/api`` holds the two to that. OpenAI clients and upstream hosts send fields this
 server ignores, so every body model allows extra properties
-(docs/reference/api-server.md#limits-idempotency-and-extra-fields), unlike the settings models.
-Optional fields accept ``null``: the handlers treat a ``null`` like an absent field. Validation is
-strict (``"yes"`` is not a boolean, ``"1"`` not an integer), because the handlers never coerce.
-Rules a schema cannot state (the last message must be a user message, a ``data:`` URL must decode,
-a workspace must exist) stay with the handlers.
+(docs/reference/api-server.md#limits-idempotency-and-extra-fields), unlike the settings models. Optional
+fields accept ``null``: the handlers treat a ``null`` like an absent field. Validation is strict (``"yes"`` is
+not a boolean, ``"1"`` not an integer), because the handlers never coerce. Rules a schema cannot state (the
+last message must be a user message, a ``data:`` URL must decode, a workspace must exist) stay with the
+handlers.
 """
 
 from __future__ import annotations

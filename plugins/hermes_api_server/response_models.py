@@ -2,8 +2,7 @@
 (docs/reference/api-server.md#get-openapijson).
 
 They describe what the handlers write (docs/reference/api-server.md); nothing validates outgoing bodies with
-them at
-run time. Every model allows extra properties: the documented fields are a floor, so a client (or
+them at run time. Every model allows extra properties: the documented fields are a floor, so a client (or
 schemathesis) checking a response against them fails only on a missing or mistyped field.
 """
 
@@ -31,7 +30,7 @@ class ErrorBody(Open):
     message: str
     type: Literal["invalid_request_error", "rate_limit_error", "server_error"]
     param: str | None
-    code: str = Field(description="A docs/reference/api-server.md#error-codes code.")
+    code: str = Field(description="A code listed in docs/reference/api-server.md#error-codes.")
 
 
 class Error(Open):

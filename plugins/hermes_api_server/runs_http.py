@@ -130,8 +130,8 @@ async def create_run(request: web.Request) -> web.Response:
         state.runs._pending_keys[(who, key)] = pending
     try:
         # Open the session before the 202, so a lease another process holds is a 409
-        # (docs/reference/api-server.md#error-codes), not a
-        # run that fails later; the run's task joins the open session (the pool counts its users).
+        # (docs/reference/api-server.md#error-codes), not a run that fails later; the run's task joins the
+        # open session (the pool counts its users).
         async with state.pool.use(
             target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
         ):

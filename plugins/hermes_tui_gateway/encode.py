@@ -1,8 +1,8 @@
 """Turn the core's records into TUI-gateway payloads (docs/reference/tui-gateway.md#shared-objects, #events).
 
 Pure functions over core records: the event catalog of docs/reference/tui-gateway.md#event-catalog, the usage
-object of docs/reference/tui-gateway.md#usage-object, the
-``SessionInfo`` of docs/reference/tui-gateway.md#sessioninfo and the transcript rows of
+object of docs/reference/tui-gateway.md#usage-object, the ``SessionInfo`` of
+docs/reference/tui-gateway.md#sessioninfo and the transcript rows of
 docs/reference/tui-gateway.md#transcript-rows.
 """
 
