@@ -1,4 +1,5 @@
-"""Cold start of ``hermes acp`` alone (acp.md §1.2 names this file): spawn -> ``initialize`` reply.
+"""Cold start of ``hermes acp`` alone (docs/reference/acp.md#start-up names this file): spawn ->
+``initialize`` reply.
 
 Run: ``.venv/bin/python bench/acp_cold_start.py [--spawns 20]``; ``bench/bench_acp.py`` prints the
 same rows together with the other ACP budgets. Prints the median and p95 in milliseconds.

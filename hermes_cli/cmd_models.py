@@ -1,4 +1,4 @@
-"""``hermes models``: the model catalog (agent-core §10) as a readable table."""
+"""``hermes models``: the model catalog (docs/reference/core.md#providers-and-models) as a readable table."""
 
 from __future__ import annotations
 

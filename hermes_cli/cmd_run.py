@@ -1,4 +1,5 @@
-"""``hermes run``: one non-interactive turn (agent-core §2.7), or a slash command.
+"""``hermes run``: one non-interactive turn (docs/reference/core.md#background-tasks-and-one-shot-calls), or a
+slash command.
 
 stdout carries only the reply text, streamed as it arrives; tool activity, warnings and errors
 go to stderr. The turn answers no questions (``answerable`` is empty).

@@ -1,6 +1,6 @@
 """``hermes <transport>``: a click command built from a plugin's ``TransportSpec``.
 
-Start order (architecture.md, "Transports and the CLI"): argv is parsed, plugins are loaded and
+Start order (docs/plugin-hooks.md#hermes_transports): argv is parsed, plugins are loaded and
 registered, the factory is called at once, and a background task validates the settings and
 enters ``kernel.running()``, resolving ``ctx.ready`` (or failing it with the start-up error).
 The factory's return value is the exit code.

@@ -1,4 +1,4 @@
-"""Where Hermes keeps its files (agent-core §14, "Locations").
+"""Where Hermes keeps its files (docs/reference/core.md#settings, "Locations").
 
 With ``HERMES_HOME`` set, that one directory holds ``config.toml``, ``.env`` and all data.
 Otherwise the config file and ``.env`` live in the platformdirs user config dir and data

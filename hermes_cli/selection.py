@@ -1,6 +1,6 @@
 """Which entry-point plugins to load: ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS``, the
 ``--plugin`` / ``--no-plugin`` flags, ``HERMES_STRICT_PLUGINS`` and ``HERMES_TRACE_PLUGINS``
-(agent-core §14)."""
+(docs/reference/core.md#settings)."""
 
 from __future__ import annotations
 

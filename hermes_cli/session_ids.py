@@ -1,4 +1,5 @@
-"""The grammar of client-chosen session ids (agent-core §7.1), checked before anything loads."""
+"""The grammar of client-chosen session ids (docs/reference/core.md#session-ids), checked before anything
+loads."""
 
 from __future__ import annotations
 

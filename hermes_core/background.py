@@ -1,4 +1,5 @@
-"""Background tasks: a separate one-shot agent on the session's model, cwd and profile (agent-core §2.7).
+"""Background tasks: a separate one-shot agent on the session's model, cwd and profile
+(docs/reference/core.md#background-tasks-and-one-shot-calls).
 
 The task runs the ordinary turn loop — tools, approvals, questions — on a private, unpersisted
 copy of the session with no shared history. Nothing reaches the transcript. Its questions are

@@ -1,4 +1,4 @@
-"""The provider-aware model catalog and its probe policy (agent-core §10).
+"""The provider-aware model catalog and its probe policy (docs/reference/core.md#providers-and-models).
 
 A normal call probes live only the current provider, and only when it is a custom one; others
 come from the cache, and stale entries refresh in the background. ``refresh`` empties the cache

@@ -1,4 +1,4 @@
-"""The one typed event stream every transport encodes (agent-core §3, §4, §8).
+"""The one typed event stream every transport encodes (docs/reference/core.md#turn-outcomes, #events, #usage).
 
 Events are frozen dataclasses. Every event has ``session_id``, ``turn_id`` (``None`` outside a
 turn) and ``ts`` (epoch seconds). Within a turn the order is ``TurnStarted``, any mix of the
@@ -32,7 +32,7 @@ ALL_KINDS: frozenset[str] = frozenset({"approval", "clarify", "sudo", "secret"})
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage, per turn or cumulative per session (agent-core §8)."""
+    """Token usage, per turn or cumulative per session (docs/reference/core.md#usage)."""
 
     input: int = 0
     output: int = 0
@@ -64,7 +64,7 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class TurnOutcome:
-    """How a turn ended (agent-core §3)."""
+    """How a turn ended (docs/reference/core.md#turn-outcomes)."""
 
     status: OutcomeStatus
     reason: OutcomeReason
@@ -163,7 +163,7 @@ class ToolDecision(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuestionRequested(Event):
-    """A question opened (agent-core §5); kind-specific fields default to empty."""
+    """A question opened (docs/reference/core.md#questions); kind-specific fields default to empty."""
 
     request_id: str
     kind: QuestionKind

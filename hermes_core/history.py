@@ -66,7 +66,8 @@ def materialize(session_id: str, new: NewRow, row_id: int) -> Row:
 
 
 def is_user_turn(row: Row) -> bool:
-    """Whether the row counts as a user turn (user ordinals, agent-core §7.4)."""
+    """Whether the row counts as a user turn (user ordinals,
+    docs/reference/core.md#messages-and-the-projection)."""
     return row.role == "user" and row.active and row.display_kind is None
 
 

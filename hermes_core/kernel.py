@@ -248,14 +248,15 @@ class Kernel:
         return self.models.default
 
     def answer(self, request_id: str, answer: Any) -> Literal["ok", "expired", "unknown"]:
-        """Answer an open question by id; never raises (agent-core §5)."""
+        """Answer an open question by id; never raises (docs/reference/core.md#questions)."""
         value = answer if isinstance(answer, str) else getattr(answer, "value", str(answer))
         return self.questions.answer(request_id, value)
 
     async def dispatch_slash(
         self, session: Session | None, text: str, *, surface: str
     ) -> CommandResult | None:
-        """Run a registered ``/command`` (agent-core §11); None when the text is not one."""
+        """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
+        text is not one."""
         from hermes_core.slash import dispatch_slash
 
         return await dispatch_slash(self, session, text, surface=surface)

@@ -113,7 +113,7 @@ class Models:
 
     # -- lookups -----------------------------------------------------------------------------
     async def resolve(self, ref: str, *, session: Session | None = None) -> ResolvedModel:
-        """Resolve ``provider:model`` or a bare name (agent-core §10)."""
+        """Resolve ``provider:model`` or a bare name (docs/reference/core.md#providers-and-models)."""
         from hermes_core.models import resolve
 
         current = None

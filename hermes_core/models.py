@@ -1,4 +1,4 @@
-"""Providers by name, the model resolver and the model catalog (agent-core §10).
+"""Providers by name, the model resolver and the model catalog (docs/reference/core.md#providers-and-models).
 
 Provider names come from three places: each ``ProviderSpec``, each spec's presets, and the
 ``[[providers.custom]]`` entries (served by the spec with ``serves_custom``). Instances are built
@@ -238,7 +238,7 @@ class ProviderHub:
 async def resolve(
     hub: ProviderHub, aliases: dict[str, str], ref: str, current_provider: str | None
 ) -> ResolvedModel:
-    """Resolve a model reference (agent-core §10).
+    """Resolve a model reference (docs/reference/core.md#providers-and-models).
 
     ``provider:model`` when the prefix names a provider. Otherwise a bare name is, in order: an
     alias; an exact id of the current provider; an exact id of another provider; the newest id

@@ -1,4 +1,5 @@
-"""The model-provider protocol: what a provider plugin receives and streams back (agent-core §10).
+"""The model-provider protocol: what a provider plugin receives and streams back
+(docs/reference/core.md#providers-and-models).
 
 A provider turns a :class:`ChatRequest` into an async stream of chunks. Tool-call fragments are
 assembled by the provider, which yields each call once it is complete. Failures are raised as

@@ -1,4 +1,4 @@
-"""One lifecycle for approval, clarify, sudo and secret questions (agent-core §5).
+"""One lifecycle for approval, clarify, sudo and secret questions (docs/reference/core.md#questions).
 
 The broker mints request ids, emits ``QuestionRequested``, waits for ``answer()`` or a deadline,
 and ends every question exactly once with ``QuestionClosed``. The asking side always gets a

@@ -1,4 +1,4 @@
-"""Typed records that plugins return from hooks (architecture.md, "Hooks").
+"""Typed records that plugins return from hooks (docs/plugin-hooks.md).
 
 Everything here is a frozen dataclass and imports nothing heavy: a plugin's ``plugin.py`` can
 build these without importing pydantic, aiohttp or its own implementation.
@@ -66,7 +66,7 @@ class OptionSpec:
 
 @dataclass(slots=True)
 class TransportContext(Generic[SettingsT]):
-    """What a transport factory gets (architecture.md, "Transports and the CLI").
+    """What a transport factory gets (docs/plugin-hooks.md#hermes_transports).
 
     Generic over the transport's settings type: a factory taking ``TransportContext[MySettings]``
     reads ``ctx.settings`` as ``MySettings``.
@@ -122,7 +122,7 @@ class ProviderSpec:
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """What a slash command handler returns (agent-core §11)."""
+    """What a slash command handler returns (docs/slash-commands.md#where-commands-are-recognised)."""
 
     kind: Literal["exec", "send", "prefill", "alias"] = "exec"
     output: str | None = None
@@ -174,7 +174,7 @@ class StorageSpec:
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecision:
-    """A policy plugin's verdict on one tool call (agent-core §6.3)."""
+    """A policy plugin's verdict on one tool call (docs/reference/core.md#combining-decisions)."""
 
     decision: Literal["allow", "ask", "deny"]
     reason: str = ""

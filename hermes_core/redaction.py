@@ -1,4 +1,4 @@
-"""One redaction function for secrets in events, logs and errors (agent-core §13).
+"""One redaction function for secrets in events, logs and errors (docs/reference/core.md#tools).
 
 It masks well-known credential shapes and any exact value registered as a secret (the values of
 credential settings). The core and every encoder apply the same function.

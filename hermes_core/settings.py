@@ -1,4 +1,4 @@
-"""Core settings (agent-core §14), validated with pydantic.
+"""Core settings (docs/reference/core.md#settings), validated with pydantic.
 
 Importing this module imports pydantic; ``import hermes_core`` does not, so the kernel imports it
 on first use. ``hermes_cli`` builds the raw mapping (flags, environment, ``.env``,

@@ -1,4 +1,5 @@
-"""Running a registered ``/command`` typed into a prompt (agent-core §11)."""
+"""Running a registered ``/command`` typed into a prompt
+(docs/slash-commands.md#where-commands-are-recognised)."""
 
 from __future__ import annotations
 

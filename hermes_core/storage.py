@@ -1,4 +1,4 @@
-"""The storage protocol: sessions, messages, leases (agent-core §7).
+"""The storage protocol: sessions, messages, leases (docs/reference/core.md#sessions-and-storage).
 
 A backend is made by a ``StorageSpec`` factory. Every method is a coroutine and must not block
 the event loop (the SQLite plugin runs its work on a writer thread). Each mutating method is one
@@ -81,7 +81,7 @@ PREVIEW_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
-    """A stored session (agent-core §7.1)."""
+    """A stored session (docs/reference/core.md#session-ids)."""
 
     id: str
     source: str

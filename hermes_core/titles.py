@@ -1,4 +1,5 @@
-"""Session titles: cleaning, the derived title at the first turn, and refinement (agent-core §7.6)."""
+"""Session titles: cleaning, the derived title at the first turn, and refinement
+(docs/reference/core.md#branch-compress-titles-model-switch)."""
 
 from __future__ import annotations
 

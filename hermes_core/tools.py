@@ -1,4 +1,4 @@
-"""The tool protocol: what a tool declares and what it gets while it runs (agent-core §13).
+"""The tool protocol: what a tool declares and what it gets while it runs (docs/reference/core.md#tools).
 
 A handler is either a plain function, run in an executor thread, or a coroutine function, run on
 the event loop. It receives the parsed arguments and a :class:`ToolContext`, and returns a

@@ -1,4 +1,5 @@
-"""Whether a turn's images go to the model (agent-core §9): decided on what is known, never guessed.
+"""Whether a turn's images go to the model (docs/reference/core.md#images): decided on what is known, never
+guessed.
 
 A model known to see images gets them; a model known not to (a catalog entry with
 ``vision: false``) gets the text and the turn warns ``images_dropped``. When the catalog does not

@@ -1,4 +1,4 @@
-"""Enforce the import boundaries of architecture.md ("Boundaries") by reading the source with ``ast``.
+"""Enforce the import boundaries of docs/architecture.md#boundaries by reading the source with ``ast``.
 
 The kernel, the CLI and each first-party plugin may only depend on what the design allows; a
 plugin's ``plugin.py`` must stay cheap to import. Every failure names ``file:line`` and the
@@ -30,7 +30,7 @@ CLI_LIBRARIES = frozenset({"click", "tomli_w", "platformdirs", "uvloop"})
 # Never in the kernel, whatever else changes: these are transport or CLI dependencies.
 NEVER_IN_CORE = frozenset({"click", "aiohttp", "jsonrpcserver", "tomli_w", "uvloop", "hermes_cli"})
 HEAVY = frozenset({"aiohttp", "pydantic", "jsonrpcserver"})
-# The one kernel submodule a plugin may import by path (architecture.md, "the one named exception").
+# The one kernel submodule a plugin may import by path (docs/architecture.md#boundaries).
 PUBLIC_SUBMODULES = frozenset({"hermes_core.rpc"})
 ENV_ATTRIBUTES = {"os": frozenset({"environ", "environb", "getenv", "getenvb"}), "sys": frozenset({"argv"})}
 
@@ -411,7 +411,7 @@ def test_cli_imports_only_core_click_tomli_w_platformdirs_uvloop_and_stdlib() ->
 
 
 # -- attribute access: plugins use the kernel's owners, never its internals ------------------------
-# The rule (architecture.md, "Boundaries"): in a plugin, ``<x>.kernel.storage`` / ``.hub`` /
+# The rule (docs/architecture.md, "Boundaries"): in a plugin, ``<x>.kernel.storage`` / ``.hub`` /
 # ``.broker`` / ``.pm`` (and the same on a name ``kernel``) never appear, and an ``obj._name``
 # attribute is read or written only when ``obj`` is ``self`` or ``cls``, when the same module
 # defines ``_name`` (a def, class, assignment, annotated field or parameter: its own objects), or

@@ -1,4 +1,4 @@
-"""The one test that loads the REAL installed entry points (architecture.md, style rule 7).
+"""The one test that loads the REAL installed entry points (CONTRIBUTING.md, "Checks").
 
 First-party plugins are found only through ``[project.entry-points."hermes.plugins"]`` in the root
 pyproject; this checks that every one of them is installed, importable and loads strictly, and that
@@ -45,7 +45,7 @@ def _missing_modules() -> dict[str, str]:
 
 def test_pyproject_declares_every_first_party_plugin_as_a_plugin_module() -> None:
     assert set(DECLARED) >= FIRST_PARTY
-    # architecture.md names two packages differently from their entry points.
+    # Two packages are named differently from their entry points.
     packages = {"tui": "hermes_tui_gateway", "api": "hermes_api_server"}
     for name, target in DECLARED.items():
         package = packages.get(name, "hermes_" + name.replace("-", "_"))

@@ -152,7 +152,7 @@ def example_problems(text: str, specs: Mapping[str, Callable[..., Any]]) -> list
 
 def test_every_hook_has_a_heading_with_its_exact_signature() -> None:
     specs = hook_specs()
-    assert len(specs) >= 8, f"expected the hookspecs of architecture.md, found {sorted(specs)}"
+    assert len(specs) >= 8, f"expected the hookspecs of docs/plugin-hooks.md, found {sorted(specs)}"
     problems = doc_problems(DOC.read_text(encoding="utf-8"), specs)
     assert not problems, "docs/plugin-hooks.md is out of date:\n  " + "\n  ".join(problems)
 

@@ -1,4 +1,4 @@
-"""The approval policy: whether a tool call runs, asks or is denied (agent-core §6).
+"""The approval policy: whether a tool call runs, asks or is denied (docs/reference/core.md#approvals).
 
 Pure, synchronous and stdlib-only. The agent loop builds :class:`CallFacts` for every tool
 call, collects the ``hermes_before_tool_call`` results and calls :func:`assess`; the returned
@@ -12,7 +12,7 @@ Choices made where the spec leaves room:
   (``ls && curl x`` → ``exec:ls``, ``exec:curl``), so remembering one never covers another.
 - The rule-2 escalation after a denial asks even when a policy plugin said ``allow``.
 - A plugin decision outside ``allow``/``ask``/``deny`` counts as ``ask`` (fail closed); kinds
-  outside the §13 list count as ``other``.
+  outside the docs/reference/core.md#tools list count as ``other``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ Decision = Literal["allow", "ask", "deny"]
 PROFILES: tuple[str, ...] = ("ask_everything", "default", "accept_edits", "off")
 READ_KINDS = frozenset({"read", "search", "think"})
 EDIT_KINDS = frozenset({"edit", "delete", "move"})
-# §6.5 rule 2: after a denial these kinds always ask (except under ``off``).
+# docs/reference/core.md#denials-hold-for-the-turn rule 2: after a denial these kinds always ask (except under
+# ``off``).
 ESCALATED_KINDS = frozenset({"edit", "delete", "move", "execute", "fetch"})
 DENIED_EARLIER = "Denied earlier in this turn"
 
@@ -69,11 +70,11 @@ class CallFacts:
     """What the policy needs to know about one tool call.
 
     :param name: the tool's name.
-    :param kind: the tool's kind (§13).
+    :param kind: the tool's kind (docs/reference/core.md#tools).
     :param paths: absolute, resolved targets of a file tool (relative ones resolve against
         ``workspace``).
     :param command: the shell command of an ``execute`` tool.
-    :param workspace: the session's workspace (§7.3).
+    :param workspace: the session's workspace (docs/reference/core.md#workspace).
     :param policy_key: an extra approval key the caller wants asked about and remembered; it
         replaces the ``tool:<name>`` fallback.
     """
@@ -91,14 +92,16 @@ class Assessment:
     """The policy's verdict on one call, with what an approval question shows.
 
     :param decision: ``allow`` (run), ``ask`` or ``deny``.
-    :param keys: the approval keys (§6.4), in order, without repeats.
+    :param keys: the approval keys (docs/reference/core.md#approval-keys-and-memory), in order, without
+        repeats.
     :param sources: ``(name, decision, reason)`` per deciding plugin, then ``core``.
     :param reasons: why it asks or is denied (plugin reasons prefixed with the plugin name).
     :param allow_session: whether ``session`` may be offered (no sensitive target).
     :param persistable: whether ``always`` may be offered (no sensitive target).
     :param description: one line for the approval prompt.
     :param choices: ``once``, ``session`` (if allowed), ``always`` (if persistable), ``deny``.
-    :param denied_earlier: §6.5 rule 1 refused it; the tool error is :data:`DENIED_EARLIER`.
+    :param denied_earlier: docs/reference/core.md#denials-hold-for-the-turn rule 1 refused it; the tool error
+        is :data:`DENIED_EARLIER`.
     :param guards: ids of the guarded patterns the command matches.
     :param sensitive_paths: targets that are sensitive.
     :param outside_paths: targets outside the workspace.
@@ -142,7 +145,8 @@ def _check_profile(profile: str) -> None:
 
 
 def profile_asks(profile: str, kind: str) -> bool:
-    """Tell whether a profile asks before an in-workspace call of this kind (§6.1 table).
+    """Tell whether a profile asks before an in-workspace call of this kind
+    (docs/reference/core.md#approval-profiles table).
 
     :param profile: one of :data:`PROFILES`.
     :param kind: the tool's kind; unknown kinds count as ``other``.
@@ -201,13 +205,14 @@ def assess(
     denials: DenialMemory,
     redact: Callable[[str], str] | None = None,
 ) -> Assessment:
-    """Decide whether a tool call runs, asks or is denied (§6.3 procedure).
+    """Decide whether a tool call runs, asks or is denied (docs/reference/core.md#combining-decisions
+    procedure).
 
     :param facts: the call.
     :param profile: the session's approval profile, one of :data:`PROFILES`.
     :param decisions: every ``hermes_before_tool_call`` result, attributed to its plugin.
     :param remembered: whether a key is allowed by session memory or the allowlist.
-    :param denials: the turn's denials (§6.5).
+    :param denials: the turn's denials (docs/reference/core.md#denials-hold-for-the-turn).
     :param redact: masks secrets in the description (default: the core's ``redact``).
     :returns: the assessment; the caller records a denial in ``denials`` itself.
     :raises InvalidValue: for an unknown profile.
@@ -260,7 +265,7 @@ def assess(
             base, decision=decision, sources=sources, reasons=_dedupe(reasons), denied_earlier=earlier
         )
 
-    # 1. A plugin's deny, or §6.5 rule 1.
+    # 1. A plugin's deny, or docs/reference/core.md#denials-hold-for-the-turn rule 1.
     deny_reasons = [_plugin_text(n, d, "denied this call") for n, d, v in votes if v == "deny"]
     earlier = denials.blocks(facts, approval_keys)
     if earlier:
@@ -270,7 +275,8 @@ def assess(
     # 2. Nothing ever asks under off.
     if profile == "off":
         return verdict("allow", (), "the off profile runs every call")
-    # 3. Fixed asks (§6.2); 4. the profile; then §6.5 rule 2.
+    # 3. Fixed asks (docs/reference/core.md#fixed-asks); 4. the profile; then
+    # docs/reference/core.md#denials-hold-for-the-turn rule 2.
     fixed = [f"The command matches the guarded pattern `{g}`" for g in guards]
     fixed += [f"{p} is a sensitive path" for p in sensitive]
     fixed += [f"{p} is outside the workspace" for p in outside]

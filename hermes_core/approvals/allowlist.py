@@ -1,4 +1,5 @@
-"""The persistent approval allowlist, ``<data dir>/approvals.json`` (agent-core §6.4).
+"""The persistent approval allowlist, ``<data dir>/approvals.json``
+(docs/reference/core.md#approval-keys-and-memory).
 
 The file is ``{"version": 1, "keys": [...]}``. It is replaced atomically (a temporary file in the
 same directory, then ``os.replace``) with mode 0600, so a reader never sees half a file. An
@@ -72,7 +73,7 @@ class Allowlist:
     def contains(self, key: str) -> bool:
         """Tell whether ``key`` is allowed.
 
-        :param key: an approval key (§6.4).
+        :param key: an approval key (docs/reference/core.md#approval-keys-and-memory).
         :returns: ``True`` when it was added.
         """
         with self._lock:

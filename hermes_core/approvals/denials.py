@@ -1,4 +1,5 @@
-"""What a turn has denied, so the same effect is not retried another way (agent-core §6.5).
+"""What a turn has denied, so the same effect is not retried another way
+(docs/reference/core.md#denials-hold-for-the-turn).
 
 One :class:`DenialMemory` lives for one turn. Rule 1 refuses a call with the same effect as a
 denied one: the same approval key, the same absolute path through any file tool, or a terminal

@@ -1,4 +1,4 @@
-"""Guarded command patterns (agent-core §6.2): which published patterns a command matches.
+"""Guarded command patterns (docs/reference/core.md#fixed-asks): which published patterns a command matches.
 
 A guard must see a dangerous word wherever it hides in the command text: after ``;``, ``&&``,
 ``||`` or ``|``, in subshells and substitutions, and inside quoted text such as the script of

@@ -1,4 +1,5 @@
-"""Path facts for approvals: sensitive files and workspace confinement (agent-core §6.2, §7.3).
+"""Path facts for approvals: sensitive files and workspace confinement
+(docs/reference/core.md#fixed-asks, #workspace).
 
 Names are compared case-insensitively: on case-insensitive filesystems (macOS, Windows)
 ``.GIT/config`` is the repository's config, so the check fails closed. ``.envrc`` (direnv) is

@@ -1,4 +1,4 @@
-"""A forgiving reader of shell command text, for the approval guards (agent-core §6.2).
+"""A forgiving reader of shell command text, for the approval guards (docs/reference/core.md#fixed-asks).
 
 It is not a shell parser. It splits text into scripts of pipelines of simple commands, reads
 substitutions (``$( )``, backticks, ``<( )``) and subshells as nested scripts, and re-reads every

@@ -107,7 +107,7 @@ __all__ = [
 
 # The peer, its reader and the call context need asyncio; the wire constants, errors and the
 # stdout guard do not. Keeping the former lazy lets a transport answer its handshake before
-# asyncio is imported (acp.md §1.2).
+# asyncio is imported (docs/reference/acp.md#start-up).
 _LAZY = {
     "AfterResponse": "hermes_core.rpc._calls",
     "CloseReason": "hermes_core.rpc._calls",

@@ -1,7 +1,8 @@
 """Envelope rules of the JSON-RPC peer: checking inbound requests and shaping outgoing responses.
 
 Pure functions, so the peer's event handling stays about ordering and tasks, and the rules of
-tui-gateway.md §1.3/§1.6 and acp.md §2.3/§2.6 can be read in one place.
+docs/reference/tui-gateway.md#message-shapes, #malformed-input and
+docs/reference/acp.md#inbound-dispatch, #error-codes can be read in one place.
 """
 
 from __future__ import annotations

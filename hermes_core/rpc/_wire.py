@@ -169,7 +169,7 @@ class PeerOptions:
         )
 
 
-#: `hermes tui` over stdio (tui-gateway.md §1.9).
+#: `hermes tui` over stdio (docs/reference/tui-gateway.md#per-transport-options).
 TUI_OPTIONS: Final = PeerOptions(
     name="tui",
     max_line_bytes=8 * MIB,
@@ -179,7 +179,7 @@ TUI_OPTIONS: Final = PeerOptions(
     messages=_TUI_MESSAGES,
 )
 
-#: `hermes acp` (acp.md §2.1).
+#: `hermes acp` (docs/reference/acp.md#json-rpc).
 ACP_OPTIONS: Final = PeerOptions(
     name="acp",
     max_line_bytes=64 * MIB,

@@ -1,4 +1,5 @@
-"""A live session: its state, the busy queue, steer, interrupt and the event bus (agent-core §1-§2).
+"""A live session: its state, the busy queue, steer, interrupt and the event bus
+(docs/reference/core.md#core-api, #the-turn-loop).
 
 The turn loop itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress,
 branch, reconcile) in :mod:`hermes_core.session.ops`.
@@ -316,7 +317,8 @@ class Session:
         display_kind: str | None = None,
         track_events: bool = True,
     ) -> Turn:
-        """Start a turn now, or queue it behind the running one (agent-core §2.3).
+        """Start a turn now, or queue it behind the running one
+        (docs/reference/core.md#busy-input-and-the-queue).
 
         :param track_events: keep a per-turn event queue for :meth:`Turn.events`; hosts that
             read the session bus instead pass False so a long turn's events are not held twice.
@@ -413,7 +415,7 @@ class Session:
         return False
 
     def steer(self, text: str) -> Literal["accepted", "idle", "settling"]:
-        """Queue guidance for the next tool boundary of the running turn (agent-core §2.4)."""
+        """Queue guidance for the next tool boundary of the running turn (docs/reference/core.md#steer)."""
         if not isinstance(text, str) or not text.strip():
             raise InvalidValue("text", message="steer text is empty")
         if len(text) > MAX_STEER_CHARS:
@@ -429,7 +431,7 @@ class Session:
     async def interrupt(
         self, *, reason: Literal["user", "system"] = "user", discard_queue: bool = False
     ) -> Interrupted:
-        """Stop the running turn; optionally drop every waiting item (agent-core §2.5)."""
+        """Stop the running turn; optionally drop every waiting item (docs/reference/core.md#interrupt)."""
         discarded: list[DiscardedItem] = []
         why: Literal["interrupted_by_user", "interrupted_by_system"] = (
             "interrupted_by_user" if reason == "user" else "interrupted_by_system"
@@ -456,7 +458,8 @@ class Session:
     async def switch_model(
         self, ref: str, *, scope: Literal["session", "global", "once"] = "session"
     ) -> ModelSwitch:
-        """Switch the model from the next turn on (agent-core §7.6)."""
+        """Switch the model from the next turn on
+        (docs/reference/core.md#branch-compress-titles-model-switch)."""
         if scope not in ("session", "global", "once"):
             raise InvalidValue("scope", ("session", "global", "once"))
         resolved = await self.kernel.resolve_model(ref, session=self)
@@ -500,7 +503,7 @@ class Session:
         self.mark_changed("cwd")
 
     async def set_profile(self, profile: str) -> None:
-        """Set the approval profile (agent-core §6.1)."""
+        """Set the approval profile (docs/reference/core.md#approval-profiles)."""
         if profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
         await self.update_record(profile=profile)
@@ -560,7 +563,7 @@ class Session:
 
     # -- history -----------------------------------------------------------------------------
     async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
-        """Return the projection hosts see (agent-core §7.4)."""
+        """Return the projection hosts see (docs/reference/core.md#messages-and-the-projection)."""
         if include_archived and self._persisted:
             rows = await self.kernel.storage.load_rows(self.id, include_archived=True)
             return [r for r in rows if not r.active or r in project([r], replay=replay)]
@@ -571,7 +574,8 @@ class Session:
         return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
 
     async def undo(self) -> RewindResult:
-        """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``; §7.5).
+        """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;
+        docs/reference/core.md#rewind-and-reconcile).
 
         The typed command is the consent, so emptying the transcript is allowed.
 
@@ -608,7 +612,8 @@ class Session:
         )
 
     def background(self, text: str) -> str:
-        """Run a separate one-shot agent on this session's model, cwd and profile (agent-core §2.7)."""
+        """Run a separate one-shot agent on this session's model, cwd and profile
+        (docs/reference/core.md#background-tasks-and-one-shot-calls)."""
         from hermes_core import background
 
         return background.start(self, text)

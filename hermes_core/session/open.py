@@ -1,4 +1,5 @@
-"""Opening a session: ids, the writer lease, the stored record and the workspace (agent-core §7).
+"""Opening a session: ids, the writer lease, the stored record and the workspace
+(docs/reference/core.md#sessions-and-storage).
 
 :meth:`Kernel.open_session` is the public entry; this module holds its procedure so the kernel
 stays about wiring. The lease and the stored record are asked for together (storage answers
@@ -40,7 +41,7 @@ def mint_session_id() -> str:
 
 
 def check_session_id(session_id: str) -> str:
-    """Validate a client-chosen session id (agent-core §7.1)."""
+    """Validate a client-chosen session id (docs/reference/core.md#session-ids)."""
     if not is_session_id(session_id):
         raise InvalidValue(
             "session_id", message="session ids are 1-256 characters of A-Z a-z 0-9 _ : . - (not '.' or '..')"

@@ -1,4 +1,5 @@
-"""History operations on a live session: rewind, reconcile, compress, branch (agent-core §7.5-§7.6).
+"""History operations on a live session: rewind, reconcile, compress, branch
+(docs/reference/core.md#sessions-and-storage).
 
 Each writes storage first, in one transaction, and only then changes memory. Nothing is ever
 deleted: dropped rows are soft-archived with a reason.

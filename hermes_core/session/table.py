@@ -74,7 +74,8 @@ class Sessions:
         parent_session_id: str | None = None,
         create_cwd: bool = False,
     ) -> Session:
-        """Open a stored or live session, or create one; take its writer lease (agent-core §7).
+        """Open a stored or live session, or create one; take its writer lease
+        (docs/reference/core.md#sessions-and-storage).
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read.

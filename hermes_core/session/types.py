@@ -1,4 +1,4 @@
-"""Small result records of the session API (agent-core §1)."""
+"""Small result records of the session API (docs/reference/core.md#core-api)."""
 
 from __future__ import annotations
 

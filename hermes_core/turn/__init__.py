@@ -1,4 +1,4 @@
-"""One turn of the agent loop (agent-core §2): stream, run tool rounds, steer, finish.
+"""One turn of the agent loop (docs/reference/core.md#the-turn-loop): stream, run tool rounds, steer, finish.
 
 A :class:`TurnRun` executes a batch of queue items as one turn. Whatever happens — provider
 failure, tool crash, interrupt — it emits exactly one ``TurnCompleted`` and returns the outcome,

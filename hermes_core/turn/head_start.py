@@ -1,8 +1,8 @@
 """A model call opened before the turn is ready to read it (the first call of a turn).
 
-The turn loop opens its first call while the user row is still being written (agent-core §2):
-the request goes out at once and its first chunk is awaited in a task of its own, but nothing of
-it is read by the turn until the row is stored and ``TurnStarted`` is out.
+The turn loop opens its first call while the user row is still being written
+(docs/reference/core.md#the-turn-loop): the request goes out at once and its first chunk is awaited in a task
+of its own, but nothing of it is read by the turn until the row is stored and ``TurnStarted`` is out.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""One model call of a turn: the request, the streamed deltas, retries and usage (agent-core §2.6).
+"""One model call of a turn: the request, the streamed deltas, retries and usage
+(docs/reference/core.md#provider-errors-and-retries).
 
 :func:`call_model` streams the call, emitting ``SegmentStarted`` and the deltas as they arrive,
 retries rate limits and upstream failures that emitted nothing yet (within the configured count

@@ -1,8 +1,9 @@
 """The opening of a turn: the user row, ``TurnStarted``, and the first model call sent early.
 
-The row is written while the first call goes out (agent-core §2): the call's request leaves
-first, the write follows one loop pass later, and nothing of the call is read, nor any event of
-it emitted, before the row is stored and ``TurnStarted`` is out (agent-core §2, §4).
+The row is written while the first call goes out (docs/reference/core.md#the-turn-loop): the call's request
+leaves first, the write follows one loop pass later, and nothing of the call is read, nor any event of
+it emitted, before the row is stored and ``TurnStarted`` is out
+(docs/reference/core.md#the-turn-loop, #events).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """One tool round: announce, decide, ask, execute and record each call of a model response.
 
-Order per call (agent-core §2, §4, §6): ``ToolAnnounced`` → ``ToolDecision`` → a question if
-the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted`` (exactly once per
-announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
+Order per call (docs/reference/core.md#the-turn-loop, #events, #approvals): ``ToolAnnounced`` →
+``ToolDecision`` → a question if the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted``
+(exactly once per announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
 """
 
 from __future__ import annotations
@@ -328,7 +328,8 @@ class ToolRound:
 
 
 def run_denials(run: TurnRun) -> DenialMemory:
-    """Return the turn's denial memory (agent-core §6.5), creating it on first use."""
+    """Return the turn's denial memory (docs/reference/core.md#denials-hold-for-the-turn), creating it on
+    first use."""
     from hermes_core import approvals
 
     if run.denials is None:

@@ -1,4 +1,5 @@
-"""``hermes acp --check``: a self-check report on stdout (acp.md §1.4); never reads stdin."""
+"""``hermes acp --check``: a self-check report on stdout (docs/reference/acp.md#self-check); never reads
+stdin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Session settings methods (acp.md §6.3, §6.4): set_mode, set_config_option, legacy set_model."""
+"""Session settings methods (docs/reference/acp.md#setting-the-mode-and-options, #legacy-models): set_mode,
+set_config_option, legacy set_model."""
 
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ def _after_send(conn: AcpConnection, session_id: str, *updates: dict[str, Any]) 
 
 
 async def set_mode(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Switch the approval profile (§6.3).
+    """Switch the approval profile (docs/reference/acp.md#setting-the-mode-and-options).
 
     :param conn: the connection.
     :param params: ``{sessionId, modeId}``.
@@ -80,7 +81,8 @@ async def _switch_model(conn: AcpConnection, core: Session, ref: str, field: str
 
 
 async def set_config_option(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Set the ``mode`` or ``model`` option; answer the complete option list (§6.3).
+    """Set the ``mode`` or ``model`` option; answer the complete option list
+    (docs/reference/acp.md#setting-the-mode-and-options).
 
     :param conn: the connection.
     :param params: ``{sessionId, configId, value}``.
@@ -111,7 +113,7 @@ async def set_config_option(conn: AcpConnection, params: dict[str, Any]) -> dict
 
 
 async def set_model(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Legacy ``session/set_model`` (§6.4).
+    """Legacy ``session/set_model`` (docs/reference/acp.md#legacy-models).
 
     :param conn: the connection.
     :param params: ``{sessionId, modelId}``.

@@ -1,8 +1,8 @@
 """One ACP connection: client capabilities, live sessions, and the peer's three hooks.
 
 ``fast_path`` answers ``initialize`` from static data; ``prepare`` registers prompts and
-cancellations synchronously, before the next frame is read (acp.md §2.3 trap 5); ``dispatch``
-hands everything else to ``jsonrpcserver`` (imported on first use) with an explicit table.
+cancellations synchronously, before the next frame is read (docs/reference/acp.md#inbound-dispatch trap 5);
+``dispatch`` hands everything else to ``jsonrpcserver`` (imported on first use) with an explicit table.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class AcpConnection:
     # ------------------------------------------------------------------ peer hooks
 
     def fast_path(self, message: dict[str, Any]) -> Mapping[str, Any] | None:
-        """Answer ``initialize`` from static data (acp.md §1.2); nothing else.
+        """Answer ``initialize`` from static data (docs/reference/acp.md#start-up); nothing else.
 
         :param message: the normalised request.
         :returns: the response, or ``None`` to go on to ``prepare`` + ``dispatch``.
@@ -136,7 +136,8 @@ class AcpConnection:
         return response
 
     def watch(self, acp_session: AcpSession) -> None:
-        """Forward session-level events that arrive outside turns (a refined title, §7.4).
+        """Forward session-level events that arrive outside turns (a refined title,
+        docs/reference/acp.md#end-of-a-turn).
 
         :param acp_session: the session to watch until it closes.
         """

@@ -1,4 +1,4 @@
-"""Prompt content blocks to the text a core turn gets (acp.md §7.1)."""
+"""Prompt content blocks to the text a core turn gets (docs/reference/acp.md#prompt-content)."""
 
 from __future__ import annotations
 

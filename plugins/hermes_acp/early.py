@@ -1,4 +1,4 @@
-"""Answer ``initialize`` while the CLI is still loading (acp.md §1.2).
+"""Answer ``initialize`` while the CLI is still loading (docs/reference/acp.md#start-up).
 
 ``hermes acp`` declares :func:`begin` in the ``hermes.early`` entry-point group, so the CLI calls
 it before importing click, stevedore, pydantic or any plugin. :func:`begin` first protects stdout

@@ -1,4 +1,4 @@
-"""ACP error objects (acp.md §2.6) and the mapping of core exceptions onto them."""
+"""ACP error objects (docs/reference/acp.md#error-codes) and the mapping of core exceptions onto them."""
 
 from __future__ import annotations
 

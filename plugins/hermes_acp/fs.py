@@ -1,4 +1,5 @@
-"""File access through the client's ``fs/*`` methods when it advertises them (acp.md §8.4).
+"""File access through the client's ``fs/*`` methods when it advertises them
+(docs/reference/acp.md#client-file-system).
 
 The core's file tools call ``session.file_access.read_text`` / ``write_text`` from tool threads;
 :class:`ClientFileAccess` bridges those calls to the event loop and waits for the client.

@@ -1,4 +1,5 @@
-"""Inbound dispatch through ``jsonrpcserver`` 5.0.9 with the explicit method table (acp.md §2.3).
+"""Inbound dispatch through ``jsonrpcserver`` 5.0.9 with the explicit method table
+(docs/reference/acp.md#inbound-dispatch).
 
 Imported on the first request after ``initialize``, so the static answer never waits for it.
 Every handler is ``(conn, /, **params)`` so unknown fields never fail binding (trap 2), and is

@@ -1,4 +1,5 @@
-"""Modes, config options and the legacy ``models`` object of a session (acp.md §6)."""
+"""Modes, config options and the legacy ``models`` object of a session
+(docs/reference/acp.md#modes-config-options-and-models)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ MAX_MODELS = 200
 
 
 def mode_choices(current: str) -> list[tuple[str, str]]:
-    """Return the modes to offer; ``off`` only while it is the current profile (§6.1).
+    """Return the modes to offer; ``off`` only while it is the current profile (docs/reference/acp.md#modes).
 
     :param current: the session's approval profile.
     :returns: ``(id, name)`` pairs.

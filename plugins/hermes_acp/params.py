@@ -101,7 +101,7 @@ def check_cwd(cwd: str, field: str = "cwd") -> Path:
 
 
 def check_directories(extra: list[str] | None) -> None:
-    """Refuse non-empty ``additionalDirectories`` (not supported, §5.1).
+    """Refuse non-empty ``additionalDirectories`` (not supported, docs/reference/acp.md#session-ids-and-cwd).
 
     :param extra: the field value.
     :raises RpcError: non-empty.

@@ -1,9 +1,10 @@
-"""Permission requests (acp.md §9): a core approval question becomes ``session/request_permission``.
+"""Permission requests (docs/reference/acp.md#permissions): a core approval question becomes
+``session/request_permission``.
 
-The request reuses the announced ``toolCallId``; the options are the four of §9.2 in their fixed
-order (each offered only when the core allows that choice). When the question closes without
-the client's answer (deadline, cancel, close), the request is withdrawn with
-``$/cancel_request``. Anything but an offered allow option counts as a denial.
+The request reuses the announced ``toolCallId``; the options are the four of
+docs/reference/acp.md#permission-options in their fixed order (each offered only when the core allows that
+choice). When the question closes without the client's answer (deadline, cancel, close), the request is
+withdrawn with ``$/cancel_request``. Anything but an offered allow option counts as a denial.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ SPEC = TransportSpec(
             "bool",
             "Run a self-check and print a report; never reads stdin",
             group="mode",
-            core={"storage.read_only": True},  # the check writes nothing (acp.md §1.4)
+            core={"storage.read_only": True},  # the check writes nothing (docs/reference/acp.md#self-check)
         ),
         OptionSpec("setup", "bool", "Set up a provider, model and API key in a terminal", group="mode"),
     ),

@@ -1,4 +1,5 @@
-"""``session/prompt``, ``session/cancel`` and ``$/cancel_request`` (acp.md §7, §10, §11).
+"""``session/prompt``, ``session/cancel`` and ``$/cancel_request``
+(docs/reference/acp.md#prompt-turns, #slash-commands, #cancellation).
 
 Prompts of one session run one at a time in arrival order: each waits until the previous
 prompt's response is on the wire, so every update of a turn follows the previous response.

@@ -1,4 +1,4 @@
-"""Replay a stored transcript as ``session/update`` notifications (acp.md §5.3)."""
+"""Replay a stored transcript as ``session/update`` notifications (docs/reference/acp.md#sessionload)."""
 
 from __future__ import annotations
 

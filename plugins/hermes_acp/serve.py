@@ -1,4 +1,5 @@
-"""``hermes acp``: serve the Agent Client Protocol on stdin/stdout (acp.md §1.2, §1.3).
+"""``hermes acp``: serve the Agent Client Protocol on stdin/stdout
+(docs/reference/acp.md#start-up, #stdio-hygiene-and-shutdown).
 
 Order: protect stdout (frames get a private duplicate of fd 1; fd 1 itself goes to the log
 file), route logging to the log file, pick up what stdin already holds, start the peer (which

@@ -1,4 +1,5 @@
-"""Session methods (acp.md §4–§6): authenticate, new, load, resume, list, close, fork, settings."""
+"""Session methods (docs/reference/acp.md#authentication, #sessions, #modes-config-options-and-models):
+authenticate, new, load, resume, list, close, fork, settings."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def _note_mcp(servers: list[dict[str, Any]] | None) -> None:
 
 
 async def authenticate(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Re-read the configuration; succeed once the default model's provider has its key (§4).
+    """Re-read the configuration; succeed once the default model's provider has its key
+    (docs/reference/acp.md#authentication).
 
     :param conn: the connection.
     :param params: ``{methodId}``.
@@ -63,7 +65,7 @@ async def authenticate(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
 
 
 def available_commands(conn: AcpConnection) -> list[dict[str, Any]]:
-    """Return the slash commands offered over ACP (§10).
+    """Return the slash commands offered over ACP (docs/reference/acp.md#slash-commands).
 
     :param conn: the connection.
     :returns: ``AvailableCommand`` objects.
@@ -113,7 +115,7 @@ def _register(conn: AcpConnection, core: Session) -> AcpSession:
 
 
 async def new_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Create a session in ``acp.default_mode`` (§5.2).
+    """Create a session in ``acp.default_mode`` (docs/reference/acp.md#sessionnew).
 
     :param conn: the connection.
     :param params: ``{cwd, mcpServers, additionalDirectories?}``.
@@ -164,7 +166,7 @@ async def _reopen(conn: AcpConnection, session_id: str, cwd_text: str) -> AcpSes
 
 
 async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Replay the whole active transcript, then answer (§5.3).
+    """Replay the whole active transcript, then answer (docs/reference/acp.md#sessionload).
 
     :param conn: the connection.
     :param params: ``{sessionId, cwd, mcpServers}``.
@@ -201,7 +203,7 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
 
 
 async def resume_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Reopen a session without replay (§5.4).
+    """Reopen a session without replay (docs/reference/acp.md#sessionresume).
 
     :param conn: the connection.
     :param params: ``{sessionId, cwd, mcpServers?}``.
@@ -237,7 +239,7 @@ def _decode_cursor(text: str) -> str:
 
 
 async def list_sessions(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """List stored sessions, newest activity first, in keyset pages (§5.5).
+    """List stored sessions, newest activity first, in keyset pages (docs/reference/acp.md#sessionlist).
 
     :param conn: the connection.
     :param params: ``{cwd?, cursor?}``.
@@ -279,7 +281,8 @@ async def list_sessions(conn: AcpConnection, params: dict[str, Any]) -> dict[str
 
 
 async def close_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Cancel any turn, answer queued prompts ``cancelled``, then free the session (§5.6).
+    """Cancel any turn, answer queued prompts ``cancelled``, then free the session
+    (docs/reference/acp.md#sessionclose).
 
     :param conn: the connection.
     :param params: ``{sessionId}``.
@@ -292,7 +295,7 @@ async def close_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str
     waiting = list(acp_session.tickets)
     await interrupt_session(conn, acp_session)
     for ticket in waiting:
-        # Each prompt answers before the close response (§5.6).
+        # Each prompt answers before the close response (docs/reference/acp.md#sessionclose).
         await ticket.responded
     acp_session.closed = True
     await acp_session.core.close()
@@ -302,7 +305,7 @@ async def close_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str
 
 
 async def fork_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
-    """Branch a session into a new one holding a copy of its history (§5.7).
+    """Branch a session into a new one holding a copy of its history (docs/reference/acp.md#sessionfork).
 
     :param conn: the connection.
     :param params: ``{sessionId, cwd, mcpServers?, additionalDirectories?}``.

@@ -1,4 +1,5 @@
-"""The ``[acp]`` settings section (acp.md §12): default mode, list page size, fs timeout."""
+"""The ``[acp]`` settings section (docs/reference/acp.md#settings): default mode, list page size, fs
+timeout."""
 
 from __future__ import annotations
 

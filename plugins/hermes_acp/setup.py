@@ -1,4 +1,5 @@
-"""``hermes acp --setup``: pick a provider, model, key and endpoint in a terminal (acp.md §1.5).
+"""``hermes acp --setup``: pick a provider, model, key and endpoint in a terminal
+(docs/reference/acp.md#interactive-setup).
 
 Every provider name the kernel knows is offered: provider plugins, their presets (``openrouter``,
 ``ollama``, …) and ``[[providers.custom]]`` entries. OpenAI-compatible choices also ask for the

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Ticket:
-    """One ``session/prompt`` request, registered before the next frame is read (acp.md §2.3).
+    """One ``session/prompt`` request, registered before the next frame is read
+    (docs/reference/acp.md#inbound-dispatch).
 
     :param request_id: the inbound request id.
     :param previous: the ticket before it in this session, whose response this one waits for.

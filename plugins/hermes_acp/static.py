@@ -1,4 +1,5 @@
-"""The static ``initialize`` answer (acp.md §3), built without pydantic or ``jsonrpcserver``.
+"""The static ``initialize`` answer (docs/reference/acp.md#initialize), built without pydantic or
+``jsonrpcserver``.
 
 The peer answers ``initialize`` from here in its fast path, before the kernel has started, so
 an IDE gets its reply as soon as the process can read a line.
@@ -67,7 +68,7 @@ def parse_client_caps(params: dict[str, Any]) -> ClientCaps:
 def agent_capabilities() -> dict[str, Any]:
     """Return the advertised ``agentCapabilities`` (a fresh dict).
 
-    :returns: the capabilities object of §3.
+    :returns: the capabilities object of docs/reference/acp.md#initialize.
     """
     return {
         "loadSession": True,

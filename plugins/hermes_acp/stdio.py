@@ -1,4 +1,5 @@
-"""stdio hygiene for ``hermes acp`` (acp.md §1.3): the input reader and the log handlers.
+"""stdio hygiene for ``hermes acp`` (docs/reference/acp.md#stdio-hygiene-and-shutdown): the input reader and
+the log handlers.
 
 Input: :class:`PrimedReader` lets the factory pick up bytes already waiting on stdin before the
 kernel's start-up work gets the event loop, so the ``initialize`` reply never waits for it.

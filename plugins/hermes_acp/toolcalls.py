@@ -1,4 +1,5 @@
-"""Tool calls on the wire (acp.md §8): kind, title, locations, content, and their lifecycle."""
+"""Tool calls on the wire (docs/reference/acp.md#tool-calls): kind, title, locations, content, and their
+lifecycle."""
 
 from __future__ import annotations
 
@@ -200,7 +201,8 @@ def final_content(
 
 
 def terminal_exited(result: str) -> bool:
-    """Tell whether a ``terminal`` result ended with a plain exit code (not a failure, §8.2).
+    """Tell whether a ``terminal`` result ended with a plain exit code (not a failure,
+    docs/reference/acp.md#every-call-ends).
 
     :param result: the result text.
     :returns: ``True`` when its last line is the exit-code note.

@@ -1,4 +1,5 @@
-"""Encode one core turn's events as ACP ``session/update`` notifications (acp.md §7.3, §8)."""
+"""Encode one core turn's events as ACP ``session/update`` notifications
+(docs/reference/acp.md#streaming, #tool-calls)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ PROGRESS_INTERVAL_S = 0.2
 
 
 class TurnStream:
-    """The encoder for one turn; :meth:`finish` sends the end-of-turn updates (§7.4)."""
+    """The encoder for one turn; :meth:`finish` sends the end-of-turn updates
+    (docs/reference/acp.md#end-of-a-turn)."""
 
     def __init__(self, conn: AcpConnection, acp_session: AcpSession) -> None:
         """Start encoding.
@@ -178,7 +180,7 @@ class TurnStream:
     # ------------------------------------------------------------------ end of turn
 
     def finish(self, outcome: TurnOutcome | None) -> None:
-        """Close every open call, then send plan, title and usage (§7.4 order).
+        """Close every open call, then send plan, title and usage (docs/reference/acp.md#end-of-a-turn order).
 
         :param outcome: how the turn ended (``None`` when unknown).
         """

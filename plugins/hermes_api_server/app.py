@@ -10,7 +10,7 @@ from hermes_api_server.state import STATE, ServerState
 
 
 def build_app(state: ServerState) -> web.Application:
-    """Return the application serving every route of §§4-8."""
+    """Return the application serving every route of docs/reference/api-server.md."""
     app = web.Application(middlewares=[front_middleware], client_max_size=state.settings.max_body_bytes)
     app[STATE] = state
     app.on_response_prepare.append(on_prepare)

@@ -1,4 +1,4 @@
-"""Browser-extension control (§8): opt-in, off by default.
+"""Browser-extension control (docs/reference/api-server.md#browser-control): opt-in, off by default.
 
 A controller registers for one existing session and gets a single-use ticket; it then opens a
 WebSocket carrying the ticket in ``Sec-WebSocket-Protocol``. While attached, turns its principal

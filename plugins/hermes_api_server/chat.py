@@ -1,4 +1,4 @@
-"""``POST /v1/chat/completions``: JSON and SSE (§5)."""
+"""``POST /v1/chat/completions``: JSON and SSE (docs/reference/api-server.md#chat-completions)."""
 
 from __future__ import annotations
 

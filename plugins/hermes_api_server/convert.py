@@ -1,4 +1,5 @@
-"""Turn OpenAI-shaped messages and Responses items into core content (§5.1, §6.1)."""
+"""Turn OpenAI-shaped messages and Responses items into core content
+(docs/reference/api-server.md#chat-request, #responses-request)."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def _has_input(parts: tuple[Part, ...]) -> bool:
 def chat_conversation(messages: Any) -> Conversation:
     """Split chat ``messages`` into system text, history and the final user message.
 
-    :raises ApiError: the §5.1 rules.
+    :raises ApiError: the docs/reference/api-server.md#chat-request rules.
     """
     if messages is None:
         raise ApiError(400, "missing_required_parameter", "messages is required", param="messages")
@@ -123,7 +124,7 @@ def chat_conversation(messages: Any) -> Conversation:
 def response_items(value: Any, param: str = "input") -> Conversation:
     """Split Responses ``input`` into system text, history and the final user message.
 
-    :raises ApiError: the §6.1 rules.
+    :raises ApiError: the docs/reference/api-server.md#responses-request rules.
     """
     if value is None or value == "" or value == []:
         raise ApiError(400, "missing_required_parameter", f"{param} is required", param=param)

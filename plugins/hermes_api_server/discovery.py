@@ -1,4 +1,4 @@
-"""Health, models, model options and capabilities (§4.1-§4.3)."""
+"""Health, models, model options and capabilities (docs/reference/api-server.md#discovery)."""
 
 from __future__ import annotations
 

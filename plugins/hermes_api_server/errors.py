@@ -1,4 +1,5 @@
-"""The error envelope and the exception handlers raise to produce it (§3.2, §10)."""
+"""The error envelope and the exception handlers raise to produce it
+(docs/reference/api-server.md#error-envelope, #error-codes)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ JSON_TYPE = "application/json"
 
 
 class ApiError(Exception):
-    """An error a handler raises; the middleware renders it as the §3.2 envelope.
+    """An error a handler raises; the middleware renders it as the docs/reference/api-server.md#error-envelope
+    envelope.
 
     :param status: the HTTP status.
-    :param code: a §10 code.
+    :param code: a docs/reference/api-server.md#error-codes code.
     :param message: a redacted, human-readable message.
     :param param: the offending field or header.
     :param headers: extra response headers (``Retry-After``, ``Allow``, …).

@@ -1,4 +1,5 @@
-"""Small request helpers: JSON bodies, booleans, session headers, idempotency keys (§3.3, §3.5)."""
+"""Small request helpers: JSON bodies, booleans, session headers, idempotency keys
+(docs/reference/api-server.md#limits-idempotency-and-extra-fields, #session-headers)."""
 
 from __future__ import annotations
 

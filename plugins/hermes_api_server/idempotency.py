@@ -1,4 +1,5 @@
-"""Idempotency of the API, in one place (§3.3, §7.1).
+"""Idempotency of the API, in one place
+(docs/reference/api-server.md#limits-idempotency-and-extra-fields, #post-v1runs).
 
 * :class:`IdempotencyCache` — the in-memory result cache of non-streamed chat and Responses
   requests: concurrent twins share one computation;

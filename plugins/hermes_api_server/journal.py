@@ -1,4 +1,4 @@
-"""A run's bounded event journal with multi-subscriber wake-ups (§7.4)."""
+"""A run's bounded event journal with multi-subscriber wake-ups (docs/reference/api-server.md#run-events)."""
 
 from __future__ import annotations
 

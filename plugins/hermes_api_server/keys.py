@@ -1,4 +1,5 @@
-"""API keys: the generated key file, principals, bearer checks and the bind guard (§2.2, §3.1)."""
+"""API keys: the generated key file, principals, bearer checks and the bind guard
+(docs/reference/api-server.md#api-keys-and-the-bind-guard, #authentication)."""
 
 from __future__ import annotations
 

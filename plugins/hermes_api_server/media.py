@@ -1,4 +1,5 @@
-"""Inline ``MEDIA:<path>`` image tags of a chat answer as ``data:`` URLs (§5.3)."""
+"""Inline ``MEDIA:<path>`` image tags of a chat answer as ``data:`` URLs
+(docs/reference/api-server.md#chat-response)."""
 
 from __future__ import annotations
 

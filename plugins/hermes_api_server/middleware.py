@@ -1,4 +1,5 @@
-"""CORS, body limit, auth, the error envelope, security headers and the access log (§3)."""
+"""CORS, body limit, auth, the error envelope, security headers and the access log
+(docs/reference/api-server.md#http-rules)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Per-request model selection: the API's per-turn hot swap (§3.7)."""
+"""Per-request model selection: the API's per-turn hot swap (docs/reference/api-server.md#model-selection)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def model_options(body: dict[str, Any]) -> dict[str, Any] | None:
 async def choose_model(
     kernel: Kernel, settings: ApiSettings, body: dict[str, Any], *, always_resolve: bool
 ) -> ModelChoice:
-    """Apply the §3.7 rules to a request body.
+    """Apply the docs/reference/api-server.md#model-selection rules to a request body.
 
     :param always_resolve: True on ``/v1/runs``, where bare names always resolve.
     :raises ApiError: ``invalid_value``, ``model_not_found`` or ``model_ambiguous``.

@@ -1,4 +1,4 @@
-"""The static OpenAPI 3.1 document (§4.4)."""
+"""The static OpenAPI 3.1 document (docs/reference/api-server.md#get-openapijson)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Build the static OpenAPI 3.1 document (§4.4): every route, its operationId, statuses and schemas.
+"""Build the static OpenAPI 3.1 document (docs/reference/api-server.md#get-openapijson): every route, its
+operationId, statuses and schemas.
 
 Request and response schemas come from the pydantic models in ``request_models`` and
 ``response_models``, converted with pydantic's JSON Schema generator when the document is built.

@@ -1,4 +1,5 @@
-"""Map a core turn outcome onto chat, Responses and run fields (agent-core §3; §5.3, §6.3, §7.3)."""
+"""Map a core turn outcome onto chat, Responses and run fields (docs/reference/core.md#turn-outcomes;
+docs/reference/api-server.md#chat-response, #response-object, #run-lifecycle)."""
 
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ def responses_status(done: TurnCompleted) -> tuple[str, dict[str, Any] | None, d
 
 
 def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, dict[str, Any]]:
-    """Return (status, terminal fields) of a run (§7.3)."""
+    """Return (status, terminal fields) of a run (docs/reference/api-server.md#run-lifecycle)."""
     outcome = done.outcome
     reason = outcome.reason
     usage = usage_dict(done)

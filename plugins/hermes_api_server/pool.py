@@ -1,4 +1,5 @@
-"""Open sessions only while an API turn of theirs runs or waits (§3.5, agent-core §7.2)."""
+"""Open sessions only while an API turn of theirs runs or waits (docs/reference/api-server.md#session-headers,
+docs/reference/core.md#writer-lease)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Render aiohttp's low-level HTTP errors (malformed requests) as the §3.2 envelope.
+"""Render aiohttp's low-level HTTP errors (malformed requests) as the
+docs/reference/api-server.md#error-envelope envelope.
 
 aiohttp parses each request line, header block and chunked body before any application code runs.
 When that parser fails it answers from ``RequestHandler.handle_error``, outside every middleware

@@ -1,13 +1,15 @@
-"""Pydantic models of the request bodies (§§5-8), the source of the OpenAPI request schemas (§4.4).
+"""Pydantic models of the request bodies (docs/reference/api-server.md), the source of the OpenAPI request
+schemas (docs/reference/api-server.md#get-openapijson).
 
 Each model states the rules its handler enforces (types, enums, required fields, size limits), so
 ``model_validate`` accepts a body exactly when the handler's own checks would let it through to
 the turn; ``tests/api`` holds the two to that. OpenAI clients and upstream hosts send fields this
-server ignores, so every body model allows extra properties (§3.3), unlike the settings models.
-Optional fields accept ``null``: the handlers treat a ``null`` like an absent field. Validation is
-strict (``"yes"`` is not a boolean, ``"1"`` not an integer), because the handlers never coerce.
-Rules a schema cannot state (the last message must be a user message, a ``data:`` URL must decode,
-a workspace must exist) stay with the handlers.
+server ignores, so every body model allows extra properties
+(docs/reference/api-server.md#limits-idempotency-and-extra-fields), unlike the settings models. Optional
+fields accept ``null``: the handlers treat a ``null`` like an absent field. Validation is strict (``"yes"`` is
+not a boolean, ``"1"`` not an integer), because the handlers never coerce. Rules a schema cannot state (the
+last message must be a user message, a ``data:`` URL must decode, a workspace must exist) stay with the
+handlers.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def _not_dot_segment(value: str) -> str:
     return value
 
 
-# The core's id grammar (agent-core §7.1); the regex engine has no look-ahead, hence the ``not``.
+# The core's id grammar (docs/reference/core.md#session-ids); the regex engine has no look-ahead, hence the
+# ``not``.
 SessionId = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z0-9_:.\-]{1,256}$"),
@@ -94,7 +97,8 @@ class Reasoning(OpenBody):
 
 
 class ModelOptions(OpenBody):
-    """Per-turn model options (a Hermes extension, §3.7); unknown keys are ignored."""
+    """Per-turn model options (a Hermes extension, docs/reference/api-server.md#model-selection); unknown keys
+    are ignored."""
 
     reasoning_effort: Effort | None = None
     reasoning: Reasoning | None = None
@@ -102,7 +106,7 @@ class ModelOptions(OpenBody):
 
 
 class ModelSelection(OpenBody):
-    """The model fields every agent POST shares (§3.7)."""
+    """The model fields every agent POST shares (docs/reference/api-server.md#model-selection)."""
 
     model: str | None = Field(default=None, description="A virtual name, alias or provider:model.")
     provider: str | None = None
@@ -110,7 +114,7 @@ class ModelSelection(OpenBody):
 
 
 class ChatCompletionRequest(ModelSelection):
-    """``POST /v1/chat/completions`` (§5.1)."""
+    """``POST /v1/chat/completions`` (docs/reference/api-server.md#chat-request)."""
 
     messages: Annotated[list[ChatMessage], Field(min_length=1)] = Field(
         description="The conversation; the last message must be a user message with text or an image."
@@ -151,7 +155,7 @@ class EffortOnly(OpenBody):
 
 
 class ResponseCreateRequest(ModelSelection):
-    """``POST /v1/responses`` (§6.1)."""
+    """``POST /v1/responses`` (docs/reference/api-server.md#responses-request)."""
 
     input: Input = Field(description="A string, or items whose last one is a user message.")
     instructions: str | None = None
@@ -167,7 +171,7 @@ class ResponseCreateRequest(ModelSelection):
 
 
 class RunCreateRequest(ModelSelection):
-    """``POST /v1/runs`` (§7.1)."""
+    """``POST /v1/runs`` (docs/reference/api-server.md#post-v1runs)."""
 
     input: Input = Field(description="A string, or items whose last one is a user message.")
     instructions: str | None = None
@@ -189,7 +193,8 @@ SteerText = str | list[str | TextOnlyPart]
 
 
 class SteerRequest(OpenBody):
-    """``POST /v1/runs/{run_id}/steer`` (§7.5): the text is ``input``, else ``message``, else ``text``."""
+    """``POST /v1/runs/{run_id}/steer`` (docs/reference/api-server.md#steer-a-run): the text is ``input``,
+    else ``message``, else ``text``."""
 
     input: SteerText | None = None
     message: SteerText | None = None
@@ -197,7 +202,7 @@ class SteerRequest(OpenBody):
 
 
 class ApprovalRequest(OpenBody):
-    """``POST /v1/runs/{run_id}/approval`` (§7.6)."""
+    """``POST /v1/runs/{run_id}/approval`` (docs/reference/api-server.md#answer-a-runs-approval)."""
 
     choice: str = Field(
         description="once, session, always or deny (case-insensitive; approve/allow mean once)."
@@ -208,7 +213,8 @@ class ApprovalRequest(OpenBody):
 
 
 class BrowserRegisterRequest(OpenBody):
-    """``POST /v1/browser-control/register`` (§8); a client-sent ``principal_id`` is ignored."""
+    """``POST /v1/browser-control/register`` (docs/reference/api-server.md#browser-control); a client-sent
+    ``principal_id`` is ignored."""
 
     protocol_version: Literal[1]
     session_id: IdField

@@ -1,4 +1,5 @@
-"""Build Responses output items and stream events from the core's events (§6.3, §6.4)."""
+"""Build Responses output items and stream events from the core's events
+(docs/reference/api-server.md#response-object, #responses-stream)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Pydantic models of the response bodies and stream payloads, the OpenAPI response schemas (§4.4).
+"""Pydantic models of the response bodies and stream payloads, the OpenAPI response schemas
+(docs/reference/api-server.md#get-openapijson).
 
-They describe what the handlers write (§§3.2, 4-8); nothing validates outgoing bodies with them at
-run time. Every model allows extra properties: the documented fields are a floor, so a client (or
+They describe what the handlers write (docs/reference/api-server.md); nothing validates outgoing bodies with
+them at run time. Every model allows extra properties: the documented fields are a floor, so a client (or
 schemathesis) checking a response against them fails only on a missing or mistyped field.
 """
 
@@ -29,11 +30,11 @@ class ErrorBody(Open):
     message: str
     type: Literal["invalid_request_error", "rate_limit_error", "server_error"]
     param: str | None
-    code: str = Field(description="A §10 code.")
+    code: str = Field(description="A code listed in docs/reference/api-server.md#error-codes.")
 
 
 class Error(Open):
-    """Every non-2xx response except 101 and 204 (§3.2)."""
+    """Every non-2xx response except 101 and 204 (docs/reference/api-server.md#error-envelope)."""
 
     error: ErrorBody
 
@@ -225,7 +226,7 @@ class CompletionChoice(Open):
 
 
 class ChatCompletion(Open):
-    """``POST /v1/chat/completions`` without ``stream`` (§5.3)."""
+    """``POST /v1/chat/completions`` without ``stream`` (docs/reference/api-server.md#chat-response)."""
 
     id: str
     object: Literal["chat.completion"]
@@ -245,7 +246,7 @@ class ChunkChoice(Open):
 
 
 class ChatCompletionChunk(Open):
-    """A ``data:`` frame of a chat stream (§5.4)."""
+    """A ``data:`` frame of a chat stream (docs/reference/api-server.md#chat-stream)."""
 
     id: str
     object: Literal["chat.completion.chunk"]
@@ -340,7 +341,8 @@ class ResponseError(Open):
 
 
 class ResponseObject(Open):
-    """A Responses object: non-stream 200, ``GET``, and terminal stream events (§6.3)."""
+    """A Responses object: non-stream 200, ``GET``, and terminal stream events
+    (docs/reference/api-server.md#response-object)."""
 
     id: str
     object: Literal["response"]
@@ -360,7 +362,8 @@ class ResponseObject(Open):
 
 
 class ResponseStreamEvent(Open):
-    """A Responses stream frame: ``type`` repeats the ``event:`` name (§6.4)."""
+    """A Responses stream frame: ``type`` repeats the ``event:`` name
+    (docs/reference/api-server.md#responses-stream)."""
 
     type: Annotated[str, Field(pattern=r"^response\.")]
     sequence_number: Annotated[int, Field(ge=0)]
@@ -390,7 +393,8 @@ class RunAccepted(Open):
 
 
 class RunStatus(Open):
-    """``GET /v1/runs/{run_id}`` (§7.2); terminal runs add their terminal event's fields."""
+    """``GET /v1/runs/{run_id}`` (docs/reference/api-server.md#run-status); terminal runs add their terminal
+    event's fields."""
 
     object: Literal["hermes.run"]
     run_id: str
@@ -418,7 +422,8 @@ class RunStopped(Open):
 
 
 class RunEvent(Open):
-    """A ``data:`` frame of ``/v1/runs/{run_id}/events`` (§7.4); ``id:`` equals ``seq``."""
+    """A ``data:`` frame of ``/v1/runs/{run_id}/events`` (docs/reference/api-server.md#run-events); ``id:``
+    equals ``seq``."""
 
     event: str
     run_id: str

@@ -1,4 +1,5 @@
-"""``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{id}`` (§6)."""
+"""``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{id}``
+(docs/reference/api-server.md#responses)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The plugin's own SQLite file: stored responses, conversation names, run statuses (§9).
+"""The plugin's own SQLite file: stored responses, conversation names, run statuses
+(docs/reference/api-server.md#persistence).
 
 Stdlib ``sqlite3`` in WAL mode, mode 0600, every call on one worker thread off the event loop.
 """

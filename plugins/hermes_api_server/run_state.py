@@ -1,4 +1,4 @@
-"""A run's live state and its status resource (§7.2, §7.3)."""
+"""A run's live state and its status resource (docs/reference/api-server.md#run-status, #run-lifecycle)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Run:
         return self.status in TERMINAL
 
     def status_object(self) -> dict[str, Any]:
-        """Return the §7.2 status resource."""
+        """Return the docs/reference/api-server.md#run-status status resource."""
         obj: dict[str, Any] = {
             "object": "hermes.run",
             "run_id": self.run_id,

@@ -1,4 +1,5 @@
-"""Runs: lifecycle, durable status, idempotency, approvals, steer and stop (§7)."""
+"""Runs: lifecycle, durable status, idempotency, approvals, steer and stop
+(docs/reference/api-server.md#runs)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ class RunManager:
         self._stored = await self.state.store.count_runs()
 
     async def reconcile_after_restart(self) -> None:
-        """Settle runs a previous process left non-terminal as ``interrupted`` (§2.3)."""
+        """Settle runs a previous process left non-terminal as ``interrupted``
+        (docs/reference/api-server.md#shutdown-and-restart)."""
         for run_id, who, status in await self.state.store.non_terminal_runs():
             last_seq = int(status.get("last_seq") or 0)
             journal = Journal(run_id, self.state.settings.run_journal_events, last_seq + 1)
@@ -406,7 +408,7 @@ class RunManager:
 
     # -- operations ----------------------------------------------------------------------------
     async def stop(self, run: Run) -> dict[str, Any]:
-        """Apply ``POST …/stop`` (§7.7)."""
+        """Apply ``POST …/stop`` (docs/reference/api-server.md#stop-a-run)."""
         if run.terminal:
             return run.status_object()
         if run.status == "stopping":

@@ -1,4 +1,4 @@
-"""HTTP handlers of ``/v1/runs`` (§7.1-§7.7)."""
+"""HTTP handlers of ``/v1/runs`` (docs/reference/api-server.md#runs)."""
 
 from __future__ import annotations
 
@@ -126,8 +126,9 @@ async def create_run(request: web.Request) -> web.Response:
     if not await state.pool.exists(target.session_id):
         target.seed = [*seed, *conv.history]
     with state.runs.in_flight.claim(None if key is None else (who, key)) as created:
-        # Open the session before the 202, so a lease another process holds is a 409 (§10), not a
-        # run that fails later; the run's task joins the open session (the pool counts its users).
+        # Open the session before the 202, so a lease another process holds is a 409
+        # (docs/reference/api-server.md#error-codes), not a run that fails later; the run's task joins the
+        # open session (the pool counts its users).
         async with state.pool.use(
             target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
         ):
@@ -191,7 +192,7 @@ def _cursor(request: web.Request) -> int:
 
 
 async def run_events(request: web.Request) -> web.StreamResponse:
-    """Stream a run's events with replay from its journal (§7.4)."""
+    """Stream a run's events with replay from its journal (docs/reference/api-server.md#run-events)."""
     state = get_state(request)
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
@@ -314,7 +315,7 @@ async def steer_run(request: web.Request) -> web.Response:
 
 
 async def run_approval(request: web.Request) -> web.Response:
-    """Answer a run's pending approval(s) (§7.6)."""
+    """Answer a run's pending approval(s) (docs/reference/api-server.md#answer-a-runs-approval)."""
     state = get_state(request)
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
@@ -369,7 +370,7 @@ async def run_approval(request: web.Request) -> web.Response:
 
 
 async def stop_run(request: web.Request) -> web.Response:
-    """Stop a run (§7.7)."""
+    """Stop a run (docs/reference/api-server.md#stop-a-run)."""
     state = get_state(request)
     found = await state.runs.find(principal(request), request.match_info["run_id"])
     if not isinstance(found, Run):

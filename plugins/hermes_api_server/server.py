@@ -1,4 +1,5 @@
-"""Start-up, the bind guard, the banner, draining and shutdown of ``hermes api`` (§2)."""
+"""Start-up, the bind guard, the banner, draining and shutdown of ``hermes api``
+(docs/reference/api-server.md#start-up-and-settings)."""
 
 from __future__ import annotations
 
@@ -173,7 +174,8 @@ async def _listen(runner: Any, host: str, port: int, header_timeout_s: float) ->
     """Open the listening socket, retrying a busy port for about 3 s.
 
     The socket is served by :mod:`hermes_api_server.protocol` rather than ``web.TCPSite`` so that
-    aiohttp's own answers to malformed requests carry the JSON envelope (§3.2).
+    aiohttp's own answers to malformed requests carry the JSON envelope
+    (docs/reference/api-server.md#error-envelope).
 
     :param runner: the application runner, after ``setup()``.
     :param host: the bind address.

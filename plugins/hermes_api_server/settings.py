@@ -1,4 +1,4 @@
-"""The ``[api_server]`` settings model of ``hermes api`` (api-server contract §2.1)."""
+"""The ``[api_server]`` settings model of ``hermes api`` (docs/reference/api-server.md#settings)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ PLACEHOLDER_KEYS = frozenset({"changeme", "your-api-key", "your_api_key", "secre
 
 
 class BrowserControlSettings(BaseModel):
-    """Opt-in browser-extension control (§8)."""
+    """Opt-in browser-extension control (docs/reference/api-server.md#browser-control)."""
 
     model_config = ConfigDict(extra="forbid")
 

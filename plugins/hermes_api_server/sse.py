@@ -1,4 +1,5 @@
-"""A server-sent-events writer with awaited, time-bounded writes (§3.6)."""
+"""A server-sent-events writer with awaited, time-bounded writes
+(docs/reference/api-server.md#sse-streams)."""
 
 from __future__ import annotations
 

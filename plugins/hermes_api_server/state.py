@@ -1,4 +1,4 @@
-"""Process-wide state of the API server, kept on one ``web.AppKey`` (§1)."""
+"""Process-wide state of the API server, kept on one ``web.AppKey`` (docs/reference/api-server.md#scope)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Drive one core turn for an HTTP request: pump its events, abandon it on disconnect (§3.6)."""
+"""Drive one core turn for an HTTP request: pump its events, abandon it on disconnect
+(docs/reference/api-server.md#sse-streams)."""
 
 from __future__ import annotations
 
@@ -131,7 +132,8 @@ async def abandon(session: Session, turn: Turn) -> None:
 
 
 def derived_session_id(system: str, first_user: str, principal: str | None) -> str:
-    """Return ``api-`` + 16 hex of sha256(system + newline + first user text) (§3.5)."""
+    """Return ``api-`` + 16 hex of sha256(system + newline + first user text)
+    (docs/reference/api-server.md#session-headers)."""
     seed = f"{system}\n{first_user}"
     if principal is not None:
         seed = f"{principal}\0{seed}"

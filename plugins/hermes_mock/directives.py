@@ -1,4 +1,4 @@
-"""Parse the ``[[name args]]`` directives of the mock provider (agent-core §12).
+"""Parse the ``[[name args]]`` directives of the mock provider (docs/mock-provider.md).
 
 A directive is recognised only when its name is known and its arguments are well formed; anything
 else stays in the text exactly as typed. Recognised directives are removed from the text together

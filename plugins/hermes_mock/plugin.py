@@ -1,4 +1,4 @@
-"""Register the deterministic offline ``mock`` model provider (agent-core §12).
+"""Register the deterministic offline ``mock`` model provider (docs/mock-provider.md).
 
 Cheap to import: the provider implementation is imported by the factory when the kernel builds it.
 """

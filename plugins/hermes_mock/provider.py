@@ -1,4 +1,4 @@
-"""The mock provider object: streams the deterministic replies of agent-core §12 with no network."""
+"""The mock provider object: streams the deterministic replies of docs/mock-provider.md with no network."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decide what the mock provider answers to one request (agent-core §12).
+"""Decide what the mock provider answers to one request (docs/mock-provider.md).
 
 Everything here is a pure function of the :class:`~hermes_core.ChatRequest`: the same request always
 gets the same plan, which :mod:`hermes_mock.provider` then streams.
@@ -23,7 +23,8 @@ from hermes_mock.directives import Directives, parse, strip_directives
 
 MODELS: tuple[str, ...] = ("echo", "script", "alt", "history")
 CONTEXT_WINDOW = 32_768
-STEER_MARKER = "\n\n[User guidance] "  # how the core appends steer text to a tool result (§2.4)
+# how the core appends steer text to a tool result (docs/reference/core.md#steer)
+STEER_MARKER = "\n\n[User guidance] "
 
 # The finish reasons of hermes_core's FinishChunk, spelled out here to use public names only.
 
@@ -153,7 +154,7 @@ def done_reply(results: list[str]) -> str:
     steer: str | None = None
     lines = list(results)
     if lines:
-        # The core appends guidance only to the batch's last result message (§2.4).
+        # The core appends guidance only to the batch's last result message (docs/reference/core.md#steer).
         cut = lines[-1].find(STEER_MARKER)
         if cut >= 0:
             steer = lines[-1][cut + len(STEER_MARKER) :]

@@ -1,4 +1,5 @@
-"""Register ``/model`` (agent-core §7.6, §11) through the ``hermes_slash_commands`` hook.
+"""Register ``/model`` (docs/reference/core.md#branch-compress-titles-model-switch,
+docs/slash-commands.md#where-commands-are-recognised) through the ``hermes_slash_commands`` hook.
 
 Cheap to import: the command's implementation lives in :mod:`hermes_model_switch.command`,
 imported the first time ``/model`` runs. Disabling this plugin removes ``/model`` and nothing
@@ -35,8 +36,9 @@ SPEC = CommandSpec(
     handler=model_command,
     usage=USAGE,
     category="model",
-    # The core would let a switch land from the next turn, but §11 lists /model among the
-    # commands that answer SessionBusy while a turn runs, so every surface behaves alike.
+    # The core would let a switch land from the next turn, but
+    # /model is busy-blocked: it answers SessionBusy while a turn runs, on every surface alike
+    # (docs/slash-commands.md#where-commands-are-recognised).
     busy_blocked=True,
 )
 

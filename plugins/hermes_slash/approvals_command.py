@@ -1,4 +1,5 @@
-"""``/approvals [PROFILE]``: show or set the session's approval profile (agent-core §6.1).
+"""``/approvals [PROFILE]``: show or set the session's approval profile
+(docs/reference/core.md#approval-profiles).
 
 ``off`` is set only when it is typed out; nothing cycles or toggles into it. ACP offers ``off``
 only through its own mode list, so ``/approvals off`` there answers "not available here".

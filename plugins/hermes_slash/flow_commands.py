@@ -3,7 +3,8 @@
 None of them runs a model turn itself. ``/new`` asks the transport for a fresh session
 (``data.action == "new_session"``); ``/steer`` hands guidance to the running turn, or returns the
 text as a ``send`` directive when nothing runs; ``/queue`` returns a ``send`` directive that the
-transport submits, which the core queues behind a running turn (agent-core §2.3, §2.4).
+transport submits, which the core queues behind a running turn
+(docs/reference/core.md#busy-input-and-the-queue, #steer).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """``/history``, ``/undo`` and ``/retry``: read the projected transcript or rewind its last turn.
 
-``/undo`` and ``/retry`` are the core's rewinds (``Session.undo``, agent-core §7.5) whose consent
-is the typed command: the last user turn and everything after it are soft-archived, never
-deleted. ``/retry`` then hands the same prompt back as a ``send`` directive, so each transport
-runs it as a new turn its own way (the CLI streams it, the TUI host calls ``prompt.submit``).
-The prompt's images come back too, in ``data.parts``: the core decides per turn whether the
-model sees them (agent-core §9 drops them, with a warning, for a model without vision).
+``/undo`` and ``/retry`` are the core's rewinds (``Session.undo``,
+docs/reference/core.md#rewind-and-reconcile) whose consent is the typed command: the last user turn and
+everything after it are soft-archived, never deleted. ``/retry`` then hands the same prompt back as a ``send``
+directive, so each transport runs it as a new turn its own way (the CLI streams it, the TUI host calls
+``prompt.submit``). The prompt's images come back too, in ``data.parts``: the core decides per turn whether
+the model sees them (docs/reference/core.md#images drops them, with a warning, for a model without vision).
 """
 
 from __future__ import annotations

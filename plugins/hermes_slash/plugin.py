@@ -1,4 +1,5 @@
-"""Register the built-in slash commands (agent-core §11) through ``hermes_slash_commands``.
+"""Register the built-in slash commands (docs/slash-commands.md#where-commands-are-recognised) through
+``hermes_slash_commands``.
 
 Cheap to import: each handler is a thin wrapper that imports its implementation module the
 first time the command runs. ``/model`` is not here; it belongs to the ``model-switch`` plugin,
@@ -90,7 +91,8 @@ SPECS: tuple[CommandSpec, ...] = (
         handler=_lazy("session_commands", "stop_command"),
         usage="/stop",
         category="session",
-        # §11: ACP busy prompts queue and `hermes run` has one turn, so neither can run /stop mid-turn.
+        # docs/slash-commands.md#where-commands-are-recognised: ACP busy prompts queue and `hermes run` has
+        # one turn, so neither can run /stop mid-turn.
         unavailable_on=frozenset({"acp", "cli"}),
     ),
     CommandSpec(
@@ -100,7 +102,8 @@ SPECS: tuple[CommandSpec, ...] = (
         usage="/new",
         aliases=("reset",),
         category="session",
-        # §11: an ACP client owns its sessions (session/new), so the agent cannot start one.
+        # docs/slash-commands.md#where-commands-are-recognised: an ACP client owns its sessions (session/new),
+        # so the agent cannot start one.
         unavailable_on=frozenset({"acp"}),
     ),
     CommandSpec(
@@ -133,7 +136,8 @@ SPECS: tuple[CommandSpec, ...] = (
         handler=_lazy("flow_commands", "steer_command"),
         usage="/steer TEXT",
         category="session",
-        # §11: ACP prompts queue and `hermes run` has one turn, so nothing runs to be steered.
+        # docs/slash-commands.md#where-commands-are-recognised: ACP prompts queue and `hermes run` has one
+        # turn, so nothing runs to be steered.
         unavailable_on=frozenset({"acp", "cli"}),
     ),
     CommandSpec(

@@ -1,4 +1,5 @@
-"""``/reload`` (re-read settings, agent-core §14) and ``/reload-mcp`` (there is no MCP support yet)."""
+"""``/reload`` (re-read settings, docs/reference/core.md#settings) and ``/reload-mcp`` (there is no MCP
+support yet)."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ def format_usage(usage: Usage) -> str:
 
 
 async def usage_command(ctx: CommandContext) -> CommandResult:
-    """Run ``/usage``: the session's cumulative token counts and context use (agent-core §8).
+    """Run ``/usage``: the session's cumulative token counts and context use (docs/reference/core.md#usage).
 
     :param ctx: the dispatch context.
     :returns: readable counts; ``data`` holds every ``Usage`` field plus ``context_percent``.

@@ -41,7 +41,8 @@ async def title_command(ctx: CommandContext) -> CommandResult:
 async def compress_command(ctx: CommandContext) -> CommandResult:
     """Run ``/compress [FOCUS]``: summarise every turn before the latest one into one row.
 
-    The session keeps its id and the surviving rows keep theirs (agent-core §7.6).
+    The session keeps its id and the surviving rows keep theirs
+    (docs/reference/core.md#branch-compress-titles-model-switch).
 
     :param ctx: the dispatch context; ``args`` is an optional focus topic for the summary.
     :returns: how many messages were summarised; ``data`` mirrors the core's result.
@@ -98,7 +99,7 @@ async def branch_command(ctx: CommandContext) -> CommandResult:
 
 
 async def stop_command(ctx: CommandContext) -> CommandResult:
-    """Run ``/stop``: interrupt the running turn and keep the queue (agent-core §2.5).
+    """Run ``/stop``: interrupt the running turn and keep the queue (docs/reference/core.md#interrupt).
 
     :param ctx: the dispatch context.
     :returns: whether a turn was running (``data.was_running``) and how many prompts wait.

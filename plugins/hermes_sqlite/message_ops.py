@@ -1,4 +1,5 @@
-"""Message rows: append, load, soft-archive and meta updates (agent-core §7.4, §7.5).
+"""Message rows: append, load, soft-archive and meta updates
+(docs/reference/core.md#messages-and-the-projection, #rewind-and-reconcile).
 
 Every function here runs on the database thread with its connection. Rows are never deleted;
 archiving sets ``active = 0`` and ``archived_reason``.

@@ -1,4 +1,5 @@
-"""Session rows: create, read, update, list, rewrite, and the writer lease (agent-core §7).
+"""Session rows: create, read, update, list, rewrite, and the writer lease
+(docs/reference/core.md#sessions-and-storage).
 
 Every function here runs on the database thread with its connection. A session row with
 ``placeholder = 1`` only reserves an id for a lease holder: it is invisible to reads until

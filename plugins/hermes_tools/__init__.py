@@ -1,1 +1,2 @@
-"""First-party core tools for Hermes: files, search, terminal, clarify and todo (agent-core §13)."""
+"""First-party core tools for Hermes: files, search, terminal, clarify and todo
+(docs/reference/core.md#tools)."""

@@ -1,7 +1,7 @@
 """The agent's own tools: ``clarify`` (ask the user) and ``todo`` (keep a task list).
 
-Neither touches files or processes. ``clarify`` raises a clarify question (agent-core §5) and
-``todo`` validates the full list each time and hands it to the events as ``TodoItem`` records.
+Neither touches files or processes. ``clarify`` raises a clarify question (docs/reference/core.md#questions)
+and ``todo`` validates the full list each time and hands it to the events as ``TodoItem`` records.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Helpers shared by the core tools: argument checks, the output cap and sensitive paths.
 
 The output cap keeps the head and the tail of a long result and marks the cut in between, so the
-model sees how a command started and how it ended. Sensitive paths follow agent-core §6.2.
+model sees how a command started and how it ended. Sensitive paths follow docs/reference/core.md#fixed-asks.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hermes_core import ToolContext, ToolError
 
 DEFAULT_OUTPUT_CAP = 50_000
 
-# Names from agent-core §6.2: any path component named like this makes a path sensitive.
+# Names from docs/reference/core.md#fixed-asks: any path component named like this makes a path sensitive.
 _SENSITIVE_DIRS = frozenset({".git", ".ssh"})
 _PRIVATE_KEY_NAMES = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"})
 
@@ -33,7 +33,7 @@ def is_sensitive_name(name: str) -> bool:
 
 
 def is_sensitive(path: PurePath) -> bool:
-    """Tell whether any component of ``path`` is sensitive (agent-core §6.2).
+    """Tell whether any component of ``path`` is sensitive (docs/reference/core.md#fixed-asks).
 
     :param path: an absolute or relative path.
     :returns: True when one of its components is sensitive.

@@ -1,4 +1,4 @@
-"""The file tools: ``read_file``, ``write_file`` and ``edit_file`` (agent-core §13).
+"""The file tools: ``read_file``, ``write_file`` and ``edit_file`` (docs/reference/core.md#tools).
 
 Every read and write goes through ``ctx.file_access``. Edits are planned by a side-effect free
 function that both the preview and the handler use, so the change the user approves is the one

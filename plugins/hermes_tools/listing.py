@@ -1,4 +1,4 @@
-"""The tools that look across files: ``list_dir`` and ``search`` (agent-core §13, §6.2).
+"""The tools that look across files: ``list_dir`` and ``search`` (docs/reference/core.md#tools, #fixed-asks).
 
 Both skip sensitive entries (``.git``, ``.ssh``, ``.env*``, private keys) unless the target the
 user approved is itself sensitive, and neither follows symbolic links while walking, so a link

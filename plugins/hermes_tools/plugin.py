@@ -1,4 +1,4 @@
-"""Declare the first-party core tools (agent-core §13) through the ``hermes_tools`` hook.
+"""Declare the first-party core tools (docs/reference/core.md#tools) through the ``hermes_tools`` hook.
 
 This module is cheap to import: it builds the ``ToolSpec`` records only, and each handler or
 preview imports its implementation module on first call.

@@ -1,4 +1,5 @@
-"""The ``terminal`` tool: run a shell command, streaming its output (agent-core §13, §5).
+"""The ``terminal`` tool: run a shell command, streaming its output
+(docs/reference/core.md#tools, #questions).
 
 Each command runs under ``/bin/sh -c`` in the session's cwd, in its own process group, with no
 inherited file descriptors, stdin from ``/dev/null`` and stderr merged into stdout. Output is

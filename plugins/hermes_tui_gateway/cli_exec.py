@@ -1,4 +1,5 @@
-"""``cli.exec``: run ``hermes <argv>`` non-interactively in its own process group (§3.6)."""
+"""``cli.exec``: run ``hermes <argv>`` non-interactively in its own process group
+(docs/reference/tui-gateway.md#slash-commands-and-the-cli)."""
 
 from __future__ import annotations
 

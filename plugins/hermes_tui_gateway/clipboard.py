@@ -1,4 +1,5 @@
-"""Read an image from the clipboard of the machine the gateway runs on (``clipboard.paste``, §3.9).
+"""Read an image from the clipboard of the machine the gateway runs on (``clipboard.paste``,
+docs/reference/tui-gateway.md#terminal-and-attachments).
 
 Each platform's tool is tried when it is on ``PATH``, each with a 3 s limit: Wayland ``wl-paste``,
 X11 ``xclip``, macOS ``pngpaste`` or ``osascript``, and Windows or WSL ``powershell.exe``. The

@@ -1,4 +1,5 @@
-"""The setters behind ``config.set`` (tui-gateway.md §3.5), one small function per key.
+"""The setters behind ``config.set`` (docs/reference/tui-gateway.md#configuration-and-models), one small
+function per key.
 
 Each setter gets a :class:`Change` and returns the method's result. ``config.set`` picks the
 setter from :data:`SETTERS` (display keys fall through to :func:`set_display`) and afterwards

@@ -1,7 +1,9 @@
-"""Turn the core's records into TUI-gateway payloads (tui-gateway.md §2 and §4).
+"""Turn the core's records into TUI-gateway payloads (docs/reference/tui-gateway.md#shared-objects, #events).
 
-Pure functions over core records: the event catalog of §4.3, the usage object of §2.3, the
-``SessionInfo`` of §2.4 and the transcript rows of §2.2.
+Pure functions over core records: the event catalog of docs/reference/tui-gateway.md#event-catalog, the usage
+object of docs/reference/tui-gateway.md#usage-object, the ``SessionInfo`` of
+docs/reference/tui-gateway.md#sessioninfo and the transcript rows of
+docs/reference/tui-gateway.md#transcript-rows.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ Redact = Callable[[str], str]
 
 
 def usage_obj(usage: Usage, model: str | None) -> dict[str, Any]:
-    """Return the §2.3 usage object.
+    """Return the docs/reference/tui-gateway.md#usage-object usage object.
 
     :param usage: the core's usage.
     :param model: the model in force, ``provider:model``.
@@ -59,7 +61,7 @@ def usage_obj(usage: Usage, model: str | None) -> dict[str, Any]:
 
 
 def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the §2.4 ``SessionInfo``.
+    """Return the docs/reference/tui-gateway.md#sessioninfo ``SessionInfo``.
 
     :param info: the core's snapshot.
     :param extra: gateway-held fields (``busy_policy``, ``tools``, ``version``, ``branch``).
@@ -85,7 +87,7 @@ def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
-    """Return one §2.2 ``TranscriptMessage``.
+    """Return one docs/reference/tui-gateway.md#transcript-rows ``TranscriptMessage``.
 
     :param row: a projected row.
     :param include_active: add ``active`` (and ``archived_reason``) for archived listings.
@@ -114,7 +116,7 @@ def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
 
 
 def is_user_turn(row: Row) -> bool:
-    """Whether a row counts for user ordinals (§2.2)."""
+    """Whether a row counts for user ordinals (docs/reference/tui-gateway.md#transcript-rows)."""
     return row.role == "user" and row.active and row.display_kind is None
 
 
@@ -183,7 +185,7 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
-    """Return the event type and payload of a question (§4.3)."""
+    """Return the event type and payload of a question (docs/reference/tui-gateway.md#event-catalog)."""
     p: dict[str, Any] = {"request_id": ev.request_id}
     if ev.kind == "approval":
         keys = list(ev.approval_keys)
@@ -222,7 +224,8 @@ def question_expire(ev: QuestionClosed) -> tuple[str, dict[str, Any]] | None:
 
 
 def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> dict[str, Any]:
-    """Return the ``message.complete`` payload per the outcome table of §4.3."""
+    """Return the ``message.complete`` payload per the outcome table of
+    docs/reference/tui-gateway.md#event-catalog."""
     outcome = ev.outcome
     p: dict[str, Any] = {
         "text": ev.text,
@@ -264,5 +267,5 @@ def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> di
 
 
 def token_estimate(width: int, height: int) -> int:
-    """Return the image token estimate of §3.9."""
+    """Return the image token estimate of docs/reference/tui-gateway.md#terminal-and-attachments."""
     return 85 * math.ceil(width / 512) * math.ceil(height / 512)

@@ -1,4 +1,5 @@
-"""Map the core's typed failures to the TUI gateway's per-method codes (tui-gateway.md §6).
+"""Map the core's typed failures to the TUI gateway's per-method codes
+(docs/reference/tui-gateway.md#error-codes).
 
 Anything unexpected becomes an opaque ``-32603`` whose ``error_id`` names the traceback logged
 to stderr, so exception text never reaches the wire.

@@ -1,6 +1,6 @@
 """The gateway's state and dispatch: live sessions, connections, binding and the method tables.
 
-Methods come in three kinds (tui-gateway.md §1.5):
+Methods come in three kinds (docs/reference/tui-gateway.md#concurrency-and-ordering):
 
 * **fast** — synchronous, answered by the peer's ``fast_path`` in arrival order;
 * **ordered** — a synchronous prelude run in the peer's ``prepare`` (so its decision is made
@@ -8,7 +8,8 @@ Methods come in three kinds (tui-gateway.md §1.5):
 * **slow** — coroutines run on their own task.
 
 Ordered and slow methods are answered through ``jsonrpcserver`` bound to an explicit methods
-table (never its global registry); every failure is mapped here to the per-method codes of §6.
+table (never its global registry); every failure is mapped here to the per-method codes of
+docs/reference/tui-gateway.md#error-codes.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class Gateway:
 
     # -- connections -------------------------------------------------------------------------
     def ready_payload(self) -> dict[str, Any]:
-        """Return the ``gateway.ready`` payload (§1.4)."""
+        """Return the ``gateway.ready`` payload (docs/reference/tui-gateway.md#the-ready-event)."""
         return {
             "skin": {"name": "default", "colors": {}, "branding": {}},
             "version": __version__,
@@ -146,7 +147,8 @@ class Gateway:
         conn.notify_event("gateway.ready", self.ready_payload())
 
     async def detach(self, conn: Conn) -> None:
-        """Forget a connection: close or detach its sessions (§1.8)."""
+        """Forget a connection: close or detach its sessions
+        (docs/reference/tui-gateway.md#connections-and-disconnects)."""
         conn.alive = False
         self.conns.discard(conn)
         for live in list(self.lives.values()):
@@ -196,7 +198,8 @@ class Gateway:
                 "tools": self.toolsets(),
                 "version": __version__,
             }
-            # §2.4 `branch?`: the git branch of the session's workspace, absent outside a repository.
+            # docs/reference/tui-gateway.md#sessioninfo `branch?`: the git branch of the session's workspace,
+            # absent outside a repository.
             branch = git_branch(session.info().cwd)
             if branch is not None:
                 out["branch"] = branch
@@ -275,7 +278,8 @@ class Gateway:
         return True
 
     def open_requests(self, live: Live) -> list[dict[str, Any]]:
-        """Return the open questions as their original ``*.request`` params (§2.5)."""
+        """Return the open questions as their original ``*.request`` params
+        (docs/reference/tui-gateway.md#snapshot)."""
         from hermes_tui_gateway.encode import question_request
 
         by_id: dict[str, dict[str, Any]] = {}

@@ -1,4 +1,5 @@
-"""The git branch of a session's workspace, for ``SessionInfo.branch`` and ``config.get cwd`` (§2.4, §3.5).
+"""The git branch of a session's workspace, for ``SessionInfo.branch`` and ``config.get cwd``
+(docs/reference/tui-gateway.md#sessioninfo, #configuration-and-models).
 
 The branch is read from the repository's ``HEAD`` file, never by running ``git``: ``session.info``
 is built on the event loop, often, so the lookup must be a few cheap file-system calls. The

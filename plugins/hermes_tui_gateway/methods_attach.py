@@ -1,4 +1,5 @@
-"""Image attachments (tui-gateway.md §3.9): ``image.attach`` and ``clipboard.paste``."""
+"""Image attachments (docs/reference/tui-gateway.md#terminal-and-attachments): ``image.attach`` and
+``clipboard.paste``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Slash commands (tui-gateway.md §3.6): catalog, resolve, dispatch and the ``slash.exec`` alias."""
+"""Slash commands (docs/reference/tui-gateway.md#slash-commands-and-the-cli): catalog, resolve, dispatch and
+the ``slash.exec`` alias."""
 
 from __future__ import annotations
 
@@ -154,7 +155,8 @@ def _reattach_images(live: Live, result: CommandResult) -> None:
 
 
 async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:
-    """Carry out ``/new``: an ``exec`` directive plus the new session's snapshot (§2.5).
+    """Carry out ``/new``: an ``exec`` directive plus the new session's snapshot
+    (docs/reference/tui-gateway.md#snapshot).
 
     The snapshot's ``session_id`` is the id the host switches to, as ``session.create`` would
     have answered; ``previous_session_id`` names the session that stays live and resumable.

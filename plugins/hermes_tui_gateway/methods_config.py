@@ -1,4 +1,5 @@
-"""Configuration and models (tui-gateway.md §3.5): ``config.get``, ``config.set``, ``model.options``."""
+"""Configuration and models (docs/reference/tui-gateway.md#configuration-and-models): ``config.get``,
+``config.set``, ``model.options``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Reloading settings, ``cli.exec`` and stopping background processes (tui-gateway.md §3.6)."""
+"""Reloading settings, ``cli.exec`` and stopping background processes
+(docs/reference/tui-gateway.md#slash-commands-and-the-cli)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Prompting and answering (tui-gateway.md §3.1, §3.2, §3.4): submit, steer, interrupt, respond."""
+"""Prompting and answering
+(docs/reference/tui-gateway.md#prompting, #rewind-edit-and-regenerate, #answering-questions): submit, steer,
+interrupt, respond."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Session lifecycle methods (tui-gateway.md §3.3): create, resume, list, activate, close, …"""
+"""Session lifecycle methods (docs/reference/tui-gateway.md#session-lifecycle): create, resume, list,
+activate, close, …"""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def check_title(title: str, code_empty: int = 4021) -> str:
 
 
 async def snapshot(gw: Gateway, live: Live, omit_messages: bool = False) -> dict[str, Any]:
-    """Return the §2.5 snapshot of a live session."""
+    """Return the docs/reference/tui-gateway.md#snapshot snapshot of a live session."""
     session = live.session
     info = live.stream.info_payload()
     rows = await session.history()
@@ -149,7 +150,8 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 
 
 async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
-    """Open the fresh session ``/new`` asks for, bound to the caller (tui-gateway.md §3.6).
+    """Open the fresh session ``/new`` asks for, bound to the caller
+    (docs/reference/tui-gateway.md#slash-commands-and-the-cli).
 
     It is created as ``session.create`` creates one, lazily (nothing stored before its first
     turn), and takes over what the user chose for the previous one: the workspace, the approval

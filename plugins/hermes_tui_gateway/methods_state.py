@@ -1,4 +1,5 @@
-"""Fast reads of live-session state (tui-gateway.md §3.3): status, usage, active list, replay, resize."""
+"""Fast reads of live-session state (docs/reference/tui-gateway.md#session-lifecycle): status, usage, active
+list, replay, resize."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def encode_projection(rows: list[Any]) -> list[Any]:
 
 
 async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``session.events.since``: replay the ring and rebind atomically (§1.7)."""
+    """``session.events.since``: replay the ring and rebind atomically
+    (docs/reference/tui-gateway.md#sequence-numbers-and-replay)."""
     last_seen = p.get("last_seen")
     if type(last_seen) is not int or last_seen < 0:
         raise bad("last_seen", "integer >= 0")

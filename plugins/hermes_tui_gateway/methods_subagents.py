@@ -1,4 +1,5 @@
-"""Subagent methods (tui-gateway.md §3.7): answered truthfully while no plugin delegates."""
+"""Subagent methods (docs/reference/tui-gateway.md#environment-and-processes): answered truthfully while no
+plugin delegates."""
 
 from __future__ import annotations
 

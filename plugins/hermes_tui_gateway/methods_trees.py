@@ -1,4 +1,4 @@
-"""Saved spawn trees (tui-gateway.md §3.8): ``spawn_tree.save``, ``.list``, ``.load``."""
+"""Saved spawn trees (docs/reference/tui-gateway.md#subagents): ``spawn_tree.save``, ``.list``, ``.load``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Read request params the TUI way: unknown keys ignored, wrong types answered with -32602.
 
 Every helper raises :class:`hermes_core.rpc.RpcError`, which the peer turns into the error
-response; ``data`` is ``{param, expected}`` (tui-gateway.md §1.3).
+response; ``data`` is ``{param, expected}`` (docs/reference/tui-gateway.md#message-shapes).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ SAFE_NAME = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
 class GatewayError(rpc.RpcError):
-    """A 4xxx/5xxx error of one method (codes are per method, tui-gateway.md §6)."""
+    """A 4xxx/5xxx error of one method (codes are per method, docs/reference/tui-gateway.md#error-codes)."""
 
 
 def bad(name: str, expected: str) -> rpc.RpcError:

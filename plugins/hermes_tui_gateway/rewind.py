@@ -1,4 +1,5 @@
-"""Validate the rewind fields of ``prompt.submit`` exactly in the order of tui-gateway.md §3.2.
+"""Validate the rewind fields of ``prompt.submit`` exactly in the order of
+docs/reference/tui-gateway.md#rewind-edit-and-regenerate.
 
 Steps 0-6 run here, synchronously and without any write; step 7 (the archive, fail-closed) is
 the core's ``Session.rewind``. The result names the target row and the survivors' ids.
@@ -61,7 +62,7 @@ def _not_found(session: Session, ordinal: int | None, row_id: Any, message: str)
 
 
 def validate(session: Session, p: dict[str, Any], durable_storage: bool = True) -> RewindPlan:
-    """Run steps 1-6 of §3.2; raise the first failure.
+    """Run steps 1-6 of docs/reference/tui-gateway.md#rewind-edit-and-regenerate; raise the first failure.
 
     :param session: the live session (step 0 already passed).
     :param p: the ``prompt.submit`` params.

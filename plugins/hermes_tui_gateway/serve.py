@@ -1,4 +1,5 @@
-"""Run the gateway: stdio by default (§1.1), or a WebSocket server with ``--ws`` (§1.2)."""
+"""Run the gateway: stdio by default (docs/reference/tui-gateway.md#stdio), or a WebSocket server with
+``--ws`` (docs/reference/tui-gateway.md#websocket)."""
 
 from __future__ import annotations
 

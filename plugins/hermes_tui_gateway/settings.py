@@ -1,4 +1,4 @@
-"""The ``[tui]`` settings of ``hermes tui`` (tui-gateway.md §1.10), validated by the CLI."""
+"""The ``[tui]`` settings of ``hermes tui`` (docs/reference/tui-gateway.md#settings), validated by the CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One live session's outgoing event stream: encode, coalesce, number, keep, deliver (§1.7, §4).
+"""One live session's outgoing event stream: encode, coalesce, number, keep, deliver
+(docs/reference/tui-gateway.md#sequence-numbers-and-replay, #events).
 
 A :class:`SessionStream` reads the session's bus (``session.subscribe()``), turns each core
 event into TUI events, merges runs of deltas (about 33 ms, never dropped), assigns ``seq`` once
@@ -46,7 +47,8 @@ log = logging.getLogger("hermes.tui")
 COALESCE_S = 0.033
 MAX_BUFFER_CHARS = 256 * 1024
 YIELD_EVERY = 128
-VERBOSE = ("off", "new", "all", "verbose")  # tool-detail levels of config key `verbose` (§3.5)
+# tool-detail levels of config key `verbose` (docs/reference/tui-gateway.md#configuration-and-models)
+VERBOSE = ("off", "new", "all", "verbose")
 
 
 class Sink(Protocol):

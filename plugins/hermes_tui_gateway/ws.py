@@ -1,4 +1,5 @@
-"""``hermes tui --ws HOST:PORT``: the same protocol over WebSocket at ``/api/ws`` (§1.2).
+"""``hermes tui --ws HOST:PORT``: the same protocol over WebSocket at ``/api/ws``
+(docs/reference/tui-gateway.md#websocket).
 
 aiohttp is imported here only, when ``--ws`` is given. Each authenticated socket gets its own
 shared peer, fed one text frame per JSON-RPC object.

@@ -1,7 +1,7 @@
 """Fixtures for the ACP tests: a temporary Hermes home, the SDK client harness, a raw driver.
 
 Every harness records each frame both ways and, at teardown, validates every agent-sent frame
-against the official schema and checks the wire invariants (acp.md §14.2).
+against the official schema and checks the wire invariants (docs/reference/acp.md#wire-invariants).
 """
 
 from __future__ import annotations

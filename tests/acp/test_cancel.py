@@ -1,4 +1,4 @@
-"""Checklist group G (cancellation, acp.md §11) and the close/queue interplay."""
+"""Checklist group G (cancellation, docs/reference/acp.md#cancellation) and the close/queue interplay."""
 
 from __future__ import annotations
 
@@ -111,7 +111,8 @@ async def test_queued_prompts_run_in_order(spawn: Any, home: Home) -> None:
 
 
 async def test_cancel_discards_queued_prompts(spawn: Any, home: Home) -> None:
-    """§7.2: session/cancel ends the running turn and every queued prompt with cancelled."""
+    """docs/reference/acp.md#one-turn-at-a-time: session/cancel ends the running turn and every queued prompt
+    with cancelled."""
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     first = await _start_prompt(agent, sid, "[[delay 200]] [[tokens 20]]")

@@ -1,4 +1,5 @@
-"""The non-wire commands: ``hermes acp --check`` and ``hermes acp --setup`` (acp.md §1.4, §1.5)."""
+"""The non-wire commands: ``hermes acp --check`` and ``hermes acp --setup``
+(docs/reference/acp.md#self-check, #interactive-setup)."""
 
 from __future__ import annotations
 

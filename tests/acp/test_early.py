@@ -1,4 +1,4 @@
-"""The early handshake (acp.md §1.2): ``initialize`` is answered before the plugins load.
+"""The early handshake (docs/reference/acp.md#start-up): ``initialize`` is answered before the plugins load.
 
 A throwaway plugin that takes seconds to import (and prints to stdout while it does) stands in
 for a slow machine: the reply must not wait for it, and stdout must still carry frames only.

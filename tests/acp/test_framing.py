@@ -1,4 +1,4 @@
-"""Checklist group A (process and framing), driven over raw pipes (acp.md §2, §13 #1–#6)."""
+"""Checklist group A (process and framing), driven over raw pipes (docs/reference/acp.md#json-rpc)."""
 
 from __future__ import annotations
 
@@ -192,7 +192,8 @@ async def test_eof_during_a_long_command_exits_quickly_leaving_no_child(raw: Any
 
 
 async def test_sigterm_and_sighup_exit_zero_sigint_is_ignored(raw: Any) -> None:
-    """§1.3: SIGTERM or SIGHUP closes everything and exits 0; SIGINT is ignored."""
+    """docs/reference/acp.md#stdio-hygiene-and-shutdown: SIGTERM or SIGHUP closes everything and exits 0;
+    SIGINT is ignored."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         agent = await raw()
         await agent.request(0, "initialize", {"protocolVersion": 1})
@@ -229,7 +230,7 @@ def test_schema_validation_catches_a_bad_frame() -> None:
 
 
 async def test_start_up_failure_exits_1_with_a_message(home: Home, tmp_path: Path) -> None:
-    """§1.1: a start-up failure exits 1; the message goes to stderr only."""
+    """docs/reference/acp.md#the-process: a start-up failure exits 1; the message goes to stderr only."""
     home.write_config('model = "nosuchprovider:model"\n')
     data = (json.dumps(INIT) + "\n").encode()
     process = await asyncio.create_subprocess_exec(

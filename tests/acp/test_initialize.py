@@ -1,4 +1,4 @@
-"""Checklist group B (initialize and authentication; acp.md §3, §4)."""
+"""Checklist group B (initialize and authentication; docs/reference/acp.md#initialize, #authentication)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ async def test_protocol_versions(raw: Any) -> None:
 
 
 async def test_capabilities_and_auth_methods(spawn: Any) -> None:
-    """#8: capabilities exactly §3; hermes-setup only with auth.terminal; version matches."""
+    """#8: capabilities exactly docs/reference/acp.md#initialize; hermes-setup only with auth.terminal;
+    version matches."""
     agent = await spawn()
     plain = await agent.initialize()
     assert plain["agentCapabilities"] == CAPABILITIES

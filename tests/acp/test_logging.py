@@ -1,4 +1,5 @@
-"""stdio hygiene (acp.md §1.3): bounded stderr lines, the log file, the primed reader."""
+"""stdio hygiene (docs/reference/acp.md#stdio-hygiene-and-shutdown): bounded stderr lines, the log file, the
+primed reader."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Unit tests of the tool-call and permission mappings (acp.md §8.1, §8.3, §9.2)."""
+"""Unit tests of the tool-call and permission mappings
+(docs/reference/acp.md#kind-title-and-locations, #tool-call-content, #permission-options)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Checklist group H (modes, config options, models; acp.md §6)."""
+"""Checklist group H (modes, config options, models;
+docs/reference/acp.md#modes-config-options-and-models)."""
 
 from __future__ import annotations
 
@@ -70,7 +71,8 @@ async def test_legacy_set_model(spawn: Any, home: Home) -> None:
 
 
 async def test_off_profile_is_shown_only_when_current(spawn: Any, home: Home) -> None:
-    """§6.1: acp.default_mode = off → currentModeId off and off listed; switching away works."""
+    """docs/reference/acp.md#modes: acp.default_mode = off → currentModeId off and off listed; switching away
+    works."""
     home.config["acp"] = {"default_mode": "off"}
     home.write_config()
     agent = await spawn(initialize={})

@@ -1,4 +1,4 @@
-"""Checklist group F (permissions, acp.md §9)."""
+"""Checklist group F (permissions, docs/reference/acp.md#permissions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Checklist group D (prompt turns, acp.md §7) and the slash commands of H #37 (§10)."""
+"""Checklist group D (prompt turns, docs/reference/acp.md#prompt-turns) and the slash commands of H #37
+(docs/reference/acp.md#slash-commands)."""
 
 from __future__ import annotations
 
@@ -163,7 +164,7 @@ async def test_without_model_switch_plugin(spawn: Any, home: Home) -> None:
 
 
 async def test_sessions_run_concurrently(spawn: Any, home: Home) -> None:
-    """§7.2: different sessions run at the same time."""
+    """docs/reference/acp.md#one-turn-at-a-time: different sessions run at the same time."""
     agent = await spawn(initialize={})
     a = (await agent.new(home.workspace))["sessionId"]
     b = (await agent.new(home.workspace))["sessionId"]
@@ -178,7 +179,8 @@ async def test_sessions_run_concurrently(spawn: Any, home: Home) -> None:
 
 
 async def test_refined_title_after_the_response(spawn: Any, home: Home) -> None:
-    """§7.4: a title refined after the response is sent as another session_info_update."""
+    """docs/reference/acp.md#end-of-a-turn: a title refined after the response is sent as another
+    session_info_update."""
     home.config["titles"] = {"refine": True}
     home.write_config()
     agent = await spawn(initialize={})
@@ -193,7 +195,8 @@ async def test_refined_title_after_the_response(spawn: Any, home: Home) -> None:
 
 
 async def test_resource_links_inside_and_outside_the_workspace(spawn: Any, home: Home, tmp_path: Any) -> None:
-    """§7.1: a file:// link inside the workspace is read as context; outside, it stays a link."""
+    """docs/reference/acp.md#prompt-content: a file:// link inside the workspace is read as context; outside,
+    it stays a link."""
     (home.workspace / "notes.txt").write_text("inside secret-less text")
     outside = tmp_path / "outside.txt"
     outside.write_text("outside text")

@@ -1,4 +1,4 @@
-"""Malformed input never kills the process or a session (acp.md §2, issue item 6)."""
+"""Malformed input never kills the process or a session (docs/reference/acp.md#json-rpc, issue item 6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checklist group C (sessions): new, load, resume, list, close, fork (acp.md §5)."""
+"""Checklist group C (sessions): new, load, resume, list, close, fork (docs/reference/acp.md#sessions)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``hermes acp --setup`` driven through a real pseudo-terminal (acp.md §1.5).
+"""``hermes acp --setup`` driven through a real pseudo-terminal (docs/reference/acp.md#interactive-setup).
 
 The setup process gets the pty as its controlling terminal, so hidden key input (``getpass``)
 and Ctrl-C behave as they do for a person. An OpenAI-compatible fake upstream on loopback stands

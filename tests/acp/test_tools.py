@@ -1,4 +1,4 @@
-"""Checklist group E (tool calls, acp.md §8) and I #39–#40 (client file system)."""
+"""Checklist group E (tool calls, docs/reference/acp.md#tool-calls) and I #39–#40 (client file system)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Unit tests for the five ``jsonrpcserver`` 5.0.9 traps of acp.md §2.3, in process.
+"""Unit tests for the five ``jsonrpcserver`` 5.0.9 traps of docs/reference/acp.md#inbound-dispatch, in
+process.
 
 Each test first shows the trap on bare ``jsonrpcserver`` (so the test fails if the library
 changes), then shows that ``hermes acp``'s dispatch avoids it.

@@ -1,4 +1,4 @@
-"""Schema map, validation and wire invariants for the ACP tests (acp.md §14.2).
+"""Schema map, validation and wire invariants for the ACP tests (docs/reference/acp.md#wire-invariants).
 
 Every agent-sent frame is validated with a Draft 2020-12 validator built per definition from the
 official ACP schema vendored in ``tests/acp/schema/`` (``schema.json``; ``session/fork`` from
@@ -79,7 +79,8 @@ def _legacy_models(models: Any) -> list[str]:
 
 
 def check(name: str, value: Any) -> list[str]:
-    """Validate a value against a definition; ``legacy:`` names use the §6.4 shapes.
+    """Validate a value against a definition; ``legacy:`` names use the docs/reference/acp.md#legacy-models
+    shapes.
 
     :param name: the definition.
     :param value: the value.
@@ -164,7 +165,7 @@ STATUS_ORDER = {"pending": 0, "in_progress": 1, "completed": 2, "failed": 2}
 
 
 def invariants(frames: list[tuple[str, dict[str, Any]]]) -> list[str]:
-    """Check the wire invariants of §14.2 on a whole recording.
+    """Check the wire invariants of docs/reference/acp.md#wire-invariants on a whole recording.
 
     Tool calls: unique ids, absolute locations and diff paths, monotone statuses, exactly one
     final update, nothing after it; no turn update between a prompt response and the next prompt.

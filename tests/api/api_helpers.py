@@ -175,7 +175,8 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
 
 
 def assert_error(reply: Reply, status: int, code: str) -> dict[str, Any]:
-    """Assert the §3.2 envelope with this status and code; return the error object."""
+    """Assert the docs/reference/api-server.md#error-envelope envelope with this status and code; return the
+    error object."""
     assert reply.status == status, (reply.status, reply.text)
     assert reply.headers["Content-Type"].startswith("application/json")
     err = reply.json["error"]

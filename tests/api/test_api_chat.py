@@ -1,4 +1,5 @@
-"""Chat completions: JSON, SSE, sessions, models, disconnects (§5; checks 7-11, 31)."""
+"""Chat completions: JSON, SSE, sessions, models, disconnects (docs/reference/api-server.md#chat-completions;
+checks 7-11, 31)."""
 
 from __future__ import annotations
 

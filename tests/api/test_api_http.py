@@ -1,4 +1,5 @@
-"""Cross-cutting HTTP rules: auth, the envelope, security headers, CORS, limits (§3; checks 2, 5, 6)."""
+"""Cross-cutting HTTP rules: auth, the envelope, security headers, CORS, limits
+(docs/reference/api-server.md#http-rules; checks 2, 5, 6)."""
 
 from __future__ import annotations
 

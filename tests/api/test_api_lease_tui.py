@@ -32,7 +32,8 @@ def chat(text: str, model: str = "mock:echo") -> dict[str, Any]:
 
 
 async def assert_all_agent_posts_refused(server: Server, sid: str) -> None:
-    """Chat, Responses and a new run on ``sid`` each get the §10 409 envelope."""
+    """Chat, Responses and a new run on ``sid`` each get the docs/reference/api-server.md#error-codes 409
+    envelope."""
     header = {"X-Hermes-Session-Id": sid}
     assert_error(
         await call(server, "POST", "/v1/chat/completions", chat("hello"), headers=header),

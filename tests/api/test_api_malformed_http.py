@@ -1,4 +1,5 @@
-"""Malformed HTTP that aiohttp's parser rejects gets the §3.2 envelope, sent over a raw socket (§3.2, §10)."""
+"""Malformed HTTP that aiohttp's parser rejects gets the docs/reference/api-server.md#error-envelope envelope,
+sent over a raw socket (docs/reference/api-server.md#error-envelope, #error-codes)."""
 
 from __future__ import annotations
 

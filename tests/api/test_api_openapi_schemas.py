@@ -152,7 +152,8 @@ def test_request_bodies_are_the_pydantic_models_schemas() -> None:
         body = DOC["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]
         assert body == {"$ref": f"#/components/schemas/{model.__name__}"}
         assert schemas[model.__name__] == generated[model.__name__]
-        # OpenAI-compatible bodies accept fields this server ignores (§3.3).
+        # OpenAI-compatible bodies accept fields this server ignores
+        # (docs/reference/api-server.md#limits-idempotency-and-extra-fields).
         assert schemas[model.__name__]["additionalProperties"] is True
         model.model_validate(_minimal_body(op_id)).model_dump()
 

@@ -1,4 +1,5 @@
-"""Responses API: objects, store, chaining, streaming (§6; checks 12-14)."""
+"""Responses API: objects, store, chaining, streaming (docs/reference/api-server.md#responses; checks
+12-14)."""
 
 from __future__ import annotations
 

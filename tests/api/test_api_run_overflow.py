@@ -1,4 +1,5 @@
-"""Check 20 at the real journal size: a run of more than 1,000 events replayed from cursor 0 (§7.4)."""
+"""Check 20 at the real journal size: a run of more than 1,000 events replayed from cursor 0
+(docs/reference/api-server.md#run-events)."""
 
 from __future__ import annotations
 

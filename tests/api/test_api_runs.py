@@ -1,4 +1,5 @@
-"""Runs: lifecycle, idempotency, events, replay, steer, approvals, stop (§7; checks 15-23)."""
+"""Runs: lifecycle, idempotency, events, replay, steer, approvals, stop (docs/reference/api-server.md#runs;
+checks 15-23)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Start-up: health, the generated key, the bind guard, weak keys, --show-key (§2, §4.1; checks 1, 3, 4)."""
+"""Start-up: health, the generated key, the bind guard, weak keys, --show-key
+(docs/reference/api-server.md#start-up-and-settings, #health-and-models; checks 1, 3, 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tests of the approval policy (agent-core §6): guards, paths, profiles, denials, allowlist."""
+"""Tests of the approval policy (docs/reference/core.md#approvals): guards, paths, profiles, denials,
+allowlist."""
 
 from __future__ import annotations
 
@@ -421,7 +422,8 @@ def test_workspace_given_through_a_symlink(tmp_path: Path, ws: Path) -> None:
 
 # ----------------------------------------------------------------------------- profiles
 
-# Expected decision for an in-workspace, unguarded, non-sensitive call (§6.1 table).
+# Expected decision for an in-workspace, unguarded, non-sensitive call
+# (docs/reference/core.md#approval-profiles table).
 PROFILE_TABLE = {
     "ask_everything": {"read": "allow", "search": "allow", "think": "allow", "edit": "ask", "delete": "ask",
                        "move": "ask", "execute": "ask", "fetch": "ask", "other": "ask"},

@@ -1,4 +1,5 @@
-"""Background tasks (agent-core §2.7): a separate agent, nothing in the transcript."""
+"""Background tasks (docs/reference/core.md#background-tasks-and-one-shot-calls): a separate agent, nothing in
+the transcript."""
 
 from __future__ import annotations
 

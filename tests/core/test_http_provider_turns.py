@@ -1,4 +1,5 @@
-"""Real HTTP failures through whole turns: retried where §2.6 says, then a failed turn, never a hang."""
+"""Real HTTP failures through whole turns: retried where docs/reference/core.md#provider-errors-and-retries
+says, then a failed turn, never a hang."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The resolver, the switcher's validation and the catalog's probe policy (agent-core §10)."""
+"""The resolver, the switcher's validation and the catalog's probe policy
+(docs/reference/core.md#providers-and-models)."""
 
 from __future__ import annotations
 

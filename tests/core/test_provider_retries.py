@@ -1,4 +1,5 @@
-"""Provider errors and retries (agent-core §2.6), with a scripted provider."""
+"""Provider errors and retries (docs/reference/core.md#provider-errors-and-retries), with a scripted
+provider."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Busy input, steer and interrupt (agent-core §2.3-§2.5)."""
+"""Busy input, steer and interrupt (docs/reference/core.md#the-turn-loop)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Sessions and storage through the kernel (agent-core §7), on SQLite files and in memory."""
+"""Sessions and storage through the kernel (docs/reference/core.md#sessions-and-storage), on SQLite files and
+in memory."""
 
 from __future__ import annotations
 

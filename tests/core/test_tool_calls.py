@@ -1,4 +1,5 @@
-"""Tool calls in a turn: order of events, approvals, questions, denials (agent-core §4-§6, §13)."""
+"""Tool calls in a turn: order of events, approvals, questions, denials
+(docs/reference/core.md#events, #questions, #approvals, #tools)."""
 
 from __future__ import annotations
 

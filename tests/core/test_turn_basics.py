@@ -1,4 +1,5 @@
-"""The turn loop through the public API with the mock provider (agent-core §2-§4, §8, §9)."""
+"""The turn loop through the public API with the mock provider
+(docs/reference/core.md#the-turn-loop, #turn-outcomes, #events, #usage, #images)."""
 
 from __future__ import annotations
 

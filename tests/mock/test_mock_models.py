@@ -1,4 +1,5 @@
-"""The four mock models: their catalogue entries and the reply each gives (agent-core §12, first table)."""
+"""The four mock models: their catalogue entries and the reply each gives (docs/mock-provider.md, first
+table)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A user switches the model with ``/model`` on the TUI and undoes a turn there; th
 loads the session on that model without the undone turn and undoes one of its own; HTTP turns
 on the session that name no model use the switched model and see the same history; the TUI
 then shows all of it. Each surface closes the session before the next one writes, as a user
-would (a session has one writer at a time, agent-core §7.2).
+would (a session has one writer at a time, docs/reference/core.md#writer-lease).
 
 The ``mock:history`` model answers with every user message it was sent, so a reply shows both
 which model ran and which history it saw.
@@ -156,7 +156,7 @@ async def test_every_surface_lists_the_same_commands(tmp_path: Path, places: tup
         update = await acp_updates_after(agent, acp_sid, "available_commands_update")
         offered = {c["name"]: c for c in update["availableCommands"]}
         # ACP offers the same registry minus what it cannot run: commands unavailable on ACP
-        # (agent-core §11) and those needing a terminal UI.
+        # (docs/slash-commands.md#where-commands-are-recognised) and those needing a terminal UI.
         not_on_acp = {n for n, s in first_party.items() if "acp" in s.unavailable_on}
         assert not_on_acp == {"new", "stop", "steer", "queue"}
         assert {f"/{n}": c["description"] for n, c in offered.items()} == {

@@ -1,4 +1,5 @@
-"""``/new``, ``/steer`` and ``/queue``, and which surfaces may run them (agent-core §11)."""
+"""``/new``, ``/steer`` and ``/queue``, and which surfaces may run them
+(docs/slash-commands.md#where-commands-are-recognised)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,8 @@ async def test_other_commands_still_work(surface: Surface) -> None:
     await surface.turn("first")
     await surface.turn("second")
     if not surface.reads_commands:
-        # The API never reads chat text for commands (agent-core §11): these are ordinary turns.
+        # The API never reads chat text for commands (docs/slash-commands.md#where-commands-are-recognised):
+        # these are ordinary turns.
         assert await surface.command("/status") == "You said: /status"
         assert await surface.command("/help") == "You said: /help"
         return

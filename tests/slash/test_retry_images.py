@@ -2,8 +2,8 @@
 
 The prompt is stored in a real SQLite file by one kernel and retried by another (a user's next
 process), so the images come from storage, not memory. The mock models have no vision, so the
-resent turn runs on the text and reports ``images_dropped`` (agent-core §9); the images are still
-stored with the new user row, ready for a model that can see them.
+resent turn runs on the text and reports ``images_dropped`` (docs/reference/core.md#images); the images are
+still stored with the new user row, ready for a model that can see them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The writer lease (agent-core §7.2), within one process and between two real processes."""
+"""The writer lease (docs/reference/core.md#writer-lease), within one process and between two real
+processes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``prompt.background`` over real stdio (§3.1): ids, task-owned questions, completion and failure."""
+"""``prompt.background`` over real stdio (docs/reference/tui-gateway.md#prompting): ids, task-owned questions,
+completion and failure."""
 
 from __future__ import annotations
 

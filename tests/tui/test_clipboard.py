@@ -1,4 +1,5 @@
-"""``clipboard.paste`` with fake clipboard tools on ``PATH`` (§3.9), through a real ``hermes tui``.
+"""``clipboard.paste`` with fake clipboard tools on ``PATH``
+(docs/reference/tui-gateway.md#terminal-and-attachments), through a real ``hermes tui``.
 
 Each fake is a small Python script named like the real tool. The gateway's ``PATH`` is one
 directory holding only the fakes of the current test, so no real clipboard tool of the test machine

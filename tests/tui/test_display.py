@@ -1,4 +1,5 @@
-"""What hosts display: ``SessionInfo.branch`` (§2.4) and ``verbose:off`` tool-event filtering (§4.3)."""
+"""What hosts display: ``SessionInfo.branch`` (docs/reference/tui-gateway.md#sessioninfo) and ``verbose:off``
+tool-event filtering (docs/reference/tui-gateway.md#event-catalog)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The standalone ``error`` event: failures outside a turn reach the host (tui-gateway.md §4)."""
+"""The standalone ``error`` event: failures outside a turn reach the host
+(docs/reference/tui-gateway.md#events)."""
 
 from __future__ import annotations
 

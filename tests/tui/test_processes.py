@@ -1,4 +1,5 @@
-"""``process.stop`` against real background ``terminal`` processes over real stdio (§3.7)."""
+"""``process.stop`` against real background ``terminal`` processes over real stdio
+(docs/reference/tui-gateway.md#environment-and-processes)."""
 
 from __future__ import annotations
 

@@ -148,7 +148,8 @@ def test_clarify_expires_unanswered(short: TuiProcess) -> None:
 
 
 def test_interrupt_expires_open_questions(tui: TuiProcess) -> None:
-    """§4.4: session.interrupt releases the turn's question with <kind>.expire {reason:interrupted}."""
+    """docs/reference/tui-gateway.md#question-lifecycle: session.interrupt releases the turn's question with
+    <kind>.expire {reason:interrupted}."""
     sid = tui.create()
     tui.call("prompt.submit", session_id=sid, text='[[tool clarify {"question":"Wait?"}]]')
     request = tui.wait_event(sid, "clarify.request")["payload"]
@@ -217,7 +218,8 @@ def test_secret_expires_unanswered(short: TuiProcess) -> None:
 
 
 def test_close_expires_open_questions_as_closed(tui: TuiProcess) -> None:
-    """§4.4: session.close ends an open question with <kind>.expire {reason:closed}."""
+    """docs/reference/tui-gateway.md#question-lifecycle: session.close ends an open question with
+    <kind>.expire {reason:closed}."""
     sid = tui.create()
     tui.call("prompt.submit", session_id=sid, text='[[tool clarify {"question":"Still there?"}]]')
     request = tui.wait_event(sid, "clarify.request")["payload"]

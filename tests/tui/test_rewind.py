@@ -1,4 +1,5 @@
-"""Rewind on prompt.submit over real stdio (tui-gateway.md §3.2; checks 18-22)."""
+"""Rewind on prompt.submit over real stdio (docs/reference/tui-gateway.md#rewind-edit-and-regenerate; checks
+18-22)."""
 
 from __future__ import annotations
 

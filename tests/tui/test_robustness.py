@@ -1,4 +1,5 @@
-"""Malformed input never kills the gateway or a session, and never reaches -32603 (§1.6)."""
+"""Malformed input never kills the gateway or a session, and never reaches -32603
+(docs/reference/tui-gateway.md#malformed-input)."""
 
 from __future__ import annotations
 

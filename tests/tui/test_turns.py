@@ -111,7 +111,8 @@ def test_interrupt_while_streaming(tui: TuiProcess) -> None:
 
 
 def test_interrupt_right_after_submit_sees_the_turn(tui: TuiProcess) -> None:
-    """§1.5: an interrupt read right after a submit always sees that turn."""
+    """docs/reference/tui-gateway.md#concurrency-and-ordering: an interrupt read right after a submit always
+    sees that turn."""
     sid = tui.create()
     tui.send(
         {

@@ -1,4 +1,5 @@
-"""Framing, envelope and robustness over real stdio (tui-gateway.md §1, checks 1-5, 10)."""
+"""Framing, envelope and robustness over real stdio (docs/reference/tui-gateway.md#transport, checks 1-5,
+10)."""
 
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def test_eof_stops_gracefully_with_exit_zero(spawn: Callable[..., TuiProcess]) -
 
 
 def test_sigterm_stops_gracefully_and_sigint_is_ignored(spawn: Callable[..., TuiProcess]) -> None:
-    """§1.1: SIGINT is ignored; SIGTERM interrupts the running turn and exits 0."""
+    """docs/reference/tui-gateway.md#stdio: SIGINT is ignored; SIGTERM interrupts the running turn and exits
+    0."""
     import signal
 
     proc = spawn()
@@ -158,7 +160,8 @@ def test_sigterm_stops_gracefully_and_sigint_is_ignored(spawn: Callable[..., Tui
 
 
 def test_lost_stdout_means_the_host_is_gone(spawn: Callable[..., TuiProcess]) -> None:
-    """§1.1: a broken stdout pipe stops the gateway quietly with exit code 0."""
+    """docs/reference/tui-gateway.md#stdio: a broken stdout pipe stops the gateway quietly with exit code
+    0."""
     proc = spawn()
     proc.wait_event("", "gateway.ready", timeout=20)
     sid = proc.create()

@@ -1,4 +1,5 @@
-"""The WebSocket transport over a real socket with aiohttp's client (checks 1, 6, 11; §1.2, §1.8)."""
+"""The WebSocket transport over a real socket with aiohttp's client (checks 1, 6, 11;
+docs/reference/tui-gateway.md#websocket, #connections-and-disconnects)."""
 
 from __future__ import annotations
 
@@ -167,7 +168,8 @@ async def test_ws_replay_after_reconnect(server: WsServer) -> None:
 
 
 async def test_ws_disconnect_close_and_orphans(server: WsServer) -> None:
-    """§1.8: close_on_disconnect sessions close; others are detached, then reclaimed after the grace."""
+    """docs/reference/tui-gateway.md#connections-and-disconnects: close_on_disconnect sessions close; others
+    are detached, then reclaimed after the grace."""
     watcher = await WsClient.connect(server.url, headers=_bearer())
     owner = await WsClient.connect(server.url, headers=_bearer())
     temporary = (await owner.call("session.create", close_on_disconnect=True))["session_id"]

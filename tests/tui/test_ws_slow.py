@@ -1,4 +1,5 @@
-"""The slow-consumer close (§1.2): a WebSocket client that stops reading is closed with 1013.
+"""The slow-consumer close (docs/reference/tui-gateway.md#websocket): a WebSocket client that stops reading is
+closed with 1013.
 
 The client is a raw socket speaking just enough WebSocket to send frames, so "stops reading" means
 exactly that: nothing is read from the socket while more than 64 MiB of events pile up. The session
