@@ -28,6 +28,7 @@ from hermes_core.events import (
 )
 from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.ids import short_id
+from hermes_core.refs import ModelRef
 from hermes_core.session import ops as session_ops
 from hermes_core.session.queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
 from hermes_core.session.types import (
@@ -118,7 +119,7 @@ class Session:
     def info(self) -> SessionInfo:
         """Return a snapshot of the session's state."""
         ref, source = self.kernel.models.for_session(self)
-        provider = ref.partition(":")[0] if ref else None
+        provider = ModelRef.split(ref).provider
         return SessionInfo(
             session_id=self.id,
             source=self._record.source,
