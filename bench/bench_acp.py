@@ -203,6 +203,24 @@ async def session_costs() -> dict[str, Any]:
     return {"idle_rss": idle, "news": news, "loads": loads, "cancels": cancels}
 
 
+async def stream_costs(rounds: int = 5, tokens: int = 5000) -> tuple[list[float], list[int]]:
+    """Stream a prompt of ``tokens`` mock tokens; time it to the response and count the updates."""
+    env, work, _ = fresh_home()
+    agent = await Agent.start(env, work)
+    await agent.request("initialize", {"protocolVersion": 1})
+    response, _ = await agent.request("session/new", {"cwd": work, "mcpServers": []})
+    sid = response["result"]["sessionId"]
+    times, updates = [], []
+    for _ in range(rounds):
+        prompt = [{"type": "text", "text": f"[[tokens {tokens}]]"}]
+        start = time.perf_counter()
+        _, frames = await agent.request("session/prompt", {"sessionId": sid, "prompt": prompt})
+        times.append((time.perf_counter() - start) * 1000)
+        updates.append(frames)
+    await agent.stop()
+    return times, updates
+
+
 def row(metric: str, value: str, budget: str, ok: bool) -> str:
     return f"| {metric:<44} | {value:>14} | {budget:>12} | {'ok' if ok else 'OVER':<4} |"
 
@@ -214,6 +232,7 @@ async def main() -> None:
     cold, ready = await cold_start(args.spawns)
     floor = statistics.median(await cli_floor(min(args.spawns, 10)))
     costs = await session_costs()
+    stream_times, stream_updates = await stream_costs()
     cold_median = statistics.median(cold)
     cold_p95 = sorted(cold)[max(0, int(len(cold) * 0.95) - 1)]
     new_median = statistics.median(costs["news"])
@@ -250,6 +269,15 @@ async def main() -> None:
             cancel_median <= 50,
         )
     )
+    print(
+        row(
+            "prompt of 5000 mock tokens, median of 5",
+            f"{statistics.median(stream_times):.0f} ms",
+            "",
+            True,
+        )
+    )
+    print(row("  session/update frames for it, median", f"{statistics.median(stream_updates):.0f}", "", True))
 
 
 if __name__ == "__main__":

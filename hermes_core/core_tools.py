@@ -6,10 +6,14 @@ import os
 import signal
 import subprocess
 import time
+from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.tools import ToolContext, ToolError, ToolSpec
+
+if TYPE_CHECKING:
+    from hermes_core.registry import Registry
 
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
@@ -83,11 +87,28 @@ async def _request_secret(args: dict[str, Any], ctx: ToolContext) -> str:
         return f"skipped: the user did not provide {env_var}"
     if "\n" in value or "\r" in value:
         raise ToolError("the value contains a newline; nothing was stored")
-    store = getattr(ctx, "_kernel", None)
-    if store is None:
+    kernel = getattr(ctx, "_kernel", None)
+    if kernel is None:
         raise ToolError("secrets cannot be stored here")
-    await store.store_secret(env_var, value)
+    from hermes_core.settings_apply import store_secret
+
+    await store_secret(kernel, env_var, value)
     return f"stored: {env_var} is set for this and later sessions"
+
+
+def kill_groups(executor: Executor, procs: list[Any]) -> None:
+    """Kill the process groups of ``procs`` on ``executor`` (never blocking) and empty the list."""
+    for proc in list(procs):
+        executor.submit(kill_group, proc, 0.5)
+    procs.clear()
+
+
+def register_core_tools(registry: Registry) -> None:
+    """Add the kernel's own tools to ``registry`` unless a plugin registered one of that name."""
+    spec = request_secret_spec()
+    if spec.name not in registry.tools:
+        registry.tools[spec.name] = spec
+        registry.owners[("tools", spec.name)] = "core"
 
 
 def request_secret_spec() -> ToolSpec:

@@ -10,26 +10,21 @@ Create one with :meth:`Kernel.create`, then use it inside ``async with kernel.ru
             print(event)
         outcome = await turn.outcome
 
-The state lives with its owners: ``kernel.sessions`` (the live table, opening, leases),
-``kernel.models`` (which model answers), ``kernel.providers`` (the provider directory) and
-``kernel.questions`` (open questions). The few methods below that delegate to them stay
-because plugins and tests call them everywhere.
+State lives with its owners: ``kernel.sessions``, ``kernel.models``, ``kernel.providers`` and
+``kernel.questions``; the delegates below stay because plugins and tests call them everywhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.errors import ConfigError, InvalidValue, StorageError
-from hermes_core.events import SessionProblem
-from hermes_core.hook_calls import call_each
+from hermes_core.errors import ConfigError, StorageError
 from hermes_core.lease_owner import make_owner
-from hermes_core.loader import PluginLoader, available_entry_points, select_names
+from hermes_core.loader import PluginLoader, load_plugins
 from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.redaction import Redactor
@@ -37,7 +32,6 @@ from hermes_core.session.table import Sessions
 
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
-    from hermes_core.events import Event, TurnOutcome
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.records import CommandResult
@@ -46,8 +40,6 @@ if TYPE_CHECKING:
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage
     from hermes_core.tools import FileAccess
-
-log = logging.getLogger("hermes.kernel")
 
 
 class Kernel:
@@ -72,7 +64,9 @@ class Kernel:
         self._hub: ProviderHub | None = None
         self._allowlist: Allowlist | None = None
         self._running = False
-        self._register_core_tools()
+        from hermes_core.core_tools import register_core_tools
+
+        register_core_tools(self.registry)
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -96,13 +90,7 @@ class Kernel:
         :param settings: a mapping or ``CoreSettings``; validated when the kernel starts.
         :param trace_plugins: log every hook call to ``hermes.plugins.trace`` (pluggy's monitoring).
         """
-        loader = PluginLoader(strict, trace=trace_plugins)
-        warnings: list[str] = []
-        names = select_names(entry_points, disabled, available_entry_points(), warnings.append)
-        loader.load_entry_points(names)
-        loader.load_objects(plugins)
-        loader.collect()
-        loader.registry.warnings.extend(warnings)
+        loader = load_plugins(entry_points, disabled, plugins, strict=strict, trace=trace_plugins)
         return cls(loader, settings, store)
 
     def configure(self, settings: Any) -> None:
@@ -153,7 +141,7 @@ class Kernel:
         if self._questions is None:
             from hermes_core.questions import QuestionBroker
 
-            self._questions = QuestionBroker(self._emit_question)
+            self._questions = QuestionBroker(self.sessions.emit)
         return self._questions
 
     @property
@@ -173,10 +161,7 @@ class Kernel:
         self._hub = ProviderHub(self.registry.providers, settings, self.redactor)
         self._storage = make_storage(self.registry, settings)
         await self._storage.open()
-        allow_path = settings.data_dir / "approvals.json" if settings.data_dir else None
-        self._allowlist = approvals.Allowlist(allow_path)
-        if getattr(self._allowlist, "warning", None):
-            log.warning("%s", self._allowlist.warning)
+        self._allowlist = approvals.open_allowlist(settings.data_dir)
         try:
             await self.models.pick_default()
             async with contextlib.AsyncExitStack() as stack:
@@ -198,11 +183,9 @@ class Kernel:
     async def _shutdown(self) -> None:
         await self.sessions.close_all("shutdown")
         self.questions.close_where(lambda q: True, "shutdown")
-        tasks = list(self.background_tasks)
-        for task in tasks:
+        for task in (tasks := list(self.background_tasks)):
             task.cancel()
-        # Wait for them, so none touches storage after it closes.
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)  # none touches storage after it closes
 
     def spawn(self, coro: Any, name: str | None = None) -> asyncio.Task[Any]:
         """Run a background task the kernel keeps alive and cancels at shutdown."""
@@ -212,13 +195,10 @@ class Kernel:
         return task
 
     async def apply_settings(self, settings: Any) -> None:
-        """Apply reloaded settings: providers are rebuilt where their settings changed."""
-        from hermes_core.settings import validate_settings
+        """Apply reloaded settings: see :func:`hermes_core.settings_apply.apply_settings`."""
+        from hermes_core.settings_apply import apply_settings
 
-        new = validate_settings(settings)
-        self._settings = new
-        self.hub.configure(self.registry.providers, new)
-        await self.models.settings_changed()
+        await apply_settings(self, settings)
 
     # -- delegates kept for their many callers -----------------------------------------------
     async def open_session(self, session_id: str | None = None, **options: Any) -> Session:
@@ -261,56 +241,8 @@ class Kernel:
 
         return await dispatch_slash(self, session, text, surface=surface)
 
-    # -- services for sessions and turns -----------------------------------------------------
     def default_file_access(self) -> FileAccess:
+        """The file access of a new session (local files; an editor may replace it)."""
         from hermes_core.core_tools import LocalFileAccess
 
         return LocalFileAccess()
-
-    def kill_processes(self, procs: list[Any]) -> None:
-        """Kill the process groups of ``procs`` on the executor and empty the list."""
-        from hermes_core.core_tools import kill_group
-
-        for proc in list(procs):
-            self.executor.submit(kill_group, proc, 0.5)
-        procs.clear()
-
-    async def store_secret(self, env_var: str, value: str) -> None:
-        """Keep a secret in the settings store's env file, redact it and reload the settings."""
-        if "\n" in value or "\r" in value:
-            raise InvalidValue("value", message="a secret value cannot contain a newline")
-        if self.store is None:
-            raise ConfigError("no settings store to keep the secret in")
-        self.redactor.add(value)
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self.executor, self.store.set_env, env_var, value)
-        raw = await loop.run_in_executor(self.executor, self.store.load)
-        await self.apply_settings(raw)
-
-    def observe(self, session: Session, event: Event) -> None:
-        """Show ``event`` to every ``hermes_on_event`` plugin; a failure is reported once per plugin."""
-        for outcome in call_each(self.pm, "hermes_on_event", session=session, event=event):
-            if outcome.error is not None:
-                log.warning("event observer %s failed", outcome.plugin, exc_info=outcome.error)
-                if not isinstance(event, SessionProblem):  # never report a report's failure
-                    text = f"plugin {outcome.plugin!r} failed while observing events: {outcome.error}"
-                    session.report_problem("plugin", text, once=f"plugin:{outcome.plugin}")
-
-    def after_turn(self, session: Session, outcome: TurnOutcome) -> None:
-        """Kernel-wide follow-up of a finished turn (title refinement)."""
-        from hermes_core.titles import maybe_refine
-
-        maybe_refine(self, session)
-
-    def _emit_question(self, session_id: str, event: Event) -> None:
-        session = self.sessions.get(session_id)
-        if session is not None:
-            session.emit(event)
-
-    def _register_core_tools(self) -> None:
-        from hermes_core.core_tools import request_secret_spec
-
-        spec = request_secret_spec()
-        if spec.name not in self.registry.tools:
-            self.registry.tools[spec.name] = spec
-            self.registry.owners[("tools", spec.name)] = "core"

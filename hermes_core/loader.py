@@ -70,6 +70,28 @@ def select_names(
     return sorted(chosen)
 
 
+def load_plugins(
+    entry_points: bool | Sequence[str],
+    disabled: Iterable[str],
+    plugins: Iterable[Any],
+    *,
+    strict: bool,
+    trace: bool,
+) -> PluginLoader:
+    """Select and load the entry points, register ``plugins`` and collect their hooks.
+
+    The selection's warnings (an unknown name, say) land in the registry's warnings.
+    """
+    loader = PluginLoader(strict, trace=trace)
+    warnings: list[str] = []
+    names = select_names(entry_points, disabled, available_entry_points(), warnings.append)
+    loader.load_entry_points(names)
+    loader.load_objects(plugins)
+    loader.collect()
+    loader.registry.warnings.extend(warnings)
+    return loader
+
+
 class PluginLoader:
     """Loads plugins into a fresh pluggy manager and fills a :class:`Registry`."""
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import ConfigError, InvalidValue, ProviderError
+from hermes_core.refs import ModelRef
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -119,9 +120,9 @@ class Models:
         current = None
         if session is not None:
             ref_now, _ = self.for_session(session)
-            current = ref_now.partition(":")[0] if ref_now else None
+            current = ModelRef.split(ref_now).provider
         elif self._default:
-            current = self._default.partition(":")[0]
+            current = ModelRef.split(self._default).provider
         kernel = self._kernel
         return await resolve(kernel.hub, kernel.settings.model_aliases, ref, current)
 
@@ -159,7 +160,7 @@ class Models:
         else:
             ref = self._default
             source = "fallback" if self._using_fallback else kernel.settings.model_source
-        provider = ref.partition(":")[0] if ref else None
+        provider = ModelRef.split(ref).provider
         hub = kernel.hub
         problem = hub.missing_key_hint(provider) if provider and hub.has(provider) else None
         return ModelStatus(ref, source, problem)

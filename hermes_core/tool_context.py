@@ -130,7 +130,9 @@ class LiveToolContext:
     def store_secret(self, env_var: str, value: str) -> None:
         if _on_loop(self._loop):
             raise RuntimeError("store_secret blocks; call it from a thread")
-        asyncio.run_coroutine_threadsafe(self._kernel.store_secret(env_var, value), self._loop).result(30)
+        from hermes_core.settings_apply import store_secret
+
+        asyncio.run_coroutine_threadsafe(store_secret(self._kernel, env_var, value), self._loop).result(30)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -537,3 +537,9 @@ def test_attribute_rule_tells_reach_ins_from_own_attributes(tmp_path: Path) -> N
 def test_plugin_reaches_no_kernel_internal_or_foreign_private(package: str) -> None:
     problems = [reach.where() for reach in reaches_in(_parse_package(PLUGINS_DIR / package))]
     assert not problems, report(problems, f"{package} uses only public attributes of the kernel's objects")
+
+
+def test_kernel_module_stays_assembly_sized() -> None:
+    """kernel.py only assembles: settings work, observers and tool services live in their own modules."""
+    lines = (ROOT / "hermes_core" / "kernel.py").read_text(encoding="utf-8").count("\n")
+    assert lines < 250, f"hermes_core/kernel.py has {lines} lines; move what is not assembly to an owner"

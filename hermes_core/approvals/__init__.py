@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from hermes_core.approvals.allowlist import ALLOWLIST_VERSION, Allowlist
+from hermes_core.approvals.allowlist import ALLOWLIST_VERSION, Allowlist, open_allowlist
 from hermes_core.approvals.denials import DenialMemory
 from hermes_core.approvals.guards import GUARD_PATTERNS, GuardPattern, command_names, match_guards
 from hermes_core.approvals.paths import is_inside, is_sensitive_path, resolve_path
@@ -46,6 +46,7 @@ __all__ = [
     "is_inside",
     "is_sensitive_path",
     "match_guards",
+    "open_allowlist",
     "profile_asks",
 ]
 

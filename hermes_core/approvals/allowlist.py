@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -18,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from hermes_core.errors import StorageError
+
+log = logging.getLogger("hermes.kernel")  # the start-up log the warning always went to
 
 __all__ = ["ALLOWLIST_VERSION", "Allowlist"]
 
@@ -123,3 +126,11 @@ class Allowlist:
             if tmp_name is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp_name)
+
+
+def open_allowlist(data_dir: Path | None) -> Allowlist:
+    """Open ``approvals.json`` in ``data_dir`` (in memory without one); an unreadable file is logged."""
+    allowlist = Allowlist(data_dir / "approvals.json" if data_dir else None)
+    if allowlist.warning:
+        log.warning("%s", allowlist.warning)
+    return allowlist

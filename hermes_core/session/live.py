@@ -29,6 +29,8 @@ from hermes_core.events import (
 )
 from hermes_core.history import is_user_turn, materialize, project
 from hermes_core.ids import short_id
+from hermes_core.observers import observe
+from hermes_core.refs import ModelRef
 from hermes_core.session import ops as session_ops
 from hermes_core.session.queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
 from hermes_core.session.types import (
@@ -119,7 +121,7 @@ class Session:
     def info(self) -> SessionInfo:
         """Return a snapshot of the session's state."""
         ref, source = self.kernel.models.for_session(self)
-        provider = ref.partition(":")[0] if ref else None
+        provider = ModelRef.split(ref).provider
         return SessionInfo(
             session_id=self.id,
             source=self._record.source,
@@ -174,7 +176,7 @@ class Session:
             for item in run.items:
                 for q in item.listeners:
                     q.put_nowait(event)
-        self.kernel.observe(self, event)
+        observe(self.kernel.pm, self, event)
 
     def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
         """Emit ``SessionProblem`` for a failure outside a turn (the text is redacted here).
@@ -643,7 +645,9 @@ class Session:
         self.kernel.questions.close_where(lambda q: q.session_id == self.id, reason)
         # Let each task report BackgroundCompleted(interrupted) before the bus ends.
         await asyncio.gather(*background, return_exceptions=True)
-        self.kernel.kill_processes(self._processes)
+        from hermes_core.core_tools import kill_groups
+
+        kill_groups(self.kernel.executor, self._processes)
         for q in self._subscribers:
             q.put_nowait(_DONE)
         await self.kernel.sessions.forget(self)

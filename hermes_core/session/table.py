@@ -18,6 +18,7 @@ from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
+    from hermes_core.events import Event
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
     from hermes_core.session.types import StoredSession
@@ -38,6 +39,12 @@ class Sessions:
     def get(self, session_id: str) -> Session | None:
         """Return the live session with this id, if open in this process."""
         return self._live.get(session_id)
+
+    def emit(self, session_id: str, event: Event) -> None:
+        """Emit ``event`` on the live session ``session_id``; nothing happens when it is not open."""
+        session = self._live.get(session_id)
+        if session is not None:
+            session.emit(event)
 
     @property
     def live(self) -> list[Session]:

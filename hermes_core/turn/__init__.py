@@ -320,7 +320,9 @@ class TurnRun:
                 assistant_row_id=self.assistant_row_id,
             )
         )
-        self.kernel.after_turn(session, outcome)
+        from hermes_core.titles import maybe_refine
+
+        maybe_refine(self.kernel, session)  # kernel-wide follow-up of a finished turn
         return outcome
 
 

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
     from hermes_core import TransportContext
 
 DEPENDENCIES = ("jsonrpcserver", "pydantic", "pluggy", "stevedore", "click", "platformdirs")
@@ -66,7 +67,7 @@ def _check_python(report: Report) -> None:
             report.add("ok", f"import {name}", _version(name))
 
 
-def _check_plugins(report: Report, ctx: TransportContext) -> None:
+def _check_plugins(report: Report, ctx: TransportContext[AcpSettings]) -> None:
     registry = ctx.kernel.registry
     records = getattr(registry, "plugins", None)
     items: list[Any] = list(records.values()) if isinstance(records, dict) else list(records or [])
@@ -97,7 +98,7 @@ def _check_modules(report: Report) -> None:
         report.add("ok", "hermes_acp modules", "all import")
 
 
-async def _check_initialize(report: Report, ctx: TransportContext) -> None:
+async def _check_initialize(report: Report, ctx: TransportContext[AcpSettings]) -> None:
     from hermes_acp.conn import AcpConnection
     from hermes_core import rpc
 
@@ -146,7 +147,7 @@ async def _check_initialize(report: Report, ctx: TransportContext) -> None:
                 pass
 
 
-async def _check_config(report: Report, ctx: TransportContext) -> None:
+async def _check_config(report: Report, ctx: TransportContext[AcpSettings]) -> None:
     store = ctx.store
     path = getattr(store, "config_path", None)
     where = str(path) if path else "no config file path"
@@ -165,7 +166,7 @@ async def _check_config(report: Report, ctx: TransportContext) -> None:
         report.add("FAIL", "storage", str(exc))
 
 
-def _check_model(report: Report, ctx: TransportContext) -> None:
+def _check_model(report: Report, ctx: TransportContext[AcpSettings]) -> None:
     """Report the default model the way sessions will meet it."""
     status = ctx.kernel.model_status()
     if status.model is None or status.fallback:
@@ -180,7 +181,7 @@ def _check_model(report: Report, ctx: TransportContext) -> None:
         report.add("ok", "model", f"{status.model} (from {status.source})")
 
 
-async def _count_sessions(ctx: TransportContext) -> int:
+async def _count_sessions(ctx: TransportContext[AcpSettings]) -> int:
     """Count every stored session, page by page."""
     count = 0
     cursor: str | None = None
@@ -192,7 +193,7 @@ async def _count_sessions(ctx: TransportContext) -> int:
             return count
 
 
-async def run_check(ctx: TransportContext) -> int:
+async def run_check(ctx: TransportContext[AcpSettings]) -> int:
     """Print the report and return 0 when nothing failed (warnings are allowed).
 
     :param ctx: the transport context.

@@ -28,7 +28,7 @@ log = logging.getLogger("hermes_acp")
 class AcpConnection:
     """State shared by every handler of one ``hermes acp`` process."""
 
-    def __init__(self, ctx: TransportContext) -> None:
+    def __init__(self, ctx: TransportContext[AcpSettings]) -> None:
         """Create the connection state; the peer is attached right after.
 
         :param ctx: the transport context.
@@ -48,12 +48,12 @@ class AcpConnection:
     @property
     def settings(self) -> AcpSettings:
         """The validated ``[acp]`` settings (available once the kernel is ready)."""
-        settings = self.ctx.settings
+        settings: AcpSettings | None = self.ctx.settings  # None before the kernel is ready
         if settings is None:
             from hermes_acp.settings import AcpSettings
 
             settings = AcpSettings()
-        return settings  # type: ignore[no-any-return]
+        return settings
 
     async def wait_ready(self) -> None:
         """Wait until the kernel has started (raises its start-up error)."""

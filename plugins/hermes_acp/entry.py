@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
     from hermes_core import TransportContext
 
 
-def data_dir(ctx: TransportContext) -> Path:
+def data_dir(ctx: TransportContext[AcpSettings]) -> Path:
     """Return ``<data dir>``: the CLI store's data directory, else next to the config file.
 
     :param ctx: the transport context.
@@ -28,7 +29,7 @@ def data_dir(ctx: TransportContext) -> Path:
     return Path(platformdirs.user_data_dir("hermes", appauthor=False))
 
 
-async def run(ctx: TransportContext) -> int:
+async def run(ctx: TransportContext[AcpSettings]) -> int:
     """Run the selected mode.
 
     :param ctx: the transport context.

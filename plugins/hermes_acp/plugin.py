@@ -6,10 +6,16 @@ transports or building the CLI never pays for the ACP code.
 
 from __future__ import annotations
 
-from hermes_core import OptionSpec, TransportContext, TransportSpec, hookimpl
+from typing import TYPE_CHECKING
+
+from hermes_core import OptionSpec, TransportSpec, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
+    from hermes_core import TransportContext
 
 
-async def _factory(ctx: TransportContext) -> int:
+async def _factory(ctx: TransportContext[AcpSettings]) -> int:
     """Run ``hermes acp`` in the mode its flags select.
 
     :param ctx: the transport context from ``hermes_cli``.

@@ -136,8 +136,9 @@ async def _run_turn(
     stream = TurnStream(conn, acp_session)
     outcome: TurnOutcome | None = None
     try:
-        async for event in turn.events():
-            stream.handle(event)
+        # One batch per wake-up: deltas already queued behind each other leave as one chunk.
+        while batch := await turn.next_events():
+            stream.feed(batch)
         outcome = await turn.outcome
     finally:
         stream.finish(outcome)

@@ -27,6 +27,7 @@ from hermes_acp.stdio import PrimedReader, answer_waiting_initialize, setup_logg
 from hermes_core import rpc
 
 if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
     from hermes_core import TransportContext
 
 log = logging.getLogger("hermes_acp")
@@ -34,7 +35,7 @@ PRIME_WAIT_S = 0.05
 SHUTDOWN_SESSIONS_S = 1.3
 
 
-async def serve(ctx: TransportContext, data_dir: Path, *, stdin_tty: bool = False) -> int:
+async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty: bool = False) -> int:
     """Serve ACP until EOF or a signal.
 
     :param ctx: the transport context.
@@ -126,7 +127,7 @@ async def serve(ctx: TransportContext, data_dir: Path, *, stdin_tty: bool = Fals
     return code
 
 
-async def _start(ctx: TransportContext, conn: AcpConnection) -> str | None:
+async def _start(ctx: TransportContext[AcpSettings], conn: AcpConnection) -> str | None:
     """Import the dispatcher once ``initialize`` is out, and wait for the kernel.
 
     :returns: ``None`` once ready, else the start-up error text.

@@ -30,6 +30,7 @@ from hermes_acp.setup_support import (
 from hermes_core import ModelRef
 
 if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
     from hermes_core import SettingsStore, TransportContext
 
 T = TypeVar("T")
@@ -253,7 +254,7 @@ def _write(
         store.set_env(choice.key_var, key)
 
 
-async def _converse(ctx: TransportContext, store: SettingsStore) -> int:
+async def _converse(ctx: TransportContext[AcpSettings], store: SettingsStore) -> int:
     choices, catalog_current = await _interruptible(gather_choices(ctx, store))
     if not choices:
         _warn("no model provider plugin is loaded")
@@ -298,7 +299,7 @@ async def _converse(ctx: TransportContext, store: SettingsStore) -> int:
     return 0
 
 
-async def run_setup(ctx: TransportContext) -> int:
+async def run_setup(ctx: TransportContext[AcpSettings]) -> int:
     """Run the interactive setup.
 
     :param ctx: the transport context.

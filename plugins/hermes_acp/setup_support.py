@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hermes_acp.settings import AcpSettings
     from hermes_core import ProviderPreset, ProviderSpec, SettingsStore, TransportContext
 
 CONNECTION_TEST_TIMEOUT_S = 30.0
@@ -117,7 +118,7 @@ def _custom_entries(store: SettingsStore) -> dict[str, dict[str, Any]]:
     return found
 
 
-async def _catalog(ctx: TransportContext) -> dict[str, Any] | None:
+async def _catalog(ctx: TransportContext[AcpSettings]) -> dict[str, Any] | None:
     """Return the kernel's offline catalog, or None when the kernel could not start."""
     try:
         await ctx.ready
@@ -126,7 +127,9 @@ async def _catalog(ctx: TransportContext) -> dict[str, Any] | None:
         return None
 
 
-async def gather_choices(ctx: TransportContext, store: SettingsStore) -> tuple[list[Choice], str | None]:
+async def gather_choices(
+    ctx: TransportContext[AcpSettings], store: SettingsStore
+) -> tuple[list[Choice], str | None]:
     """Return every provider name the kernel knows, in the kernel's order, and the current one.
 
     Without a started kernel (a broken ``config.toml``), the names come from the plugin registry

@@ -12,6 +12,7 @@ from hermes_acp import permissions, toolcalls
 from hermes_acp.replay import plan_update
 from hermes_acp.state import CallState
 from hermes_core import (
+    DeltaCoalescer,
     Event,
     QuestionClosed,
     QuestionRequested,
@@ -54,20 +55,37 @@ class TurnStream:
         self._asks: set[asyncio.Task[None]] = set()
         self._progress_at: dict[str, float] = {}
         self._args: dict[str, tuple[str, dict[str, Any]]] = {}
+        # Deltas already queued behind each other leave as one chunk; text and reasoning never
+        # merge across each other, and a new segment (a new messageId) starts a new chunk.
+        self._deltas = DeltaCoalescer(self._send_deltas, split_kinds=True)
+        self._segment = ""
 
     def _send(self, update: dict[str, Any]) -> None:
         self.conn.update(self.sid, update)
 
+    def feed(self, events: list[Event]) -> None:
+        """Encode the events that are already there, merging adjacent deltas of one kind.
+
+        :param events: core events of this turn, in order (one batch of ``Turn.next_events``).
+        """
+        for event in events:
+            self.handle(event)
+        self._deltas.flush()
+
     def handle(self, event: Event) -> None:
-        """Encode one event.
+        """Encode one event; a text or reasoning delta waits in the coalescer until :meth:`flush`.
 
         :param event: a core event of this turn.
         """
+        if isinstance(event, TextDelta | ReasoningDelta):
+            if event.segment_id != self._segment:
+                self._deltas.flush()
+                self._segment = event.segment_id
+            if event.text:  # an empty delta never was a chunk
+                self._deltas.add(event)
+            return
+        self._deltas.flush()
         match event:
-            case TextDelta():
-                self._on_text(event)
-            case ReasoningDelta():
-                self._on_reasoning(event)
             case UsageUpdated():
                 self.usage = event.usage
             case TitleChanged():
@@ -87,23 +105,26 @@ class TurnStream:
 
     # ------------------------------------------------------------------ streaming
 
-    def _on_text(self, event: TextDelta) -> None:
-        if event.text:
-            self._send(
-                {
-                    "sessionUpdate": "agent_message_chunk",
-                    "content": {"type": "text", "text": event.text},
-                    "messageId": event.segment_id,
-                }
-            )
+    def flush(self) -> None:
+        """Send the text or reasoning still waiting in the coalescer."""
+        self._deltas.flush()
 
-    def _on_reasoning(self, event: ReasoningDelta) -> None:
-        if event.text:
+    def _send_deltas(self, text: str | None, reasoning: str | None) -> None:
+        # split_kinds: only one of the two is ever pending at a time.
+        if reasoning:
             self._send(
                 {
                     "sessionUpdate": "agent_thought_chunk",
-                    "content": {"type": "text", "text": event.text},
-                    "messageId": f"{event.segment_id}-thought",
+                    "content": {"type": "text", "text": reasoning},
+                    "messageId": f"{self._segment}-thought",
+                }
+            )
+        if text:
+            self._send(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": text},
+                    "messageId": self._segment,
                 }
             )
 
@@ -184,6 +205,7 @@ class TurnStream:
 
         :param outcome: how the turn ended (``None`` when unknown).
         """
+        self._deltas.flush()
         for question_id in list(self.session.permissions):
             permissions.withdraw(self.conn, self.session, question_id)
         for task in list(self._asks):

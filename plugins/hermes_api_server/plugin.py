@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 from hermes_core import OptionSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
+    from hermes_api_server.settings import ApiSettings
     from hermes_core import TransportContext
 
 
-async def _factory(ctx: TransportContext) -> int:
+async def _factory(ctx: TransportContext[ApiSettings]) -> int:
     """Import the server and run it until a signal arrives.
 
     :param ctx: the transport context built by ``hermes_cli``.

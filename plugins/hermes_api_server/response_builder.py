@@ -9,7 +9,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.outcomes import responses_status, usage_dict
-from hermes_core import ReasoningDelta, SegmentStarted, TextDelta, ToolAnnounced, ToolCompleted, TurnCompleted
+from hermes_core import (
+    DeltaCoalescer,
+    ReasoningDelta,
+    SegmentStarted,
+    TextDelta,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnCompleted,
+)
 
 if TYPE_CHECKING:
     from hermes_core import Event
@@ -45,6 +53,9 @@ class ResponseBuilder:
         self.usage: dict[str, int] | None = None
         self.hermes: dict[str, Any] = {}
         self.saw_text = False
+        # Text and reasoning deltas already queued leave as one delta event each (see feed_batch).
+        self._deltas = DeltaCoalescer(self._on_deltas, keep_reasoning=show_reasoning, split_kinds=True)
+        self._out: list[dict[str, Any]] = []
 
     def snapshot(self) -> dict[str, Any]:
         """Return the response object as it stands."""
@@ -194,6 +205,29 @@ class ResponseBuilder:
                 delta=text,
             )
         )
+
+    def feed_batch(self, events: list[Event]) -> list[dict[str, Any]]:
+        """Consume events that are already there; return the stream events they produce.
+
+        Adjacent deltas of one kind become one ``response.output_text.delta`` (or reasoning
+        delta); the text and the order of everything else are the same as feeding one by one.
+        """
+        out = self._out = []
+        deltas = self._deltas
+        for event in events:
+            if deltas.add(event):
+                continue
+            deltas.flush()
+            out.extend(self.feed(event))
+        deltas.flush()
+        return out
+
+    def _on_deltas(self, text: str | None, reasoning: str | None) -> None:
+        # split_kinds: only one of the two is ever pending at a time.
+        if reasoning is not None:
+            self._reason(reasoning, self._out)
+        if text is not None:
+            self._text(text, self._out)
 
     def feed(self, event: Event) -> list[dict[str, Any]]:
         """Consume one core event; return the stream events it produces."""

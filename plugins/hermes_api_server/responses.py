@@ -287,9 +287,8 @@ class _ResponseJob:
                         if batch is None:
                             await writer.raw(": keepalive\n\n")
                             continue
-                        frames: list[dict[str, Any]] = []
+                        frames = self.builder.feed_batch(batch)
                         for event in batch:
-                            frames.extend(self.builder.feed(event))
                             if isinstance(event, TurnCompleted):
                                 done = event
                         await self._write(writer, frames)

@@ -49,7 +49,7 @@ def keyring_for(settings: ApiSettings, data_dir: Path) -> KeyRing:
     return KeyRing((key.encode("utf-8"),), "generated", path)
 
 
-async def serve(ctx: TransportContext) -> int:
+async def serve(ctx: TransportContext[ApiSettings]) -> int:
     """Run the API server until SIGINT or SIGTERM; return the exit code."""
     await ctx.ready
     from hermes_api_server.settings import ApiSettings

@@ -11,9 +11,10 @@ from hermes_core import OptionSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_core import TransportContext
+    from hermes_tui_gateway.settings import TuiSettings
 
 
-async def _factory(ctx: TransportContext) -> int:
+async def _factory(ctx: TransportContext[TuiSettings]) -> int:
     """Run the gateway until its input ends; return the exit code.
 
     :param ctx: what the CLI hands every transport.

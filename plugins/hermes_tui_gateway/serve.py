@@ -16,6 +16,7 @@ from hermes_core import rpc
 if TYPE_CHECKING:
     from hermes_core import TransportContext
     from hermes_tui_gateway.gateway import Conn, Gateway
+    from hermes_tui_gateway.settings import TuiSettings
 
 log = logging.getLogger("hermes.tui")
 SWITCH_INTERVAL_S = 0.0001
@@ -45,7 +46,7 @@ def _stop_signals(stop: asyncio.Event) -> None:
         loop.add_signal_handler(signal.SIGINT, lambda: None)
 
 
-async def _start(ctx: TransportContext) -> Gateway | None:
+async def _start(ctx: TransportContext[TuiSettings]) -> Gateway | None:
     from hermes_tui_gateway.gateway import Gateway
 
     try:
@@ -58,7 +59,7 @@ async def _start(ctx: TransportContext) -> Gateway | None:
     return gw
 
 
-async def serve(ctx: TransportContext) -> int:
+async def serve(ctx: TransportContext[TuiSettings]) -> int:
     """Serve until input ends or a stop signal; return the exit code.
 
     :param ctx: the transport context from the CLI.
@@ -72,7 +73,7 @@ async def serve(ctx: TransportContext) -> int:
     return await _serve_stdio(ctx)
 
 
-async def _serve_stdio(ctx: TransportContext) -> int:
+async def _serve_stdio(ctx: TransportContext[TuiSettings]) -> int:
     guard = rpc.protect_stdout("stderr")
     # Frames are written by the peer's writer thread; a short GIL switch interval lets it (and so
     # control responses) through promptly while the loop thread is busy streaming.

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from hermes_core import TransportContext
     from hermes_tui_gateway.gateway import Gateway
+    from hermes_tui_gateway.settings import TuiSettings
 
 log = logging.getLogger("hermes.tui")
 MAX_FRAME = 8 * 1024 * 1024
@@ -185,9 +186,9 @@ def _origin_ok(origin: str | None, allowed: list[str]) -> bool:
 
 
 async def serve_ws(
-    ctx: TransportContext,
+    ctx: TransportContext[TuiSettings],
     where: str,
-    start: Callable[[TransportContext], Awaitable[Gateway | None]],
+    start: Callable[[TransportContext[TuiSettings]], Awaitable[Gateway | None]],
     stop_signals: Callable[[asyncio.Event], None],
 ) -> int:
     """Serve WebSocket connections until a stop signal."""

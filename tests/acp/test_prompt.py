@@ -28,6 +28,28 @@ async def test_text_and_reasoning_chunks(spawn: Any, home: Home) -> None:
     assert agent.text(sid) == "You said: hello world"
 
 
+async def test_queued_deltas_leave_as_fewer_chunks_with_the_same_text(spawn: Any, home: Home) -> None:
+    """Deltas already queued merge into one chunk each; the text, its order and messageIds hold."""
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    count = 3000
+    prompt = f"[[reason thinking hard about it]] [[tokens {count}]]"
+    assert (await agent.prompt(sid, prompt)) == {"stopReason": "end_turn"}
+    kinds = [u["sessionUpdate"] for u in agent.updates(sid)]
+    text = of_kind(agent.updates(sid), "agent_message_chunk")
+    thought = of_kind(agent.updates(sid), "agent_thought_chunk")
+    assert agent.text(sid) == " ".join(f"t{i}" for i in range(count))
+    assert "".join(u["content"]["text"] for u in thought) == "thinking hard about it"
+    # Reasoning streams first and never interleaves with the text after it.
+    assert kinds.index("agent_message_chunk") > max(
+        i for i, k in enumerate(kinds) if k == "agent_thought_chunk"
+    )
+    assert len({u["messageId"] for u in text}) == 1
+    assert all(u["content"]["text"] for u in text + thought)
+    # The mock yields its 3000 deltas faster than one wake-up each: they must not cost a frame each.
+    assert len(text) < count // 2, len(text)
+
+
 async def test_bad_prompts(spawn: Any, home: Home) -> None:
     """#21: unknown session → -32002; image, empty and blank prompts → -32602."""
     agent = await spawn(initialize={})

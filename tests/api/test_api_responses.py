@@ -182,3 +182,26 @@ async def test_another_key_cannot_see_a_response(make_server: object) -> None:
     assert_error(
         await call(srv, "POST", f"/v1/runs/{run_id}/stop", auth=f"Bearer {key_b}"), 404, "run_not_found"
     )
+
+
+async def test_stream_merges_queued_deltas_without_changing_the_text(make_server: object) -> None:
+    """Deltas already queued leave as one delta event each; text, reasoning and order hold."""
+    srv = make_server("[api_server]\nshow_reasoning = true\n")  # type: ignore[operator]
+    count = 3000
+    body = {"input": f"[[reason weighing it up]] [[tokens {count}]]", "stream": True}
+    reply = await call(srv, "POST", "/v1/responses", body)
+    events = [f["data"] for f in parse_sse(reply.text) if "data" in f]
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    types = [e["type"] for e in events]
+    text_deltas = [e["delta"] for e in events if e["type"] == "response.output_text.delta"]
+    thought_deltas = [e["delta"] for e in events if e["type"] == "response.reasoning_text.delta"]
+    expected = " ".join(f"t{i}" for i in range(count))
+    assert "".join(text_deltas) == expected and all(text_deltas)
+    assert "".join(thought_deltas) == "weighing it up"
+    last_thought = max(i for i, t in enumerate(types) if t == "response.reasoning_text.delta")
+    assert last_thought < types.index("response.output_text.delta")
+    final = events[-1]["response"]
+    message = [item for item in final["output"] if item["type"] == "message"]
+    assert message[0]["content"][0]["text"] == expected
+    # The mock yields its deltas faster than one wake-up each: they must not cost an event each.
+    assert len(text_deltas) < count // 2, len(text_deltas)
