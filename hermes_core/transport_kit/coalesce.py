@@ -25,6 +25,8 @@ class DeltaCoalescer:
     :param split_kinds: flush before a delta of the other kind, so text and reasoning never merge
         across each other (streams that show them interleaved).
     :param max_chars: flush once this many characters are pending (0: no limit).
+    :raises ValueError: ``split_kinds`` or ``max_chars`` without ``on_flush`` (their automatic
+        flushes would have nowhere to put the text).
     """
 
     __slots__ = ("_chars", "_reasoning", "_text", "keep_reasoning", "max_chars", "on_flush", "split_kinds")
@@ -37,6 +39,9 @@ class DeltaCoalescer:
         split_kinds: bool = False,
         max_chars: int = 0,
     ) -> None:
+        if on_flush is None and (split_kinds or max_chars):
+            # Those flush on their own; with nobody to hand the text to it would be lost.
+            raise ValueError("split_kinds and max_chars flush automatically: give on_flush")
         self.on_flush = on_flush
         self.keep_reasoning = keep_reasoning
         self.split_kinds = split_kinds

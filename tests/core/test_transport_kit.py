@@ -195,3 +195,11 @@ def test_coalescer_push_mode_splits_kinds_and_caps_size() -> None:
     coalescer.flush()
     coalescer.flush()  # nothing pending: no call
     assert flushed[-1] == ("i", None) and len(flushed) == 3
+
+
+def test_a_coalescer_that_flushes_by_itself_needs_somewhere_to_flush_to() -> None:
+    with pytest.raises(ValueError, match="on_flush"):
+        DeltaCoalescer(split_kinds=True)
+    with pytest.raises(ValueError, match="on_flush"):
+        DeltaCoalescer(max_chars=10)
+    DeltaCoalescer()  # pull mode: take() returns what is pending
