@@ -127,6 +127,8 @@ _EXPORTS: dict[str, str] = {
     "Turn": "hermes_core.session.queue",
     "rpc": "hermes_core.rpc",
     "redact": "hermes_core.redaction",
+    "RedactingLogFilter": "hermes_core.redaction",
+    "redact_log_handlers": "hermes_core.redaction",
     "testing": "hermes_core.testing",
     # shared helpers for transports
     "ModelRef": "hermes_core.refs",
@@ -178,7 +180,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.questions import QuestionBroker  # noqa: F401
     from hermes_core.records import *  # noqa: F403
-    from hermes_core.redaction import redact  # noqa: F401
+    from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401

@@ -6,8 +6,9 @@ credential settings). The core and every encoder apply the same function.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 MASK = "[REDACTED]"
 _PATTERNS = re.compile(
@@ -61,3 +62,42 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.obj(v) for v in value]
         return value
+
+
+class RedactingLogFilter(logging.Filter):
+    """Mask secrets in a record's message, traceback and stack before a handler formats it.
+
+    Put it on handlers (not loggers), so records propagated from every logger pass through it.
+    """
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        """:param redact: returns the text with secrets masked (a :class:`Redactor`, say)."""
+        super().__init__()
+        self._redact = redact
+        self._formatter = logging.Formatter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Replace the record's texts with their redacted versions; never drops a record."""
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True  # a broken format string: the handler reports it as it always does
+        record.msg, record.args = self._redact(message), None
+        if record.exc_info and not record.exc_text:
+            # Formatters use a ready exc_text instead of formatting the exception again.
+            record.exc_text = self._formatter.formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self._redact(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self._redact(record.stack_info)
+        return True
+
+
+def redact_log_handlers(redact: Callable[[str], str], logger: logging.Logger | None = None) -> None:
+    """Filter every handler of ``logger`` (the root logger by default) through ``redact``, once.
+
+    A handler that already has a :class:`RedactingLogFilter` is left as it is.
+    """
+    for handler in (logger or logging.getLogger()).handlers:
+        if not any(isinstance(f, RedactingLogFilter) for f in handler.filters):
+            handler.addFilter(RedactingLogFilter(redact))

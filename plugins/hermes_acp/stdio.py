@@ -146,31 +146,6 @@ class BoundedStderrHandler(logging.Handler):
             pass
 
 
-class RedactingFilter(logging.Filter):
-    """Pass records through a redactor before they reach a handler."""
-
-    def __init__(self, redact: Callable[[str], str]) -> None:
-        """Create the filter.
-
-        :param redact: returns the text with secrets masked.
-        """
-        super().__init__()
-        self._redact = redact
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Replace the record's message with its redacted text.
-
-        :param record: the record (modified in place).
-        :returns: always ``True``.
-        """
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        record.msg, record.args = self._redact(message), None
-        return True
-
-
 def setup_logging(log_path: Path, redact: Callable[[str], str] | None) -> None:
     """Route every log record to the rotating log file and warnings to bounded stderr lines.
 
@@ -178,6 +153,8 @@ def setup_logging(log_path: Path, redact: Callable[[str], str] | None) -> None:
     :param redact: the kernel's redactor, if available.
     """
     from logging.handlers import RotatingFileHandler
+
+    from hermes_core import redact_log_handlers
 
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -190,10 +167,9 @@ def setup_logging(log_path: Path, redact: Callable[[str], str] | None) -> None:
     # jsonrpcserver logs exception text itself; that belongs in the file only (the peer's own
     # line with the error id is what stderr gets).
     stderr_handler.addFilter(lambda record: not record.name.startswith("jsonrpcserver"))
-    if redact is not None:
-        file_handler.addFilter(RedactingFilter(redact))
-        stderr_handler.addFilter(RedactingFilter(redact))
     root.addHandler(file_handler)
     root.addHandler(stderr_handler)
+    if redact is not None:
+        redact_log_handlers(redact, root)
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)

@@ -7,46 +7,13 @@ encoders. The same redactor filters every log handler of the process.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from hermes_core import redact_log_handlers
 
 if TYPE_CHECKING:
     from hermes_api_server.keys import KeyRing
     from hermes_core import Kernel
-
-
-class RedactingFilter(logging.Filter):
-    """Mask secrets in a record's message, traceback and stack before a handler formats it."""
-
-    def __init__(self, redact: Callable[[str], str]) -> None:
-        """Create the filter.
-
-        :param redact: returns the text with secrets masked.
-        """
-        super().__init__()
-        self._redact = redact
-        self._formatter = logging.Formatter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        """Replace the record's texts with their redacted versions.
-
-        :param record: the record (modified in place).
-        :returns: always ``True``.
-        """
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        record.msg, record.args = self._redact(message), None
-        if record.exc_info and not record.exc_text:
-            # Formatters use a ready exc_text instead of formatting the exception again.
-            record.exc_text = self._formatter.formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = self._redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = self._redact(record.stack_info)
-        return True
 
 
 def protect_keys(kernel: Kernel, keyring: KeyRing) -> None:
@@ -56,7 +23,4 @@ def protect_keys(kernel: Kernel, keyring: KeyRing) -> None:
     :param keyring: the keys this server accepts.
     """
     kernel.redactor.add(*(key.decode("utf-8") for key in keyring.keys))
-    root = logging.getLogger()
-    for handler in root.handlers:
-        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
-            handler.addFilter(RedactingFilter(kernel.redactor))
+    redact_log_handlers(kernel.redactor)

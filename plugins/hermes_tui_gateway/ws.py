@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hermes_core import rpc
+from hermes_core import redact_log_handlers, rpc
 from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
@@ -159,23 +159,6 @@ def _without_foreign_protocols(request: web.Request) -> web.Request:
     return request.clone(headers=headers)
 
 
-class _MaskToken(logging.Filter):
-    """Mask the WebSocket token in any record a handler is about to write (defence in depth)."""
-
-    def __init__(self, token: str) -> None:
-        super().__init__()
-        self._token = token
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        if self._token in message:
-            record.msg, record.args = message.replace(self._token, "[REDACTED]"), None
-        return True
-
-
 def _origin_ok(origin: str | None, allowed: list[str]) -> bool:
     if not origin:
         return True
@@ -222,11 +205,8 @@ async def serve_ws(
         print(f"hermes tui: cannot read the token: {exc}", file=sys.stderr)
         return 2
 
-    if len(token) >= 6:
-        masking = _MaskToken(token)
-        for log_handler in logging.getLogger().handlers:
-            log_handler.addFilter(masking)
-        gw.kernel.redactor.add(token)
+    gw.kernel.redactor.add(token)  # (values shorter than 6 characters are not registered)
+    redact_log_handlers(gw.kernel.redactor)
 
     closing: set[asyncio.Future[object]] = set()
 
