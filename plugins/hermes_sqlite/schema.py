@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -199,8 +200,15 @@ def _prepare_file(path: Path) -> None:
         ) from None
 
 
+READ_ONLY_TRIES = 8  # SQLITE_PROTOCOL on a read-only WAL open is transient: try again, briefly
+
+
 def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     """Open, configure and migrate the database at ``path``.
+
+    A read-only open of a WAL database can fail with SQLITE_PROTOCOL ("locking protocol") while a
+    writer starts or stops (the reader may not rebuild the shared index itself); that open is
+    tried again a few times, 10 ms apart and doubling, before the error is reported.
 
     :param path: the database file; its folder is created when missing (not when read-only).
     :param read_only: open without write access and without migrating.
@@ -211,6 +219,24 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         return _empty_read_only()
     if not read_only:
         _prepare_file(path)
+        return _open(path, read_only=False)
+    delay = 0.01
+    for attempt in range(READ_ONLY_TRIES):
+        try:
+            return _open(path, read_only=True)
+        except _Transient:
+            if attempt == READ_ONLY_TRIES - 1:
+                break
+            time.sleep(delay)  # on the storage thread or a CLI check, never the event loop
+            delay *= 2
+    raise StorageError(f"cannot open database at {path} read-only: it stayed locked (locking protocol)")
+
+
+class _Transient(Exception):
+    """A read-only open met SQLITE_PROTOCOL; the caller tries again."""
+
+
+def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
     conn: sqlite3.Connection | None = None
     try:
         if read_only:
@@ -235,6 +261,8 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         if conn is not None:
             conn.close()
+        if read_only and getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_PROTOCOL:
+            raise _Transient from None
         raise StorageError(describe_error(path, exc, opening=True)) from None
     except BaseException:
         if conn is not None:

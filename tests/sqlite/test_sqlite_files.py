@@ -267,3 +267,57 @@ def test_importing_the_plugin_module_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert out.stdout.strip() == ""
+
+
+def _protocol_error() -> sqlite3.OperationalError:
+    exc = sqlite3.OperationalError("locking protocol")
+    exc.sqlite_errorcode = sqlite3.SQLITE_PROTOCOL  # type: ignore[attr-defined]
+    return exc
+
+
+def _flaky_connect(failures: int) -> tuple[list[str], object]:
+    real = sqlite3.connect
+    calls: list[str] = []
+
+    def connect(target: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+        calls.append(str(target))
+        if len(calls) <= failures:
+            raise _protocol_error()
+        return real(target, *args, **kwargs)  # type: ignore[arg-type]
+
+    return calls, connect
+
+
+async def test_a_read_only_open_that_meets_locking_protocol_tries_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    writer = make_storage(path)
+    await writer.open()
+    await writer.create_session(record("s-1"))
+    await writer.close()
+    calls, flaky = _flaky_connect(failures=2)
+    monkeypatch.setattr("hermes_sqlite.schema.sqlite3.connect", flaky)
+    reader = make_storage(path, read_only=True)
+    await reader.open()
+    try:
+        assert await reader.get_session("s-1") is not None
+    finally:
+        await reader.close()
+    assert len(calls) == 3 and all("mode=ro" in c for c in calls)
+
+
+async def test_a_read_only_open_that_stays_locked_is_a_clear_storage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.sqlite3"
+    writer = make_storage(path)
+    await writer.open()
+    await writer.close()
+    calls, flaky = _flaky_connect(failures=100)
+    monkeypatch.setattr("hermes_sqlite.schema.sqlite3.connect", flaky)
+    monkeypatch.setattr("hermes_sqlite.schema.time.sleep", lambda _s: None)
+    reader = make_storage(path, read_only=True)
+    with pytest.raises(StorageError, match="locking protocol"):
+        await reader.open()
+    assert len(calls) == 8
