@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,30 @@ class InFlight:
 
     def __init__(self) -> None:
         self._pending: dict[tuple[str, str], asyncio.Future[str]] = {}
+        self._locks: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def serial(self, key: tuple[str, str] | None) -> AsyncIterator[None]:
+        """Run the block alone among the requests that carry the same ``key``.
+
+        The replay check and the creation it decides on must not interleave with a twin's: a
+        twin that looked up the key before the first request had claimed or stored it would
+        create a second run. ``key`` None (no ``Idempotency-Key``) serialises nothing.
+        """
+        if key is None:
+            yield
+            return
+        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
 
     async def wait(self, key: tuple[str, str]) -> str | None:
         """Return the id the creation under ``key`` produced, or None when none is under way.

@@ -109,37 +109,41 @@ async def create_run(request: web.Request) -> web.Response:
             request.headers["X-Hermes-Workspace"], state.workspace_roots(), "X-Hermes-Workspace"
         )
     choice = await choose_model(state.kernel, state.settings, body, always_resolve=True)
-    if key is not None:
-        fp = fingerprint({"body": body, "session_key": channel})
-        replay = await _replay(state, who, key, fp, channel)
-        if replay is not None:
-            return replay
-    if previous is not None:
-        target = await chained_target(state, who, previous)
-    elif session_id is not None:
-        target = Target(session_id)
-    else:
-        found = (
-            await state.kernel.sessions.latest_for_channel(channel) if channel and not history_given else None
-        )
-        target = Target(found or mint_session_id())
-    if not await state.pool.exists(target.session_id):
-        target.seed = [*seed, *conv.history]
-    with state.runs.in_flight.claim(None if key is None else (who, key)) as created:
-        # Open the session before the 202, so a lease another process holds is a 409
-        # (docs/reference/api-server.md#error-codes), not a run that fails later; the run's task joins the
-        # open session (the pool counts its users).
-        async with state.pool.use(
-            target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
-        ):
-            state.admit()
-            run = await state.runs.create(
-                who, target, conv, choice, metadata, channel, workspace, instructions
+    claim_key = None if key is None else (who, key)
+    async with state.runs.in_flight.serial(claim_key):
+        if key is not None:
+            fp = fingerprint({"body": body, "session_key": channel})
+            replay = await _replay(state, who, key, fp, channel)
+            if replay is not None:
+                return replay
+        if previous is not None:
+            target = await chained_target(state, who, previous)
+        elif session_id is not None:
+            target = Target(session_id)
+        else:
+            found = (
+                await state.kernel.sessions.latest_for_channel(channel)
+                if channel and not history_given
+                else None
             )
-            if key is not None:
-                await state.store.put_run_key(who, key, fp, run.run_id)
-            created(run.run_id)
-            await asyncio.sleep(0)  # the run's task takes its own reference before ours goes
+            target = Target(found or mint_session_id())
+        if not await state.pool.exists(target.session_id):
+            target.seed = [*seed, *conv.history]
+        with state.runs.in_flight.claim(claim_key) as created:
+            # Open the session before the 202, so a lease another process holds is a 409
+            # (docs/reference/api-server.md#error-codes), not a run that fails later; the run's task joins the
+            # open session (the pool counts its users).
+            async with state.pool.use(
+                target.session_id, owner=who, channel_key=channel, workspace=workspace, seed=target.seed
+            ):
+                state.admit()
+                run = await state.runs.create(
+                    who, target, conv, choice, metadata, channel, workspace, instructions
+                )
+                if key is not None:
+                    await state.store.put_run_key(who, key, fp, run.run_id)
+                created(run.run_id)
+                await asyncio.sleep(0)  # the run's task takes its own reference before ours goes
     warning = await image_warning(state.kernel, run.resolved_model or "", conv.parts)
     return _accepted(run, False, channel, warning)
 

@@ -389,3 +389,19 @@ async def test_restart_reconciles_unsettled_runs_to_interrupted(tmp_path: Path) 
         assert frames[-1]["data"]["event"] == "run.interrupted"
     finally:
         again.stop()
+
+
+async def test_concurrent_twins_with_one_idempotency_key_create_one_run(tmp_path: Path) -> None:
+    """Twins sent at the same moment: one run per key, the others replay it (never a second run)."""
+    srv = start_server(tmp_path / "home", config=BASE_CONFIG)
+    try:
+        for n in range(8):
+            headers = {"Idempotency-Key": f"burst-{n}"}
+            replies = await asyncio.gather(
+                *(call(srv, "POST", "/v1/runs", {"input": f"burst {n}"}, headers=headers) for _ in range(4))
+            )
+            assert all(r.status == 202 for r in replies), [r.text for r in replies]
+            assert len({r.json["run_id"] for r in replies}) == 1, [r.json for r in replies]
+            assert sorted(r.json["replayed"] for r in replies) == [False, True, True, True]
+    finally:
+        srv.stop()
