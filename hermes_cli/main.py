@@ -37,7 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(render_root_help(plugin_commands()))
         return 0
     from hermes_cli.early import start_early
+    from hermes_cli.startup_gc import pause, resume
 
+    pause()  # collection resumes once the plugins are loaded (hermes_cli/startup_gc.py)
     start_early(args)
     from hermes_cli.app import cli
 
@@ -51,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         sys.stderr.write(f"{code}\n")
         return 1
+    finally:
+        resume()  # a command that never loaded plugins (or an in-process caller) collects again
     return 0
 
 

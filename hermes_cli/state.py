@@ -85,8 +85,10 @@ class CliState:
             every_plugin = selection.entry_points is True and not failed
             self._check_config_keys(kernel, every_plugin)
             from hermes_cli.command_cache import remember
+            from hermes_cli.startup_gc import settle
 
             remember(kernel.registry)  # so `hermes --help` can list the transports cheaply
+            settle()
             for message in kernel.registry.warnings:
                 self.warn_once(message)
             self._kernel = kernel
