@@ -616,9 +616,7 @@ class Session:
     def background(self, text: str) -> str:
         """Run a separate one-shot agent on this session's model, cwd and profile
         (docs/reference/core.md#background-tasks-and-one-shot-calls)."""
-        from hermes_core import background
-
-        return background.start(self, text)
+        return self.kernel.sessions.start_background(self, text)
 
     # -- closing -----------------------------------------------------------------------------
     def _check_open(self) -> None:

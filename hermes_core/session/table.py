@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionNotFound
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
 
@@ -54,6 +55,10 @@ class Sessions:
     def add(self, session: Session) -> None:
         """Enter a just-opened session (its lease is held) into the table."""
         self._live[session.id] = session
+
+    def start_background(self, session: Session, text: str) -> str:
+        """Start a background task for ``session`` (see :meth:`Session.background`); return its id."""
+        return start_background_task(session, text)
 
     async def exists(self, session_id: str) -> bool:
         """Tell whether a session with this id is live here or stored."""
