@@ -30,6 +30,7 @@ from hermes_core.provider_kit.messages import (
     parse_retry_after,
     url_secrets,
 )
+from hermes_core.provider_kit.shapes import typed_field
 from hermes_core.provider_kit.sse import (
     ByteStream,
     SseEvent,
@@ -71,6 +72,7 @@ __all__ = [
     "parse_retry_after",
     "read_body",
     "read_some",
+    "typed_field",
     "url_secrets",
 ]
 

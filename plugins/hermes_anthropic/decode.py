@@ -22,6 +22,8 @@ from hermes_core import (
     provider_kit,
 )
 
+_typed = provider_kit.typed_field  # a field of the wrong type is a broken stream
+
 _STOP_REASONS: dict[str, FinishReason] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -133,18 +135,6 @@ class MessageStreamDecoder:
         if not arguments:
             arguments = json.dumps(tool.initial) if isinstance(tool.initial, dict) and tool.initial else "{}"
         return [ToolCallChunk(ToolCallRequest(id=tool.id, name=tool.name, arguments=arguments))]
-
-
-def _typed(obj: dict[str, Any], key: str, kind: type[Any]) -> Any:
-    """Return ``obj[key]`` when it is a ``kind`` (None when absent or null).
-
-    :raises ValueError: when the field is there with another type: an event of the wrong shape
-        is a broken stream, never an empty answer.
-    """
-    value = obj.get(key)
-    if value is None or isinstance(value, kind):
-        return value
-    raise ValueError(f"{key!r} is a {type(value).__name__}, not a {kind.__name__}")
 
 
 def _index(payload: dict[str, Any]) -> int:

@@ -23,6 +23,8 @@ from hermes_core import (
     provider_kit,
 )
 
+_typed = provider_kit.typed_field  # a field of the wrong type is a broken stream
+
 _FINISH: dict[str, FinishReason] = {
     "stop": "stop",
     "length": "length",
@@ -205,18 +207,6 @@ def _text_parts(parts: list[Any]) -> list[str]:
                 raise ValueError("a text content part has no text")
             texts.append(text)
     return texts
-
-
-def _typed(obj: dict[str, Any], key: str, kind: type[Any]) -> Any:
-    """Return ``obj[key]`` when it is a ``kind`` (None when absent or null).
-
-    :raises ValueError: when the field is there with another type: a chunk of the wrong shape
-        is a broken stream, never an empty answer.
-    """
-    value = obj.get(key)
-    if value is None or isinstance(value, kind):
-        return value
-    raise ValueError(f"{key!r} is a {type(value).__name__}, not a {kind.__name__}")
 
 
 def usage_chunk(usage: dict[str, Any]) -> UsageChunk:
