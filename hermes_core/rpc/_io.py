@@ -50,10 +50,15 @@ class FrameWriter(Protocol):
 class FdReader:
     """Read chunks from a file descriptor without blocking the loop.
 
-    Pipes, sockets and terminals use ``loop.connect_read_pipe``; a regular file (stdin redirected
-    from a file) or a device the selector cannot watch (``/dev/null``) is read with ``os.read`` in
-    the default executor, since such reads never wait for a peer. The descriptor is never closed
-    here; its blocking flag is restored on close.
+    Pipes, sockets and terminals are read with non-blocking ``os.read`` calls, waiting for
+    readability through ``loop.add_reader``; a regular file (stdin redirected from a file) or a
+    device the selector cannot watch (``/dev/null``) is read with ``os.read`` in the default
+    executor, since such reads never wait for a peer.
+
+    The descriptor stays the caller's: it is never handed to a loop transport, because uvloop's
+    pipe transports close the descriptor they were given when they close. A reader that closed a
+    descriptor its caller then closed again could close whatever file took the number in
+    between (a database file, seen as ``disk I/O error``). Its blocking flag is restored on close.
     """
 
     def __init__(self, fd: int) -> None:
@@ -62,49 +67,76 @@ class FdReader:
         :param fd: an open readable descriptor, owned by the caller.
         """
         self._fd = fd
-        self._stream: asyncio.StreamReader | None = None
-        self._transport: asyncio.ReadTransport | None = None
         self._was_blocking: bool | None = None
         self._regular = False
         self._opened = False
+        self._closed = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def read(self, n: int = -1) -> bytes:
-        """Return up to ``n`` bytes, ``b""`` at end of input.
+        """Return up to ``n`` bytes, ``b""`` at end of input (or once closed).
 
         :param n: the most bytes wanted.
         :returns: the bytes read.
+        :raises OSError: when the descriptor fails (EIO on a vanished terminal, a reset socket).
         """
+        size = n if n > 0 else _BATCH_BYTES
         if not self._opened:
-            await self._open(max(n, 64 * 1024))
-        if self._stream is not None:
-            return await self._stream.read(n)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, os.read, self._fd, n if n > 0 else _BATCH_BYTES)
+            self._open()
+        loop = self._loop
+        assert loop is not None
+        if self._regular:
+            return await loop.run_in_executor(None, os.read, self._fd, size)
+        while not self._closed:
+            try:
+                return os.read(self._fd, size)
+            except (BlockingIOError, InterruptedError):
+                pass
+            await self._readable(loop)
+        return b""
 
-    async def _open(self, limit: int) -> None:
+    async def _readable(self, loop: asyncio.AbstractEventLoop) -> None:
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiter = waiter
+        loop.add_reader(self._fd, _wake, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if not self._closed:
+                loop.remove_reader(self._fd)
+
+    def _open(self) -> None:
         self._opened = True
+        self._loop = asyncio.get_running_loop()
         mode = os.fstat(self._fd).st_mode
         if stat.S_ISREG(mode) or not _pollable(self._fd):
             # A file, or a device epoll refuses (``< /dev/null``): reads never wait for a peer.
             self._regular = True
             return
-        loop = asyncio.get_running_loop()
         self._was_blocking = os.get_blocking(self._fd)
-        # The limit only sets flow control here (read(n) has no line limit).
-        stream = asyncio.StreamReader(limit=limit)
-        pipe = open(self._fd, "rb", buffering=0, closefd=False)
-        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
-        self._stream = stream
-        self._transport = transport
+        if self._was_blocking:
+            os.set_blocking(self._fd, False)
 
     def close(self) -> None:
-        """Stop reading and put the descriptor back in its original blocking mode."""
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+        """Stop reading (a pending read returns ``b""``) and restore the blocking mode."""
+        if self._closed:
+            return
+        self._closed = True
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and self._loop is not None:
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                self._loop.remove_reader(self._fd)
+            _wake(waiter)
         if self._was_blocking:
             with contextlib.suppress(OSError):
                 os.set_blocking(self._fd, True)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _pollable(fd: int) -> bool:
