@@ -147,6 +147,9 @@ _EXPORTS: dict[str, str] = {
     "MethodBinder": "hermes_core.transport_kit.binder",
     "jsonrpc_adapters": "hermes_core.transport_kit.binder",
     "DeltaCoalescer": "hermes_core.transport_kit.coalesce",
+    "run_prompt": "hermes_core.transport_kit.prompt",
+    "event_payload": "hermes_core.transport_kit.prompt",
+    "Answerer": "hermes_core.transport_kit.prompt",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
