@@ -617,10 +617,14 @@ class Session:
             self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
         )
 
-    def background(self, text: str) -> str:
+    def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
         """Run a separate one-shot agent on this session's model, cwd and profile
-        (docs/reference/core.md#background-tasks-and-one-shot-calls)."""
-        return self.kernel.sessions.start_background(self, text)
+        (docs/reference/core.md#background-tasks-and-one-shot-calls).
+
+        :param answerable: the question kinds the host answers for the task, as for
+            :meth:`submit`; by default none, so a question is denied at once instead of waiting.
+        """
+        return self.kernel.sessions.start_background(self, text, answerable=frozenset(answerable))
 
     # -- closing -----------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -171,7 +171,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if not text or not text.strip():
         raise GatewayError(4012, "text required")
     try:
-        task_id = live.session.background(text)
+        task_id = live.session.background(text, answerable=ALL_KINDS)
     except SessionBusy as exc:
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
     live.stream.open_tasks.add(task_id)
