@@ -30,8 +30,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     snippets.write("writing-providers.md", root / "hermes-parrot", only=("pyproject.toml", "hermes_parrot/"))
     snippets.write("writing-transports.md", root / "hermes-lines", only=("pyproject.toml", "hermes_lines/"))
     target = root / "site"
-    # Without `wheel` at hand pip builds in an isolated environment (slower, needs the index).
-    fast = ["--no-build-isolation"] if importlib.util.find_spec("wheel") else []
+    # With setuptools and wheel at hand pip builds in place; otherwise in an isolated environment
+    # (slower, and it fetches the build requirements from the package index).
+    local = all(importlib.util.find_spec(name) for name in ("setuptools", "wheel"))
+    fast = ["--no-build-isolation"] if local else []
     result = subprocess.run(
         [
             sys.executable,
