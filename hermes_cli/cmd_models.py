@@ -27,7 +27,10 @@ def render_catalog(catalog: dict[str, Any]) -> str:
         status = str(probe.get("status", "-"))
         if probe.get("error"):
             status += f" ({probe['error']})"
-        auth = "yes" if provider.get("authenticated") else "no"
+        if provider.get("requires_key") is False:
+            auth = "not needed"
+        else:
+            auth = "yes" if provider.get("authenticated") else "no"
         details = provider.get("model_details") or {}
         models = list(provider.get("models") or [])
         if not models:

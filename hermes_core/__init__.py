@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "Chunk": "hermes_core.providers",
     "Provider": "hermes_core.providers",
     "ProviderPreset": "hermes_core.providers",
+    "ProviderBase": "hermes_core.provider_base",
     "model_vision": "hermes_core.vision",
     "TITLE_INSTRUCTION": "hermes_core.meta_prompts",
     "SUMMARY_INSTRUCTION": "hermes_core.meta_prompts",
@@ -146,6 +147,9 @@ _EXPORTS: dict[str, str] = {
     "MethodBinder": "hermes_core.transport_kit.binder",
     "jsonrpc_adapters": "hermes_core.transport_kit.binder",
     "DeltaCoalescer": "hermes_core.transport_kit.coalesce",
+    "run_prompt": "hermes_core.transport_kit.prompt",
+    "event_payload": "hermes_core.transport_kit.prompt",
+    "Answerer": "hermes_core.transport_kit.prompt",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -176,6 +180,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
+    from hermes_core.provider_base import ProviderBase  # noqa: F401
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.questions import QuestionBroker  # noqa: F401

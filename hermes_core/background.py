@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import InvalidValue, SessionBusy
-from hermes_core.events import ALL_KINDS, BackgroundCompleted
+from hermes_core.events import BackgroundCompleted
 from hermes_core.history import materialize
 from hermes_core.session.live import Session
 from hermes_core.storage import NewRow, Row
@@ -51,8 +51,11 @@ class TaskSession(Session):
         self._record = dataclasses.replace(self._record, **fields)
 
 
-def start(session: Session, text: str) -> str:
-    """Start a background task for ``session`` and return its id (``bg_<6 hex>``)."""
+def start(session: Session, text: str, *, answerable: frozenset[str] = frozenset()) -> str:
+    """Start a background task for ``session`` and return its id (``bg_<6 hex>``).
+
+    :param answerable: the question kinds the host answers for the task (none by default).
+    """
     if not isinstance(text, str) or not text.strip():
         raise InvalidValue("text", message="the background prompt is empty")
     if len(session.background_tasks) >= MAX_BACKGROUND:
@@ -66,7 +69,7 @@ def start(session: Session, text: str) -> str:
         status: Literal["complete", "error", "interrupted"] = "complete"
         result = ""
         try:
-            turn = await task_session.submit(text, owner=f"task:{task_id}", answerable=ALL_KINDS)
+            turn = await task_session.submit(text, owner=f"task:{task_id}", answerable=answerable)
             outcome = await turn.outcome
             result = _final_text(task_session.rows)
             if outcome.status == "interrupted":

@@ -205,7 +205,7 @@ class Models:
         :param system: the instruction sent as the system prompt.
         :param options: provider options such as ``max_tokens``.
         """
-        from hermes_core.providers import ChatMessage, ChatRequest, TextChunk
+        from hermes_core.providers import CHUNK_TYPES, ChatMessage, ChatRequest, TextChunk, not_a_chunk
 
         ref = model or self._default
         if not ref:
@@ -224,6 +224,8 @@ class Models:
             async for chunk in provider.stream(request):
                 if isinstance(chunk, TextChunk):
                     out.append(chunk.text)
+                elif not isinstance(chunk, CHUNK_TYPES):
+                    raise not_a_chunk(resolved.provider, chunk)
         except ProviderError as exc:  # its text reaches hosts and logs: mask it like a turn's
             raise ProviderError(
                 exc.kind,

@@ -146,11 +146,15 @@ class ProviderHub:
     def spec(self, name: str) -> ProviderSpec:
         return self._entries[name].spec
 
+    def requires_key(self, name: str) -> bool:
+        """Whether the provider needs an API key at all (its preset's or spec's ``requires_key``)."""
+        entry = self._entries[name]
+        return entry.preset.requires_key if entry.preset else entry.spec.requires_key
+
     def authenticated(self, name: str) -> bool:
         """Whether the provider has what it needs to be called (a key where one is required)."""
         entry = self._entries[name]
-        needs_key = entry.preset.requires_key if entry.preset else entry.spec.requires_key
-        return bool(entry.settings.get("api_key")) or not needs_key
+        return bool(entry.settings.get("api_key")) or not self.requires_key(name)
 
     def missing_key_hint(self, name: str) -> str | None:
         """Return how to configure the key when the provider needs one and has none."""

@@ -9,12 +9,16 @@ connect and stall timeouts and raises ``network`` on them).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from hermes_core.content import Part, Role
+    from hermes_core.errors import ProviderError
+
+log = logging.getLogger("hermes.providers")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,25 @@ class FinishChunk:
 
 
 Chunk = TextChunk | ReasoningChunk | ToolCallChunk | UsageChunk | FinishChunk
+CHUNK_TYPES = (TextChunk, ReasoningChunk, ToolCallChunk, UsageChunk, FinishChunk)
+
+
+def not_a_chunk(provider: str, value: object) -> ProviderError:
+    """Return the error that ends a call whose provider yielded ``value``, which is no chunk.
+
+    A provider bug must fail the call visibly, never vanish: the turn ends ``provider_error``
+    with this message, and a title or summary request fails with it.
+    """
+    from hermes_core.errors import ProviderError
+
+    kind = type(value).__name__
+    hint = "; wrap text as TextChunk(text)" if isinstance(value, str) else ""
+    message = (
+        f"provider {provider!r} yielded a {kind}, which is not a chunk (TextChunk, ReasoningChunk, "
+        f"ToolCallChunk, UsageChunk or FinishChunk){hint}"
+    )
+    log.error("%s", message)
+    return ProviderError("upstream", message)
 
 
 @runtime_checkable

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,11 +12,13 @@ if TYPE_CHECKING:
     from hermes_core.settings import CoreSettings
     from hermes_core.storage import Storage
 
-log = logging.getLogger("hermes.kernel")
-
 
 def make_storage(registry: Registry, settings: CoreSettings) -> Storage:
-    """Build (not open) the backend ``settings.storage`` names; memory when there is no folder."""
+    """Build (not open) the backend ``settings.storage`` names.
+
+    :raises ConfigError: an unknown backend, or a file backend with neither ``storage.path`` nor
+        ``data_dir`` (in-memory storage is only ever chosen by name).
+    """
     backend = settings.storage.backend
     if backend == "memory":
         from hermes_core.memory_storage import MemoryStorage
@@ -30,10 +31,13 @@ def make_storage(registry: Registry, settings: CoreSettings) -> Storage:
     path = settings.storage.path
     if path is None:
         if settings.data_dir is None:
-            from hermes_core.memory_storage import MemoryStorage
-
-            log.warning("no data directory configured; sessions are kept in memory only")
-            return MemoryStorage()
+            # Never fall back to memory behind the caller's back: sessions they meant to keep
+            # would be gone at exit without a word.
+            raise ConfigError(
+                f"storage backend {backend!r} needs a place for its file: set data_dir (the file is "
+                f"<data_dir>/hermes.sqlite3) or storage.path, or choose storage.backend = 'memory' "
+                "to keep sessions in memory only"
+            )
         path = settings.data_dir / "hermes.sqlite3"
     if settings.storage.read_only:
         # Only asked for when configured, so backends without the flag keep working.

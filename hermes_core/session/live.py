@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes_core.content import Part, normalize_content, parts_text
 from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.events import (
-    ALL_KINDS,
     Event,
     QuestionRequested,
     SessionChanged,
@@ -315,12 +314,17 @@ class Session:
         merge: bool = False,
         model: str | None = None,
         model_options: dict[str, Any] | None = None,
-        answerable: frozenset[str] | set[str] = ALL_KINDS,
+        answerable: frozenset[str] | set[str] = frozenset(),
         display_kind: str | None = None,
         track_events: bool = True,
     ) -> Turn:
         """Start a turn now, or queue it behind the running one
         (docs/reference/core.md#busy-input-and-the-queue).
+
+        :param answerable: the question kinds (``approval``, ``clarify``, ``sudo``, ``secret``;
+            ``ALL_KINDS`` for all) someone will answer with ``Kernel.answer``. The default, none,
+            is the safe one for a host that cannot ask: a question is closed at once as
+            ``no_answerer`` (an approval is denied), so no tool ever waits for an answer.
 
         :param track_events: keep a per-turn event queue for :meth:`Turn.events`; hosts that
             read the session bus instead pass False so a long turn's events are not held twice.
@@ -613,10 +617,14 @@ class Session:
             self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
         )
 
-    def background(self, text: str) -> str:
+    def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
         """Run a separate one-shot agent on this session's model, cwd and profile
-        (docs/reference/core.md#background-tasks-and-one-shot-calls)."""
-        return self.kernel.sessions.start_background(self, text)
+        (docs/reference/core.md#background-tasks-and-one-shot-calls).
+
+        :param answerable: the question kinds the host answers for the task, as for
+            :meth:`submit`; by default none, so a question is denied at once instead of waiting.
+        """
+        return self.kernel.sessions.start_background(self, text, answerable=frozenset(answerable))
 
     # -- closing -----------------------------------------------------------------------------
     def _check_open(self) -> None:

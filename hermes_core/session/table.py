@@ -56,9 +56,11 @@ class Sessions:
         """Enter a just-opened session (its lease is held) into the table."""
         self._live[session.id] = session
 
-    def start_background(self, session: Session, text: str) -> str:
+    def start_background(
+        self, session: Session, text: str, *, answerable: frozenset[str] = frozenset()
+    ) -> str:
         """Start a background task for ``session`` (see :meth:`Session.background`); return its id."""
-        return start_background_task(session, text)
+        return start_background_task(session, text, answerable=answerable)
 
     async def exists(self, session_id: str) -> bool:
         """Tell whether a session with this id is live here or stored."""

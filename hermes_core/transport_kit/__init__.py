@@ -9,7 +9,9 @@ in a few lines. See docs/architecture.md, "The transport toolkit".
 * :mod:`~hermes_core.transport_kit.binder` — :class:`MethodBinder`, which turns
   ``async impl(ctx, params)`` into a dispatcher method that never lets an exception escape;
 * :mod:`~hermes_core.transport_kit.coalesce` — :class:`DeltaCoalescer`, which merges consecutive
-  text or reasoning deltas of a burst into one.
+  text or reasoning deltas of a burst into one;
+* :mod:`~hermes_core.transport_kit.prompt` — :func:`run_prompt`, one prompt's events with its
+  questions routed to a callback or denied, and :func:`event_payload`, an event as plain data.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ from __future__ import annotations
 from hermes_core.transport_kit.binder import MethodBinder, jsonrpc_adapters
 from hermes_core.transport_kit.coalesce import DeltaCoalescer
 from hermes_core.transport_kit.errors import ErrorRule, ErrorTable, internal_error
+from hermes_core.transport_kit.prompt import Answerer, event_payload, run_prompt
 
 __all__ = [
+    "Answerer",
     "DeltaCoalescer",
     "ErrorRule",
     "ErrorTable",
     "MethodBinder",
+    "event_payload",
     "internal_error",
     "jsonrpc_adapters",
+    "run_prompt",
 ]

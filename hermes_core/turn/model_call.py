@@ -35,6 +35,7 @@ from hermes_core.providers import (
     ToolCallChunk,
     ToolCallRequest,
     UsageChunk,
+    not_a_chunk,
 )
 
 if TYPE_CHECKING:
@@ -145,6 +146,8 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                     )
                 elif isinstance(chunk, FinishChunk):
                     result.finish = chunk.reason
+                else:
+                    raise not_a_chunk(run.resolved.provider if run.resolved else "?", chunk)
         except ProviderError as err:
             if not emitted and vision.refused_images(run, request, err):
                 run.vision = False  # send the call again without the images, and say so

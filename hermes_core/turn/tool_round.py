@@ -36,6 +36,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.tools")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# The result of a call that needed approval in a turn whose host declared no answerer.
+NO_ANSWERER_TEXT = (
+    "This tool call needs the user's approval, and nobody can be asked here (the host answers no "
+    "approval questions), so it was denied without running. Do not retry it or reach the same result "
+    "by other means; tell the user what you wanted to do instead."
+)
 DENIED_TEXT = (
     "The user declined this tool call{why}. Do not retry it, and do not try to reach the same result "
     "by other means; ask the user how to proceed instead."
@@ -271,6 +277,8 @@ class ToolRound:
         choice = closed.value if closed.answered else "deny"
         if choice not in verdict.choices or choice == "deny":
             denials.record(facts, verdict.keys)
+            if closed.reason == "no_answerer":
+                return False, NO_ANSWERER_TEXT
             why = "" if closed.answered else f" ({closed.reason.replace('_', ' ')})"
             return False, DENIED_TEXT.format(why=why)
         if choice == "session":

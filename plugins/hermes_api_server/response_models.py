@@ -127,6 +127,7 @@ class ProviderOption(Open):
     is_current: bool
     is_user_defined: bool
     authenticated: bool
+    requires_key: bool = True
     base_url: str | None = None
     models: list[str]
     total_models: int

@@ -10,6 +10,7 @@ from hermes_core import (
     Chunk,
     FinishChunk,
     ModelInfo,
+    ProviderBase,
     ReasoningChunk,
     TextChunk,
     ToolCallChunk,
@@ -22,8 +23,13 @@ from hermes_mock.replies import CONTEXT_WINDOW, MODELS, plan_reply
 _YIELD_EVERY = 4096
 
 
-class MockProvider:
-    """Deterministic offline provider; implements :class:`hermes_core.Provider`."""
+class MockProvider(ProviderBase):
+    """Deterministic offline provider; implements :class:`hermes_core.Provider`.
+
+    Its four models (``echo``, ``script``, ``alt``, ``history``) are the same offline and probed.
+    """
+
+    models = tuple(ModelInfo(id=model, context_window=CONTEXT_WINDOW, vision=False) for model in MODELS)
 
     def __init__(self, name: str = "mock") -> None:
         """Create the provider.
@@ -31,7 +37,6 @@ class MockProvider:
         :param name: the provider name it was registered under.
         """
         self.name = name
-        self._models = [ModelInfo(id=model, context_window=CONTEXT_WINDOW, vision=False) for model in MODELS]
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         """Stream the reply to one request.
@@ -60,21 +65,3 @@ class MockProvider:
                     await asyncio.sleep(0)
         yield UsageChunk(input=plan.input_words, output=len(plan.deltas), reasoning=0)
         yield FinishChunk(plan.finish)
-
-    async def list_models(self) -> list[ModelInfo]:
-        """Return the four mock models.
-
-        :returns: ``echo``, ``script``, ``alt`` and ``history``.
-        """
-        return list(self._models)
-
-    async def probe(self, timeout: float) -> list[ModelInfo]:
-        """Return the four mock models; the mock has no upstream to ask.
-
-        :param timeout: ignored.
-        :returns: the same list as :meth:`list_models`.
-        """
-        return list(self._models)
-
-    async def aclose(self) -> None:
-        """Release nothing: the mock holds no connection."""

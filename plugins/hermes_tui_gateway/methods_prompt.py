@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ImagePart, SessionBusy, TextPart, rpc
+from hermes_core import ALL_KINDS, ImagePart, SessionBusy, TextPart, rpc
 from hermes_tui_gateway import rewind
 from hermes_tui_gateway.params import GatewayError, bad, opt_bool, session_id
 
@@ -98,7 +98,12 @@ async def _submit(
     busy = busy or session.busy
     try:
         turn = await session.submit(
-            content, owner="tui", merge=True, display_kind=display_kind, track_events=False
+            content,
+            owner="tui",
+            merge=True,
+            answerable=ALL_KINDS,  # the TUI answers every kind of question
+            display_kind=display_kind,
+            track_events=False,
         )
     except SessionBusy as exc:
         raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc
@@ -166,7 +171,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if not text or not text.strip():
         raise GatewayError(4012, "text required")
     try:
-        task_id = live.session.background(text)
+        task_id = live.session.background(text, answerable=ALL_KINDS)
     except SessionBusy as exc:
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
     live.stream.open_tasks.add(task_id)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_core import BackgroundCompleted, Kernel, QuestionClosed, QuestionRequested, SessionBusy
+from hermes_core import ALL_KINDS, BackgroundCompleted, Kernel, QuestionClosed, QuestionRequested, SessionBusy
 
 
 async def _next(bus: object, kind: type) -> object:
@@ -42,7 +42,7 @@ async def test_background_questions_carry_task_id_and_survive_the_parent_interru
     session = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="default")
     bus = session.subscribe()
     args = json.dumps({"path": "bg.txt", "content": "x"})
-    task_id = session.background(f"[[tool write_file {args}]]")
+    task_id = session.background(f"[[tool write_file {args}]]", answerable=ALL_KINDS)
     question = await asyncio.wait_for(_next(bus, QuestionRequested), 10)
     assert question.task_id == task_id and question.kind == "approval"  # type: ignore[attr-defined]
     running = await session.submit("[[delay 20]] parent turn here", owner="t")
@@ -56,10 +56,24 @@ async def test_background_questions_carry_task_id_and_survive_the_parent_interru
     bus.close()
 
 
+async def test_a_background_task_without_answerable_kinds_is_denied_at_once(
+    kernel: Kernel, workspace: Path
+) -> None:
+    session = await kernel.open_session(source="embed", owner="t", cwd=workspace, profile="default")
+    bus = session.subscribe()
+    session.background('[[tool write_file {"path": "nobody.txt", "content": "x"}]]')
+    closed = await asyncio.wait_for(_next(bus, QuestionClosed), 10)
+    assert (closed.reason, closed.choice) == ("no_answerer", "deny")  # type: ignore[attr-defined]
+    done = await asyncio.wait_for(_next(bus, BackgroundCompleted), 10)
+    assert done.status == "complete"  # type: ignore[attr-defined]
+    assert not (workspace / "nobody.txt").exists()
+    bus.close()
+
+
 async def test_close_stops_background_tasks(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="default")
     bus = session.subscribe()
-    session.background('[[tool write_file {"path": "never.txt", "content": "x"}]]')
+    session.background('[[tool write_file {"path": "never.txt", "content": "x"}]]', answerable=ALL_KINDS)
     await asyncio.wait_for(_next(bus, QuestionRequested), 10)
     await session.close()
     closed = [e async for e in bus if isinstance(e, QuestionClosed | BackgroundCompleted)]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import QuestionRequested, SessionInUse, ToolCompleted, ToolProgress
+from hermes_core import ALL_KINDS, QuestionRequested, SessionInUse, ToolCompleted, ToolProgress
 from hermes_core.testing import make_kernel
 from tests.core.conftest import collect
 from tests.timing import eventually, scaled
@@ -105,7 +105,7 @@ async def _sudo_turn(workspace: Path, password: str | None) -> tuple[list[Any], 
     kernel = make_kernel(entry_points=["mock", "tools"])
     async with kernel.running():
         session = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="accept_edits")
-        turn = await session.submit(f"[[sudo touch {marker}]]", owner="t")
+        turn = await session.submit(f"[[sudo touch {marker}]]", owner="t", answerable=ALL_KINDS)
         events = []
         async for ev in turn.events():
             events.append(ev)

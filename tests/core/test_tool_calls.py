@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import (
+    ALL_KINDS,
     Kernel,
     QuestionClosed,
     QuestionRequested,
@@ -40,7 +41,9 @@ async def answer_all(kernel: Kernel, turn: Any, choice: str) -> list[Any]:
 
 async def test_event_order_for_an_asked_call(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
-    turn = await session.submit("write " + tool("write_file", path="new.txt", content="hi\n"), owner="me")
+    turn = await session.submit(
+        "write " + tool("write_file", path="new.txt", content="hi\n"), owner="me", answerable=ALL_KINDS
+    )
     events = await answer_all(kernel, turn, "once")
     kinds = [
         type(e).__name__
@@ -76,7 +79,9 @@ async def test_call_ids_are_core_ids_and_rows_keep_provider_ids(kernel: Kernel, 
     (workspace / "a.txt").write_text("alpha\n")
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
     events = await collect(
-        await session.submit(tool("read_file", path="a.txt") + " " + tool("list_dir"), owner="me")
+        await session.submit(
+            tool("read_file", path="a.txt") + " " + tool("list_dir"), owner="me", answerable=ALL_KINDS
+        )
     )
     announced = [e for e in events if isinstance(e, ToolAnnounced)]
     assistant = next(r for r in session.rows if r.role == "assistant" and r.tool_calls)
@@ -89,7 +94,7 @@ async def test_call_ids_are_core_ids_and_rows_keep_provider_ids(kernel: Kernel, 
 async def test_deny_then_same_effect_is_refused_without_asking(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
     text = "[[rounds 2]] " + tool("write_file", path="x.txt", content="1")
-    events = await answer_all(kernel, await session.submit(text, owner="me"), "deny")
+    events = await answer_all(kernel, await session.submit(text, owner="me", answerable=ALL_KINDS), "deny")
     questions = [e for e in events if isinstance(e, QuestionRequested)]
     completed = [e for e in events if isinstance(e, ToolCompleted)]
     assert len(questions) == 1  # the second round is refused without asking
@@ -108,7 +113,7 @@ async def test_after_a_denial_other_edits_ask_even_under_accept_edits(
     text = (
         tool("write_file", path=".env", content="K=1") + " " + tool("write_file", path="ok.txt", content="2")
     )
-    events = await answer_all(kernel, await session.submit(text, owner="me"), "deny")
+    events = await answer_all(kernel, await session.submit(text, owner="me", answerable=ALL_KINDS), "deny")
     decisions = [e.decision for e in events if isinstance(e, ToolDecision)]
     assert decisions == ["ask", "ask"]
     assert not (workspace / "ok.txt").exists()
@@ -131,7 +136,9 @@ async def test_approval_timeout_denies(tmp_path: Path, workspace: Path) -> None:
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
         events = await collect(
-            await session.submit(tool("write_file", path="t.txt", content="z"), owner="me")
+            await session.submit(
+                tool("write_file", path="t.txt", content="z"), owner="me", answerable=ALL_KINDS
+            )
         )
         closed = next(e for e in events if isinstance(e, QuestionClosed))
         assert closed.reason == "timeout"
@@ -144,9 +151,13 @@ async def test_approval_timeout_denies(tmp_path: Path, workspace: Path) -> None:
 async def test_session_choice_remembers_keys_for_the_live_session(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
     await answer_all(
-        kernel, await session.submit(tool("write_file", path="s.txt", content="1"), owner="me"), "session"
+        kernel,
+        await session.submit(tool("write_file", path="s.txt", content="1"), owner="me", answerable=ALL_KINDS),
+        "session",
     )
-    events = await collect(await session.submit(tool("write_file", path="s.txt", content="2"), owner="me"))
+    events = await collect(
+        await session.submit(tool("write_file", path="s.txt", content="2"), owner="me", answerable=ALL_KINDS)
+    )
     assert not any(isinstance(e, QuestionRequested) for e in events)
     assert (workspace / "s.txt").read_text() == "2"
 
@@ -156,14 +167,20 @@ async def test_always_choice_is_persisted_to_the_allowlist(
 ) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
     await answer_all(
-        kernel, await session.submit(tool("write_file", path="al.txt", content="1"), owner="me"), "always"
+        kernel,
+        await session.submit(
+            tool("write_file", path="al.txt", content="1"), owner="me", answerable=ALL_KINDS
+        ),
+        "always",
     )
     allow = tmp_path / "data" / "approvals.json"
     data = json.loads(allow.read_text())
     assert data["version"] == 1 and f"write_file:{workspace / 'al.txt'}" in data["keys"]
     assert stat.S_IMODE(os.stat(allow).st_mode) == 0o600
     other = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
-    events = await collect(await other.submit(tool("write_file", path="al.txt", content="2"), owner="me"))
+    events = await collect(
+        await other.submit(tool("write_file", path="al.txt", content="2"), owner="me", answerable=ALL_KINDS)
+    )
     assert not any(isinstance(e, QuestionRequested) for e in events)
 
 
@@ -174,18 +191,22 @@ async def test_outside_workspace_read_asks_even_under_off_profile_except_off(
     outside.write_text("secret-ish\n")
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="accept_edits")
     events = await answer_all(
-        kernel, await session.submit(tool("read_file", path=str(outside)), owner="me"), "deny"
+        kernel,
+        await session.submit(tool("read_file", path=str(outside)), owner="me", answerable=ALL_KINDS),
+        "deny",
     )
     assert [e.decision for e in events if isinstance(e, ToolDecision)] == ["ask"]
     await session.set_profile("off")
-    events = await collect(await session.submit(tool("read_file", path=str(outside)), owner="me"))
+    events = await collect(
+        await session.submit(tool("read_file", path=str(outside)), owner="me", answerable=ALL_KINDS)
+    )
     assert [e.decision for e in events if isinstance(e, ToolDecision)] == ["allow"]
     assert "secret-ish" in next(e for e in events if isinstance(e, ToolCompleted)).result_text
 
 
 async def test_unknown_tool_and_bad_arguments_are_error_results(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
-    events = await collect(await session.submit("[[tool no_such_tool {}]]", owner="me"))
+    events = await collect(await session.submit("[[tool no_such_tool {}]]", owner="me", answerable=ALL_KINDS))
     done = [e for e in events if isinstance(e, ToolCompleted)]
     assert done[0].is_error and "unknown tool" in done[0].result_text
     assert events[-1].outcome.reason == "stop"
@@ -193,7 +214,7 @@ async def test_unknown_tool_and_bad_arguments_are_error_results(kernel: Kernel, 
 
 async def test_interrupt_during_a_running_tool_completes_every_call(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="off")
-    turn = await session.submit(tool("terminal", command="sleep 20"), owner="me")
+    turn = await session.submit(tool("terminal", command="sleep 20"), owner="me", answerable=ALL_KINDS)
     events: list[Any] = []
 
     async def read() -> None:
@@ -209,12 +230,14 @@ async def test_interrupt_during_a_running_tool_completes_every_call(kernel: Kern
     done = [e for e in events if isinstance(e, ToolCompleted)]
     assert len(done) == 1 and done[0].is_error
     # the session works again and the history is valid for the model
-    assert (await (await session.submit("next", owner="me")).outcome).reason == "stop"
+    assert (await (await session.submit("next", owner="me", answerable=ALL_KINDS)).outcome).reason == "stop"
 
 
 async def test_interrupt_closes_an_open_approval_as_interrupted(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="default")
-    turn = await session.submit(tool("write_file", path="q.txt", content="1"), owner="me")
+    turn = await session.submit(
+        tool("write_file", path="q.txt", content="1"), owner="me", answerable=ALL_KINDS
+    )
     bus = session.subscribe()
     async for ev in bus:
         if isinstance(ev, QuestionRequested):
@@ -238,7 +261,7 @@ async def test_request_secret_stores_through_the_settings_store(tmp_path: Path, 
     kernel = make_kernel(entry_points=["mock", "tools"], store=store)
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="me", cwd=workspace, profile="accept_edits")
-        turn = await session.submit("[[secret MY_TOKEN]]", owner="me")
+        turn = await session.submit("[[secret MY_TOKEN]]", owner="me", answerable=ALL_KINDS)
         events = []
         async for ev in turn.events():
             events.append(ev)
@@ -264,7 +287,9 @@ async def test_clarify_is_hidden_when_the_turn_cannot_answer_it(kernel: Kernel, 
 
 async def test_clarify_question_round_trip(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
-    turn = await session.submit(tool("clarify", question="Which file?", choices=["a", "b"]), owner="me")
+    turn = await session.submit(
+        tool("clarify", question="Which file?", choices=["a", "b"]), owner="me", answerable=ALL_KINDS
+    )
     events = []
     async for ev in turn.events():
         events.append(ev)
