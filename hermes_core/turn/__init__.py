@@ -155,6 +155,9 @@ class TurnRun:
                 ) from exc
         settings = kernel.settings
         limit = settings.agent.max_tool_rounds
+        lineage = session.lineage
+        if lineage is not None and lineage.tool_round_limit is not None:
+            limit = min(limit, lineage.tool_round_limit)
         rounds = 0
         while True:
             result = await model_call.call_model(self, provider, head)
