@@ -195,6 +195,21 @@ class Subagents:
                     parents.add(sub.subagent_id)
         return found
 
+    def active(self) -> list[Subagent]:
+        """Return every running child of this kernel, oldest first."""
+        return sorted(self._active.values(), key=lambda s: s.started_at)
+
+    def root_id(self, subagent_id: str) -> str | None:
+        """Return the id of the top-level session a child's tree hangs from (None when unknown)."""
+        sub = self.get(subagent_id)
+        seen = 0
+        while sub is not None and seen < 64:
+            parent = self.get(sub.parent_id)
+            if parent is None:
+                return sub.parent_id
+            sub, seen = parent, seen + 1
+        return None
+
     def active_count(self, parent_id: str, *, background: bool | None = None) -> int:
         """Count a session's running children (only background or foreground ones when asked)."""
         return sum(

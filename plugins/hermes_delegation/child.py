@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from hermes_core import (
+    Kernel,
     ReasoningDelta,
     Subagent,
+    SubagentEvent,
+    Subagents,
     SubagentStatus,
     TextDelta,
     ToolAnnounced,
@@ -96,6 +100,14 @@ def _relay(sub: Subagent, batch: list[Any]) -> TurnCompleted | None:
                 )
             case UsageUpdated():
                 sub.usage = ev.usage
+            case SubagentEvent():
+                # A grandchild's step: pass it up so the top-level host sees the whole tree.
+                flush()
+                parent = session_kernel(sub).sessions.get(sub.parent_id)
+                if parent is not None:
+                    run = parent.run
+                    turn_id = run.turn_id if run is not None else None
+                    parent.emit(dataclasses.replace(ev, session_id=parent.id, turn_id=turn_id))
             case TurnCompleted():
                 sub.usage = ev.usage
                 done = ev
@@ -103,10 +115,15 @@ def _relay(sub: Subagent, batch: list[Any]) -> TurnCompleted | None:
     return done
 
 
-def _subagents(sub: Subagent) -> Any:
+def session_kernel(sub: Subagent) -> Kernel:
+    """The kernel of a running child."""
     session = sub.session
     assert session is not None
-    return session.kernel.sessions.children
+    return session.kernel
+
+
+def _subagents(sub: Subagent) -> Subagents:
+    return session_kernel(sub).sessions.children
 
 
 async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> ChildResult:

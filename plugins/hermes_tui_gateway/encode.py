@@ -21,6 +21,7 @@ from hermes_core import (
     QuestionRequested,
     Row,
     SessionInfo,
+    SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
@@ -182,6 +183,27 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
     if ev.todos is not None:
         out["todos"] = [asdict(t) for t in ev.todos]
     return out
+
+
+def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
+    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog)."""
+    payload: dict[str, Any] = {
+        "subagent_id": ev.subagent_id,
+        "parent_id": ev.parent_id,
+        "depth": ev.depth,
+        "goal": redact(ev.goal),
+        "task_index": ev.task_index,
+        "task_count": ev.task_count,
+        "model": ev.model,
+        "status": ev.status,
+    }
+    if ev.usage is not None:
+        payload["usage"] = {"input": ev.usage.input, "output": ev.usage.output, "total": ev.usage.total}
+    if ev.delegation_id is not None:
+        payload["delegation_id"] = ev.delegation_id
+    for key, value in ev.payload.items():
+        payload[key] = redact(value) if isinstance(value, str) else value
+    return payload
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
