@@ -134,12 +134,16 @@ class Subagent:
         }
 
 
-def question_route(session: Session) -> tuple[str, str | None]:
-    """Return the session id a question of ``session`` is asked on, and its ``task_id`` tag."""
+def question_route(session: Session, turn_id: str | None) -> tuple[str, str | None, str | None]:
+    """Return where a question of ``session``'s turn ``turn_id`` is asked: the session id, the
+    ``task_id`` tag and the turn id. A child asks on the root session, during the turn running
+    there (so that turn's own listeners see it too), tagged with the child's id."""
     lineage = session.lineage
     if lineage is not None:
-        return lineage.asks_on, lineage.subagent_id
-    return session.id, getattr(session, "task_id", None)
+        root = session.kernel.sessions.get(lineage.asks_on)
+        run = root.run if root is not None else None
+        return lineage.asks_on, lineage.subagent_id, run.turn_id if run is not None else None
+    return session.id, getattr(session, "task_id", None), turn_id
 
 
 class Subagents:

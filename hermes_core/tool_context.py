@@ -88,10 +88,10 @@ class LiveToolContext:
         if kind not in timeouts:
             raise ToolError(f"cannot ask a {kind!r} question")
         choices = fields.get("choices")
-        asks_on, task_id = question_route(self._session)
+        asks_on, task_id, turn_id = question_route(self._session, self._round.turn.turn_id)
         template = QuestionRequested(
             session_id=asks_on,
-            turn_id=self._round.turn.turn_id,
+            turn_id=turn_id,
             request_id="",
             kind=kind,  # type: ignore[arg-type]
             timeout_s=timeouts[kind],

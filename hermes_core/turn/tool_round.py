@@ -249,10 +249,10 @@ class ToolRound:
             reason = "; ".join(verdict.reasons)
             return False, DENIED_TEXT.format(why=f" (policy: {reason})" if reason else "")
         session.set_status("waiting")
-        asks_on, task_id = question_route(session)
+        asks_on, task_id, turn_id = question_route(session, run.turn_id)
         template = QuestionRequested(
             session_id=asks_on,
-            turn_id=run.turn_id,
+            turn_id=turn_id,
             request_id="",
             kind="approval",
             timeout_s=kernel.settings.approvals.timeout_s,

@@ -39,6 +39,7 @@ class ChildResult:
 
     task_index: int
     subagent_id: str
+    goal: str
     status: SubagentStatus
     summary: str
     error: str | None
@@ -52,6 +53,7 @@ class ChildResult:
         return {
             "task_index": self.task_index,
             "subagent_id": self.subagent_id,
+            "goal": self.goal,
             "status": self.status,
             "summary": self.summary,
             "error": self.error,
@@ -187,6 +189,7 @@ async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> C
     result = ChildResult(
         task_index=sub.task_index,
         subagent_id=sub.subagent_id,
+        goal=sub.goal,
         status=status,
         summary=sub.summary,
         error=sub.error,
