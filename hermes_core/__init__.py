@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "Lineage": "hermes_core.subagents",
     "Subagent": "hermes_core.subagents",
     "Subagents": "hermes_core.subagents",
+    "subagent_payload": "hermes_core.subagents",
     # providers
     "ModelInfo": "hermes_core.providers",
     "ToolCallRequest": "hermes_core.providers",
@@ -197,7 +198,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
-    from hermes_core.subagents import DelegationLimits, Lineage, Subagent, Subagents  # noqa: F401
+    from hermes_core.subagents import (  # noqa: F401
+        DelegationLimits,
+        Lineage,
+        Subagent,
+        Subagents,
+        subagent_payload,
+    )
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401

@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -132,6 +133,28 @@ class Subagent:
             "tool_calls": self.tool_calls,
             "usage": {"input": self.usage.input, "output": self.usage.output, "total": self.usage.total},
         }
+
+
+def subagent_payload(ev: SubagentEvent, redact: Callable[[str], str]) -> dict[str, Any]:
+    """Return the JSON object every transport sends for a ``subagent.<kind>`` event: the typed
+    fields, ``usage`` as ``{input, output, total}``, then the kind's payload (strings redacted)."""
+    payload: dict[str, Any] = {
+        "subagent_id": ev.subagent_id,
+        "parent_id": ev.parent_id,
+        "depth": ev.depth,
+        "goal": redact(ev.goal),
+        "task_index": ev.task_index,
+        "task_count": ev.task_count,
+        "model": ev.model,
+        "status": ev.status,
+    }
+    if ev.usage is not None:
+        payload["usage"] = {"input": ev.usage.input, "output": ev.usage.output, "total": ev.usage.total}
+    if ev.delegation_id is not None:
+        payload["delegation_id"] = ev.delegation_id
+    for key, value in ev.payload.items():
+        payload[key] = redact(value) if isinstance(value, str) else value
+    return payload
 
 
 def question_route(session: Session, turn_id: str | None) -> tuple[str, str | None, str | None]:

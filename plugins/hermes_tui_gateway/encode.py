@@ -27,6 +27,7 @@ from hermes_core import (
     TurnCompleted,
     Usage,
     cut_off_reason,
+    subagent_payload,
 )
 
 Redact = Callable[[str], str]
@@ -187,23 +188,7 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
 
 def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
     """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog)."""
-    payload: dict[str, Any] = {
-        "subagent_id": ev.subagent_id,
-        "parent_id": ev.parent_id,
-        "depth": ev.depth,
-        "goal": redact(ev.goal),
-        "task_index": ev.task_index,
-        "task_count": ev.task_count,
-        "model": ev.model,
-        "status": ev.status,
-    }
-    if ev.usage is not None:
-        payload["usage"] = {"input": ev.usage.input, "output": ev.usage.output, "total": ev.usage.total}
-    if ev.delegation_id is not None:
-        payload["delegation_id"] = ev.delegation_id
-    for key, value in ev.payload.items():
-        payload[key] = redact(value) if isinstance(value, str) else value
-    return payload
+    return subagent_payload(ev, redact)
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
