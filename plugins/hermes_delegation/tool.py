@@ -8,6 +8,7 @@ request past a limit never hangs. A batch runs all its children at once; the par
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from hermes_delegation.child import ChildResult, run_child
 CHILD_ANSWERABLE = frozenset({"approval", "sudo"})
 NEVER_FOR_CHILDREN = frozenset({"clarify", "request_secret"})
 MAX_GOAL_CHARS = 20_000
+NOTE_CHARS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +227,11 @@ async def _start_background(
         parent.emit(
             BackgroundCompleted(session_id=parent.id, task_id=delegation_id, text=text, status=status)  # type: ignore[arg-type]
         )
+        if parent.busy:
+            # The parent is working: it reads the result at its next tool boundary.
+            note = f"[delegation {delegation_id} {result.status}] {text[:NOTE_CHARS]}"
+            with contextlib.suppress(Exception):
+                parent.steer(note)
 
     sub.task = parent.kernel.spawn(work(), name=f"hermes-{delegation_id}")
     body = {"delegation_id": delegation_id, "subagent_id": sub.subagent_id, "status": "started"}

@@ -1,5 +1,6 @@
-"""Child agents through the API server (docs/reference/api-server.md#run-events, #chat-stream, #responses-stream): run
-events carry ``subagent.*``, chat streams show children as tool progress, Responses as calls."""
+"""Child agents through the API server (docs/reference/api-server.md#run-events, #chat-stream,
+#responses-stream): run events carry ``subagent.*``, chat streams show children as tool progress,
+Responses as calls."""
 
 from __future__ import annotations
 

@@ -246,3 +246,19 @@ async def test_pause_refuses_new_delegations(kernel: Kernel, workspace: Path) ->
     events, _ = await run(parent, call({"goal": "x"}))
     [done] = [e for e in events if isinstance(e, ToolCompleted)]
     assert done.is_error and "paused" in done.result_text
+
+
+async def test_a_background_result_reaches_a_busy_parent_at_its_next_tool_boundary(
+    kernel: Kernel, workspace: Path
+) -> None:
+    parent = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="off")
+    prompt = call({"goal": "quick [[tokens 2]]", "background": True}) + (
+        ' [[tool terminal {"command": "sleep 1; echo slept"}]]'
+    )
+    events, outcome = await run(parent, prompt)
+    assert outcome.status == "complete"
+    done = next(e for e in events if type(e).__name__ == "TurnCompleted")
+    delegation_id = json.loads(next(e for e in events if isinstance(e, ToolCompleted)).result_text)[
+        "delegation_id"
+    ]
+    assert done.text.endswith(f"/ Steer: [delegation {delegation_id} completed] t0 t1"), done.text
