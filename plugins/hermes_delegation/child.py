@@ -1,10 +1,11 @@
 """Run one child agent: submit its goal, relay its events as ``SubagentEvent``, report.
 
-The child is a real session (``kernel.sessions.children.spawn`` opened it). Its turn's events are read
-a burst at a time and turned into ``subagent.*`` events on the parent: text as ``progress``,
-reasoning as ``thinking``, each tool call's start and end as ``tool``. When the run ends — or is
-cancelled because the parent was interrupted — the child's usage is added to the parent's, a
-``complete`` event is emitted, and the child session is closed.
+The child is a real session (``kernel.sessions.children.spawn`` opened it). Its turn's events
+are read a burst at a time and turned into ``subagent.*`` events on the parent: text as
+``progress`` and reasoning as ``thinking`` (gathered for up to 50 ms), each tool call's start and
+end as ``tool``. When the run ends — or is cancelled because the parent was interrupted — the
+child's usage is added to the parent's, a ``complete`` event is emitted, and the child session
+is closed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from hermes_core import (
 )
 
 INTERRUPT_WAIT_S = 5.0
+PROGRESS_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,57 +66,73 @@ class ChildResult:
         }
 
 
-def _relay(sub: Subagent, batch: list[Any]) -> TurnCompleted | None:
-    """Emit one burst of the child's events on the parent; return its ``TurnCompleted`` if any."""
-    subagents = _subagents(sub)
-    text: list[str] = []
-    thinking: list[str] = []
-    done: TurnCompleted | None = None
+class Relay:
+    """Emits a child's events on its parent: tool steps at once, text and reasoning gathered for
+    up to ``PROGRESS_S`` so that a fast stream makes a few events a second, not one per token."""
 
-    def flush() -> None:
-        if text:
-            chunk = "".join(text)
-            sub.add_tail(chunk)
-            subagents.emit(sub, "progress", {"text": chunk})
-            text.clear()
-        if thinking:
-            subagents.emit(sub, "thinking", {"text": "".join(thinking)})
-            thinking.clear()
+    def __init__(self, sub: Subagent) -> None:
+        self.sub = sub
+        self.subagents = _subagents(sub)
+        self.kernel = session_kernel(sub)
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.sent_at = time.monotonic()
 
-    for ev in batch:
-        match ev:
-            case TextDelta():
-                text.append(ev.text)
-            case ReasoningDelta():
-                thinking.append(ev.text)
-            case ToolAnnounced():
-                flush()
-                sub.tool_calls += 1
-                subagents.emit(sub, "tool", {"phase": "start", "tool": ev.name, "call_id": ev.call_id})
-            case ToolCompleted():
-                flush()
-                first = ev.result_text.splitlines()[0] if ev.result_text else ""
-                sub.add_tail(f"\n[{ev.name}{' failed' if ev.is_error else ''}] {first[:200]}\n")
-                subagents.emit(
-                    sub,
-                    "tool",
-                    {"phase": "done", "tool": ev.name, "call_id": ev.call_id, "is_error": ev.is_error},
-                )
-            case UsageUpdated():
-                sub.usage = ev.usage
-            case SubagentEvent():
-                # A grandchild's step: pass it up so the top-level host sees the whole tree.
-                flush()
-                parent = session_kernel(sub).sessions.get(sub.parent_id)
-                if parent is not None:
-                    run = parent.run
-                    turn_id = run.turn_id if run is not None else None
-                    parent.emit(dataclasses.replace(ev, session_id=parent.id, turn_id=turn_id))
-            case TurnCompleted():
-                sub.usage = ev.usage
-                done = ev
-    flush()
-    return done
+    @property
+    def pending(self) -> bool:
+        return bool(self.text or self.thinking)
+
+    def flush(self) -> None:
+        """Emit the gathered text and reasoning now."""
+        self.sent_at = time.monotonic()
+        if self.text:
+            chunk = "".join(self.text)
+            self.sub.add_tail(chunk)
+            self.subagents.emit(self.sub, "progress", {"text": chunk})
+            self.text.clear()
+        if self.thinking:
+            self.subagents.emit(self.sub, "thinking", {"text": "".join(self.thinking)})
+            self.thinking.clear()
+
+    def feed(self, batch: list[Any]) -> TurnCompleted | None:
+        """Take one burst of the child's events; return its ``TurnCompleted`` if it came."""
+        sub, subagents = self.sub, self.subagents
+        done: TurnCompleted | None = None
+        for ev in batch:
+            match ev:
+                case TextDelta():
+                    self.text.append(ev.text)
+                case ReasoningDelta():
+                    self.thinking.append(ev.text)
+                case ToolAnnounced():
+                    self.flush()
+                    sub.tool_calls += 1
+                    subagents.emit(sub, "tool", {"phase": "start", "tool": ev.name, "call_id": ev.call_id})
+                case ToolCompleted():
+                    self.flush()
+                    first = ev.result_text.splitlines()[0] if ev.result_text else ""
+                    sub.add_tail(f"\n[{ev.name}{' failed' if ev.is_error else ''}] {first[:200]}\n")
+                    subagents.emit(
+                        sub,
+                        "tool",
+                        {"phase": "done", "tool": ev.name, "call_id": ev.call_id, "is_error": ev.is_error},
+                    )
+                case UsageUpdated():
+                    sub.usage = ev.usage
+                case SubagentEvent():
+                    # A grandchild's step: pass it up so the top-level host sees the whole tree.
+                    self.flush()
+                    parent = self.kernel.sessions.get(sub.parent_id)
+                    if parent is not None:
+                        run = parent.run
+                        turn_id = run.turn_id if run is not None else None
+                        parent.emit(dataclasses.replace(ev, session_id=parent.id, turn_id=turn_id))
+                case TurnCompleted():
+                    sub.usage = ev.usage
+                    done = ev
+        if done is not None or time.monotonic() - self.sent_at >= PROGRESS_S:
+            self.flush()
+        return done
 
 
 def session_kernel(sub: Subagent) -> Kernel:
@@ -144,12 +162,17 @@ async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> C
         sub.status = "running"
         subagents.emit(sub, "start")
         turn = await session.submit(prompt, owner=f"subagent:{sub.parent_id}", answerable=answerable)
+        relay = Relay(sub)
         done = None
         while done is None:
-            batch = await turn.next_events()
+            batch = await turn.next_events(PROGRESS_S if relay.pending else None)
+            if batch is None:  # quiet for PROGRESS_S: send what was gathered
+                relay.flush()
+                continue
             if not batch:
                 break
-            done = _relay(sub, batch)
+            done = relay.feed(batch)
+        relay.flush()
         outcome = await turn.outcome
         if outcome.status == "complete":
             status = "completed"
