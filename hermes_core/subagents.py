@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.subagents")
 TAIL_CHARS = 16 * 1024
 REMEMBERED_FINISHED = 256
+MAX_NOTES = 8
+NOTE_CHARS = 4000
 TERMINAL: frozenset[str] = frozenset({"completed", "error", "interrupted"})
 
 
@@ -177,6 +179,7 @@ class Subagents:
         self._active: dict[str, Subagent] = {}
         self._finished: OrderedDict[str, Subagent] = OrderedDict()
         self._paused: set[str] = set()
+        self._notes: dict[str, list[str]] = {}
 
     # -- settings ----------------------------------------------------------------------------
     @property
@@ -194,6 +197,17 @@ class Subagents:
             self._paused.add(parent_id)
         else:
             self._paused.discard(parent_id)
+
+    def add_note(self, session_id: str, text: str) -> None:
+        """Keep a background child's result for the session's next turn (the last ``MAX_NOTES``)."""
+        notes = self._notes.setdefault(session_id, [])
+        notes.append(text[:NOTE_CHARS])
+        del notes[:-MAX_NOTES]
+
+    def take_notes(self, session_id: str) -> list[str]:
+        """Return and forget the notes kept for a session (its starting turn adds them to the
+        system prompt)."""
+        return self._notes.pop(session_id, []) if self._notes else []
 
     @staticmethod
     def depth_of(session: Session) -> int:
@@ -374,3 +388,4 @@ class Subagents:
             if sub.active:
                 self.finish(sub, "interrupted")
         self._paused.discard(parent_id)
+        self._notes.pop(parent_id, None)

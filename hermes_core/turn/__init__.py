@@ -50,6 +50,8 @@ class TurnRun:
         self.queued = queued
         self.answerable = frozenset.intersection(*(i.answerable for i in items)) if items else frozenset()
         self.steer_buffer: list[str] = []
+        #: Results of background children that ended while the session was idle (this turn reads them).
+        self.notes = session.kernel.sessions.children.take_notes(session.id)
         self.settling = False
         self.text_parts: list[str] = []  # final-segment text
         self.all_text: list[str] = []

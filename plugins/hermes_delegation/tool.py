@@ -227,11 +227,15 @@ async def _start_background(
         parent.emit(
             BackgroundCompleted(session_id=parent.id, task_id=delegation_id, text=text, status=status)  # type: ignore[arg-type]
         )
+        note = f"[delegation {delegation_id} {result.status}] {text[:NOTE_CHARS]}"
+        steered = None
         if parent.busy:
             # The parent is working: it reads the result at its next tool boundary.
-            note = f"[delegation {delegation_id} {result.status}] {text[:NOTE_CHARS]}"
             with contextlib.suppress(Exception):
-                parent.steer(note)
+                steered = parent.steer(note)
+        if steered != "accepted":
+            # Idle (or ending its turn): its next turn's model calls carry the result.
+            parent.kernel.sessions.children.add_note(parent.id, note)
 
     sub.task = parent.kernel.spawn(work(), name=f"hermes-{delegation_id}")
     body = {"delegation_id": delegation_id, "subagent_id": sub.subagent_id, "status": "started"}

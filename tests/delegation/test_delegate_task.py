@@ -262,3 +262,37 @@ async def test_a_background_result_reaches_a_busy_parent_at_its_next_tool_bounda
         "delegation_id"
     ]
     assert done.text.endswith(f"/ Steer: [delegation {delegation_id} completed] t0 t1"), done.text
+
+
+async def test_an_idle_parents_next_turn_reads_a_background_result(workspace: Path) -> None:
+    from hermes_core import ChatRequest, FinishChunk, TextChunk, ToolCallChunk, ToolCallRequest
+    from hermes_core.testing import FakeProvider, FakeProviderPlugin, make_kernel
+
+    def script(request: ChatRequest) -> list[Any]:
+        last = request.messages[-1]
+        if last.role == "user" and last.content == "start it":
+            args = json.dumps({"goal": "child job", "background": True})
+            return [ToolCallChunk(ToolCallRequest("c1", "delegate_task", args)), FinishChunk("tool_calls")]
+        if last.role == "user" and last.content == "child job":
+            return [TextChunk("the child found 42"), FinishChunk("stop")]
+        return [TextChunk("noted"), FinishChunk("stop")]
+
+    provider = FakeProvider(script)
+    kernel = make_kernel(
+        FakeProviderPlugin(provider), entry_points=["delegation"], settings={"model": "fake:model"}
+    )
+    async with kernel.running():
+        parent = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+        bus = parent.subscribe()
+        await (await parent.submit("start it", owner="t")).outcome
+        async for ev in bus:
+            if isinstance(ev, BackgroundCompleted):
+                break
+        await (await parent.submit("what came back?", owner="t")).outcome
+        await (await parent.submit("and now?", owner="t")).outcome
+        bus.close()
+    systems = [
+        r.system for r in provider.requests if r.messages[-1].content in ("what came back?", "and now?")
+    ]
+    assert "[delegation dg_" in systems[0] and "completed] the child found 42" in systems[0]
+    assert "Background delegations" not in systems[1]  # told once
