@@ -60,6 +60,14 @@ _EXPORTS: dict[str, str] = {
     "BackgroundCompleted": "hermes_core.events",
     "SessionProblem": "hermes_core.events",
     "SubagentEvent": "hermes_core.events",
+    "SubagentKind": "hermes_core.events",
+    "SubagentStatus": "hermes_core.events",
+    # delegated children
+    "DelegationLimits": "hermes_core.subagents",
+    "Lineage": "hermes_core.subagents",
+    "Subagent": "hermes_core.subagents",
+    "Subagents": "hermes_core.subagents",
+    "subagent_payload": "hermes_core.subagents",
     # providers
     "ModelInfo": "hermes_core.providers",
     "ToolCallRequest": "hermes_core.providers",
@@ -195,6 +203,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
+    from hermes_core.subagents import (  # noqa: F401
+        DelegationLimits,
+        Lineage,
+        Subagent,
+        Subagents,
+        subagent_payload,
+    )
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401

@@ -280,9 +280,30 @@ class BackgroundCompleted(Event):
     status: Literal["complete", "error", "interrupted"]
 
 
+SubagentKind = Literal["spawn_requested", "start", "progress", "thinking", "tool", "complete"]
+SubagentStatus = Literal["queued", "running", "completed", "error", "interrupted"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SubagentEvent(Event):
-    kind: Literal["spawn_requested", "start", "progress", "thinking", "tool", "complete"]
+    """One step of a delegated child agent, emitted on its parent session
+    (docs/reference/core.md#subagents).
+
+    ``session_id`` is the parent's; ``subagent_id`` is the child's own session id. ``payload``
+    carries what is particular to the kind: ``text`` for ``progress`` and ``thinking``,
+    ``tool``/``phase``/``is_error`` for ``tool``, ``summary``/``error``/``tool_calls``/
+    ``duration_s`` for ``complete``.
+    """
+
+    kind: SubagentKind
     subagent_id: str
     parent_id: str | None
     payload: dict[str, Any] = field(default_factory=dict)
+    depth: int = 1
+    goal: str = ""
+    task_index: int = 0
+    task_count: int = 1
+    model: str | None = None
+    status: SubagentStatus = "running"
+    usage: Usage | None = None
+    delegation_id: str | None = None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.events import QuestionRequested, ToolProgress
+from hermes_core.subagents import question_route
 from hermes_core.tools import ToolError, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
@@ -35,7 +36,10 @@ class LiveToolContext:
         self._kernel = kernel
         self._session = session
         self._loop = asyncio.get_running_loop()
+        self.session = session
         self.session_id = session.id
+        self.turn_id: str | None = round_.turn.turn_id
+        self.answerable: frozenset[str] = round_.turn.answerable
         self.call_id = call_id
         self.cwd = session.cwd
         self.file_access = session.file_access
@@ -84,15 +88,16 @@ class LiveToolContext:
         if kind not in timeouts:
             raise ToolError(f"cannot ask a {kind!r} question")
         choices = fields.get("choices")
+        asks_on, task_id, turn_id = question_route(self._session, self._round.turn.turn_id)
         template = QuestionRequested(
-            session_id=self.session_id,
-            turn_id=self._round.turn.turn_id,
+            session_id=asks_on,
+            turn_id=turn_id,
             request_id="",
             kind=kind,  # type: ignore[arg-type]
             timeout_s=timeouts[kind],
             deadline_monotonic=0.0,
             call_id=self.call_id,
-            task_id=getattr(self._session, "task_id", None),
+            task_id=task_id,
             question=fields.get("question"),
             choices=tuple(choices) if choices else None,
             command=self._kernel.redactor(fields["command"]) if fields.get("command") else None,

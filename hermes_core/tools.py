@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from hermes_core.events import FileChange, TodoItem
+    from hermes_core.session.live import Session
 
 
 class ToolError(Exception):
@@ -53,6 +54,9 @@ class ToolContext(Protocol):
 
     session_id: str
     call_id: str
+    session: Session  # the live session calling the tool (a delegating tool opens children of it)
+    turn_id: str | None
+    answerable: frozenset[str]  # question kinds the running turn's host can answer
     cwd: Path
     file_access: FileAccess
     settings: Mapping[str, Any]  # terminal_timeout_s, output_cap_chars, ...

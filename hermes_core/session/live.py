@@ -48,6 +48,7 @@ from hermes_core.storage import NewRow, Row, SessionRecord
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
+    from hermes_core.subagents import Lineage
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
 
@@ -59,6 +60,9 @@ PROFILES = ("ask_everything", "default", "accept_edits", "off")
 
 class Session:
     """A live session; create it with ``Kernel.open_session`` (never directly)."""
+
+    #: Set on a delegated child by ``kernel.sessions.children`` (docs/reference/core.md#subagents).
+    lineage: Lineage | None = None
 
     def __init__(self, kernel: Kernel, record: SessionRecord, rows: list[Row], persisted: bool) -> None:
         self.kernel = kernel

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionNotFound
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
+from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -35,6 +36,8 @@ class Sessions:
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self._live: dict[str, Session] = {}
+        #: The delegated children of these sessions (docs/reference/core.md#subagents).
+        self.children = Subagents(kernel)
 
     # -- the live table ----------------------------------------------------------------------
     def get(self, session_id: str) -> Session | None:
@@ -125,10 +128,11 @@ class Sessions:
         return await self.open(record.id, source=record.source, owner=owner)
 
     async def forget(self, session: Session) -> None:
-        """Drop a closed session from the table and release its writer lease."""
+        """Drop a closed session from the table, close its delegated children, release its lease."""
         if self._live.get(session.id) is session:
             del self._live[session.id]
         kernel = self._kernel
+        await self.children.close_children(session.id)
         try:
             await kernel.storage.release_lease(session.id, kernel.lease_owner)
         except Exception:

@@ -50,6 +50,8 @@ class TurnRun:
         self.queued = queued
         self.answerable = frozenset.intersection(*(i.answerable for i in items)) if items else frozenset()
         self.steer_buffer: list[str] = []
+        #: Results of background children that ended while the session was idle (this turn reads them).
+        self.notes = session.kernel.sessions.children.take_notes(session.id)
         self.settling = False
         self.text_parts: list[str] = []  # final-segment text
         self.all_text: list[str] = []
@@ -155,6 +157,9 @@ class TurnRun:
                 ) from exc
         settings = kernel.settings
         limit = settings.agent.max_tool_rounds
+        lineage = session.lineage
+        if lineage is not None and lineage.tool_round_limit is not None:
+            limit = min(limit, lineage.tool_round_limit)
         rounds = 0
         while True:
             result = await model_call.call_model(self, provider, head)

@@ -74,6 +74,13 @@ class CallResult:
         return "".join(self.reasoning_parts)
 
 
+def notes_text(notes: list[str]) -> str:
+    """The system-prompt tail telling the model what its background children reported."""
+    if not notes:
+        return ""
+    return "\n\nBackground delegations that finished since your last turn:\n" + "\n".join(notes)
+
+
 def build_request(run: TurnRun, pending: Row | None = None) -> ChatRequest:
     """Build the model call of ``run`` from the session's rows (plus ``pending``, not yet stored)."""
     session = run.session
@@ -94,7 +101,7 @@ def build_request(run: TurnRun, pending: Row | None = None) -> ChatRequest:
         model=run.resolved.model,
         messages=tuple(messages),
         tools=tool_policy.tool_schemas(run.kernel, session, run.answerable),
-        system=tool_policy.system_prompt(run.kernel, session),
+        system=tool_policy.system_prompt(run.kernel, session) + notes_text(run.notes),
         reasoning_effort=session.record.reasoning_effort or run.kernel.settings.reasoning_effort,
         options=options,
         purpose="turn",

@@ -26,6 +26,7 @@ from hermes_core.events import (
     ToolExecuting,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
+from hermes_core.subagents import question_route
 from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 
@@ -254,15 +255,16 @@ class ToolRound:
             reason = "; ".join(verdict.reasons)
             return False, DENIED_TEXT.format(why=f" (policy: {reason})" if reason else "")
         session.set_status("waiting")
+        asks_on, task_id, turn_id = question_route(session, run.turn_id)
         template = QuestionRequested(
-            session_id=session.id,
-            turn_id=run.turn_id,
+            session_id=asks_on,
+            turn_id=turn_id,
             request_id="",
             kind="approval",
             timeout_s=kernel.settings.approvals.timeout_s,
             deadline_monotonic=0.0,
             call_id=call.stored.call_id,
-            task_id=getattr(session, "task_id", None),
+            task_id=task_id,
             tool_name=spec.name,
             approval_keys=tuple(verdict.keys),
             choices=tuple(verdict.choices),

@@ -54,6 +54,8 @@ def permission_tool_call(acp_session: AcpSession, question: QuestionRequested) -
     :returns: a ``ToolCallUpdate`` object.
     """
     call_id = question.call_id or question.request_id
+    if question.task_id and f"subagent-{question.task_id}" in acp_session.calls:
+        call_id = f"subagent-{question.task_id}"  # a child's question: point at the child's call
     state = acp_session.calls.get(call_id)
     announced = dict(state.tool_call) if state is not None else {}
     announced.pop("sessionUpdate", None)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
+from hermes_acp.subagent_calls import replay_results
 from hermes_core import FileChange, cut_off_note
 
 if TYPE_CHECKING:
@@ -150,6 +151,8 @@ def replay(conn: AcpConnection, acp_session: AcpSession, rows: Sequence[Row]) ->
             )
             if isinstance(meta.get("todos"), list):
                 todos = meta["todos"]
+            if name == "delegate_task":
+                replay_results(lambda update: send(session_id, update), row.content)
         elif row.role == "system" and row.display_kind == "summary":
             send(session_id, _text("agent_message_chunk", f"Summary of earlier turns: {row.content}", mid))
     for call_id in announced:

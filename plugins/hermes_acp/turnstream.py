@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING, Any
 from hermes_acp import permissions, toolcalls
 from hermes_acp.replay import plan_update
 from hermes_acp.state import CallState
+from hermes_acp.subagent_calls import SubagentCalls
 from hermes_core import (
     DeltaCoalescer,
     Event,
     QuestionClosed,
     QuestionRequested,
     ReasoningDelta,
+    SubagentEvent,
     TextDelta,
     TitleChanged,
     ToolAnnounced,
@@ -59,6 +61,7 @@ class TurnStream:
         # merge across each other, and a new segment (a new messageId) starts a new chunk.
         self._deltas = DeltaCoalescer(self._send_deltas, split_kinds=True)
         self._segment = ""
+        self._subagents = SubagentCalls(self._send, acp_session)
 
     def _send(self, update: dict[str, Any]) -> None:
         self.conn.update(self.sid, update)
@@ -102,6 +105,8 @@ class TurnStream:
                 self._on_question_requested(event)
             case QuestionClosed():
                 permissions.withdraw(self.conn, self.session, event.request_id)
+            case SubagentEvent():
+                self._subagents.handle(event)
 
     # ------------------------------------------------------------------ streaming
 

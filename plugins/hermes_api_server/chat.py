@@ -39,6 +39,7 @@ from hermes_core import (
     DeltaCoalescer,
     SeedMessage,
     SessionBusy,
+    SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
@@ -306,7 +307,7 @@ class _ChatJob:
                 if deltas.add(event):
                     continue
                 match event:
-                    case ToolAnnounced() | ToolCompleted():
+                    case ToolAnnounced() | ToolCompleted() | SubagentEvent():
                         frame = self._progress(event)
                         if frame is not None:
                             self._flush(out, deltas)
@@ -387,6 +388,28 @@ class _ChatJob:
                 # top-level ``error`` is truthy, and a failed tool is not a failed stream.
                 failed=event.is_error,
                 duration=round(event.duration_s, 3),
+            )
+        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
+            # A child agent shows like a tool: running when it starts, completed when it ends.
+            done = event.kind == "complete"
+            ended: dict[str, Any] = (
+                {"failed": event.status != "completed", "duration": event.payload.get("duration_s")}
+                if done
+                else {}
+            )
+            payload = self._chunk(
+                None,
+                tool="subagent",
+                emoji="🤖",
+                label=kernel.redactor(event.goal)[:200],
+                toolCallId=f"subagent-{event.subagent_id}",
+                status="completed" if done else "running",
+                subagent_id=event.subagent_id,
+                parent_id=event.parent_id,
+                depth=event.depth,
+                task_index=event.task_index,
+                task_count=event.task_count,
+                **ended,
             )
         else:
             return None

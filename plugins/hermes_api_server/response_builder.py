@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.outcomes import responses_status, usage_dict
@@ -13,6 +14,7 @@ from hermes_core import (
     DeltaCoalescer,
     ReasoningDelta,
     SegmentStarted,
+    SubagentEvent,
     TextDelta,
     ToolAnnounced,
     ToolCompleted,
@@ -35,8 +37,11 @@ def cap_output(text: str) -> str:
 class ResponseBuilder:
     """Accumulate one turn into a Responses object; optionally produce its stream events."""
 
-    def __init__(self, base: dict[str, Any], *, show_reasoning: bool) -> None:
+    def __init__(
+        self, base: dict[str, Any], *, show_reasoning: bool, redact: Callable[[str], str] = str
+    ) -> None:
         self.id = "resp_" + secrets.token_hex(16)
+        self._redact = redact
         self.base = base
         self.show_reasoning = show_reasoning
         self.created_at = int(time.time())
@@ -281,6 +286,8 @@ class ResponseBuilder:
             index = len(self.output) - 1
             out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
             out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
+            self._subagent(event, out)
         elif isinstance(event, TurnCompleted):
             if not self.saw_text and event.text:
                 self._text(event.text, out)
@@ -294,6 +301,52 @@ class ResponseBuilder:
             if event.warnings:  # what the turn left out, e.g. images_dropped
                 self.hermes["warnings"] = list(event.warnings)
         return out
+
+    def _subagent(self, event: SubagentEvent, out: list[dict[str, Any]]) -> None:
+        """Show a child agent the way a tool is shown: a ``subagent`` function call when it
+        starts, done with a ``function_call_output`` (its answer or error) when it ends."""
+        call_id = f"subagent-{event.subagent_id}"
+        self._close_message(out)
+        self._close_reasoning(out)
+        if event.kind == "start":
+            args = {"goal": self._redact(event.goal), "task_index": event.task_index, "depth": event.depth}
+            self._add_item(
+                {
+                    "id": "fc_" + secrets.token_hex(12),
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "call_id": call_id,
+                    "name": "subagent",
+                    "arguments": json.dumps(args, ensure_ascii=False),
+                },
+                out,
+                done=False,
+            )
+            self._calls[call_id] = len(self.output) - 1
+            return
+        index = self._calls.pop(call_id, -1)
+        if index >= 0:
+            call = self.output[index]
+            call["status"] = "completed"
+            out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
+        text = str(event.payload.get("summary") or "")
+        if event.status != "completed":
+            text = f"{event.status}: {event.payload.get('error') or ''}"
+        item = {
+            "id": "fco_" + secrets.token_hex(12),
+            "type": "function_call_output",
+            "status": "completed",
+            "call_id": call_id,
+            "output": cap_output(self._redact(text)),
+        }
+        self._add_item(item, out, done=True)
+
+    def _add_item(self, item: dict[str, Any], out: list[dict[str, Any]], *, done: bool) -> None:
+        self.output.append(item)
+        index = len(self.output) - 1
+        out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+        if done:
+            out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
 
     def interrupted(self) -> None:
         """Mark the object as cut short by a client disconnect."""

@@ -208,7 +208,9 @@ class _ResponseJob:
         self.conversation = conversation
         self.channel = channel
         self.workspace = workspace
-        self.builder = ResponseBuilder(base, show_reasoning=state.settings.show_reasoning)
+        self.builder = ResponseBuilder(
+            base, show_reasoning=state.settings.show_reasoning, redact=state.kernel.redactor
+        )
 
     async def _submit(self, session: Session) -> Turn:
         instructions = self.builder.base["instructions"]

@@ -22,10 +22,12 @@ from hermes_core import (
     QuestionClosed,
     QuestionRequested,
     SteerDelivered,
+    SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
     TurnStarted,
+    subagent_payload,
 )
 
 if TYPE_CHECKING:
@@ -324,6 +326,8 @@ class RunManager:
                     await self.set_status(run, "running")
             case SteerDelivered():
                 self.emit(run, "run.steer_delivered", {"chars": event.chars})
+            case SubagentEvent():
+                self.emit(run, f"subagent.{event.kind}", subagent_payload(event, self.state.kernel.redactor))
             case TurnCompleted():
                 await self._finish(run, event)
 

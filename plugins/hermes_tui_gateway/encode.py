@@ -21,11 +21,13 @@ from hermes_core import (
     QuestionRequested,
     Row,
     SessionInfo,
+    SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
     TurnCompleted,
     Usage,
     cut_off_reason,
+    subagent_payload,
 )
 
 Redact = Callable[[str], str]
@@ -182,6 +184,11 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
     if ev.todos is not None:
         out["todos"] = [asdict(t) for t in ev.todos]
     return out
+
+
+def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
+    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog)."""
+    return subagent_payload(ev, redact)
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ docs/reference/tui-gateway.md#error-codes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -212,6 +213,7 @@ class Gateway:
             self.settings.ring_bytes,
             self.last_seq.get(session.id, 0),
         )
+        stream.on_tree = functools.partial(self.save_spawn_tree, session.id)
         live = Live(
             session=session, stream=stream, created=time.time(), busy_policy=self.settings.busy_policy
         )
@@ -224,6 +226,13 @@ class Gateway:
         self.lives[session.id] = live
         self.bind(live, conn)
         return live
+
+    def save_spawn_tree(self, sid: str, subagent_ids: list[str]) -> None:
+        """Store the spawn tree of a delegating turn that just completed
+        (docs/reference/tui-gateway.md#subagents)."""
+        from hermes_tui_gateway.methods_trees import auto_save
+
+        self.kernel.spawn(auto_save(self, sid, subagent_ids), name=f"tui-tree-{sid}")
 
     def toolsets(self) -> dict[str, list[str]]:
         """Return the registered tools grouped by owning plugin."""

@@ -1,39 +1,120 @@
-"""Subagent methods (docs/reference/tui-gateway.md#environment-and-processes): answered truthfully while no
-plugin delegates."""
+"""Subagent methods (docs/reference/tui-gateway.md#subagents): the delegated children of a session,
+read from and acted on through the kernel's ``sessions.children`` table."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui_gateway.params import GatewayError, session_id
+from hermes_core import ConfigError
+from hermes_tui_gateway.params import GatewayError, bad, clamp, opt_bool, opt_int, session_id
 
 if TYPE_CHECKING:
+    from hermes_core import Subagent
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
+
+TAIL_DEFAULT = 4000
+
+
+def _subagent_id(p: Params) -> str:
+    sub = p.get("subagent_id")
+    if not isinstance(sub, str) or not sub:
+        raise GatewayError(4000, "subagent_id required")
+    return sub
+
+
+def _find(gw: Gateway, p: Params) -> Subagent | None:
+    """The child named by ``subagent_id``; with ``session_id``, only one of that session's tree."""
+    sub_id = _subagent_id(p)
+    table = gw.kernel.sessions.children
+    sub = table.get(sub_id)
+    sid = session_id(p)
+    if sub is not None and sid and table.root_id(sub_id) != sid:
+        return None
+    return sub
+
+
+def _limits(gw: Gateway) -> dict[str, int]:
+    try:
+        return gw.kernel.sessions.children.limits.as_dict()
+    except ConfigError as exc:
+        raise GatewayError(5000, str(exc)) from exc
 
 
 def delegation_status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``delegation.status``: no delegating tool is installed, so nothing is active."""
-    return {"active": [], "paused": False, "max_spawn_depth": 0, "max_concurrent_children": 0}
+    """``delegation.status``: running children (of one session's tree, or all), pause, limits."""
+    table = gw.kernel.sessions.children
+    sid = session_id(p)
+    if sid:
+        gw.live(sid)
+        active = table.children(sid, active_only=True, recursive=True)
+    else:
+        active = table.active()
+    return {
+        "active": [s.snapshot() for s in active],
+        "paused": table.is_paused(sid) if sid else False,
+        **_limits(gw),
+    }
+
+
+def delegation_pause(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``delegation.pause``: refuse (or allow again) new children of a session."""
+    sid = session_id(p)
+    gw.live(sid)
+    if "paused" in p and not isinstance(p["paused"], bool):
+        raise bad("paused", "boolean")
+    paused = opt_bool(p, "paused", True)
+    gw.kernel.sessions.children.set_paused(sid, paused)
+    return {"session_id": sid, "paused": paused}
+
+
+def subagent_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``subagent.list``: a session's whole tree, oldest first (running and recently finished)."""
+    sid = session_id(p)
+    gw.live(sid)
+    active_only = opt_bool(p, "active_only")
+    subs = gw.kernel.sessions.children.children(sid, active_only=active_only, recursive=True)
+    return {"subagents": [s.snapshot() for s in subs]}
 
 
 def subagent_interrupt(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``subagent.interrupt``: no subagent can exist without a delegating plugin."""
-    sub = p.get("subagent_id")
-    if not isinstance(sub, str) or not sub:
-        raise GatewayError(4000, "subagent_id required")
-    return {"found": False, "subagent_id": sub}
+    """``subagent.interrupt``: stop one running child (its own children stop with it)."""
+    sub = _find(gw, p)
+    if sub is None or not sub.active:
+        return {"found": False, "subagent_id": _subagent_id(p)}
+    gw.kernel.spawn(gw.kernel.sessions.children.interrupt(sub.subagent_id))
+    return {"found": True, "subagent_id": sub.subagent_id}
 
 
 def subagent_steer(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``subagent.steer``: the child is never running here, so the steer is rejected."""
-    sub = p.get("subagent_id")
-    if not isinstance(sub, str) or not sub:
-        raise GatewayError(4000, "subagent_id required")
+    """``subagent.steer``: queue guidance for the child's next tool boundary, or say why not."""
+    sub_id = _subagent_id(p)
     text = p.get("text")
     if not isinstance(text, str) or not text.strip():
         raise GatewayError(4002, "text is required")
     gw.live(session_id(p))
-    return {"status": "rejected", "subagent_id": sub, "text": text}
+    sub = _find(gw, p)
+    if sub is None:
+        return {"status": "rejected", "reason": "not_found", "subagent_id": sub_id, "text": text}
+    status, reason = gw.kernel.sessions.children.steer(sub_id, text)
+    out: dict[str, Any] = {"status": status, "subagent_id": sub_id, "text": text}
+    if reason is not None:
+        out["reason"] = reason
+    return out
+
+
+def subagent_tail(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``subagent.tail``: the last characters a child wrote, with its state."""
+    sub = _find(gw, p)
+    if sub is None:
+        raise GatewayError(4004, "subagent not found", {"subagent_id": _subagent_id(p)})
+    chars = clamp(opt_int(p, "chars", TAIL_DEFAULT) or TAIL_DEFAULT, 1, 16384)
+    return {
+        "subagent_id": sub.subagent_id,
+        "status": sub.status,
+        "text": gw.kernel.redactor(sub.tail[-chars:]),
+        "summary": sub.summary,
+        "error": sub.error,
+    }
 
 
 def register(gw: Gateway) -> None:
@@ -45,7 +126,10 @@ def register(gw: Gateway) -> None:
     gw.fast.update(
         {
             "delegation.status": bind(delegation_status),
+            "delegation.pause": bind(delegation_pause),
+            "subagent.list": bind(subagent_list),
             "subagent.interrupt": bind(subagent_interrupt),
             "subagent.steer": bind(subagent_steer),
+            "subagent.tail": bind(subagent_tail),
         }
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import os
 import secrets
 from pathlib import Path
@@ -22,6 +23,8 @@ from hermes_tui_gateway.params import (
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
+
+log = logging.getLogger("hermes.tui")
 
 
 def _tree_root(gw: Gateway) -> Path:
@@ -75,6 +78,31 @@ async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     except OSError as exc:
         raise GatewayError(5000, f"spawn_tree.save failed: {exc.strerror or exc}") from exc
     return {"path": path, "session_id": sid}
+
+
+async def auto_save(gw: Gateway, sid: str, subagent_ids: list[str]) -> None:
+    """Store the tree of the children a turn of ``sid`` started (and their descendants)."""
+    table = gw.kernel.sessions.children
+    wanted = set(subagent_ids)
+    subs = []
+    for sub in table.children(sid, recursive=True):
+        if sub.subagent_id in wanted or sub.parent_id in wanted:
+            wanted.add(sub.subagent_id)
+            subs.append(sub.snapshot())
+    if not subs:
+        return
+    ended = [s["ended_at"] for s in subs if s["ended_at"] is not None]
+    body = {
+        "session_id": sid,
+        "subagents": subs,
+        "started_at": min(s["started_at"] for s in subs),
+        "finished_at": max(ended) if len(ended) == len(subs) else None,
+        "label": "auto",
+    }
+    try:
+        await gw.run_blocking(_save_tree, _tree_root(gw), sid, body, "auto")
+    except OSError:
+        log.warning("tui: storing the spawn tree of %s failed", sid, exc_info=True)
 
 
 def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str, Any]]:

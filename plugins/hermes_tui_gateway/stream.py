@@ -98,6 +98,9 @@ class SessionStream:
         self._last_info: dict[str, Any] | None = None
         # Background tasks started through this gateway whose background.complete is still due.
         self.open_tasks: set[str] = set()
+        # Children seen during the running turn; when it completes, ``on_tree`` gets their ids.
+        self.turn_subagents: dict[str, None] = {}
+        self.on_tree: Callable[[list[str]], None] | None = None
         self._sub = session.subscribe()
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
 
@@ -256,6 +259,9 @@ class SessionStream:
                 self.emit("message.complete", payload)
                 self._tool_args.clear()
                 self._tool_names.clear()
+                if self.turn_subagents and self.on_tree is not None:
+                    self.on_tree(list(self.turn_subagents))
+                self.turn_subagents.clear()
             case SessionChanged():
                 self.emit_info()
             case ToolAnnounced():
@@ -307,5 +313,6 @@ class SessionStream:
             case SessionProblem():
                 self.emit("error", {"message": ev.message, "code": ev.code})
             case SubagentEvent():
-                payload = {"subagent_id": ev.subagent_id, "parent_id": ev.parent_id, **ev.payload}
-                self.emit(f"subagent.{ev.kind}", payload)
+                if ev.turn_id is not None:
+                    self.turn_subagents[ev.subagent_id] = None
+                self.emit(f"subagent.{ev.kind}", encode.subagent(ev, self.session.kernel.redactor))

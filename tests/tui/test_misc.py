@@ -78,12 +78,14 @@ def test_attachments(tui: TuiProcess, tmp_path: Path) -> None:
 
 
 def test_subagents_and_spawn_trees(tui: TuiProcess) -> None:
-    """No delegating plugin: empty state, never -32601; spawn trees save, list and load safely."""
+    """Nothing delegated yet: no children, the default limits; spawn trees save, list and load safely."""
     assert tui.call("delegation.status") == {
         "active": [],
         "paused": False,
-        "max_spawn_depth": 0,
-        "max_concurrent_children": 0,
+        "max_spawn_depth": 1,
+        "max_concurrent_children": 3,
+        "max_background_children": 2,
+        "max_child_tool_rounds": 20,
     }
     assert tui.error("subagent.interrupt").code == 4000
     assert tui.call("subagent.interrupt", subagent_id="sa_1") == {"found": False, "subagent_id": "sa_1"}

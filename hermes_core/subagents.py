@@ -1,0 +1,391 @@
+"""Delegated child agents: their table, limits and lifecycle (docs/reference/core.md#subagents).
+
+:class:`Subagents` is reached as ``kernel.sessions.children``. A delegating tool (the ``delegation``
+plugin's ``delegate_task``) asks it to :meth:`~Subagents.spawn` a child: a real session of its
+own, opened with ``source="tool"`` and ``parent_session_id`` set, the parent's workspace, profile
+and file access, and a :class:`Lineage` saying where it sits in the tree. Transports read the same
+table to show, interrupt and steer children. Closing a parent closes its children
+(``Sessions.forget`` calls :meth:`~Subagents.close_children`).
+
+A child's questions are asked on the session at the root of its tree, tagged with the child's id
+(``QuestionRequested.task_id``), so the host that drives the parent answers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core.errors import ConfigError
+from hermes_core.events import SubagentEvent, SubagentKind, SubagentStatus, Usage
+
+if TYPE_CHECKING:
+    from hermes_core.kernel import Kernel
+    from hermes_core.session.live import Session
+
+log = logging.getLogger("hermes.subagents")
+TAIL_CHARS = 16 * 1024
+REMEMBERED_FINISHED = 256
+MAX_NOTES = 8
+NOTE_CHARS = 4000
+TERMINAL: frozenset[str] = frozenset({"completed", "error", "interrupted"})
+
+
+@dataclass(frozen=True, slots=True)
+class DelegationLimits:
+    """The ``[delegation]`` settings, each a positive integer."""
+
+    max_concurrent_children: int = 3
+    max_spawn_depth: int = 1
+    max_background_children: int = 2
+    max_child_tool_rounds: int = 20
+
+    @classmethod
+    def from_section(cls, raw: dict[str, Any]) -> DelegationLimits:
+        """Validate the raw ``[delegation]`` table; unknown keys and bad values are a ``ConfigError``."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        values: dict[str, int] = {}
+        for key, value in raw.items():
+            if key not in known:
+                raise ConfigError(f"delegation.{key}: unknown setting (known: {', '.join(sorted(known))})")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"delegation.{key}: must be a positive integer, got {value!r}")
+            values[key] = value
+        return cls(**values)
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """Where a child session sits: its parent, its depth (1 under a top-level session), the
+    session its questions are asked on, and its own tool-round cap."""
+
+    subagent_id: str
+    parent_id: str
+    depth: int
+    asks_on: str
+    tool_round_limit: int | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Subagent:
+    """One child in the table: what it was asked, its state, and its live session while it runs."""
+
+    subagent_id: str
+    parent_id: str
+    depth: int
+    goal: str
+    task_index: int = 0
+    task_count: int = 1
+    model: str | None = None
+    role: str = "leaf"
+    delegation_id: str | None = None
+    status: SubagentStatus = "queued"
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    summary: str = ""
+    error: str | None = None
+    tool_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    tail: str = ""
+    session: Session | None = None
+    task: asyncio.Task[Any] | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status not in TERMINAL
+
+    @property
+    def background(self) -> bool:
+        return self.delegation_id is not None
+
+    def add_tail(self, text: str) -> None:
+        """Keep the last ``TAIL_CHARS`` of what the child wrote."""
+        self.tail = (self.tail + text)[-TAIL_CHARS:]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return the JSON-ready view hosts list and spawn trees store."""
+        end = self.ended_at if self.ended_at is not None else time.time()
+        return {
+            "subagent_id": self.subagent_id,
+            "parent_id": self.parent_id,
+            "depth": self.depth,
+            "goal": self.goal,
+            "task_index": self.task_index,
+            "task_count": self.task_count,
+            "model": self.model,
+            "role": self.role,
+            "status": self.status,
+            "background": self.background,
+            "delegation_id": self.delegation_id,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "duration_s": round(end - self.started_at, 3),
+            "summary": self.summary,
+            "error": self.error,
+            "tool_calls": self.tool_calls,
+            "usage": {"input": self.usage.input, "output": self.usage.output, "total": self.usage.total},
+        }
+
+
+def subagent_payload(ev: SubagentEvent, redact: Callable[[str], str]) -> dict[str, Any]:
+    """Return the JSON object every transport sends for a ``subagent.<kind>`` event: the typed
+    fields, ``usage`` as ``{input, output, total}``, then the kind's payload (strings redacted)."""
+    payload: dict[str, Any] = {
+        "subagent_id": ev.subagent_id,
+        "parent_id": ev.parent_id,
+        "depth": ev.depth,
+        "goal": redact(ev.goal),
+        "task_index": ev.task_index,
+        "task_count": ev.task_count,
+        "model": ev.model,
+        "status": ev.status,
+    }
+    if ev.usage is not None:
+        payload["usage"] = {"input": ev.usage.input, "output": ev.usage.output, "total": ev.usage.total}
+    if ev.delegation_id is not None:
+        payload["delegation_id"] = ev.delegation_id
+    for key, value in ev.payload.items():
+        payload[key] = redact(value) if isinstance(value, str) else value
+    return payload
+
+
+def question_route(session: Session, turn_id: str | None) -> tuple[str, str | None, str | None]:
+    """Return where a question of ``session``'s turn ``turn_id`` is asked: the session id, the
+    ``task_id`` tag and the turn id. A child asks on the root session, during the turn running
+    there (so that turn's own listeners see it too), tagged with the child's id."""
+    lineage = session.lineage
+    if lineage is not None:
+        root = session.kernel.sessions.get(lineage.asks_on)
+        run = root.run if root is not None else None
+        return lineage.asks_on, lineage.subagent_id, run.turn_id if run is not None else None
+    return session.id, getattr(session, "task_id", None), turn_id
+
+
+class Subagents:
+    """The delegated children of one kernel (``kernel.sessions.children``)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._active: dict[str, Subagent] = {}
+        self._finished: OrderedDict[str, Subagent] = OrderedDict()
+        self._paused: set[str] = set()
+        self._notes: dict[str, list[str]] = {}
+
+    # -- settings ----------------------------------------------------------------------------
+    @property
+    def limits(self) -> DelegationLimits:
+        """The limits in force, from the ``[delegation]`` settings table."""
+        return DelegationLimits.from_section(self._kernel.settings.section("delegation"))
+
+    def is_paused(self, parent_id: str) -> bool:
+        """Tell whether new delegations from this session are held back."""
+        return parent_id in self._paused
+
+    def set_paused(self, parent_id: str, paused: bool) -> None:
+        """Pause (refuse new spawns from) or resume a session's delegation."""
+        if paused:
+            self._paused.add(parent_id)
+        else:
+            self._paused.discard(parent_id)
+
+    def add_note(self, session_id: str, text: str) -> None:
+        """Keep a background child's result for the session's next turn (the last ``MAX_NOTES``)."""
+        notes = self._notes.setdefault(session_id, [])
+        notes.append(text[:NOTE_CHARS])
+        del notes[:-MAX_NOTES]
+
+    def take_notes(self, session_id: str) -> list[str]:
+        """Return and forget the notes kept for a session (its starting turn adds them to the
+        system prompt)."""
+        return self._notes.pop(session_id, []) if self._notes else []
+
+    @staticmethod
+    def depth_of(session: Session) -> int:
+        """0 for a top-level session, else the child's depth."""
+        return session.lineage.depth if session.lineage is not None else 0
+
+    # -- the table ---------------------------------------------------------------------------
+    def get(self, subagent_id: str) -> Subagent | None:
+        """Return a running or recently finished child."""
+        return self._active.get(subagent_id) or self._finished.get(subagent_id)
+
+    def children(
+        self, parent_id: str, *, active_only: bool = False, recursive: bool = False
+    ) -> list[Subagent]:
+        """Return a session's children, oldest first (their descendants too with ``recursive``)."""
+        pool = list(self._active.values())
+        if not active_only:
+            pool = list(self._finished.values()) + pool
+        pool.sort(key=lambda s: s.started_at)
+        parents = {parent_id}
+        found: list[Subagent] = []
+        for sub in pool:  # oldest first: a parent always started before its children
+            if sub.parent_id in parents:
+                found.append(sub)
+                if recursive:
+                    parents.add(sub.subagent_id)
+        return found
+
+    def active(self) -> list[Subagent]:
+        """Return every running child of this kernel, oldest first."""
+        return sorted(self._active.values(), key=lambda s: s.started_at)
+
+    def root_id(self, subagent_id: str) -> str | None:
+        """Return the id of the top-level session a child's tree hangs from (None when unknown)."""
+        sub = self.get(subagent_id)
+        seen = 0
+        while sub is not None and seen < 64:
+            parent = self.get(sub.parent_id)
+            if parent is None:
+                return sub.parent_id
+            sub, seen = parent, seen + 1
+        return None
+
+    def active_count(self, parent_id: str, *, background: bool | None = None) -> int:
+        """Count a session's running children (only background or foreground ones when asked)."""
+        return sum(
+            1
+            for s in self._active.values()
+            if s.parent_id == parent_id and (background is None or s.background == background)
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def spawn(
+        self,
+        parent: Session,
+        *,
+        goal: str,
+        model: str | None = None,
+        hidden_tools: frozenset[str] = frozenset(),
+        role: str = "leaf",
+        task_index: int = 0,
+        task_count: int = 1,
+        delegation_id: str | None = None,
+    ) -> Subagent:
+        """Open a child session of ``parent`` and enter it in the table (status ``queued``).
+
+        The child gets the parent's workspace, profile and file access, ``model`` (the parent's
+        when None), a fresh conversation, ``hidden_tools`` filtered out and the configured
+        tool-round cap.
+        """
+        limits = self.limits
+        depth = self.depth_of(parent) + 1
+        asks_on = parent.lineage.asks_on if parent.lineage is not None else parent.id
+        child = await self._kernel.sessions.open(
+            source="tool",
+            owner=f"subagent:{parent.id}",
+            cwd=parent.cwd,
+            profile=parent.profile,
+            model=model or parent.record.model,
+            parent_session_id=parent.id,
+        )
+        child.lineage = Lineage(child.id, parent.id, depth, asks_on, limits.max_child_tool_rounds)
+        child.file_access = parent.file_access
+        child.title_refine_started = True
+        child.set_tool_filter(hidden_tools)
+        sub = Subagent(
+            subagent_id=child.id,
+            parent_id=parent.id,
+            depth=depth,
+            goal=goal,
+            task_index=task_index,
+            task_count=task_count,
+            model=child.record.model or model or parent.record.model or self._kernel.models.default,
+            role=role,
+            delegation_id=delegation_id,
+            session=child,
+        )
+        self._active[sub.subagent_id] = sub
+        return sub
+
+    def finish(self, sub: Subagent, status: SubagentStatus) -> None:
+        """Move a child to the finished table with its terminal status."""
+        sub.status = status
+        sub.ended_at = time.time()
+        sub.session = None
+        sub.task = None
+        self._active.pop(sub.subagent_id, None)
+        self._finished[sub.subagent_id] = sub
+        while len(self._finished) > REMEMBERED_FINISHED:
+            self._finished.popitem(last=False)
+
+    def emit(self, sub: Subagent, kind: SubagentKind, payload: dict[str, Any] | None = None) -> None:
+        """Emit a ``SubagentEvent`` about ``sub`` on its parent session."""
+        parent = self._kernel.sessions.get(sub.parent_id)
+        if parent is None:
+            return
+        run = parent.run
+        parent.emit(
+            SubagentEvent(
+                session_id=parent.id,
+                turn_id=run.turn_id if run is not None else None,
+                kind=kind,
+                subagent_id=sub.subagent_id,
+                parent_id=sub.parent_id,
+                payload=payload or {},
+                depth=sub.depth,
+                goal=sub.goal,
+                task_index=sub.task_index,
+                task_count=sub.task_count,
+                model=sub.model,
+                status=sub.status,
+                usage=sub.usage,
+                delegation_id=sub.delegation_id,
+            )
+        )
+
+    async def interrupt(self, subagent_id: str, *, reason: Literal["user", "system"] = "user") -> bool:
+        """Interrupt a running child (and so its own children); False when it is not running."""
+        sub = self._active.get(subagent_id)
+        if sub is None or sub.session is None:
+            return False
+        await sub.session.interrupt(reason=reason, discard_queue=True)
+        return True
+
+    async def interrupt_children(
+        self, parent_id: str, *, reason: Literal["user", "system"] = "system"
+    ) -> int:
+        """Interrupt every running child of a session at once; return how many."""
+        subs = self.children(parent_id, active_only=True)
+        await asyncio.gather(*(self.interrupt(s.subagent_id, reason=reason) for s in subs))
+        return len(subs)
+
+    def steer(self, subagent_id: str, text: str) -> tuple[Literal["queued", "rejected"], str | None]:
+        """Queue guidance for a child's next tool boundary, or say why it cannot be."""
+        sub = self._active.get(subagent_id)
+        if sub is None or sub.session is None:
+            return "rejected", "not_running"
+        answer = sub.session.steer(text)
+        if answer == "accepted":
+            return "queued", None
+        return "rejected", answer
+
+    async def close_children(self, parent_id: str) -> None:
+        """Stop and close every child of a closing session (background ones too)."""
+        for sub in self.children(parent_id, active_only=True):
+            task = sub.task
+            session = sub.session
+            if task is not None and not task.done():
+                task.cancel()
+            if session is not None:
+                try:
+                    await session.close()
+                except Exception:
+                    log.warning("closing subagent %s failed", sub.subagent_id, exc_info=True)
+            if task is not None:
+                with contextlib.suppress(BaseException):
+                    await task
+            if sub.active:
+                self.finish(sub, "interrupted")
+        self._paused.discard(parent_id)
+        self._notes.pop(parent_id, None)

@@ -1,0 +1,154 @@
+"""Child agents as ACP tool calls (docs/reference/acp.md#subagents).
+
+Each child that ``delegate_task`` starts is shown as a tool call of its own, ``kind`` ``other``,
+id ``subagent-<child id>``: announced ``pending`` when it is requested, ``in_progress`` when it
+starts, updated with its latest output (at most every 0.2 s) and closed ``completed`` or
+``failed`` with its summary. ``session/load`` replays the same calls from the stored
+``delegate_task`` results.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hermes_acp import toolcalls
+from hermes_acp.state import CallState
+from hermes_core import SubagentEvent
+
+if TYPE_CHECKING:
+    from hermes_acp.state import AcpSession
+
+PROGRESS_INTERVAL_S = 0.2
+TAIL_CHARS = 4000
+Send = Callable[[dict[str, Any]], None]
+
+
+def call_id(subagent_id: str) -> str:
+    """The ACP tool-call id of a child."""
+    return f"subagent-{subagent_id}"
+
+
+def announce(subagent_id: str, goal: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``tool_call`` update announcing a child."""
+    first = goal.strip().splitlines()[0] if goal.strip() else "task"
+    return {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id(subagent_id),
+        "title": f"Subagent: {first[:80]}",
+        "kind": "other",
+        "status": "pending",
+        "rawInput": {"goal": goal, **raw},
+    }
+
+
+def close(
+    subagent_id: str, status: str, summary: str, error: str | None, raw: dict[str, Any]
+) -> dict[str, Any]:
+    """The final ``tool_call_update`` of a child."""
+    text = summary if status == "completed" else (error or status)
+    return {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id(subagent_id),
+        "status": "completed" if status == "completed" else "failed",
+        "content": [toolcalls.text_block(text or "(no answer)")],
+        "rawOutput": {"status": status, "summary": summary, "error": error, **raw},
+    }
+
+
+class SubagentCalls:
+    """Turns one turn's ``SubagentEvent`` stream into tool-call updates."""
+
+    def __init__(self, send: Send, session: AcpSession) -> None:
+        self._send = send
+        self._session = session
+        self._tails: dict[str, str] = {}
+        self._sent_at: dict[str, float] = {}
+
+    def handle(self, ev: SubagentEvent) -> None:
+        """Encode one child event."""
+        cid = call_id(ev.subagent_id)
+        calls = self._session.calls
+        if ev.kind == "spawn_requested" or cid not in calls:
+            if cid in calls:
+                return
+            given = {
+                "task_index": ev.task_index,
+                "task_count": ev.task_count,
+                "depth": ev.depth,
+                "model": ev.model,
+            }
+            update = announce(ev.subagent_id, ev.goal, given)
+            calls[cid] = CallState(update)
+            self._send(update)
+            if ev.kind == "spawn_requested":
+                return
+        state = calls[cid]
+        if ev.kind == "complete":
+            calls.pop(cid, None)
+            self._tails.pop(cid, None)
+            usage = ev.usage
+            raw: dict[str, Any] = {
+                "tool_calls": ev.payload.get("tool_calls"),
+                "duration_s": ev.payload.get("duration_s"),
+                "tokens": {"input": usage.input, "output": usage.output} if usage else None,
+            }
+            summary = str(ev.payload.get("summary") or "")
+            error = ev.payload.get("error")
+            self._send(
+                close(ev.subagent_id, ev.status, summary, error if isinstance(error, str) else None, raw)
+            )
+            return
+        if state.status == "pending":
+            state.status = "in_progress"
+            self._send({"sessionUpdate": "tool_call_update", "toolCallId": cid, "status": "in_progress"})
+        added = ""
+        if ev.kind == "progress":
+            added = str(ev.payload.get("text", ""))
+        elif ev.kind == "tool" and ev.payload.get("phase") == "start":
+            added = f"\n[{ev.payload.get('tool')}]\n"
+        if not added:
+            return
+        tail = (self._tails.get(cid, "") + added)[-TAIL_CHARS:]
+        self._tails[cid] = tail
+        now = time.monotonic()
+        if now - self._sent_at.get(cid, 0.0) < PROGRESS_INTERVAL_S:
+            return
+        self._sent_at[cid] = now
+        self._send(
+            {"sessionUpdate": "tool_call_update", "toolCallId": cid, "content": [toolcalls.text_block(tail)]}
+        )
+
+
+def replay_results(send: Send, result_text: str) -> None:
+    """Replay the children recorded in a stored ``delegate_task`` result as finished tool calls."""
+    try:
+        body = json.loads(result_text)
+    except ValueError:
+        return
+    results = body.get("results") if isinstance(body, dict) else None
+    if not isinstance(results, list):
+        return
+    for item in results:
+        if not isinstance(item, dict) or not isinstance(item.get("subagent_id"), str):
+            continue
+        sub_id = item["subagent_id"]
+        raw = {"task_index": item.get("task_index"), "model": item.get("model")}
+        send(announce(sub_id, str(item.get("goal") or f"task {item.get('task_index', 0)}"), raw))
+        out = {
+            "tool_calls": item.get("tool_calls"),
+            "duration_s": item.get("duration_s"),
+            "tokens": item.get("tokens"),
+        }
+        error = item.get("error")
+        send(
+            close(
+                sub_id,
+                str(item.get("status")),
+                str(item.get("summary") or ""),
+                error if isinstance(error, str) else None,
+                out,
+            )
+        )

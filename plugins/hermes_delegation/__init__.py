@@ -1,0 +1,1 @@
+"""The ``delegation`` plugin: the ``delegate_task`` tool that runs child agents (docs/delegation.md)."""

@@ -1,0 +1,69 @@
+"""Child agents through the API server (docs/reference/api-server.md#run-events, #chat-stream,
+#responses-stream): run events carry ``subagent.*``, chat streams show children as tool progress,
+Responses as calls."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.api.api_helpers import Server, call, parse_sse
+from tests.api.test_api_runs import events, start_run
+
+TASKS = [{"goal": "alpha [[tokens 2]]"}, {"goal": "beta [[tokens 3]] [[delay 20]]"}]
+DELEGATE = f"[[tool delegate_task {json.dumps({'tasks': TASKS})}]]"
+
+
+async def test_run_events_carry_every_childs_steps(server: Server) -> None:
+    run = await start_run(server, {"input": DELEGATE})
+    frames = [f["data"] for f in await events(server, run["run_id"])]
+    names = [f["event"] for f in frames]
+    assert names[-1] == "run.completed"
+    subs = [f for f in frames if f["event"].startswith("subagent.")]
+    ids = {f["subagent_id"] for f in subs}
+    assert len(ids) == 2
+    for sub_id in ids:
+        mine = [f["event"] for f in subs if f["subagent_id"] == sub_id]
+        assert mine[:2] == ["subagent.spawn_requested", "subagent.start"] and mine[-1] == "subagent.complete"
+        assert "subagent.progress" in mine
+    completes = {f["goal"]: f for f in subs if f["event"] == "subagent.complete"}
+    assert completes["alpha [[tokens 2]]"]["summary"] == "t0 t1"
+    assert completes["beta [[tokens 3]] [[delay 20]]"]["summary"] == "t0 t1 t2"
+    assert {(c["status"], c["depth"], c["task_count"]) for c in completes.values()} == {("completed", 1, 2)}
+    first_child = min(names.index(n) for n in names if n.startswith("subagent."))
+    assert names.index("tool.started") < first_child < names.index("tool.completed")
+
+
+async def test_chat_stream_shows_children_as_tool_progress(server: Server) -> None:
+    body = {"model": "hermes-agent", "stream": True, "messages": [{"role": "user", "content": DELEGATE}]}
+    reply = await call(server, "POST", "/v1/chat/completions", body)
+    assert reply.status == 200
+    progress = [f["data"] for f in parse_sse(reply.text) if f.get("event") == "hermes.tool.progress"]
+    children = [p for p in progress if p["tool"] == "subagent"]
+    assert [p["status"] for p in children].count("running") == 2
+    done = [p for p in children if p["status"] == "completed"]
+    assert len(done) == 2 and all(p["failed"] is False and p["choices"] == [] for p in done)
+    assert {p["label"] for p in done} == {t["goal"] for t in TASKS}
+    assert {p["toolCallId"] for p in done} == {f"subagent-{p['subagent_id']}" for p in done}
+    outer = [p["status"] for p in progress if p["tool"] == "delegate_task"]
+    assert outer == ["running", "completed"]
+
+
+async def test_responses_show_children_as_calls_with_their_answers(server: Server) -> None:
+    reply = await call(server, "POST", "/v1/responses", {"input": DELEGATE})
+    assert reply.status == 200, reply.text
+    output: list[dict[str, Any]] = reply.json["output"]
+    calls = {i["call_id"]: i for i in output if i["type"] == "function_call" and i["name"] == "subagent"}
+    results = {i["call_id"]: i["output"] for i in output if i["type"] == "function_call_output"}
+    assert len(calls) == 2 and all(c["status"] == "completed" for c in calls.values())
+    assert {json.loads(c["arguments"])["goal"] for c in calls.values()} == {t["goal"] for t in TASKS}
+    assert sorted(results[cid] for cid in calls) == ["t0 t1", "t0 t1 t2"]
+    streamed = await call(server, "POST", "/v1/responses", {"input": DELEGATE, "stream": True})
+    kinds = [f["data"]["type"] for f in parse_sse(streamed.text) if isinstance(f.get("data"), dict)]
+    assert kinds[-1] == "response.completed"
+    added = [
+        f["data"]["item"]
+        for f in parse_sse(streamed.text)
+        if isinstance(f.get("data"), dict) and f["data"]["type"] == "response.output_item.added"
+    ]
+    assert [i["name"] for i in added if i["type"] == "function_call"].count("subagent") == 2
