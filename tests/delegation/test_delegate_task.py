@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import (
+    ALL_KINDS,
     BackgroundCompleted,
     Kernel,
     QuestionRequested,
@@ -164,7 +165,7 @@ async def test_a_childs_approval_reaches_the_parents_host(kernel: Kernel, worksp
     parent = await kernel.open_session(source="tui", owner="t", cwd=workspace, profile="default")
     bus = parent.subscribe()
     write = '[[tool write_file {"path": "child.txt", "content": "from child"}]]'
-    turn = await parent.submit(call({"goal": write}), owner="t")
+    turn = await parent.submit(call({"goal": write}), owner="t", answerable=ALL_KINDS)
     question = None
     async for ev in bus:
         if isinstance(ev, QuestionRequested):

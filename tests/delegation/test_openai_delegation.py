@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from hermes_core import SubagentEvent, ToolCompleted
+from hermes_core import ALL_KINDS, SubagentEvent, ToolCompleted
 from hermes_core.testing import make_kernel
 
 RECEIVED = web.AppKey("received", list)
@@ -89,7 +89,7 @@ async def test_a_batch_through_the_openai_provider(
     )
     async with kernel.running():
         parent = await kernel.open_session(source="tui", owner="t", cwd=tmp_path)
-        turn = await parent.submit("plan the release", owner="t")
+        turn = await parent.submit("plan the release", owner="t", answerable=ALL_KINDS)
         events = [ev async for ev in turn.events()]
         outcome = await turn.outcome
     assert outcome.status == "complete"
