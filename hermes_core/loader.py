@@ -194,6 +194,7 @@ class PluginLoader:
             self._fail(record, f"registration failed: {reason}", exc)
             return
         record.hooks = tuple(sorted(impl.name for impl in self.pm.get_hookcallers(plugin) or ()))
+        self.registry.warnings.extend(_unmarked_hooks(self.pm, record.name, plugin))
 
     def collect(self) -> Registry:
         """Call every collection hook (in pluggy's order, one result per plugin) and fill the registry."""
@@ -265,3 +266,23 @@ def _unknown_hooks(pm: pluggy.PluginManager, plugin: Any) -> str | None:
         hint = f" (did you mean {close[0]}?)" if close else f" (the hooks are: {', '.join(known)})"
         parts.append(f"unknown hook {caller.name}{hint}")
     return "; ".join(parts) or None
+
+
+def _unmarked_hooks(pm: pluggy.PluginManager, name: str, plugin: Any) -> list[str]:
+    """Warn about functions named like a hook (or nearly) that lack ``@hookimpl``: pluggy skips them."""
+    callers = vars(pm.hook).values()
+    known = sorted(c.name for c in callers if isinstance(c, pluggy.HookCaller) and c.has_spec())
+    marker = f"{hookspecs.PROJECT}_impl"
+    found: list[str] = []
+    for attr in sorted(a for a in dir(plugin) if a.startswith("hermes_")):
+        value = getattr(plugin, attr, None)
+        if not callable(value) or isinstance(value, type) or hasattr(value, marker):
+            continue
+        if attr in known:
+            found.append(f"plugin {name!r}: {attr} is not marked with @hookimpl, so it is never called")
+            continue
+        close = difflib.get_close_matches(attr, known, n=1, cutoff=0.8)
+        if close:
+            hint = f"(did you mean {close[0]}?)"
+            found.append(f"plugin {name!r}: {attr} is not a hook and not marked with @hookimpl {hint}")
+    return found

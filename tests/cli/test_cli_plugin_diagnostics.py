@@ -33,6 +33,27 @@ def hermes_register_tool():
     return None
 """
 
+UNMARKED = """
+from hermes_core import hookimpl
+
+
+def hermes_tools():
+    return None
+
+
+def hermes_slash_command():
+    return None
+
+
+def hermes_helper_not_a_hook():
+    return None
+
+
+@hookimpl
+def hermes_lifespan(kernel):
+    return None
+"""
+
 SECOND_BROKEN = """
 import json
 
@@ -163,3 +184,17 @@ def test_with_plugin_adds_to_the_selection_instead_of_replacing_it(hermes: Herme
     assert "--with-plugin NAME" in help_text and "Load this plugin as well" in help_text
     unknown = hermes("--with-plugin", "nosuch", "plugins")
     assert "unknown plugin 'nosuch' in --with-plugin" in unknown.stderr
+
+
+def test_a_hook_without_hookimpl_is_reported(hermes: Hermes, tmp_path: Path) -> None:
+    site = h.write_distribution(
+        tmp_path / "site-unmarked", "unmarked", {"unmarked": UNMARKED}, {"unmarked": "unmarked"}
+    )
+    result = hermes("plugins", pythonpath=[site])
+    assert result.returncode == 0, result.stderr  # it loads: the marked hook works
+    assert (
+        "plugin 'unmarked': hermes_tools is not marked with @hookimpl, so it is never called" in result.stderr
+    )
+    wording = "hermes_slash_command is not a hook and not marked with @hookimpl"
+    assert f"{wording} (did you mean hermes_slash_commands?)" in result.stderr
+    assert "hermes_helper_not_a_hook" not in result.stderr
