@@ -18,15 +18,20 @@ from hermes_cli.root_help import (
     NO_PLUGIN_HELP,
     PLUGIN_HELP,
     VERSION_HELP,
+    WITH_PLUGIN_HELP,
     plugin_commands,
     render_root_help,
 )
 from hermes_core import __version__
 
 
-def _flags(ctx: click.Context) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _flags(ctx: click.Context) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     params = ctx.find_root().params
-    return tuple(params.get("plugin") or ()), tuple(params.get("no_plugin") or ())
+    return (
+        tuple(params.get("plugin") or ()),
+        tuple(params.get("no_plugin") or ()),
+        tuple(params.get("with_plugin") or ()),
+    )
 
 
 class HermesGroup(click.Group):
@@ -78,9 +83,12 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: Any) -> No
     help=VERSION_HELP,
 )
 @click.option("--plugin", "plugin", multiple=True, metavar="NAME", help=PLUGIN_HELP)
+@click.option("--with-plugin", "with_plugin", multiple=True, metavar="NAME", help=WITH_PLUGIN_HELP)
 @click.option("--no-plugin", "no_plugin", multiple=True, metavar="NAME", help=NO_PLUGIN_HELP)
 @click.pass_context
-def cli(ctx: click.Context, plugin: tuple[str, ...], no_plugin: tuple[str, ...]) -> None:
+def cli(
+    ctx: click.Context, plugin: tuple[str, ...], with_plugin: tuple[str, ...], no_plugin: tuple[str, ...]
+) -> None:
     from hermes_cli.state import get_state
 
     get_state(ctx)

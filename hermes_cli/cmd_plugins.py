@@ -1,31 +1,59 @@
-"""``hermes plugins``: every plugin with its version, distribution, hooks and load failure."""
+"""``hermes plugins``: every plugin with its version, distribution, hooks and load failure.
+
+The table always shows every selected plugin (strict mode does not cut it short), and the exit
+status is 1 when any of them failed, so scripts and CI can check an installation. With
+``HERMES_DEBUG`` set, each failure's traceback follows on stderr.
+"""
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from hermes_cli.failures import guarded
+from hermes_cli.failures import EXIT_FAILURE, error_line, guarded
 from hermes_cli.state import get_state
 from hermes_cli.tables import format_table
 
 
 @click.command("plugins")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Print only the plugins that failed (nothing when all loaded); the exit status is the same.",
+)
 @click.pass_context
-def plugins_command(ctx: click.Context) -> None:
-    """List plugins: name, version, distribution, hooks provided and any load failure."""
+def plugins_command(ctx: click.Context, check: bool) -> None:
+    """List plugins: name, version, distribution, hooks provided and any load failure.
+
+    Exits 1 when a plugin failed to load; set HERMES_DEBUG=1 to see each failure's traceback.
+    """
     state = get_state(ctx)
+    state.lenient = True  # show every failure in the table, strict mode or not
 
     def body() -> int:
         registry = state.kernel.registry
+        failed = [record for record in registry.plugins if record.failed]
         rows = []
-        for record in registry.plugins:
+        for record in failed if check else registry.plugins:
             hooks = ", ".join(h.removeprefix("hermes_") for h in record.hooks) or "-"
             status = f"FAILED: {record.failed}" if record.failed else "ok"
             rows.append([record.name, record.version or "-", record.distribution or "-", hooks, status])
-        if not rows:
+        if rows:
+            click.echo(format_table(["NAME", "VERSION", "DISTRIBUTION", "HOOKS", "STATUS"], rows))
+        elif not check:
             click.echo("no plugins loaded")
+        if not failed:
             return 0
-        click.echo(format_table(["NAME", "VERSION", "DISTRIBUTION", "HOOKS", "STATUS"], rows))
-        return 0
+        if os.environ.get("HERMES_DEBUG"):
+            for record in failed:
+                if record.traceback:
+                    click.echo(f"--- {record.name} ---\n{record.traceback.rstrip()}", err=True)
+        names = ", ".join(record.name for record in failed)
+        traced = any(record.traceback for record in failed)
+        debug = bool(os.environ.get("HERMES_DEBUG"))
+        hint = "; set HERMES_DEBUG=1 for the tracebacks" if traced and not debug else ""
+        error_line(f"{len(failed)} plugin(s) failed to load: {names}{hint}")
+        return EXIT_FAILURE
 
     ctx.exit(guarded(body))

@@ -271,7 +271,13 @@ def transport_command(ctx: click.Context, name: str) -> click.Command | None:
                 f"plugin {name!r} is not loaded (see HERMES_PLUGINS, HERMES_DISABLE_PLUGINS, --no-plugin)"
             )
         else:
-            message = f"plugin {name!r} provides no transport"
+            owned = kernel.registry.owners.items()
+            own = sorted(t for (kind, t), owner in owned if kind == "transports" and owner == name)
+            message = (
+                f"plugin {name!r} provides the command(s): {', '.join(own)}"
+                if own
+                else f"plugin {name!r} provides no transport"
+            )
         raise click.UsageError(f"{message}; transports: {transports}", ctx)
     if ctx.resilient_parsing:
         return None

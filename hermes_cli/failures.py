@@ -43,7 +43,8 @@ def guarded(action: Callable[[], T]) -> T:
     """Run a command body, turning expected failures into an error line and ``SystemExit``.
 
     Core errors (:class:`hermes_core.errors.HermesError`) print their message; anything else
-    prints its type and message, with the traceback only when ``HERMES_DEBUG`` is set.
+    prints its type and message. With ``HERMES_DEBUG`` set, both are preceded by the traceback
+    (for a plugin that failed in strict mode, the one of the exception that broke it).
 
     :returns: whatever ``action`` returns.
     """
@@ -57,6 +58,8 @@ def guarded(action: Callable[[], T]) -> T:
         error_line("interrupted")
         raise SystemExit(EXIT_INTERRUPTED) from None
     except HermesError as exc:
+        if os.environ.get("HERMES_DEBUG"):
+            traceback.print_exception(exc, file=sys.stderr)
         error_line(str(exc))
         raise SystemExit(exit_code_for(exc)) from None
     except Exception as exc:

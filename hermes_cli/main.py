@@ -31,10 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         sys.stderr.write(f"Error: {problem}\n")
         return 2
-    if args in (["--help"], ["-h"], ["help"]):
+    flags = _root_help_flags(args)
+    if flags is not None:
         from hermes_cli.root_help import plugin_commands, render_root_help
 
-        sys.stdout.write(render_root_help(plugin_commands()))
+        sys.stdout.write(render_root_help(plugin_commands(*flags)))
         return 0
     from hermes_cli.early import start_early
     from hermes_cli.startup_gc import pause, resume
@@ -56,6 +57,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         resume()  # a command that never loaded plugins (or an in-process caller) collects again
     return 0
+
+
+_SELECTION_FLAGS = ("--plugin", "--no-plugin", "--with-plugin")
+
+
+def _root_help_flags(args: list[str]) -> tuple[list[str], list[str], list[str]] | None:
+    """For a root help request (``--help``, ``-h``, ``help``), the selection flags before it.
+
+    ``hermes --no-plugin X --help`` must list the commands of the plugins it would load, and
+    click handles the eager ``--help`` before it reads ``--no-plugin``; so root help is answered
+    here whenever the arguments are only selection flags and one help word.
+
+    :returns: the ``--plugin``, ``--no-plugin`` and ``--with-plugin`` names, or None when the
+        arguments are not a root help request.
+    """
+    if not args or args[-1] not in ("--help", "-h", "help"):
+        return None
+    picked: dict[str, list[str]] = {flag: [] for flag in _SELECTION_FLAGS}
+    rest = args[:-1]
+    while rest:
+        head = rest.pop(0)
+        flag, sep, value = head.partition("=")
+        if flag not in picked:
+            return None
+        if not sep:
+            if not rest:
+                return None
+            value = rest.pop(0)
+        picked[flag].append(value)
+    return picked["--plugin"], picked["--no-plugin"], picked["--with-plugin"]
 
 
 def _reserve_standard_fds() -> None:

@@ -22,12 +22,14 @@ WIDTH = 78
 
 # The root options as help shows them; app.py declares the click options from the same strings.
 VERSION_HELP = "Print the version and exit."
-PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS)."
+PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS and the default set)."
+WITH_PLUGIN_HELP = "Load this plugin as well (repeatable; adds to HERMES_PLUGINS or --plugin)."
 NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
 HELP_HELP = "Show this message and exit."
 ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--version", VERSION_HELP),
     ("--plugin NAME", PLUGIN_HELP),
+    ("--with-plugin NAME", WITH_PLUGIN_HELP),
     ("--no-plugin NAME", NO_PLUGIN_HELP),
     ("-h, --help", HELP_HELP),
 )
@@ -44,12 +46,13 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def selected_plugins(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> list[str]:
+def selected_plugins(
+    allow: Sequence[str] = (), deny: Sequence[str] = (), add: Sequence[str] = ()
+) -> list[str]:
     """Return the selected entry-point names, importing no plugin.
 
     The selection honours ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` (the real environment
-    over ``.env``) and the ``--plugin`` / ``--no-plugin`` flags when known (click handles an
-    eager ``--help`` before it reads them).
+    over ``.env``) and the ``--plugin`` / ``--with-plugin`` / ``--no-plugin`` flags.
     """
     from hermes_cli.dotenv import merged_environment, read_dotenv
     from hermes_cli.entry_points import installed_plugins
@@ -58,13 +61,15 @@ def selected_plugins(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> lis
 
     installed = installed_plugins()
     env = merged_environment(read_dotenv(resolve_paths().env_path).values, os.environ)
-    selection = select_plugins(env, installed, allow, deny)
+    selection = select_plugins(env, installed, allow, deny, add)
     if not isinstance(selection.entry_points, list):
         return list(installed)
     return [name for name in selection.entry_points if name in installed]
 
 
-def plugin_commands(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> CommandListing:
+def plugin_commands(
+    allow: Sequence[str] = (), deny: Sequence[str] = (), add: Sequence[str] = ()
+) -> CommandListing:
     """Return the transport commands of the selected plugins (command name → summary).
 
     Read from what the CLI remembered the last time it loaded these plugins; see
@@ -72,7 +77,7 @@ def plugin_commands(allow: Sequence[str] = (), deny: Sequence[str] = ()) -> Comm
     """
     from hermes_cli.command_cache import listing
 
-    found = listing(selected_plugins(allow, deny))
+    found = listing(selected_plugins(allow, deny, add))
     found.transports = {n: s for n, s in found.transports.items() if n not in BUILTINS}
     return found
 

@@ -1,6 +1,6 @@
 """Which entry-point plugins to load: ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS``, the
-``--plugin`` / ``--no-plugin`` flags, ``HERMES_STRICT_PLUGINS`` and ``HERMES_TRACE_PLUGINS``
-(docs/reference/core.md#settings)."""
+``--plugin`` / ``--with-plugin`` / ``--no-plugin`` flags, ``HERMES_STRICT_PLUGINS`` and
+``HERMES_TRACE_PLUGINS`` (docs/reference/core.md#settings, docs/writing-plugins.md)."""
 
 from __future__ import annotations
 
@@ -46,12 +46,14 @@ def select_plugins(
     installed: Iterable[str],
     allow_flags: Sequence[str] = (),
     deny_flags: Sequence[str] = (),
+    add_flags: Sequence[str] = (),
 ) -> PluginSelection:
     """Combine the environment and flags into the plugins to load.
 
-    ``--plugin`` flags replace ``HERMES_PLUGINS`` (an allowlist; ``""`` means none); the disable
-    list (``HERMES_DISABLE_PLUGINS`` plus ``--no-plugin``) applies after it. Unknown names warn
-    and are ignored.
+    ``--plugin`` flags replace ``HERMES_PLUGINS`` (an allowlist; ``""`` means none);
+    ``--with-plugin`` flags add to whichever set that leaves (every installed plugin when there is
+    no allowlist); the disable list (``HERMES_DISABLE_PLUGINS`` plus ``--no-plugin``) applies
+    last. Unknown names warn and are ignored.
 
     :param env: the environment (real over ``.env``).
     :param installed: the installed entry-point names.
@@ -68,6 +70,13 @@ def select_plugins(
         allow, allow_source = _split(env["HERMES_PLUGINS"]), "HERMES_PLUGINS"
     else:
         allow, allow_source = None, ""
+    if allow is not None and add_flags:
+        allow, allow_source = [*allow, *add_flags], f"{allow_source} or --with-plugin"
+    elif add_flags:
+        for name in add_flags:
+            if name not in known:
+                installed_list = ", ".join(names) or "none"
+                warnings.append(f"unknown plugin {name!r} in --with-plugin (installed: {installed_list})")
     deny = [(n, "HERMES_DISABLE_PLUGINS") for n in _split(env.get("HERMES_DISABLE_PLUGINS", ""))]
     deny += [(n, "--no-plugin") for n in deny_flags]
     installed_text = ", ".join(names) or "none"

@@ -30,10 +30,15 @@ class CliState:
 
     :param allow: ``--plugin`` names (replace ``HERMES_PLUGINS``).
     :param deny: ``--no-plugin`` names (added to ``HERMES_DISABLE_PLUGINS``).
+    :param add: ``--with-plugin`` names (added to the selected set).
+    :param lenient: load with strict mode off whatever ``HERMES_STRICT_PLUGINS`` says
+        (``hermes plugins`` shows every failure in its table instead of stopping at them).
     """
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    add: tuple[str, ...] = ()
+    lenient: bool = False
     _store: FileSettingsStore | None = None
     _kernel: Kernel | None = None
     warned: set[str] = field(default_factory=set)
@@ -69,14 +74,14 @@ class CliState:
 
             store = self.store
             env = store.environment()
-            selection = select_plugins(env, installed_plugins(), self.allow, self.deny)
+            selection = select_plugins(env, installed_plugins(), self.allow, self.deny, self.add)
             for message in [*store.warnings, *selection.warnings]:
                 self.warn_once(message)
             if selection.trace:  # the kernel logs each hook call; show them on stderr
                 logging.getLogger("hermes.plugins.trace").setLevel(logging.INFO)
             kernel = Kernel.create(
                 entry_points=selection.entry_points,
-                strict=selection.strict,
+                strict=selection.strict and not self.lenient,
                 store=store,
                 trace_plugins=selection.trace,
             )
@@ -120,6 +125,8 @@ def get_state(ctx: click.Context) -> CliState:
     if not isinstance(root.obj, CliState):
         params = root.params
         root.obj = CliState(
-            allow=tuple(params.get("plugin") or ()), deny=tuple(params.get("no_plugin") or ())
+            allow=tuple(params.get("plugin") or ()),
+            deny=tuple(params.get("no_plugin") or ()),
+            add=tuple(params.get("with_plugin") or ()),
         )
     return root.obj

@@ -143,6 +143,7 @@ _EXPORTS: dict[str, str] = {
     "ModelRef": "hermes_core.refs",
     "load_ref": "hermes_core.refs",
     "check_workspace": "hermes_core.workspace",
+    "resolve_in_workspace": "hermes_core.workspace",
     "WorkspaceError": "hermes_core.workspace",
     "WorkspaceProblem": "hermes_core.workspace",
     "IMAGE_MIME": "hermes_core.media_types",
@@ -213,4 +214,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
-    from hermes_core.workspace import WorkspaceError, WorkspaceProblem, check_workspace  # noqa: F401
+    from hermes_core.workspace import (  # noqa: F401
+        WorkspaceError,
+        WorkspaceProblem,
+        check_workspace,
+        resolve_in_workspace,
+    )

@@ -82,11 +82,23 @@ class RewindError(HermesError):
 
 
 class CommandUsageError(HermesError):
-    """A slash command got arguments it cannot use; ``usage`` is its usage line."""
+    """A slash command got arguments it cannot use; ``usage`` is its usage line.
+
+    ``str(error)`` is what every surface shows: the message followed by the usage line (the
+    message alone when it already quotes the usage line, the usage line alone without a message).
+    ``reason`` keeps the message as given.
+    """
 
     def __init__(self, usage: str, message: str | None = None) -> None:
-        super().__init__(message or f"usage: {usage}")
+        if not message:
+            shown = f"usage: {usage}"
+        elif usage and usage not in message:
+            shown = f"{message.rstrip('. ')}; usage: {usage}"
+        else:
+            shown = message
+        super().__init__(shown)
         self.usage = usage
+        self.reason = message
 
 
 class CommandNotAvailable(HermesError):

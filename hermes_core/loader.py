@@ -8,7 +8,9 @@ at a time so each is attributed to its plugin.
 
 from __future__ import annotations
 
+import difflib
 import logging
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from importlib import metadata
 from typing import Any
@@ -89,6 +91,7 @@ def load_plugins(
     loader.load_objects(plugins)
     loader.collect()
     loader.registry.warnings.extend(warnings)
+    loader.raise_if_failed()
     return loader
 
 
@@ -102,15 +105,32 @@ class PluginLoader:
         if trace:
             trace_calls(self.pm)
         self.registry = Registry()
+        self._first_error: BaseException | None = None
 
     def _fail(self, record: PluginRecord, reason: str, exc: BaseException | None = None) -> None:
+        """Record a failure; strict mode raises once every plugin was tried (:meth:`raise_if_failed`)."""
         record.failed = reason
+        if exc is not None:
+            record.traceback = "".join(traceback.format_exception(exc))
+            self._first_error = self._first_error or exc
         if self.pm.get_plugin(record.name) is not None:
             self.pm.unregister(name=record.name)
         self._drop_records_of(record.name)
-        if self.strict:
-            raise PluginError(f"plugin {record.name!r} failed: {reason}") from exc
-        log.warning("plugin %s failed: %s", record.name, reason)
+        if not self.strict:
+            log.warning("plugin %s failed: %s", record.name, reason)
+
+    def raise_if_failed(self) -> None:
+        """In strict mode, raise one :class:`PluginError` naming every plugin that failed.
+
+        :raises PluginError: strict and at least one plugin failed; the first failure's exception
+            is its cause.
+        """
+        failed = [p for p in self.registry.plugins if p.failed]
+        if not self.strict or not failed:
+            return
+        lines = [f"plugin {p.name!r} failed: {p.failed}" for p in failed]
+        message = lines[0] if len(lines) == 1 else f"{len(lines)} plugins failed:\n  " + "\n  ".join(lines)
+        raise PluginError(message) from self._first_error
 
     def load_entry_points(self, names: Sequence[str]) -> None:
         """Import the named entry points with stevedore and register them."""
@@ -170,14 +190,11 @@ class PluginLoader:
             if problem:
                 raise PluginError(problem)
         except Exception as exc:  # a bad hookimpl (typo'd name, wrong argument)
-            if self.pm.get_plugin(record.name) is not None:
-                self.pm.unregister(name=record.name)
-            record.failed = f"registration failed: {exc}"
-            if self.strict:
-                raise PluginError(f"plugin {record.name!r} failed: {record.failed}") from exc
-            log.warning("plugin %s failed: %s", record.name, record.failed)
+            reason = _unknown_hooks(self.pm, plugin) or str(exc)
+            self._fail(record, f"registration failed: {reason}", exc)
             return
         record.hooks = tuple(sorted(impl.name for impl in self.pm.get_hookcallers(plugin) or ()))
+        self.registry.warnings.extend(_unmarked_hooks(self.pm, record.name, plugin))
 
     def collect(self) -> Registry:
         """Call every collection hook (in pluggy's order, one result per plugin) and fill the registry."""
@@ -215,8 +232,9 @@ class PluginLoader:
             return
         other = self.registry.plugin(owner)
         message = f"duplicate {kind[:-1]} {name!r} from plugins {owner!r} and {record.name!r}"
-        if self.strict:
-            raise PluginError(message)
+        if self.strict:  # strict: the newcomer fails, and every failure is reported at the end
+            self._fail(record, message)
+            return
         # Lenient: first-party wins, else the first entry-point name in sort order wins.
         keep_existing = bool(other and other.first_party) or (
             not record.first_party and (other is not None and other.name <= record.name)
@@ -234,3 +252,37 @@ class PluginLoader:
             if owner == plugin_name:
                 getattr(self.registry, kind).pop(name, None)
                 del self.registry.owners[(kind, name)]
+
+
+def _unknown_hooks(pm: pluggy.PluginManager, plugin: Any) -> str | None:
+    """Name the hooks ``plugin`` implements that no spec declares, each with the closest real one."""
+    callers = vars(pm.hook).values()
+    known = sorted(c.name for c in callers if isinstance(c, pluggy.HookCaller) and c.has_spec())
+    parts = []
+    for caller in pm.get_hookcallers(plugin) or ():
+        if caller.has_spec():
+            continue
+        close = difflib.get_close_matches(caller.name, known, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]}?)" if close else f" (the hooks are: {', '.join(known)})"
+        parts.append(f"unknown hook {caller.name}{hint}")
+    return "; ".join(parts) or None
+
+
+def _unmarked_hooks(pm: pluggy.PluginManager, name: str, plugin: Any) -> list[str]:
+    """Warn about functions named like a hook (or nearly) that lack ``@hookimpl``: pluggy skips them."""
+    callers = vars(pm.hook).values()
+    known = sorted(c.name for c in callers if isinstance(c, pluggy.HookCaller) and c.has_spec())
+    marker = f"{hookspecs.PROJECT}_impl"
+    found: list[str] = []
+    for attr in sorted(a for a in dir(plugin) if a.startswith("hermes_")):
+        value = getattr(plugin, attr, None)
+        if not callable(value) or isinstance(value, type) or hasattr(value, marker):
+            continue
+        if attr in known:
+            found.append(f"plugin {name!r}: {attr} is not marked with @hookimpl, so it is never called")
+            continue
+        close = difflib.get_close_matches(attr, known, n=1, cutoff=0.8)
+        if close:
+            hint = f"(did you mean {close[0]}?)"
+            found.append(f"plugin {name!r}: {attr} is not a hook and not marked with @hookimpl {hint}")
+    return found

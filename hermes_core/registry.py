@@ -24,6 +24,7 @@ class PluginRecord:
     failed: str | None = None
     first_party: bool = False
     source: str = "entry_point"  # or "object" for plugins passed to Kernel.create
+    traceback: str | None = None  # the failure's traceback, when an exception caused it
 
 
 @dataclass(slots=True)

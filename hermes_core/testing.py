@@ -1,19 +1,28 @@
-"""Helpers for tests and embedders: a kernel built from explicit plugins, a scriptable provider.
+"""The plugin-author test kit (docs/testing-plugins.md): a kernel built from explicit plugins,
+a scriptable provider and a scripted question answerer.
 
 ``make_kernel(*plugins)`` loads no entry points unless asked, uses in-memory storage and the
-given settings, and is strict, so a broken test plugin fails loudly.
+given settings, and is strict, so a broken test plugin fails loudly. :class:`FakeProvider`
+answers from a function of the request. :class:`ScriptedAnswerer` plays the user: it reads a
+turn's events and answers every approval, clarify, sudo or secret question from a script.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import ProviderError
 from hermes_core.hookspecs import hookimpl
 from hermes_core.kernel import Kernel
 from hermes_core.providers import ChatRequest, Chunk, FinishChunk, ModelInfo, TextChunk
 from hermes_core.records import ProviderSpec
+
+if TYPE_CHECKING:
+    from hermes_core.events import Event, QuestionRequested
+    from hermes_core.session.queue import Turn
+
+Answer = str | Callable[["QuestionRequested"], str]
 
 Script = Callable[[ChatRequest], Iterable[Chunk] | AsyncIterator[Chunk]]
 
@@ -123,3 +132,53 @@ class MemorySettingsStore:
 
     def load(self) -> Mapping[str, Any]:
         return dict(self.config)
+
+
+class ScriptedAnswerer:
+    """Answer a turn's questions from a script, as a user at a host would (tests only).
+
+    :param kernel: the kernel running the turn (answers go through :meth:`Kernel.answer`).
+    :param answers: question kind (``approval``, ``clarify``, ``sudo``, ``secret``) to the
+        answer: a string (``"once"``, ``"session"``, ``"deny"`` for approvals; the text for the
+        others) or a function of the :class:`~hermes_core.events.QuestionRequested` event.
+
+    A question whose kind is not in the script gets the empty answer (deny for an approval) and
+    makes :meth:`run` raise ``AssertionError`` once the turn is over, so a test never hangs on a
+    question nobody expected. Submit the turn with the default ``answerable`` (every kind) so
+    the questions reach the events instead of being refused at once.
+    """
+
+    def __init__(self, kernel: Kernel, answers: Mapping[str, Answer]) -> None:
+        self.kernel = kernel
+        self.answers = dict(answers)
+        self.asked: list[QuestionRequested] = []
+        self.unscripted: list[QuestionRequested] = []
+
+    def answer_for(self, question: QuestionRequested) -> str:
+        """Return the scripted answer to one question (the empty answer when unscripted)."""
+        from hermes_core.questions import empty_answer
+
+        scripted = self.answers.get(question.kind)
+        if scripted is None:
+            self.unscripted.append(question)
+            return empty_answer(question.kind)
+        return scripted if isinstance(scripted, str) else scripted(question)
+
+    async def run(self, turn: Turn) -> list[Event]:
+        """Consume ``turn``'s events to the end, answering each question as it opens.
+
+        :returns: every event of the turn, in order.
+        :raises AssertionError: a question of a kind the script does not cover was asked.
+        """
+        from hermes_core.events import QuestionRequested
+
+        seen: list[Event] = []
+        async for event in turn.events():
+            seen.append(event)
+            if isinstance(event, QuestionRequested):
+                self.asked.append(event)
+                self.kernel.answer(event.request_id, self.answer_for(event))
+        if self.unscripted:
+            kinds = ", ".join(q.kind for q in self.unscripted)
+            raise AssertionError(f"unscripted question(s) asked: {kinds}")
+        return seen

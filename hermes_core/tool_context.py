@@ -29,7 +29,10 @@ TAIL_CHARS = 64 * 1024
 class LiveToolContext:
     """What one tool call may use while it runs."""
 
-    def __init__(self, round_: ToolRound, call_id: str) -> None:
+    def __init__(self, round_: ToolRound, call_id: str, cleared: tuple[Path, ...] = ()) -> None:
+        """:param cleared: the call's path arguments, resolved: the approval step already decided
+        on them, so :meth:`resolve` accepts them (and what lies below them) even outside the
+        workspace."""
         session = round_.session
         kernel: Kernel = round_.kernel
         self._round = round_
@@ -52,6 +55,7 @@ class LiveToolContext:
         }
         self.cancelled = threading.Event()
         self._tail = ""
+        self._cleared = cleared
 
     def _emit_progress(self, chunk: str) -> None:
         self._tail = (self._tail + chunk)[-TAIL_CHARS:]
@@ -75,8 +79,12 @@ class LiveToolContext:
             self._loop.call_soon_threadsafe(self._emit_progress, chunk)
 
     def resolve(self, path: str) -> Path:
-        p = Path(path).expanduser()
-        return (p if p.is_absolute() else self.cwd / p).resolve()
+        from hermes_core.workspace import WorkspaceError, resolve_in_workspace
+
+        try:
+            return resolve_in_workspace(path, self.cwd, also=self._cleared)
+        except WorkspaceError as exc:
+            raise ToolError(str(exc)) from None
 
     async def ask_async(self, kind: str, **fields: Any) -> str:
         settings = self._kernel.settings.questions

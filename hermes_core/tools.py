@@ -67,7 +67,12 @@ class ToolContext(Protocol):
         ...
 
     def resolve(self, path: str) -> Path:
-        """Resolve a path against the workspace (``..`` and symlinks resolved, absolute)."""
+        """Resolve a path against the workspace (``..`` and symlinks resolved, absolute).
+
+        A path outside the workspace raises :class:`ToolError` unless it is one of the call's
+        ``path_args`` (or lies below one): those the approval step has already asked about.
+        See :func:`hermes_core.resolve_in_workspace`.
+        """
         ...
 
     def ask(self, kind: str, **fields: Any) -> str:

@@ -1,9 +1,14 @@
-"""The one workspace (session folder) validator the core and every transport use.
+"""The one workspace (session folder) validator the core and every transport use, and the one
+resolver that keeps a path given to a tool or a command inside that folder.
 
 :func:`check_workspace` resolves a requested folder and raises :class:`WorkspaceError` naming
 *which* rule failed (:class:`WorkspaceProblem`). It is an :class:`~hermes_core.errors.InvalidValue`,
 so code that maps that error keeps working; transports that word the problem their own way map the
 ``problem`` to their wire error (ACP ``-32602``, TUI ``4017``, API ``invalid_workspace``).
+
+:func:`resolve_in_workspace` turns a path a user or a model typed into an absolute path and
+refuses one that lands outside the workspace once ``..`` and symlinks are followed
+(``OUTSIDE_WORKSPACE``).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ class WorkspaceProblem(enum.Enum):
     NOT_A_DIRECTORY = "not_a_directory"
     OUTSIDE_ROOTS = "outside_roots"
     NOT_TEXT = "not_text"  # sessions store their folder as text; a non-UTF-8 path cannot be kept
+    OUTSIDE_WORKSPACE = "outside_workspace"  # a path inside a workspace was asked for, and it is not
 
 
 _WORDING = {
@@ -31,6 +37,7 @@ _WORDING = {
     WorkspaceProblem.NOT_A_DIRECTORY: "{field} is not an existing directory: {path}",
     WorkspaceProblem.OUTSIDE_ROOTS: "{field} is outside the allowed workspace roots: {path}",
     WorkspaceProblem.NOT_TEXT: "{field} is not valid UTF-8 text: {path}",
+    WorkspaceProblem.OUTSIDE_WORKSPACE: "{field} is outside the workspace: {path}",
 }
 
 
@@ -83,6 +90,42 @@ def check_workspace(
     if roots is not None and not any(_inside(resolved, Path(root).resolve()) for root in roots):
         raise WorkspaceError(WorkspaceProblem.OUTSIDE_ROOTS, text, field)
     return resolved if resolve else candidate
+
+
+def resolve_in_workspace(
+    path: str | Path,
+    workspace: Path,
+    *,
+    field: str = "path",
+    also: Sequence[Path] = (),
+) -> Path:
+    """Return the absolute path ``path`` names inside ``workspace``, or raise :class:`WorkspaceError`.
+
+    ``~`` is expanded, a relative path is joined to ``workspace``, then ``..`` and symlinks are
+    resolved; the result must be the workspace itself or lie below it (a symlink in the workspace
+    that points outside it is outside). Nothing needs to exist: a file about to be created
+    resolves too.
+
+    :param path: the path as typed (by a user, in a command's arguments, or by the model).
+    :param workspace: the session's folder (``session.cwd``, ``ToolContext.cwd``).
+    :param field: the name the error message gives the value.
+    :param also: resolved paths that are allowed although outside (with what lies below them),
+        such as the targets an approval already cleared.
+    :returns: the resolved absolute path.
+    :raises WorkspaceError: ``EMPTY`` for an empty path, ``OUTSIDE_WORKSPACE`` for one outside
+        (or one that cannot be resolved, such as a symlink loop).
+    """
+    from hermes_core.approvals.paths import resolve_path
+
+    text = str(path) if isinstance(path, Path) else path
+    if not text:
+        raise WorkspaceError(WorkspaceProblem.EMPTY, text, field)
+    resolved = resolve_path(Path(text).expanduser(), workspace)
+    root = resolve_path(workspace)
+    if resolved is not None and root is not None:
+        if _inside(resolved, root) or any(_inside(resolved, extra) for extra in also):
+            return resolved
+    raise WorkspaceError(WorkspaceProblem.OUTSIDE_WORKSPACE, text, field)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -141,7 +141,7 @@ class ToolRound:
     async def _one(self, call: _Call) -> None:
         session, run = self.session, self.turn
         spec = call.spec
-        ctx = LiveToolContext(self, call.stored.call_id)
+        ctx = LiveToolContext(self, call.stored.call_id, call.paths)
         title, line = self._describe(call)
         change = await self._preview(call, ctx)
         session.emit(

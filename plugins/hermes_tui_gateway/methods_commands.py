@@ -109,7 +109,7 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         from hermes_core import CommandNotAvailable, CommandUsageError, HermesError
 
         if isinstance(exc, CommandUsageError):
-            raise GatewayError(4004, str(exc)) from exc
+            raise GatewayError(4004, str(exc), {"usage": exc.usage}) from exc
         if isinstance(exc, CommandNotAvailable):
             raise GatewayError(4018, str(exc)) from exc
         if isinstance(exc, HermesError):

@@ -27,7 +27,7 @@ def test_plugins_lists_first_party_with_distribution_and_hooks(hermes: Hermes) -
 
 def test_broken_plugin_is_listed_failed_and_strict_mode_fails(hermes: Hermes, broken: Path) -> None:
     result = hermes("plugins", pythonpath=[broken])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # the table, then a non-zero exit
     row = _rows(result.stdout)["broken"]
     assert "brokenplug" in row and "FAILED" in row and "broken on purpose" in row
     assert _rows(result.stdout)["mock"].endswith("ok")
@@ -39,7 +39,7 @@ def test_broken_plugin_is_listed_failed_and_strict_mode_fails(hermes: Hermes, br
         assert "Traceback" not in strict.stderr
 
     odd = hermes("plugins", pythonpath=[broken], env={"HERMES_STRICT_PLUGINS": "sure"})
-    assert odd.returncode == 0 and "HERMES_STRICT_PLUGINS" in odd.stderr
+    assert odd.returncode == 1 and "HERMES_STRICT_PLUGINS" in odd.stderr
 
 
 def test_disable_list_and_flags_hide_a_plugin(hermes: Hermes, throwaway: Path) -> None:
@@ -77,7 +77,7 @@ def test_only_selected_plugins_answer_a_run(hermes: Hermes) -> None:
 
 def test_transport_named_like_a_builtin_is_recorded_failed(hermes: Hermes, reserved: Path) -> None:
     result = hermes("plugins", pythonpath=[reserved])
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     row = _rows(result.stdout)["reserved"]
     assert "FAILED" in row and "'run'" in row and "reserved" in row
     run = hermes("run", "still works", pythonpath=[reserved])
