@@ -6,7 +6,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from urllib.parse import quote
 
 from tests.services import postgres_dsn
 
@@ -32,6 +31,3 @@ async def fresh_schema() -> AsyncIterator[str]:
     finally:
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
             await admin.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
-__all__ = ["fresh_schema", "quote", "with_search_path"]

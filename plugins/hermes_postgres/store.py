@@ -173,7 +173,8 @@ class PostgresStorage:
         if fence is not None:
             holder, epoch = await lease_ops.holder(cur, session_id)
             if holder != fence[0] or epoch != fence[1]:
-                self._held.pop(session_id, None)
+                # The fence stays: every later write is refused too, until we take the lease
+                # again (acquire) or give it up (release).
                 return LeaseLost(session_id, holder)
         return SessionNotFound(session_id)
 
@@ -257,11 +258,8 @@ class PostgresStorage:
     async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
         async with self._cursor() as cur:
             epoch = await lease_ops.renew(cur, session_id, owner, ttl_s)
-        held = self._held.get(session_id)
         if epoch is None:
-            if held is not None and held[0] == owner:
-                del self._held[session_id]
-            return False
+            return False  # the fence stays: writes are refused until the lease is taken again
         self._held[session_id] = (owner, epoch)
         return True
 
