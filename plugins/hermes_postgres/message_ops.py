@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import NewRow, Row, StorageError
+from hermes_core import NewRow, Row, SessionNotFound, StorageError
 from hermes_postgres.codec import (
     INSERT_COLUMNS,
     INSERT_TYPES,
@@ -26,7 +26,7 @@ from hermes_postgres.codec import (
 ACTIVITY_INTERVAL_S = 1.0
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
 
-_SEQUENCE = "pg_get_serial_sequence('hermes_messages', 'id')"
+_SEQUENCE = "'hermes_messages_id_seq'"  # the identity column's sequence (see schema)
 _UNNEST = ", ".join(f"%s::{kind}[]" for kind in INSERT_TYPES)
 _ROWS_CTE = (
     f"r AS (SELECT nextval({_SEQUENCE}) AS id, u.* FROM unnest({_UNNEST}) WITH ORDINALITY "
@@ -36,14 +36,20 @@ _INSERT_TARGET = f"INSERT INTO hermes_messages (id, session_id, {', '.join(INSER
 _INSERT_SELECT = ", ".join(
     "coalesce(r.position, r.id)" if c == "position" else f"r.{c}" for c in INSERT_COLUMNS
 )
+# One row: plain parameters rather than arrays (the common case, a message at a time).
+_ONE_SELECT = ", ".join(
+    f"coalesce(%s::{k}, n.id)" if c == "position" else f"%s::{k}"
+    for c, k in zip(INSERT_COLUMNS, INSERT_TYPES, strict=True)
+)
 # The lease row, share-locked so that a takeover waits for this write to commit.
 _FENCE_CTE = (
     "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
 )
-# Within a second of our own last bump, leave updated_at alone (listing order is by the second).
+# updated_at moves when it is more than a second behind (listing order is by the second); a
+# session that does not exist fails the foreign key of the insert instead.
 _BUMP = (
-    "UPDATE hermes_sessions SET updated_at = CASE WHEN updated_at <= %s AND updated_at > %s "
-    "THEN updated_at ELSE %s END WHERE id = %s"
+    "s AS (UPDATE hermes_sessions SET updated_at = %s WHERE id = %s "
+    "AND NOT (updated_at <= %s AND updated_at > %s){fence} RETURNING 1)"
 )
 
 
@@ -52,35 +58,49 @@ def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
     return [list(column) for column in zip(*values, strict=True)]
 
 
-def append_sql(fenced: bool) -> str:
-    """Return the one-statement append, with or without the lease fence."""
+def append_sql(fenced: bool, one: bool) -> str:
+    """Return the one-statement append: with or without the lease fence, one row or many."""
     ctes = [_FENCE_CTE] if fenced else []
-    where = " AND EXISTS (SELECT 1 FROM l)" if fenced else ""
-    ctes.append(f"s AS ({_BUMP}{where} RETURNING id)")
+    where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
+    ctes.append(_BUMP.format(fence=" AND EXISTS (SELECT 1 FROM l)" if fenced else ""))
+    if one:
+        ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
+        return (
+            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, %s, {_ONE_SELECT} FROM n{where} "
+            "RETURNING id"
+        )
     ctes.append(_ROWS_CTE)
     return (
-        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} "
-        "FROM r CROSS JOIN s ORDER BY r.ord RETURNING id"
+        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} "
+        f"FROM r{where} ORDER BY r.ord RETURNING id"
     )
 
 
-APPEND_SQL = {False: append_sql(False), True: append_sql(True)}
+APPEND_SQL = {(fenced, one): append_sql(fenced, one) for fenced in (False, True) for one in (False, True)}
 
 
 async def append_rows(cur: Any, session_id: str, rows: Sequence[NewRow], fence: Fence) -> list[int]:
-    """Append rows in one statement; return their ids (empty when nothing was written).
+    """Append rows in one statement; return their ids (empty when the fence refused them).
 
-    An empty answer for a non-empty ``rows`` means the session is not stored or the fence
-    failed; the caller finds out which.
+    :raises SessionNotFound: when the session is not stored.
     """
+    from psycopg.errors import ForeignKeyViolation
+
     now = time.time()
     values = [row_values(row, now) for row in rows]
     params: list[Any] = []
     if fence is not None:
         params += [session_id, fence[0], fence[1]]
-    params += [now, now - ACTIVITY_INTERVAL_S, now, session_id]
-    params += _columns(values)
-    await cur.execute(APPEND_SQL[fence is not None], params)
+    params += [now, session_id, now, now - ACTIVITY_INTERVAL_S]
+    one = len(values) == 1
+    if one:
+        params += [session_id, *values[0]]
+    else:
+        params += [*_columns(values), session_id]
+    try:
+        await cur.execute(APPEND_SQL[fence is not None, one], params)
+    except ForeignKeyViolation:
+        raise SessionNotFound(session_id) from None
     return sorted(row[0] for row in await cur.fetchall())
 
 
