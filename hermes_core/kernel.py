@@ -123,14 +123,6 @@ class Kernel:
             raise StorageError("the kernel is not running")
         return self._storage
 
-    async def storage_report(self) -> dict[str, Any]:
-        """Check the storage with one read: ``{"ok", "backend", ...}`` (never raises)."""
-        from hermes_core.storage_report import storage_report
-
-        if self._storage is None:
-            return {"ok": False, "backend": self.settings.storage.backend, "error": "StorageError"}
-        return await storage_report(self._storage, self.settings.storage.backend)
-
     @property
     def hub(self) -> ProviderHub:
         """The provider instances (kernel-internal; transports use ``providers``)."""

@@ -32,7 +32,7 @@ def storage_line(report: dict[str, Any]) -> str:
 async def run_check(kernel: Kernel) -> int:
     """Print the report on stdout; return the exit code."""
     lines: list[str] = []
-    report = await kernel.storage_report()
+    report = await kernel.sessions.storage_report()
     lines.append(storage_line(report))
     failed = not report.get("ok")
     model = kernel.model_status()

@@ -29,7 +29,7 @@ async def health_detailed(request: web.Request) -> web.Response:
     state = get_state(request)
     checks: dict[str, Any] = {}
     # One read through the backend, plus what it reports (server, schema, pool use).
-    checks["storage"] = await state.kernel.storage_report()
+    checks["storage"] = await state.kernel.sessions.storage_report()
     model = state.kernel.model_status()
     checks["default_model"] = {"ok": bool(model.model) and model.problem is None, "model": model.model}
     checks["default_model"]["source"] = model.source  # "fallback": nothing configured, mock:echo

@@ -136,3 +136,28 @@ def test_the_dsn_host_and_database_are_what_messages_show() -> None:
     shown = describe_server("postgresql://alice:pw-123@db.internal:6543/prod")
     assert shown == "db.internal:6543/prod" and "pw-123" not in shown
     assert conninfo_to_dict(make_conninfo("host=x password=y"))["password"] == "y"
+
+
+async def test_the_pool_recovers_after_the_server_dropped_its_connections(pg_dsn: str) -> None:
+    store: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=5)
+    await store.open()
+    try:
+        await store.create_session(record("s1"))
+        await asyncio.gather(store.get_session("s1"), store.get_session("s1"))  # two connections open
+        async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = 'hermes' AND pid <> pg_backend_pid()"
+            )
+
+        async def answers() -> bool:
+            try:
+                return await store.get_session("s1") is not None
+            except StorageUnavailable as exc:  # a connection the server dropped: the pool replaces it
+                assert "is unavailable" in str(exc)
+                return False
+
+        await eventually(answers, what="a read after the server dropped the pool's connections")
+        assert (await store.list_sessions()).sessions[0].id == "s1"
+    finally:
+        await store.close()
