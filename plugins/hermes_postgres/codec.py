@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes_core import ImagePart, NewRow, Part, Row, SessionRecord, StoredToolCall, TextPart
+from hermes_postgres.row_build import plain_row
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -124,11 +125,19 @@ def dump_mapping(value: Mapping[str, Any] | None) -> str | None:
     return dump_json(value) if value else None
 
 
+# The decoder's scanner without decode()'s whitespace handling: the columns hold JSON this module
+# wrote, compactly.
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def _decode(text: str) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
+        value, end = _scan_once(text, 0)
+    except (StopIteration, ValueError):
         raise ValueError(f"invalid JSON in the database: {text[:40]!r}") from None
+    if end != len(text):
+        raise ValueError(f"invalid JSON in the database: {text[:40]!r}")
+    return value
 
 
 def load_mapping(text: str | None) -> dict[str, Any]:
@@ -141,10 +150,28 @@ def load_mapping(text: str | None) -> dict[str, Any]:
     return value
 
 
+# Decoded metas whose values are all scalars, by their text (most tool results carry one of a few,
+# such as {"is_error":false}): they hold nothing mutable, so rows may share them.
+_META_MEMO: dict[str, ReadOnlyDict] = {}
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def load_meta(text: str | None) -> Mapping[str, Any]:
-    """Decode a row's ``meta`` into read-only dicts; each load gets its own objects."""
+    """Decode a row's ``meta`` into read-only dicts; nothing mutable is shared between rows."""
     if not text:
         return EMPTY_META
+    memo = _META_MEMO.get(text)
+    if memo is not None:
+        return memo
+    value = _load_meta(text)
+    if len(text) <= 80 and all(isinstance(v, _SCALARS) for v in value.values()):
+        if len(_META_MEMO) >= 256:
+            _META_MEMO.clear()
+        _META_MEMO[text] = value
+    return value
+
+
+def _load_meta(text: str) -> ReadOnlyDict:
     try:
         value = _META_DECODER.decode(text)
     except ValueError:
@@ -211,8 +238,10 @@ def load_tool_calls(text: str | None, row_id: int) -> tuple[StoredToolCall, ...]
     if not text:
         return ()
     return tuple(
-        StoredToolCall(call_id or f"tc_{row_id}_{index}", provider_call_id, name, arguments)
-        for index, (call_id, provider_call_id, name, arguments) in enumerate(_decode(text))
+        [
+            StoredToolCall(call_id or f"tc_{row_id}_{index}", provider_call_id, name, arguments)
+            for index, (call_id, provider_call_id, name, arguments) in enumerate(_decode(text))
+        ]
     )
 
 
@@ -264,14 +293,40 @@ def row_from_values(session_id: str, values: Sequence[Any]) -> Row:
         meta,
         created_at,
     ) = values
+    meta_value = load_meta(meta)
+    parts_value = load_parts(parts)
+    calls = load_tool_calls(tool_calls, row_id)
+    row = plain_row()
+    if row is not None:
+        row.id = row_id
+        row.session_id = session_id
+        row.position = position
+        row.role = role
+        row.content = content
+        row.parts = parts_value
+        row.tool_calls = calls
+        row.call_id = call_id
+        row.provider_call_id = provider_call_id
+        row.tool_name = tool_name
+        row.display_kind = display_kind
+        row.active = active
+        row.archived_reason = archived_reason
+        row.model = model
+        row.reasoning = reasoning
+        row.input_tokens = input_tokens
+        row.output_tokens = output_tokens
+        row.meta = meta_value
+        row.created_at = created_at
+        row.__class__ = Row
+        return row  # type: ignore[no-any-return]
     return Row(
         id=row_id,
         session_id=session_id,
         position=position,
         role=role,
         content=content,
-        parts=load_parts(parts),
-        tool_calls=load_tool_calls(tool_calls, row_id),
+        parts=parts_value,
+        tool_calls=calls,
         call_id=call_id,
         provider_call_id=provider_call_id,
         tool_name=tool_name,
@@ -282,7 +337,7 @@ def row_from_values(session_id: str, values: Sequence[Any]) -> Row:
         reasoning=reasoning,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        meta=load_meta(meta),
+        meta=meta_value,
         created_at=created_at,
     )
 
