@@ -4,6 +4,7 @@
 # HERMES_TEST_POSTGRES_DSN. pg_stop removes it again.
 
 PG_DIR=""
+PG_BINDIR=""
 PG_RUN=()
 
 _pg_bindir() {
