@@ -96,6 +96,12 @@ async def test_an_exhausted_pool_is_a_clear_503_not_a_hang(tmp_path: Path, pg_ds
         body = error.response.json()["error"]
         assert body["code"] == "storage_unavailable" and "try again" in body["message"]
 
+        health = await call(server, "GET", "/health/detailed", timeout=scaled(30))
+        assert health.status == 503 and health.json["status"] == "degraded"
+        storage = health.json["readiness"]["checks"]["storage"]
+        assert storage["ok"] is False and storage["error"] == "StorageUnavailable"
+        assert "no free PostgreSQL connection" in storage["message"]
+
         await blocker.rollback()
         first = await asyncio.wait_for(stuck, scaled(30))
         assert first.status == 200  # the waiting request finished once the lock went
