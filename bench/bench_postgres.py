@@ -109,7 +109,8 @@ async def main() -> None:
         version, fsync = await cur.fetchone() or ("?", "?")
     private = make_conninfo(dsn, options=f"-c search_path={schema}")
     try:
-        print(f"PostgreSQL {version} (fsync={fsync}), {args.rows} appends per row below")
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"PostgreSQL {version} (fsync={fsync}), {args.rows} appends per row below; load average {load}")
         for setting in ("on", "off"):
             rate = await appends(private, args.rows, setting)
             print(
