@@ -67,6 +67,32 @@ async def appends(dsn: str, rows: int, synchronous_commit: str) -> float:
         await store.close()
 
 
+async def floor(dsn: str, rows: int) -> float:
+    """Return rows/s of a plain one-row INSERT through a pool: what the machine allows."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from psycopg_pool import AsyncConnectionPool
+
+    options = conninfo_to_dict(dsn).get("options", "")
+    pool = AsyncConnectionPool(
+        make_conninfo(dsn, options=f"{options} -c synchronous_commit=off".strip()),
+        min_size=1,
+        max_size=2,
+        kwargs={"autocommit": True},
+        open=False,
+    )
+    await pool.open(wait=True)
+    try:
+        async with pool.connection() as conn:
+            await conn.execute("CREATE TABLE bench_floor (id bigserial PRIMARY KEY, content text)")
+        started = time.perf_counter()
+        for i in range(rows):
+            async with pool.connection() as conn:
+                await conn.execute("INSERT INTO bench_floor (content) VALUES (%s)", (f"row {i}",))
+        return rows / (time.perf_counter() - started)
+    finally:
+        await pool.close()
+
+
 async def loads(dsn: str, size: int, repeats: int) -> list[float]:
     """Return milliseconds per ``load_rows`` of a ``size``-row history."""
     from hermes_postgres.plugin import make_storage
@@ -116,6 +142,8 @@ async def main() -> None:
             print(
                 f"append, one transaction per row, awaited (synchronous_commit={setting}): {rate:,.0f} rows/s"
             )
+        base = await floor(private, args.rows)
+        print(f"  for scale: a plain one-row INSERT, same pool (synchronous_commit=off): {base:,.0f} rows/s")
         times = await loads(private, 1000, args.loads)
         ordered = sorted(times)
         p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)]
