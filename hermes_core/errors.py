@@ -114,6 +114,28 @@ class StorageError(HermesError):
     """The storage backend failed; nothing half-done was written."""
 
 
+class StorageUnavailable(StorageError):
+    """The storage server cannot be reached or has no free connection now; try again later.
+
+    Nothing was written. Transports answer it as "service unavailable" (HTTP 503), never by
+    waiting without bound.
+    """
+
+
+class LeaseLost(StorageError):
+    """A write was refused: another process took this session's writer lease over (fencing).
+
+    Nothing was written; the session must be opened again to write.
+    """
+
+    def __init__(self, session_id: str, holder: str | None) -> None:
+        super().__init__(
+            f"session {session_id} is now written by another Hermes instance; nothing was written"
+        )
+        self.session_id = session_id
+        self.holder = holder
+
+
 class ConfigError(HermesError):
     """Settings are malformed or name something that does not exist."""
 

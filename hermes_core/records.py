@@ -41,6 +41,18 @@ class StorageFactory(Protocol):
     def __call__(self, *, path: Path, read_only: bool = ...) -> Storage: ...
 
 
+class ServerStorageFactory(Protocol):
+    """Builds an unopened backend that lives on a database server (``StorageSpec.kind = "server"``).
+
+    The kernel passes the ``[storage]`` settings: ``dsn`` (None when neither the settings nor the
+    backend's environment variable name one), the pool bounds, and ``read_only`` when set.
+    """
+
+    def __call__(
+        self, *, dsn: str | None, pool_size: int, pool_timeout_s: float, read_only: bool = ...
+    ) -> Storage: ...
+
+
 @dataclass(frozen=True, slots=True)
 class OptionSpec:
     """A command-line option of a transport, free of click.
@@ -169,7 +181,13 @@ class StorageSpec:
     """
 
     name: str
-    factory: StorageFactory
+    factory: StorageFactory | ServerStorageFactory
+    #: ``file``: ``factory(path=...)`` (SQLite); ``server``: ``factory(dsn=..., pool_size=...,
+    #: pool_timeout_s=...)`` (PostgreSQL), see :class:`ServerStorageFactory`.
+    kind: Literal["file", "server"] = "file"
+    #: ``[storage]`` field → environment variable the CLI layers over ``config.toml`` when this
+    #: backend is the chosen one (e.g. ``{"dsn": "HERMES_POSTGRES_DSN"}``).
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,12 @@ class StorageSettings(_Section):
     # Open without write access: nothing is created or changed, a missing database reads as
     # empty and every write fails (self-checks, inspection).
     read_only: bool = False
+    # Backends on a database server (storage.backend = "postgres"): where, and how many
+    # connections this process may hold; a request that finds none free within pool_timeout_s
+    # fails as "storage unavailable" instead of waiting.
+    dsn: str | None = None
+    pool_size: int = Field(10, ge=1)
+    pool_timeout_s: float = Field(5.0, gt=0)
 
 
 class AgentSettings(_Section):

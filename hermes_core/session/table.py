@@ -11,10 +11,10 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.background import start as start_background_task
-from hermes_core.errors import InvalidValue, SessionNotFound
+from hermes_core.errors import InvalidValue, SessionNotFound, StorageError
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
 from hermes_core.subagents import Subagents
 
@@ -156,6 +156,16 @@ class Sessions:
         return await self._kernel.storage.list_sessions(
             limit=min(limit, 1000), cursor=cursor, cwd=cwd, title=title
         )
+
+    async def storage_report(self) -> dict[str, Any]:
+        """Check the storage with one read: ``{"ok", "backend", ...}`` (never raises)."""
+        from hermes_core.storage_report import storage_report
+
+        try:
+            storage = self._kernel.storage
+        except StorageError as exc:
+            return {"ok": False, "backend": self._kernel.settings.storage.backend, "message": str(exc)}
+        return await storage_report(storage, self._kernel.settings.storage.backend)
 
     async def latest_for_channel(self, channel_key: str) -> str | None:
         """Return the most recent session carrying this channel key."""

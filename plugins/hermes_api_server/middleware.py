@@ -13,6 +13,7 @@ from aiohttp import web
 
 from hermes_api_server.errors import ApiError, error_response
 from hermes_api_server.state import PRINCIPAL_KEY, get_state
+from hermes_core import StorageUnavailable
 
 log = logging.getLogger("hermes.api")
 access_log = logging.getLogger("hermes.api.access")
@@ -101,6 +102,18 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
         api_err.message = state.kernel.redactor(api_err.message)
         api_err.extra = cast(dict[str, Any], state.kernel.redactor.obj(api_err.extra))
         return error_response(api_err)
+    except StorageUnavailable as exc:
+        # The storage server is gone or every pooled connection is busy: retryable, never a hang.
+        status = 503
+        log.warning("request %s: %s", request_id, exc)
+        return error_response(
+            ApiError(
+                503,
+                "storage_unavailable",
+                "Session storage is unavailable (server unreachable or all connections busy); try again",
+                headers={"Retry-After": "1"},
+            )
+        )
     except web.HTTPException as exc:
         if exc.status < 400:
             status = exc.status

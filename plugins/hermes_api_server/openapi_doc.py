@@ -179,7 +179,10 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
         },
         "/health/detailed": {
             "get": _op(
-                "getHealthDetailed", "Readiness and counters", {"200": _json(_ref("HealthDetailed"))}, READ
+                "getHealthDetailed",
+                "Readiness and counters (503 when storage fails)",
+                {"200": _json(_ref("HealthDetailed")), "503": _json(_ref("HealthDetailed"))},
+                READ,
             )
         },
         "/v1/models": {

@@ -36,6 +36,9 @@ SPEC = TransportSpec(
             field="workspace",
         ),
         OptionSpec("show-key", "bool", "print the effective API key and exit", default=False),
+        OptionSpec(
+            "check", "bool", "check storage and the default model, print a report and exit", default=False
+        ),
     ),
     settings_model="hermes_api_server.settings:ApiSettings",
     config_section="api_server",

@@ -62,6 +62,10 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
         settings = ApiSettings.model_validate(dict(settings or {}))
     kernel = ctx.kernel
     data_dir = data_dir_of(kernel)
+    if ctx.options.get("check"):
+        from hermes_api_server.check import run_check
+
+        return await run_check(kernel)
     show_key = bool(ctx.options.get("show-key"))
     if show_key:
         if settings.configured_keys:

@@ -1,0 +1,1 @@
+"""PostgreSQL storage backend (``storage.backend = "postgres"``)."""

@@ -1,0 +1,84 @@
+"""Writer leases as rows with an owner, an expiry and a fencing epoch.
+
+Expiry is measured on the database server's clock, so instances whose clocks disagree still
+agree on who holds a lease. Every change of hands raises the epoch; a write that carries an
+older epoch (a paused former owner) is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_NOW = "extract(epoch FROM clock_timestamp())"
+_ACQUIRE = f"""
+INSERT INTO hermes_leases AS l (session_id, owner, epoch, heartbeat_at, expires_at)
+VALUES (%(sid)s, %(owner)s, 1, {_NOW}, {_NOW} + %(ttl)s)
+ON CONFLICT (session_id) DO UPDATE
+SET owner = EXCLUDED.owner,
+    epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,
+    heartbeat_at = EXCLUDED.heartbeat_at,
+    expires_at = EXCLUDED.expires_at
+WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.owner = %(take_over)s OR l.expires_at < {_NOW}
+RETURNING epoch
+"""
+
+
+async def acquire(
+    cur: Any, session_id: str, owner: str, ttl_s: float, take_over: str | None
+) -> tuple[str | None, int]:
+    """Take the lease in one statement.
+
+    :returns: ``(None, epoch)`` when taken, else ``(holder, 0)``.
+    """
+    params = {"sid": session_id, "owner": owner, "ttl": float(ttl_s), "take_over": take_over}
+    for _ in range(3):  # the holder may release between the two statements: try again
+        await cur.execute(_ACQUIRE, params)
+        row = await cur.fetchone()
+        if row is not None:
+            return None, int(row[0])
+        await cur.execute("SELECT owner FROM hermes_leases WHERE session_id = %s", (session_id,))
+        held = await cur.fetchone()
+        if held is not None and held[0] is not None:
+            return str(held[0]), 0
+    return "unknown", 0
+
+
+async def renew(cur: Any, session_id: str, owner: str, ttl_s: float) -> int | None:
+    """Extend our lease; return its epoch, or None when we do not hold it."""
+    await cur.execute(
+        f"UPDATE hermes_leases SET heartbeat_at = {_NOW}, expires_at = {_NOW} + %s "
+        "WHERE session_id = %s AND owner = %s RETURNING epoch",
+        (float(ttl_s), session_id, owner),
+    )
+    row = await cur.fetchone()
+    return None if row is None else int(row[0])
+
+
+async def release(cur: Any, session_id: str, owner: str) -> None:
+    """Drop our lease. The row stays (with its epoch) while the session exists, so epochs only
+    grow; a reservation for a session that was never created goes away."""
+    await cur.execute(
+        "DELETE FROM hermes_leases WHERE session_id = %s AND owner = %s "
+        "AND NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %s)",
+        (session_id, owner, session_id),
+    )
+    await cur.execute(
+        "UPDATE hermes_leases SET owner = NULL, expires_at = 0 WHERE session_id = %s AND owner = %s",
+        (session_id, owner),
+    )
+
+
+async def holder(cur: Any, session_id: str) -> tuple[str | None, int]:
+    """Return the current owner (None when free) and epoch of a session's lease."""
+    await cur.execute("SELECT owner, epoch FROM hermes_leases WHERE session_id = %s", (session_id,))
+    row = await cur.fetchone()
+    return (None, 0) if row is None else (row[0], int(row[1]))
+
+
+async def check_fence(cur: Any, session_id: str, owner: str, epoch: int) -> bool:
+    """Inside a transaction: share-lock our lease row; False when it changed hands."""
+    await cur.execute(
+        "SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE",
+        (session_id, owner, epoch),
+    )
+    return await cur.fetchone() is not None

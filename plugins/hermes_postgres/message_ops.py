@@ -1,0 +1,159 @@
+"""Message rows: insert, load, soft-archive and meta updates.
+
+Rows are never deleted; archiving sets ``active = false`` and keeps the first reason. An append
+is one statement (so one implicit transaction and one round trip): it bumps the session's
+``updated_at`` at most once a second, fences on the writer lease when this storage holds it,
+takes ids from the table's sequence and inserts every row.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hermes_core import NewRow, Row, SessionNotFound, StorageError
+from hermes_postgres.codec import (
+    INSERT_COLUMNS,
+    INSERT_TYPES,
+    LOAD_COLUMNS,
+    dump_json,
+    load_mapping,
+    row_from_values,
+    row_values,
+)
+
+ACTIVITY_INTERVAL_S = 1.0
+Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
+
+_SEQUENCE = "'hermes_messages_id_seq'"  # the identity column's sequence (see schema)
+_UNNEST = ", ".join(f"%s::{kind}[]" for kind in INSERT_TYPES)
+_ROWS_CTE = (
+    f"r AS (SELECT nextval({_SEQUENCE}) AS id, u.* FROM unnest({_UNNEST}) WITH ORDINALITY "
+    f"AS u({', '.join(INSERT_COLUMNS)}, ord))"
+)
+_INSERT_TARGET = f"INSERT INTO hermes_messages (id, session_id, {', '.join(INSERT_COLUMNS)})"
+_INSERT_SELECT = ", ".join(
+    "coalesce(r.position, r.id)" if c == "position" else f"r.{c}" for c in INSERT_COLUMNS
+)
+# One row: plain parameters rather than arrays (the common case, a message at a time).
+_ONE_SELECT = ", ".join(
+    f"coalesce(%s::{k}, n.id)" if c == "position" else f"%s::{k}"
+    for c, k in zip(INSERT_COLUMNS, INSERT_TYPES, strict=True)
+)
+# The lease row, share-locked so that a takeover waits for this write to commit.
+_FENCE_CTE = (
+    "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
+)
+# updated_at moves when it is more than a second behind (listing order is by the second); a
+# session that does not exist fails the foreign key of the insert instead.
+_BUMP = (
+    "s AS (UPDATE hermes_sessions SET updated_at = %s WHERE id = %s "
+    "AND NOT (updated_at <= %s AND updated_at > %s){fence} RETURNING 1)"
+)
+
+
+def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
+    """Turn per-row values into one list per column (the unnest arrays)."""
+    return [list(column) for column in zip(*values, strict=True)]
+
+
+def append_sql(fenced: bool, one: bool) -> str:
+    """Return the one-statement append: with or without the lease fence, one row or many."""
+    ctes = [_FENCE_CTE] if fenced else []
+    where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
+    ctes.append(_BUMP.format(fence=" AND EXISTS (SELECT 1 FROM l)" if fenced else ""))
+    if one:
+        ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
+        return (
+            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, %s, {_ONE_SELECT} FROM n{where} "
+            "RETURNING id"
+        )
+    ctes.append(_ROWS_CTE)
+    return (
+        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} "
+        f"FROM r{where} ORDER BY r.ord RETURNING id"
+    )
+
+
+APPEND_SQL = {(fenced, one): append_sql(fenced, one) for fenced in (False, True) for one in (False, True)}
+
+
+async def append_rows(cur: Any, session_id: str, rows: Sequence[NewRow], fence: Fence) -> list[int]:
+    """Append rows in one statement; return their ids (empty when the fence refused them).
+
+    :raises SessionNotFound: when the session is not stored.
+    """
+    from psycopg.errors import ForeignKeyViolation
+
+    now = time.time()
+    values = [row_values(row, now) for row in rows]
+    params: list[Any] = []
+    if fence is not None:
+        params += [session_id, fence[0], fence[1]]
+    params += [now, session_id, now, now - ACTIVITY_INTERVAL_S]
+    one = len(values) == 1
+    if one:
+        params += [session_id, *values[0]]
+    else:
+        params += [*_columns(values), session_id]
+    try:
+        await cur.execute(APPEND_SQL[fence is not None, one], params)
+    except ForeignKeyViolation:
+        raise SessionNotFound(session_id) from None
+    return sorted(row[0] for row in await cur.fetchall())
+
+
+async def insert_rows(cur: Any, session_id: str, rows: Sequence[NewRow], now: float) -> list[int]:
+    """Insert rows inside the caller's transaction (the session is known to exist)."""
+    if not rows:
+        return []
+    values = [row_values(row, now) for row in rows]
+    sql = (
+        f"WITH {_ROWS_CTE} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} FROM r ORDER BY r.ord "
+        "RETURNING id"
+    )
+    await cur.execute(sql, [*_columns(values), session_id])
+    return sorted(row[0] for row in await cur.fetchall())
+
+
+_LOAD = f"SELECT {', '.join(LOAD_COLUMNS)} FROM hermes_messages WHERE session_id = %s"
+LOAD_ACTIVE = f"{_LOAD} AND active ORDER BY position, id"
+LOAD_ALL = f"{_LOAD} ORDER BY position, id"
+
+
+async def load_rows(cur: Any, session_id: str, include_archived: bool) -> list[Row]:
+    """Return a session's rows ordered by ``(position, id)``."""
+    await cur.execute(LOAD_ALL if include_archived else LOAD_ACTIVE, (session_id,))
+    return [row_from_values(session_id, values) for values in await cur.fetchall()]
+
+
+async def archive_rows(cur: Any, session_id: str, row_ids: Sequence[int], reason: str | None) -> None:
+    """Soft-archive rows of one session inside the caller's transaction.
+
+    :raises StorageError: when an id is not a row of this session.
+    """
+    ids = list(dict.fromkeys(int(i) for i in row_ids))
+    await cur.execute(
+        "UPDATE hermes_messages SET archived_reason = CASE WHEN active THEN %s ELSE archived_reason END, "
+        "active = false WHERE session_id = %s AND id = ANY(%s::bigint[])",
+        (reason, session_id, ids),
+    )
+    if cur.rowcount != len(ids):
+        raise StorageError(f"cannot archive rows: some of them are not rows of session {session_id}")
+
+
+async def update_row_meta(cur: Any, row_id: int, meta: Mapping[str, Any]) -> None:
+    """Merge keys into one row's ``meta`` inside the caller's transaction.
+
+    :raises StorageError: when there is no such row.
+    """
+    await cur.execute("SELECT meta FROM hermes_messages WHERE id = %s FOR UPDATE", (row_id,))
+    found = await cur.fetchone()
+    if found is None:
+        raise StorageError(f"no message row with id {row_id}")
+    merged = load_mapping(found[0])
+    merged.update(meta)
+    await cur.execute(
+        "UPDATE hermes_messages SET meta = %s WHERE id = %s", (dump_json(merged) if merged else None, row_id)
+    )

@@ -1,0 +1,314 @@
+"""The PostgreSQL storage backend: the ``Storage`` protocol over a bounded async connection pool.
+
+Every call borrows one pooled connection (psycopg 3, async, autocommit) for one statement or
+one transaction. A call that finds no free connection within ``pool_timeout_s``, or a server
+that went away, fails with ``StorageUnavailable`` (HTTP 503 upstream) instead of waiting.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from hermes_core import (
+    HermesError,
+    LeaseLost,
+    NewRow,
+    Row,
+    SessionNotFound,
+    SessionPage,
+    SessionRecord,
+    StorageError,
+    StorageUnavailable,
+)
+from hermes_postgres import lease_ops, message_ops, session_ops
+from hermes_postgres.dsn import advice, describe_server, scrub
+from hermes_postgres.schema import SCHEMA_VERSION, current_version, migrate
+
+
+class PostgresStorage:
+    """Sessions, messages and writer leases in a PostgreSQL database shared by many instances.
+
+    :param dsn: the server (URL or key/value string).
+    :param pool_size: most connections held at once.
+    :param pool_timeout_s: how long a call waits for a free connection.
+    :param read_only: every transaction read-only; nothing is created or migrated.
+    """
+
+    durable = True
+
+    def __init__(
+        self, dsn: str, *, pool_size: int = 10, pool_timeout_s: float = 5.0, read_only: bool = False
+    ) -> None:
+        self._dsn = dsn
+        self.server = describe_server(dsn)
+        self.pool_size = pool_size
+        self.pool_timeout_s = pool_timeout_s
+        self.read_only = read_only
+        self._pool: Any = None
+        self._closed = False
+        self.schema_before_open: int | None = None
+        # The leases this storage holds: session id → (owner, epoch); writes to these sessions
+        # are fenced on the epoch.
+        self._held: dict[str, tuple[str, int]] = {}
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def _connect_kwargs(self) -> dict[str, Any]:
+        from psycopg.conninfo import conninfo_to_dict
+
+        kwargs: dict[str, Any] = {"autocommit": True}
+        given = conninfo_to_dict(self._dsn)
+        if "connect_timeout" not in given:
+            kwargs["connect_timeout"] = max(2, round(self.pool_timeout_s))
+        if "application_name" not in given:
+            kwargs["application_name"] = "hermes"
+        if self.read_only:
+            kwargs["options"] = "-c default_transaction_read_only=on"
+        return kwargs
+
+    def _opening_error(self, exc: BaseException) -> StorageError:
+        text = scrub(str(exc).strip() or type(exc).__name__, self._dsn)
+        first = text.splitlines()[0] if text else type(exc).__name__
+        return StorageUnavailable(f"cannot open PostgreSQL storage at {self.server}: {first}; {advice(text)}")
+
+    async def open(self) -> None:
+        """Connect, migrate from whatever version is there, and open the pool.
+
+        :raises StorageUnavailable: the server cannot be reached or refuses us (no password shown).
+        :raises StorageError: the database is unusable (e.g. newer schema).
+        """
+        if self._closed:
+            raise StorageError(f"storage at {self.server} is closed")
+        if self._pool is not None:
+            return
+        import psycopg
+        from psycopg_pool import AsyncConnectionPool
+
+        kwargs = self._connect_kwargs()
+        try:
+            conn = await psycopg.AsyncConnection.connect(self._dsn, **kwargs)
+        except (psycopg.Error, OSError) as exc:
+            raise self._opening_error(exc) from None
+        try:
+            if self.read_only:
+                async with conn.cursor() as cur:
+                    version = await current_version(cur)
+                if version != SCHEMA_VERSION:
+                    raise StorageError(
+                        f"PostgreSQL storage at {self.server} has schema version {version}, this Hermes "
+                        f"needs {SCHEMA_VERSION}; start it once with write access"
+                    )
+                self.schema_before_open = version
+            else:
+                self.schema_before_open = await migrate(conn, self.server)
+        except psycopg.Error as exc:
+            raise self._opening_error(exc) from None
+        finally:
+            await conn.close()
+        pool = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self.pool_size,
+            timeout=self.pool_timeout_s,
+            kwargs=kwargs,
+            open=False,
+            name="hermes",
+        )
+        await pool.open(wait=False)
+        self._pool = pool
+
+    async def close(self) -> None:
+        """Close the pool; later calls fail."""
+        self._closed = True
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    # -- plumbing -----------------------------------------------------------------------------
+    @asynccontextmanager
+    async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
+        """Borrow a connection and give a cursor; translate every failure into a typed error."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = self._pool
+        if pool is None:
+            raise StorageError(f"storage at {self.server} is {'closed' if self._closed else 'not open'}")
+        try:
+            async with pool.connection() as conn:
+                if transaction:
+                    async with conn.transaction(), conn.cursor() as cur:
+                        yield cur
+                else:
+                    async with conn.cursor() as cur:
+                        yield cur
+        except HermesError:
+            raise
+        except PoolTimeout:
+            raise StorageUnavailable(
+                f"no free PostgreSQL connection within {self.pool_timeout_s:g} s "
+                f"(storage.pool_size = {self.pool_size}); try again"
+            ) from None
+        except psycopg.OperationalError as exc:
+            text = scrub(str(exc).strip(), self._dsn).splitlines()
+            reason = text[0] if text else type(exc).__name__
+            raise StorageUnavailable(f"PostgreSQL at {self.server} is unavailable: {reason}") from None
+        except psycopg.Error as exc:
+            text = scrub(str(exc).strip(), self._dsn).splitlines()
+            raise StorageError(
+                f"storage error at {self.server}: {text[0] if text else type(exc).__name__}"
+            ) from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            # Values a column or JSON cannot hold; the transaction was rolled back.
+            raise StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}") from None
+
+    def _fence(self, session_id: str) -> tuple[str, int] | None:
+        return self._held.get(session_id)
+
+    async def _refused(self, cur: Any, session_id: str) -> HermesError:
+        """Explain why a write to ``session_id`` touched nothing: no session, or the lease moved."""
+        fence = self._fence(session_id)
+        if fence is not None:
+            holder, epoch = await lease_ops.holder(cur, session_id)
+            if holder != fence[0] or epoch != fence[1]:
+                # The fence stays: every later write is refused too, until we take the lease
+                # again (acquire) or give it up (release).
+                return LeaseLost(session_id, holder)
+        return SessionNotFound(session_id)
+
+    async def _check_fence(self, cur: Any, session_id: str) -> None:
+        fence = self._fence(session_id)
+        if fence is not None and not await lease_ops.check_fence(cur, session_id, *fence):
+            raise await self._refused(cur, session_id)
+
+    async def diagnostics(self) -> dict[str, Any]:
+        """Report the server, schema version and pool state (health checks, ``--check``)."""
+        async with self._cursor() as cur:
+            await cur.execute("SELECT current_setting('server_version'), version FROM hermes_schema")
+            server_version, schema_version = await cur.fetchone()
+        stats = self._pool.get_stats() if self._pool is not None else {}
+        return {
+            "backend": "postgres",
+            "server": self.server,
+            "server_version": server_version,
+            "schema_version": schema_version,
+            "read_only": self.read_only,
+            "pool": {
+                "max": self.pool_size,
+                "open": stats.get("pool_size", 0),
+                "idle": stats.get("pool_available", 0),
+                "waiting": stats.get("requests_waiting", 0),
+                "timeout_s": self.pool_timeout_s,
+            },
+        }
+
+    # -- sessions -----------------------------------------------------------------------------
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        async with self._cursor() as cur:
+            return await session_ops.get_session(cur, session_id)
+
+    async def find_session_by_title(self, title: str) -> SessionRecord | None:
+        async with self._cursor() as cur:
+            return await session_ops.find_session_by_title(cur, title)
+
+    async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
+        now = time.time()
+        async with self._cursor(transaction=True) as cur:
+            if not await session_ops.insert_session(cur, record, now):
+                raise StorageError(f"session {record.id} already exists")
+            return await message_ops.insert_rows(cur, record.id, tuple(rows), now)
+
+    async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
+        fields = dict(fields)
+        session_ops.check_fields(fields)
+        async with self._cursor(transaction=True) as cur:
+            await self._check_fence(cur, session_id)
+            await session_ops.set_session_fields(cur, session_id, fields, time.time())
+
+    async def list_sessions(
+        self,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+        cwd: str | None = None,
+        title: str | None = None,
+        hidden_sources: Sequence[str] = ("tool",),
+    ) -> SessionPage:
+        async with self._cursor() as cur:
+            return await session_ops.list_sessions(
+                cur, limit=limit, cursor=cursor, cwd=cwd, title=title, hidden_sources=tuple(hidden_sources)
+            )
+
+    async def latest_session_for_channel(self, channel_key: str) -> str | None:
+        async with self._cursor() as cur:
+            return await session_ops.latest_session_for_channel(cur, channel_key)
+
+    # -- leases -------------------------------------------------------------------------------
+    async def acquire_lease(
+        self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
+    ) -> str | None:
+        async with self._cursor() as cur:
+            holder, epoch = await lease_ops.acquire(cur, session_id, owner, ttl_s, take_over)
+        if holder is None:
+            self._held[session_id] = (owner, epoch)
+        return holder
+
+    async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
+        async with self._cursor() as cur:
+            epoch = await lease_ops.renew(cur, session_id, owner, ttl_s)
+        if epoch is None:
+            return False  # the fence stays: writes are refused until the lease is taken again
+        self._held[session_id] = (owner, epoch)
+        return True
+
+    async def release_lease(self, session_id: str, owner: str) -> None:
+        async with self._cursor(transaction=True) as cur:
+            await lease_ops.release(cur, session_id, owner)
+        held = self._held.get(session_id)
+        if held is not None and held[0] == owner:
+            del self._held[session_id]
+
+    # -- messages -----------------------------------------------------------------------------
+    async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
+        if not rows:
+            return []
+        async with self._cursor() as cur:
+            ids = await message_ops.append_rows(cur, session_id, rows, self._fence(session_id))
+            if not ids:
+                raise await self._refused(cur, session_id)
+            return ids
+
+    async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
+        async with self._cursor() as cur:
+            return await message_ops.load_rows(cur, session_id, include_archived)
+
+    async def rewrite(
+        self,
+        session_id: str,
+        *,
+        archive_row_ids: Sequence[int] = (),
+        archived_reason: str | None = None,
+        append: Sequence[NewRow] = (),
+        session_fields: Mapping[str, Any] | None = None,
+    ) -> list[int]:
+        fields = dict(session_fields) if session_fields else None
+        if fields:
+            session_ops.check_fields(fields)
+        now = time.time()
+        async with self._cursor(transaction=True) as cur:
+            await self._check_fence(cur, session_id)
+            await cur.execute("UPDATE hermes_sessions SET updated_at = %s WHERE id = %s", (now, session_id))
+            if cur.rowcount != 1:
+                raise SessionNotFound(session_id)
+            if archive_row_ids:
+                await message_ops.archive_rows(cur, session_id, archive_row_ids, archived_reason)
+            ids = await message_ops.insert_rows(cur, session_id, tuple(append), now)
+            if fields:
+                await session_ops.set_session_fields(cur, session_id, fields, now)
+            return ids
+
+    async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
+        async with self._cursor(transaction=True) as cur:
+            await message_ops.update_row_meta(cur, row_id, dict(meta))
