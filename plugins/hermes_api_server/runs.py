@@ -139,6 +139,18 @@ class RunManager:
             raise not_found(run_id)
         return stored[1]
 
+    async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
+        found: dict[str, dict[str, Any]] = {}
+        for status in await self.state.store.runs_of(who, limit):
+            status.pop("terminal_event", None)
+            found[str(status.get("run_id"))] = status
+        for run in self.runs.values():
+            if run.principal == who:
+                found[run.run_id] = run.status_object()
+        ordered = sorted(found.values(), key=lambda s: float(s.get("created_at") or 0), reverse=True)
+        return ordered[:limit]
+
     # -- events --------------------------------------------------------------------------------
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Append a run event and refresh the status stamp."""
