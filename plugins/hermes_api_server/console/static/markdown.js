@@ -5,10 +5,11 @@ const SAFE_LINK = /^(https?:|mailto:)/i;
 const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*(?=\S)([\s\S]*?\S)\*\*|__(?=\S)([\s\S]*?\S)__|\*(?=[^\s*])([^*]*?[^\s*]|[^\s*])\*|\[([^\]\n]+)\]\(([^)\s]+)\)/g;
 
 function inline(parent, text) {
+  // A regex of its own per call: the recursion below must not move the caller's position.
+  const re = new RegExp(INLINE.source, "g");
   let last = 0;
-  INLINE.lastIndex = 0;
   let m;
-  while ((m = INLINE.exec(text)) !== null) {
+  while ((m = re.exec(text)) !== null) {
     if (m.index > last) parent.append(document.createTextNode(text.slice(last, m.index)));
     if (m[1] !== undefined) {
       const code = document.createElement("code");
@@ -35,7 +36,7 @@ function inline(parent, text) {
         parent.append(document.createTextNode(m[0]));
       }
     }
-    last = INLINE.lastIndex;
+    last = re.lastIndex;
   }
   if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
 }

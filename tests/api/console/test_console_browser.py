@@ -1,0 +1,244 @@
+"""The console in headless Chromium against a real ``hermes api --console`` on loopback with the
+mock provider (docs/console.md): what a person sees and does."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.api.api_helpers import Server, start_server
+from tests.api.conftest import BASE_CONFIG
+from tests.api.console.browser import CuttingProxy, browser, shot  # noqa: F401 (fixture)
+from tests.api.console.helpers import KEY_A, KEY_B, TWO_KEYS
+from tests.timing import scaled
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = pytest.mark.timeout(120)
+GUARDED_ECHO = '[[tool terminal {"command":"echo hermes-guard-test"}]] check'
+
+
+@pytest.fixture(scope="module")
+def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    home = tmp_path_factory.mktemp("console-home")
+    server = start_server(home, config=TWO_KEYS + BASE_CONFIG)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:  # noqa: F811
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    context.set_default_timeout(scaled(20_000))
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield opened
+    context.close()
+    assert not errors, errors
+
+
+def sign_in(page: Page, srv: Server, key: str = KEY_A, base: str | None = None) -> None:
+    page.goto((base or srv.base) + "/console")
+    page.fill("#key", key)
+    page.click("#signin-submit")
+    page.wait_for_selector("#runs-body")
+
+
+def start(page: Page, prompt: str, model: str | None = "mock:echo") -> str:
+    page.fill("#prompt", prompt)
+    if model:
+        page.wait_for_selector(f"#model option[value='{model}']", state="attached")
+        page.select_option("#model", model)
+    page.click("#start-submit")
+    page.wait_for_url(re.compile(r"/console/runs/run_[0-9a-f]+$"))
+    return page.url.rsplit("/", 1)[1]
+
+
+def wait_terminal(page: Page, status: str) -> dict[str, Any]:
+    page.wait_for_selector(f".event.terminal.{status}", timeout=scaled(40_000))
+    facts: dict[str, Any] = page.evaluate("window.hermesConsole.run")
+    assert facts["duplicates"] == 0 and facts["missing"] == 0, facts
+    assert facts["seqs"] == list(range(1, len(facts["seqs"]) + 1)), facts["seqs"]
+    assert page.text_content("#status") == status
+    return facts
+
+
+def tokens(n: int) -> str:
+    return " ".join(f"t{i}" for i in range(n))
+
+
+def test_wrong_key_is_refused_and_sign_in_sets_only_a_strict_cookie(page: Page, srv: Server) -> None:
+    page.goto(srv.base + "/console")
+    page.wait_for_selector("#signin")
+    shot(page, "01-sign-in")
+    page.fill("#key", "hk_wrong_key_for_this_console_00")
+    page.click("#signin-submit")
+    page.wait_for_selector("#signin-error:has-text('That key is not accepted.')")
+    assert page.context.cookies() == []
+    page.fill("#key", KEY_A)
+    page.click("#signin-submit")
+    page.wait_for_selector("#runs-body")
+    assert KEY_A not in page.url and KEY_A not in page.content()
+    (cookie,) = page.context.cookies()
+    assert (cookie["name"], cookie["path"], cookie["httpOnly"], cookie["sameSite"]) == (
+        "hermes_console",
+        "/console",
+        True,
+        "Strict",
+    )
+    assert page.evaluate("document.cookie") == ""
+    page.click("#logout")
+    page.wait_for_selector("#signin")
+    page.goto(srv.base + "/console")
+    page.wait_for_selector("#signin")
+
+
+def test_start_a_run_and_watch_its_text_stream(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    options = page.locator("#model option").all_text_contents()
+    assert "mock:echo" in options and "mock:history" in options
+    run_id = start(page, "[[tokens 80]] [[delay 40]] go")
+    page.wait_for_selector(".event.message:has-text('t5')")
+    assert page.locator(".event.terminal").count() == 0  # text shows while the run is still going
+    shot(page, "03-streaming")
+    facts = wait_terminal(page, "completed")
+    assert facts["text"] == tokens(80)
+    assert page.text_content(".event.message") == tokens(80)
+    assert "output tokens: 80" in page.text_content("#usage")
+    page.click("#home")
+    row = page.locator(f"tr[data-run-id='{run_id}']")
+    row.locator(".badge.completed").wait_for()
+    assert "mock:echo" in row.text_content()
+    shot(page, "02-runs-list")
+
+
+def test_approve_a_tool_and_see_it_run(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, GUARDED_ECHO)
+    card = page.locator(".event.approval.open")
+    card.wait_for()
+    assert page.text_content("#status") == "waiting_for_approval"
+    assert card.locator("button").all_text_contents() == [
+        "Allow once",
+        "Allow for session",
+        "Always allow",
+        "Deny",
+    ]
+    assert re.search(r"expires in \d+", card.locator(".expiry").text_content() or "")
+    shot(page, "04-approval")
+    card.locator("button[data-choice=once]").click()
+    page.wait_for_selector(".event.approval.answered:has-text('answered: once')")
+    wait_terminal(page, "completed")
+    assert "done in" in page.text_content(".event.tool")
+    assert page.text_content(".event.message") == "Done: hermes-guard-test"
+
+
+def test_deny_a_tool_and_see_the_refusal(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, GUARDED_ECHO)
+    page.locator(".event.approval.open button[data-choice=deny]").click()
+    page.wait_for_selector(".event.approval.answered:has-text('answered: deny')")
+    wait_terminal(page, "completed")
+    assert "failed in" in page.text_content(".event.tool")
+    reply = page.text_content(".event.message") or ""
+    assert reply.startswith("Done: The user declined this tool call."), reply
+    shot(page, "05-denied")
+
+
+def test_steer_during_a_tool_is_delivered(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, '[[tool terminal {"command":"sleep 1.5"}]] work')
+    page.wait_for_selector(".event.tool.running")
+    page.fill("#steer", "use fewer words")
+    page.press("#steer", "Enter")
+    page.wait_for_selector(".event.steer:has-text('use fewer words')")
+    page.wait_for_selector(".event.steer.delivered .steer-state:has-text('delivered')")
+    shot(page, "06-steer-delivered")
+    wait_terminal(page, "completed")
+    assert (page.text_content(".event.message") or "").endswith("/ Steer: use fewer words")
+
+
+def test_steer_that_arrives_too_late_is_returned_as_pending(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, "[[tokens 40]] [[delay 50]] go")
+    page.wait_for_selector(".event.message:has-text('t2')")
+    page.fill("#steer", "keep it short")
+    page.click("#steer-submit")
+    wait_terminal(page, "completed")
+    page.wait_for_selector(".event.steer.pending:has-text('returned as pending')")
+    assert "keep it short" in page.text_content(".pending-steer")
+
+
+def test_stop_a_run(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, "[[tokens 2000]] [[delay 20]] go")
+    page.wait_for_selector(".event.message:has-text('t3')")
+    page.click("#stop")
+    facts = wait_terminal(page, "cancelled")
+    assert page.is_disabled("#stop")
+    assert len(facts["text"].split()) < 2000
+    shot(page, "07-stopped")
+
+
+def test_reload_mid_run_resumes_without_gaps(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, "[[tokens 150]] [[delay 25]] go")
+    page.wait_for_selector(".event.message:has-text('t10')")
+    page.reload()
+    page.wait_for_selector(".event.started")
+    facts = wait_terminal(page, "completed")
+    assert facts["text"] == tokens(150)
+    assert page.text_content(".event.message") == tokens(150)
+
+
+def test_dropped_connection_resumes_with_last_event_id(page: Page, srv: Server) -> None:
+    proxy = CuttingProxy(srv.port)
+    try:
+        base = f"http://127.0.0.1:{proxy.port}"
+        sign_in(page, srv, base=base)
+        start(page, "[[tokens 200]] [[delay 25]] go")
+        page.wait_for_selector(".event.message:has-text('t10')")
+        proxy.cut()
+        page.wait_for_function("window.hermesConsole.run.reconnects > 0")
+        facts = wait_terminal(page, "completed")
+        assert facts["text"] == tokens(200)
+    finally:
+        proxy.close()
+
+
+def test_a_second_key_cannot_see_the_first_keys_runs(browser: Browser, page: Page, srv: Server) -> None:  # noqa: F811
+    sign_in(page, srv)
+    run_id = start(page, "mine [[tokens 3]]")
+    wait_terminal(page, "completed")
+    other = browser.new_context()
+    try:
+        second = other.new_page()
+        sign_in(second, srv, KEY_B)
+        second.wait_for_selector("#runs-body tr")
+        assert second.locator(f"tr[data-run-id='{run_id}']").count() == 0
+        second.goto(f"{srv.base}/console/runs/{run_id}")
+        second.wait_for_selector("#notice:has-text('does not exist')")
+        assert second.locator(".event").count() == 0
+        shot(second, "08-other-key")
+    finally:
+        other.close()
+
+
+def test_model_generated_script_is_shown_as_text(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    hostile = '<script>window.pwned = 1</script> <img src=x onerror="window.pwned = 2"> **bold** `code`'
+    start(page, hostile)
+    wait_terminal(page, "completed")
+    message = page.locator(".event.message")
+    shown = "You said: " + hostile.replace("**bold**", "bold").replace("`code`", "code")
+    assert message.text_content() == shown
+    assert page.evaluate("window.pwned") is None
+    assert message.locator("script, img").count() == 0
+    assert message.locator("strong").text_content() == "bold"
+    assert message.locator("code").text_content() == "code"
+    shot(page, "09-script-as-text")
