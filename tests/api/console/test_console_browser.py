@@ -242,3 +242,17 @@ def test_model_generated_script_is_shown_as_text(page: Page, srv: Server) -> Non
     assert message.locator("strong").text_content() == "bold"
     assert message.locator("code").text_content() == "code"
     shot(page, "09-script-as-text")
+
+
+def test_tool_output_and_diff_are_shown(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    write = '[[tool write_file {"path": "notes.md", "content": "alpha\\nbeta\\n"}]]'
+    run = '[[tool terminal {"command": "echo progress-line"}]]'
+    start(page, f"{write} {run} go")
+    wait_terminal(page, "completed")
+    assert page.locator(".event.tool .diff").count() == 1
+    diff = page.locator(".event.tool .diff")
+    assert diff.locator(".add").all_text_contents() == ["+alpha\n", "+beta\n"]
+    assert "+++ b/notes.md" in (diff.text_content() or "")
+    assert page.locator(".tool-output", has_text="progress-line").count() == 1
+    shot(page, "10-tool-output-and-diff")

@@ -251,7 +251,12 @@ export class RunView {
     }
     tool.card.classList.replace("running", event.error ? "failed" : "done");
     tool.state.textContent = (event.error ? "failed" : "done") + " in " + event.duration + " s";
-    if (event.diff) tool.card.append(diffView(event.diff));
+    if (event.diff) {
+      // The change as made replaces the change as proposed.
+      const proposed = tool.card.querySelector(".diff");
+      if (proposed) proposed.replaceWith(diffView(event.diff));
+      else tool.output.before(diffView(event.diff));
+    }
     if (event.result && !tool.output.textContent) tool.output.textContent = event.result;
   }
 
@@ -356,7 +361,7 @@ function label(choice) {
 
 function diffView(diff) {
   const pre = el("pre", { class: "diff" });
-  for (const line of diff.split("\n")) {
+  for (const line of diff.replace(/\n$/, "").split("\n")) {
     const cls = line.startsWith("+") && !line.startsWith("+++") ? "add" : line.startsWith("-") && !line.startsWith("---") ? "del" : line.startsWith("@@") ? "hunk" : "";
     pre.append(el("span", { class: cls, text: line + "\n" }));
   }
