@@ -13,7 +13,7 @@ from tests.api.api_helpers import Server, start_server
 from tests.api.conftest import BASE_CONFIG
 from tests.api.console.browser import CuttingProxy, browser, shot  # noqa: F401 (fixture)
 from tests.api.console.helpers import KEY_A, KEY_B, TWO_KEYS
-from tests.timing import scaled
+from tests.timing import eventually_sync, scaled
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -66,6 +66,12 @@ def wait_terminal(page: Page, status: str) -> dict[str, Any]:
     assert facts["seqs"] == list(range(1, len(facts["seqs"]) + 1)), facts["seqs"]
     assert page.text_content("#status") == status
     return facts
+
+
+def wait_js(page: Page, expression: str) -> None:
+    """Poll an expression through the debugger (the console's CSP forbids Playwright's own eval
+    that ``wait_for_function`` uses)."""
+    eventually_sync(lambda: page.evaluate(expression), timeout=20, interval=0.02, what=expression)
 
 
 def tokens(n: int) -> str:
@@ -204,7 +210,7 @@ def test_dropped_connection_resumes_with_last_event_id(page: Page, srv: Server) 
         start(page, "[[tokens 200]] [[delay 25]] go")
         page.wait_for_selector(".event.message:has-text('t10')")
         proxy.cut()
-        page.wait_for_function("window.hermesConsole.run.reconnects > 0")
+        wait_js(page, "window.hermesConsole.run.reconnects > 0")
         facts = wait_terminal(page, "completed")
         assert facts["text"] == tokens(200)
     finally:

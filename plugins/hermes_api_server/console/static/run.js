@@ -208,19 +208,30 @@ export class RunView {
       const node = el("div", { class: "event message", "data-seq": event.seq });
       this.message = { node, text: "", frame: 0 };
       this.add(node);
-    } else {
-      this.message.node.dataset.seqLast = event.seq;
     }
     const message = this.message;
     message.text += event.delta;
-    if (!message.frame) {
-      message.frame = requestAnimationFrame(() => {
-        message.frame = 0;
-        const stick = this.nearBottom();
-        message.node.replaceChildren(renderMarkdown(message.text));
-        if (stick) document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
-      });
-    }
+    if (!message.frame) this.paint(message);
+  }
+
+  // Render a growing message at most once a frame, and less often as it grows: the time between
+  // two renders is at least four times what the last one cost, so the page stays responsive
+  // however long the text gets.
+  paint(message) {
+    message.frame = requestAnimationFrame(() => {
+      const wait = (message.cost || 0) * 4 - (performance.now() - (message.paintedAt || 0));
+      if (wait > 0) {
+        message.frame = setTimeout(() => this.paint(message), wait);
+        return;
+      }
+      const began = performance.now();
+      const stick = this.nearBottom();
+      message.node.replaceChildren(renderMarkdown(message.text));
+      if (stick) document.scrollingElement.scrollTop = document.scrollingElement.scrollHeight;
+      message.paintedAt = performance.now();
+      message.cost = message.paintedAt - began;
+      message.frame = 0;
+    });
   }
 
   toolStarted(event) {
