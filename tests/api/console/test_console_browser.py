@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -262,3 +263,19 @@ def test_tool_output_and_diff_are_shown(page: Page, srv: Server) -> None:
     assert "+++ b/notes.md" in (diff.text_content() or "")
     assert page.locator(".tool-output", has_text="progress-line").count() == 1
     shot(page, "10-tool-output-and-diff")
+
+
+def test_an_unanswered_approval_expires_as_denied(page: Page, tmp_path: Path) -> None:
+    quick = start_server(tmp_path / "home", config=TWO_KEYS + "[approvals]\ntimeout_s = 3\n" + BASE_CONFIG)
+    try:
+        sign_in(page, quick)
+        start(page, GUARDED_ECHO)
+        card = page.locator(".event.approval.open")
+        card.wait_for()
+        assert re.search(r"expires in [0-3]s", card.locator(".expiry").text_content() or "")
+        page.wait_for_selector(".event.approval.expired:has-text('expired (timeout): denied')")
+        assert page.locator(".event.approval button:enabled").count() == 0
+        wait_terminal(page, "completed")
+        assert "failed in" in (page.text_content(".event.tool") or "")
+    finally:
+        quick.stop()
