@@ -101,6 +101,8 @@ export class RunsView {
   }
 
   async start() {
+    if (this.starting) return;
+    this.starting = true;
     this.error.textContent = "";
     const body = { input: this.prompt.value };
     if (this.model.value) body.model = this.model.value;
@@ -110,6 +112,8 @@ export class RunsView {
       this.navigate("/console/runs/" + run.run_id);
     } catch (err) {
       this.failed(err);
+    } finally {
+      this.starting = false;
     }
   }
 }
