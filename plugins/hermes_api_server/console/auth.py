@@ -45,9 +45,6 @@ class ConsoleSessions:
         self.ttl_s = ttl_s
         self._sessions: dict[str, ConsoleSession] = {}
 
-    def __len__(self) -> int:
-        return len(self._sessions)
-
     def open(self, principal: str) -> tuple[str, ConsoleSession]:
         """Start a session for ``principal``; return the cookie value and the session."""
         self._prune()
@@ -75,13 +72,6 @@ class ConsoleSessions:
     def close(self, token: str | None) -> bool:
         """End the session of a cookie value; tell whether there was one."""
         return token is not None and self._sessions.pop(_digest(token), None) is not None
-
-    def end_for(self, principal: str) -> int:
-        """End every session of ``principal`` (its key was revoked); return how many ended."""
-        doomed = [k for k, s in self._sessions.items() if s.principal == principal]
-        for k in doomed:
-            del self._sessions[k]
-        return len(doomed)
 
     def _prune(self) -> None:
         now = time.time()

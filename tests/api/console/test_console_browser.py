@@ -279,3 +279,39 @@ def test_an_unanswered_approval_expires_as_denied(page: Page, tmp_path: Path) ->
         assert "failed in" in (page.text_content(".event.tool") or "")
     finally:
         quick.stop()
+
+
+def test_markdown_renders_structure_and_never_markup_or_script_links(page: Page, srv: Server) -> None:
+    page.goto(srv.base + "/console")
+    page.wait_for_selector("#signin")
+    rendered = page.evaluate(
+        """async () => {
+          const { renderMarkdown } = await import('/console/static/markdown.js');
+          const show = (text) => {
+            const box = document.createElement('div');
+            box.append(renderMarkdown(text));
+            return box.innerHTML;
+          };
+          return {
+            blocks: show('# Title\\n\\n- one\\n- **two**\\n\\n1. first\\n\\n> quoted\\n\\n'
+              + '```py\\nx = "<b>"\\n```'),
+            inline: show('a `<i>code</i>` and *em* and [site](https://example.org/a)'),
+            links: show('[bad](javascript:alert(1)) [data](data:text/html,x)'),
+            html: show('<b onmouseover="x()">bold?</b> <iframe src="https://x"></iframe>'),
+            open: show('```\\nunclosed <script>x</script>'),
+          };
+        }"""
+    )
+    assert rendered["blocks"] == (
+        "<h3>Title</h3><ul><li>one</li><li><strong>two</strong></li></ul><ol><li>first</li></ol>"
+        '<blockquote><p>quoted</p></blockquote><pre><code data-lang="py">x = "&lt;b&gt;"</code></pre>'
+    )
+    assert rendered["inline"] == (
+        "<p>a <code>&lt;i&gt;code&lt;/i&gt;</code> and <em>em</em> and "
+        '<a href="https://example.org/a" rel="noopener noreferrer nofollow" target="_blank">site</a></p>'
+    )
+    assert rendered["links"] == "<p>[bad](javascript:alert(1)) [data](data:text/html,x)</p>"
+    assert rendered["html"] == (
+        '<p>&lt;b onmouseover="x()"&gt;bold?&lt;/b&gt; &lt;iframe src="https://x"&gt;&lt;/iframe&gt;</p>'
+    )
+    assert rendered["open"] == "<pre><code>unclosed &lt;script&gt;x&lt;/script&gt;</code></pre>"
