@@ -59,7 +59,7 @@ setInterval(() => {
 
 def start_server(home: Path) -> tuple[subprocess.Popen[str], int]:
     (home / "config.toml").write_text(
-        f'[api_server]\nconsole = true\nkey = "{KEY}"\nrun_journal_events = 100000\n'
+        f'[api_server]\nconsole = true\nkey = "{KEY}"\n'
         "[agent]\nprovider_retries = 0\n[titles]\nrefine = false\n"
     )
     env = {"HERMES_HOME": str(home), "PATH": "/usr/bin:/bin"}

@@ -315,3 +315,15 @@ def test_markdown_renders_structure_and_never_markup_or_script_links(page: Page,
         '<p>&lt;b onmouseover="x()"&gt;bold?&lt;/b&gt; &lt;iframe src="https://x"&gt;&lt;/iframe&gt;</p>'
     )
     assert rendered["open"] == "<pre><code>unclosed &lt;script&gt;x&lt;/script&gt;</code></pre>"
+
+
+def test_a_long_fast_stream_shows_every_event_while_input_stays_usable(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    start(page, "[[tokens 4000]] [[delay 1]] go")
+    page.wait_for_selector(".event.message")
+    page.click("#steer")
+    page.keyboard.type("still typing")
+    assert page.input_value("#steer") == "still typing"
+    facts = wait_terminal(page, "completed")
+    assert facts["text"] == tokens(4000)
+    assert page.text_content(".event.message") == tokens(4000)
