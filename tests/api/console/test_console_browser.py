@@ -3,6 +3,7 @@ mock provider (docs/console.md): what a person sees and does."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,9 @@ GUARDED_ECHO = '[[tool terminal {"command":"echo hermes-guard-test"}]] check'
 @pytest.fixture(scope="module")
 def srv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = tmp_path_factory.mktemp("console-home")
-    server = start_server(home, config=TWO_KEYS + BASE_CONFIG)
+    (home / "projects" / "demo").mkdir(parents=True)
+    roots = f"workspace_roots = [{json.dumps(str(home / 'projects'))}]\n"
+    server = start_server(home, config=TWO_KEYS + roots + BASE_CONFIG)
     yield server
     server.stop()
 
@@ -327,3 +330,17 @@ def test_a_long_fast_stream_shows_every_event_while_input_stays_usable(page: Pag
     facts = wait_terminal(page, "completed")
     assert facts["text"] == tokens(4000)
     assert page.text_content(".event.message") == tokens(4000)
+
+
+def test_start_a_run_in_a_chosen_workspace(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    page.fill("#workspace", "/definitely/not/allowed")
+    page.fill("#prompt", "hello")
+    page.click("#start-submit")
+    page.wait_for_selector("#start-error:has-text('workspace')")
+    assert "/console/runs/" not in page.url
+    project = srv.home / "projects" / "demo"
+    page.fill("#workspace", str(project))
+    start(page, '[[tool terminal {"command": "pwd"}]] where')
+    wait_terminal(page, "completed")
+    assert page.text_content(".tool-output") == f"{project.resolve()}\n"
