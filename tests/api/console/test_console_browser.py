@@ -112,14 +112,14 @@ def test_start_a_run_and_watch_its_text_stream(page: Page, srv: Server) -> None:
     sign_in(page, srv)
     options = page.locator("#model option").all_text_contents()
     assert "mock:echo" in options and "mock:history" in options
-    run_id = start(page, "[[tokens 80]] [[delay 40]] go")
+    run_id = start(page, "[[tokens 200]] [[delay 40]] go")
     page.wait_for_selector(".event.message:has-text('t5')")
     assert page.locator(".event.terminal").count() == 0  # text shows while the run is still going
     shot(page, "03-streaming")
     facts = wait_terminal(page, "completed")
-    assert facts["text"] == tokens(80)
-    assert page.text_content(".event.message") == tokens(80)
-    assert "output tokens: 80" in page.text_content("#usage")
+    assert facts["text"] == tokens(200)
+    assert page.text_content(".event.message") == tokens(200)
+    assert "output tokens: 200" in page.text_content("#usage")
     page.click("#home")
     row = page.locator(f"tr[data-run-id='{run_id}']")
     row.locator(".badge.completed").wait_for()
@@ -162,7 +162,7 @@ def test_deny_a_tool_and_see_the_refusal(page: Page, srv: Server) -> None:
 
 def test_steer_during_a_tool_is_delivered(page: Page, srv: Server) -> None:
     sign_in(page, srv)
-    start(page, '[[tool terminal {"command":"sleep 1.5"}]] work')
+    start(page, '[[tool terminal {"command":"sleep 3"}]] work')
     page.wait_for_selector(".event.tool.running")
     page.fill("#steer", "use fewer words")
     page.press("#steer", "Enter")
@@ -175,7 +175,7 @@ def test_steer_during_a_tool_is_delivered(page: Page, srv: Server) -> None:
 
 def test_steer_that_arrives_too_late_is_returned_as_pending(page: Page, srv: Server) -> None:
     sign_in(page, srv)
-    start(page, "[[tokens 40]] [[delay 50]] go")
+    start(page, "[[tokens 100]] [[delay 50]] go")
     page.wait_for_selector(".event.message:has-text('t2')")
     page.fill("#steer", "keep it short")
     page.click("#steer-submit")
@@ -197,13 +197,14 @@ def test_stop_a_run(page: Page, srv: Server) -> None:
 
 def test_reload_mid_run_resumes_without_gaps(page: Page, srv: Server) -> None:
     sign_in(page, srv)
-    start(page, "[[tokens 150]] [[delay 25]] go")
+    start(page, "[[tokens 300]] [[delay 25]] go")
     page.wait_for_selector(".event.message:has-text('t10')")
+    assert page.text_content("#status") == "running"
     page.reload()
     page.wait_for_selector(".event.started")
     facts = wait_terminal(page, "completed")
-    assert facts["text"] == tokens(150)
-    assert page.text_content(".event.message") == tokens(150)
+    assert facts["text"] == tokens(300)
+    assert page.text_content(".event.message") == tokens(300)
 
 
 def test_dropped_connection_resumes_with_last_event_id(page: Page, srv: Server) -> None:
