@@ -234,6 +234,8 @@ def test_a_second_key_cannot_see_the_first_keys_runs(browser: Browser, page: Pag
         assert second.locator(f"tr[data-run-id='{run_id}']").count() == 0
         second.goto(f"{srv.base}/console/runs/{run_id}")
         second.wait_for_selector("#notice:has-text('does not exist')")
+        assert second.text_content("#status") == "not found"
+        assert second.is_disabled("#stop") and second.is_disabled("#steer-submit")
         assert second.locator(".event").count() == 0
         shot(second, "08-other-key")
     finally:

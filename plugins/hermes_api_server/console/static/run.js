@@ -58,8 +58,21 @@ export class RunView {
       this.meta.textContent = [run.resolved_model || run.model, "session " + run.session_id].filter(Boolean).join(" · ");
     } catch (err) {
       if (err.status === 401) this.onAuthLost();
+      else if (err.status === 404) this.gone();
       else this.error.textContent = err.message;
     }
+  }
+
+  // Unknown, expired or another key's run: nothing to show and nothing to answer.
+  gone() {
+    this.ended = true;
+    clearTimeout(this.retry);
+    if (this.source) this.source.close();
+    this.notice.textContent = "This run does not exist (or belongs to another key).";
+    this.status.textContent = "not found";
+    this.status.className = "badge";
+    this.stopButton.disabled = true;
+    this.steerButton.disabled = true;
   }
 
   // EventSource resends Last-Event-ID by itself when a connection drops; a stream it gave up
@@ -89,11 +102,7 @@ export class RunView {
       await api("GET", "/runs/" + this.runId);
     } catch (err) {
       if (err.status === 401) return this.onAuthLost();
-      if (err.status === 404) {
-        this.notice.textContent = "This run does not exist (or belongs to another key).";
-        this.ended = true;
-        return;
-      }
+      if (err.status === 404) return this.gone();
     }
     if (!this.ended) this.connect();
   }
