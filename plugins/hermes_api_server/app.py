@@ -37,4 +37,8 @@ def build_app(state: ServerState) -> web.Application:
 
     r.add_post("/v1/browser-control/register", browser_control.register)
     r.add_get("/v1/browser-control/ws", browser_control.connect)
+    if state.settings.console:
+        from hermes_api_server.console.routes import install
+
+        install(app, state)
     return app

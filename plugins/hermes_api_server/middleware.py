@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from aiohttp import web
 
+from hermes_api_server.console.auth import is_console_path, same_origin
 from hermes_api_server.errors import ApiError, error_response
 from hermes_api_server.state import PRINCIPAL_KEY, get_state
 from hermes_core import StorageUnavailable
@@ -145,7 +146,12 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
 async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
     state = get_state(request)
     origin = request.headers.get("Origin")
-    if origin is not None:
+    console = is_console_path(request.path)
+    if console:
+        # The console's own page is its only client: no cross-origin call, whatever cors_origins says.
+        if origin is not None and not same_origin(request, origin):
+            raise ApiError(403, "origin_not_allowed", "Origin not allowed")
+    elif origin is not None:
         allowed = _origin_allowed(state.settings.cors_origins, origin)
         if allowed is None:
             raise ApiError(403, "origin_not_allowed", "Origin not allowed")
@@ -166,7 +172,7 @@ async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
         # An unknown path is a 404 with or without a key (the route list is public anyway:
         # /openapi.json); a known path still asks for the key before anything else.
         raise ApiError(404, "not_found", "Not found")
-    if not _is_public(request) and request.path not in TICKET_PATHS:
+    if not _is_public(request) and request.path not in TICKET_PATHS and not console:
         who = state.keyring.principal_for(request.headers.get("Authorization"))
         if who is None:
             raise _unauthorized()

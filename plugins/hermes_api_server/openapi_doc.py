@@ -47,6 +47,7 @@ RUN_EVENTS = (
     "message.delta",
     "reasoning.delta",
     "tool.started",
+    "tool.progress",
     "tool.completed",
     "approval.request",
     "approval.responded",

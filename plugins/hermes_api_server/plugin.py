@@ -35,6 +35,7 @@ SPEC = TransportSpec(
             "directory the tools of new sessions work in (default: a new folder per session)",
             field="workspace",
         ),
+        OptionSpec("console", "bool", "serve the web console at /console", field="console"),
         OptionSpec("show-key", "bool", "print the effective API key and exit", default=False),
         OptionSpec(
             "check", "bool", "check storage and the default model, print a report and exit", default=False

@@ -184,6 +184,17 @@ class ResponseStore:
 
         return await self._call(read)
 
+    async def runs_of(self, principal: str, limit: int) -> list[dict[str, Any]]:
+        """Return the stored statuses of one principal's runs, most recently updated first."""
+
+        def read(db: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = db.execute(
+                "SELECT status FROM runs WHERE principal=? ORDER BY updated DESC LIMIT ?", (principal, limit)
+            ).fetchall()
+            return [json.loads(r[0]) for r in rows]
+
+        return await self._call(read)
+
     async def run_key(self, principal: str, key: str) -> tuple[str, str] | None:
         """Return (fingerprint, run_id) recorded for an idempotency key."""
 

@@ -16,6 +16,7 @@ from hermes_api_server.idempotency import InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
 from hermes_api_server.run_state import Run, approval_payload
+from hermes_api_server.tool_diff import progress_tail, unified_diff
 from hermes_api_server.turns import EventPump, submit_turn
 from hermes_core import (
     DeltaCoalescer,
@@ -25,6 +26,7 @@ from hermes_core import (
     SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
+    ToolProgress,
     TurnCompleted,
     TurnStarted,
     subagent_payload,
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.responses import Target
     from hermes_api_server.state import ServerState
-    from hermes_core import Event, Turn
+    from hermes_core import Event, FileChange, Turn
 
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
@@ -140,6 +142,18 @@ class RunManager:
         if stored is None or stored[0] != who:
             raise not_found(run_id)
         return stored[1]
+
+    async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
+        found: dict[str, dict[str, Any]] = {}
+        for status in await self.state.store.runs_of(who, limit):
+            status.pop("terminal_event", None)
+            found[str(status.get("run_id"))] = status
+        for run in self.runs.values():
+            if run.principal == who:
+                found[run.run_id] = run.status_object()
+        ordered = sorted(found.values(), key=lambda s: float(s.get("created_at") or 0), reverse=True)
+        return ordered[:limit]
 
     # -- events --------------------------------------------------------------------------------
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
@@ -261,12 +275,19 @@ class RunManager:
             async for batch in pump.batches(keepalive_s=3600):
                 if batch is None:
                     continue
+                output: dict[str, str] = {}
                 for event in batch:
                     if deltas.add(event):
                         continue
                     self._flush(run, deltas)
+                    if isinstance(event, ToolProgress):
+                        # One tool.progress per call and batch, however the output was chunked.
+                        output[event.call_id] = output.get(event.call_id, "") + event.chunk
+                        continue
+                    self._flush_output(run, output)
                     await self._on_event(run, event)
                 self._flush(run, deltas)
+                self._flush_output(run, output)
         finally:
             await pump.close()
 
@@ -278,6 +299,11 @@ class RunManager:
             self.emit(run, "message.delta", {"delta": text})
         if reasoning is not None:
             self.emit(run, "reasoning.delta", {"delta": reasoning})
+
+    def _flush_output(self, run: Run, output: dict[str, str]) -> None:
+        for call_id, text in output.items():
+            self.emit(run, "tool.progress", {"tool_call_id": call_id, "chunk": progress_tail(text)})
+        output.clear()
 
     async def _on_event(self, run: Run, event: Event) -> None:
         match event:
@@ -292,6 +318,7 @@ class RunManager:
                         "tool": event.name,
                         "tool_call_id": event.call_id,
                         "preview": self.state.kernel.redactor(event.preview)[:200],
+                        **self._diff(run, event.proposed_change),
                     },
                 )
             case ToolCompleted():
@@ -303,6 +330,7 @@ class RunManager:
                         "tool_call_id": event.call_id,
                         "duration": round(event.duration_s, 3),
                         "error": event.is_error,
+                        **self._diff(run, event.file_change),
                     },
                 )
             case QuestionRequested(kind="approval"):
@@ -330,6 +358,12 @@ class RunManager:
                 self.emit(run, f"subagent.{event.kind}", subagent_payload(event, self.state.kernel.redactor))
             case TurnCompleted():
                 await self._finish(run, event)
+
+    def _diff(self, run: Run, change: FileChange | None) -> dict[str, str]:
+        """Return ``{"diff": …}`` for a tool's file change (redacted), else nothing."""
+        cwd = run.session.cwd if run.session is not None else None
+        text = unified_diff(change, cwd) if change is not None else None
+        return {"diff": self.state.kernel.redactor(text)} if text else {}
 
     # -- settling ------------------------------------------------------------------------------
     async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:

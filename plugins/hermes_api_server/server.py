@@ -247,6 +247,8 @@ async def _run(state: ServerState) -> int:
     else:
         _say(f"API key: generated; read it from {state.keyring.path} (or run: hermes api --show-key)")
     _say(workspace_banner(state))
+    if settings.console:
+        _say(f"Console: http://{host}:{port}/console (sign in with the API key)")
     state.runs.start()
     monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
     stop = asyncio.Event()

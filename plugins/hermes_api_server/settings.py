@@ -62,6 +62,9 @@ class ApiSettings(BaseModel):
     header_timeout_s: float = Field(default=20, gt=0)
     body_timeout_s: float = Field(default=60, gt=0)
     browser_control: BrowserControlSettings = Field(default_factory=BrowserControlSettings)
+    # The web console at /console (docs/console.md): off unless turned on.
+    console: bool = False
+    console_session_ttl_s: float = Field(default=3600, gt=0, le=86400)
     approval_profile: Literal["ask_everything", "default", "accept_edits", "off"] = "accept_edits"
     workspace_roots: list[str] = Field(default_factory=list)
     # Where new sessions' tools work; None gives each new session a folder of its own.

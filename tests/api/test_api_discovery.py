@@ -81,7 +81,7 @@ def test_router_and_document_list_the_same_operations() -> None:
 
     from hermes_api_server.app import build_app
 
-    settings = SimpleNamespace(max_body_bytes=100)
+    settings = SimpleNamespace(max_body_bytes=100, console=False)  # the console is no API operation
     app = build_app(SimpleNamespace(settings=settings))  # type: ignore[arg-type]
     served = {
         (route.method.lower(), route.resource.canonical)
