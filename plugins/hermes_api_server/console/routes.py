@@ -33,6 +33,7 @@ ASSETS = {
     "markdown.js": "text/javascript",
     "run.js": "text/javascript",
     "runs.js": "text/javascript",
+    "subagents.js": "text/javascript",
     "favicon.svg": "image/svg+xml",
 }
 PAGE_HEADERS = {
