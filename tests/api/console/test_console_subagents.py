@@ -132,3 +132,15 @@ def test_an_orchestrators_children_are_nested_under_it(page: Page, srv: Server) 
     assert leaf.locator(".sub-summary").text_content() == "t0 t1"
     assert lead.locator(":scope > .sub-steps .sub-step.done code").text_content() == "delegate_task"
     shot(page, "14-subagents-nested")
+
+
+def test_a_child_that_fails_shows_its_error(page: Page, srv: Server) -> None:  # noqa: F811
+    sign_in(page, srv)
+    tasks = [{"goal": "fine [[tokens 2]]"}, {"goal": "broken [[error quota exhausted]]"}]
+    start(page, delegate(tasks=tasks))
+    wait_terminal(page, "completed")
+    broken = child(page, tasks[1]["goal"])
+    assert broken.locator(".sub-status").text_content() == "error"
+    assert "quota exhausted" in (broken.locator(".sub-error").text_content() or "")
+    assert broken.locator(".sub-summary").count() == 0
+    assert child(page, tasks[0]["goal"]).locator(".sub-summary").text_content() == "t0 t1"
