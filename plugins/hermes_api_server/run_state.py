@@ -74,7 +74,7 @@ class Run:
 def approval_payload(q: QuestionRequested) -> dict[str, Any]:
     """Return the fields of an ``approval.request`` event."""
     remaining = max(0.0, q.deadline_monotonic - time.monotonic())
-    return {
+    fields: dict[str, Any] = {
         "request_id": q.request_id,
         "tool": q.tool_name,
         "tool_call_id": q.call_id,
@@ -84,3 +84,6 @@ def approval_payload(q: QuestionRequested) -> dict[str, Any]:
         "choices": list(q.choices or ("once", "deny")),
         "expires_at": time.time() + remaining,
     }
+    if q.task_id is not None:
+        fields["task_id"] = q.task_id  # asked by a child agent: its ``subagent_id``
+    return fields

@@ -65,6 +65,8 @@ class ApiSettings(BaseModel):
     # The web console at /console (docs/console.md): off unless turned on.
     console: bool = False
     console_session_ttl_s: float = Field(default=3600, gt=0, le=86400)
+    console_signin_max_failures: int = Field(default=5, ge=1)
+    console_signin_window_s: float = Field(default=60, gt=0, le=3600)
     approval_profile: Literal["ask_everything", "default", "accept_edits", "off"] = "accept_edits"
     workspace_roots: list[str] = Field(default_factory=list)
     # Where new sessions' tools work; None gives each new session a folder of its own.

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from tests.api.api_helpers import Server, call, parse_sse
-from tests.api.test_api_runs import events, start_run
+from tests.api.test_api_runs import events, start_run, wait_run
 
 TASKS = [{"goal": "alpha [[tokens 2]]"}, {"goal": "beta [[tokens 3]] [[delay 20]]"}]
 DELEGATE = f"[[tool delegate_task {json.dumps({'tasks': TASKS})}]]"
@@ -67,3 +67,24 @@ async def test_responses_show_children_as_calls_with_their_answers(server: Serve
         if isinstance(f.get("data"), dict) and f["data"]["type"] == "response.output_item.added"
     ]
     assert [i["name"] for i in added if i["type"] == "function_call"].count("subagent") == 2
+
+
+async def test_a_childs_approval_names_the_child_and_answering_it_runs_the_childs_tool(
+    server: Server,
+) -> None:
+    goal = '[[tool terminal {"command": "echo hermes-guard-test from-the-child"}]] check'
+    run = await start_run(server, {"input": f"[[tool delegate_task {json.dumps({'goal': goal})}]]"})
+    run_id = run["run_id"]
+    request = await wait_run(server, run_id, lambda s: s["status"] == "waiting_for_approval")
+    asked = request["approval"]
+    reply = await call(
+        server, "POST", f"/v1/runs/{run_id}/approval", {"request_id": asked["request_id"], "choice": "once"}
+    )
+    assert reply.status == 200, reply.text
+    frames = [f["data"] for f in await events(server, run_id)]
+    assert frames[-1]["event"] == "run.completed"
+    (req,) = [f for f in frames if f["event"] == "approval.request"]
+    spawned = [f for f in frames if f["event"] == "subagent.start"]
+    assert req["task_id"] == spawned[0]["subagent_id"] and req["tool"] == "terminal"
+    (done,) = [f for f in frames if f["event"] == "subagent.complete"]
+    assert done["summary"] == "Done: hermes-guard-test from-the-child" and done["tool_calls"] == 1

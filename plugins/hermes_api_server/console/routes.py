@@ -19,6 +19,7 @@ from hermes_api_server.console.auth import (
     set_cookie,
     signed_out,
 )
+from hermes_api_server.console.throttle import SignInThrottle
 from hermes_api_server.errors import ApiError, json_response
 from hermes_api_server.http_util import read_json
 from hermes_api_server.keys import principal_of
@@ -26,6 +27,7 @@ from hermes_api_server.state import PRINCIPAL_KEY, ServerState, get_state
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SESSIONS: web.AppKey[ConsoleSessions] = web.AppKey("hermes_console_sessions", ConsoleSessions)
+THROTTLE: web.AppKey[SignInThrottle] = web.AppKey("hermes_console_throttle", SignInThrottle)
 ASSETS = {
     "console.css": "text/css",
     "app.js": "text/javascript",
@@ -33,6 +35,7 @@ ASSETS = {
     "markdown.js": "text/javascript",
     "run.js": "text/javascript",
     "runs.js": "text/javascript",
+    "subagents.js": "text/javascript",
     "favicon.svg": "image/svg+xml",
 }
 PAGE_HEADERS = {
@@ -99,15 +102,21 @@ def _session_body(principal: str, csrf: str, expires_at: float) -> dict[str, Any
 
 
 async def sign_in(request: web.Request) -> web.Response:
-    """Exchange an API key (typed into the page, sent in the body) for a session cookie."""
+    """Exchange an API key (typed into the page, sent in the body) for a session cookie; an
+    address that sent too many wrong keys lately is refused first."""
     state = get_state(request)
+    throttle = request.app[THROTTLE]
+    address = request.remote or "unknown"
+    throttle.check(address)
     body = await read_json(request)
     key = body.get("key")
     if not isinstance(key, str) or not key.strip():
         raise ApiError(400, "invalid_value", "key must be the API key as text", param="key")
     who = state.keyring.principal_for("Bearer " + key.strip())
     if who is None:
+        throttle.failed(address)
         raise ApiError(401, "invalid_api_key", "Invalid API key")
+    throttle.succeeded(address)
     table = sessions_of(request)
     token, session = table.open(who)
     request[PRINCIPAL_KEY] = who
@@ -152,6 +161,8 @@ def install(app: web.Application, state: ServerState) -> None:
     """Add the console's routes and its session table to the application."""
     principals = frozenset(principal_of(key) for key in state.keyring.keys)
     app[SESSIONS] = ConsoleSessions(principals, state.settings.console_session_ttl_s)
+    settings = state.settings
+    app[THROTTLE] = SignInThrottle(settings.console_signin_max_failures, settings.console_signin_window_s)
     r = app.router
     r.add_get(PREFIX, page)
     r.add_get(PREFIX + "/", page)

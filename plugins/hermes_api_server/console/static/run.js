@@ -2,6 +2,7 @@
 // controls that answer it (approvals, steer, stop). Every event is shown once, in seq order.
 import { api, el } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
+import { SubagentPanel } from "./subagents.js";
 
 const TERMINAL = new Set(["run.completed", "run.failed", "run.cancelled", "run.interrupted"]);
 const RETRY_MS = 1000;
@@ -15,6 +16,7 @@ export class RunView {
     this.tools = new Map();
     this.approvals = new Map();
     this.steers = [];
+    this.subagents = new SubagentPanel((node) => this.add(node));
     this.ended = false;
     this.facts = { runId, seqs: [], duplicates: 0, missing: 0, firstEventAt: null, text: "", reconnects: 0 };
     window.hermesConsole.run = this.facts;
@@ -206,7 +208,8 @@ export class RunView {
         this.add(el("div", { class: "event stopping", "data-seq": event.seq, text: "Stopping…" }));
         break;
       default:
-        if (TERMINAL.has(kind)) this.terminal(event);
+        if (kind.startsWith("subagent.")) this.subagents.receive(event);
+        else if (TERMINAL.has(kind)) this.terminal(event);
         else this.add(el("div", { class: "event other", "data-seq": event.seq, text: kind }));
     }
   }
@@ -281,19 +284,22 @@ export class RunView {
   }
 
   approvalRequest(event) {
+    const child = event.task_id;
+    if (child) this.subagents.asking(child, true);
     const left = el("span", { class: "expiry" });
     const buttons = (event.choices || ["once", "deny"]).map((choice) =>
       el("button", { type: "button", class: "choice " + choice, "data-choice": choice, onclick: () => this.answer(event.request_id, choice) }, label(choice)),
     );
     const card = el(
       "div",
-      { class: "event approval open", "data-seq": event.seq, "data-request": event.request_id },
+      { class: "event approval open", "data-seq": event.seq, "data-request": event.request_id, "data-subagent": child },
       el("div", { class: "tool-head" }, el("strong", { text: "Approval needed: " + event.tool }), " ", left),
+      child ? el("p", { class: "asked-by", text: this.subagents.describe(child) }) : null,
       el("pre", { class: "command", text: event.command || "" }),
       event.description ? el("p", { text: event.description }) : null,
       el("div", { class: "choices" }, ...buttons),
     );
-    this.approvals.set(event.request_id, { card, left, buttons, expiresAt: event.expires_at });
+    this.approvals.set(event.request_id, { card, left, buttons, expiresAt: event.expires_at, child });
     this.tick();
     this.add(card);
   }
@@ -305,6 +311,7 @@ export class RunView {
     approval.left.textContent = text;
     for (const b of approval.buttons) b.disabled = true;
     this.approvals.delete(requestId);
+    if (approval.child && ![...this.approvals.values()].some((a) => a.child === approval.child)) this.subagents.asking(approval.child, false);
     if (!this.approvals.size && this.status.textContent === "waiting_for_approval") this.setStatus("running");
   }
 
