@@ -262,7 +262,39 @@ async def test_a_background_result_reaches_a_busy_parent_at_its_next_tool_bounda
     delegation_id = json.loads(next(e for e in events if isinstance(e, ToolCompleted)).result_text)[
         "delegation_id"
     ]
-    assert done.text.endswith(f"/ Steer: [delegation {delegation_id} completed] t0 t1"), done.text
+    assert done.text.endswith(f"/ Background: [delegation {delegation_id} completed] t0 t1"), done.text
+    assert done.pending_steer is None
+
+
+async def test_a_background_result_that_misses_the_last_tool_boundary_reaches_the_next_turn(
+    kernel: Kernel, workspace: Path
+) -> None:
+    parent = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+    bus = parent.subscribe()
+    # The parent's answer after the tool call streams slowly and calls no further tool: the
+    # child ends while the parent is busy, with no tool boundary left in that turn.
+    prompt = call({"goal": "quick [[tokens 2]]", "background": True}) + " [[delay 400]]"
+    events, outcome = await run(parent, prompt)
+    assert outcome.status == "complete"
+    delegation_id = json.loads(next(e for e in events if isinstance(e, ToolCompleted)).result_text)[
+        "delegation_id"
+    ]
+    seen = []
+    async for ev in bus:
+        seen.append(type(ev).__name__)
+        if type(ev).__name__ == "TurnCompleted":
+            break
+    # The host got the event, and got it while the parent's turn was still running.
+    assert "BackgroundCompleted" in seen, seen
+    first = next(e for e in events if type(e).__name__ == "TurnCompleted")
+    assert "Background" not in first.text and first.pending_steer is None
+    await run(parent, "what came back?")
+    replies = [r.content for r in parent.rows if r.role == "assistant"]
+    assert replies[-1].endswith(f" / Background: [delegation {delegation_id} completed] t0 t1"), replies
+    await run(parent, "and now?")
+    replies = [r.content for r in parent.rows if r.role == "assistant"]
+    assert "Background" not in replies[-1]  # told exactly once
+    bus.close()
 
 
 async def test_an_idle_parents_next_turn_reads_a_background_result(workspace: Path) -> None:
