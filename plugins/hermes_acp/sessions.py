@@ -173,6 +173,7 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     :returns: ``{modes, configOptions, models}``.
     """
     from hermes_acp.replay import replay
+    from hermes_acp.subagent_calls import stored_descendants
 
     args = P.parse(P.LoadSessionParams, params)
     P.check_directories(args.additionalDirectories)
@@ -186,7 +187,8 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     gate = acp_session.gate
     try:
         rows = await acp_session.core.history(replay=True)
-        replay(conn, acp_session, rows)
+        nested = await stored_descendants(conn.kernel, rows)
+        replay(conn, acp_session, rows, nested)
         result, window = await session_options(conn.kernel, acp_session.core)
     except BaseException:
         if gate is not None and not gate.done():
