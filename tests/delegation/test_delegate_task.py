@@ -239,6 +239,12 @@ async def test_closing_the_parent_closes_its_children(kernel: Kernel, workspace:
     await parent.close()
     assert kernel.sessions.get(child_id) is None
     assert kernel.sessions.children.get(child_id).status == "interrupted"  # type: ignore[union-attr]
+    # The child's transcript stays stored under its parent, out of the session list.
+    record = await kernel.sessions.find(child_id)
+    assert record is not None and record.parent_session_id == parent.id and record.source == "tool"
+    assert (await kernel.sessions.stored(child_id)).rows[0].content.startswith("[[tokens 5000]]")
+    listed = {r.id for r in (await kernel.sessions.list()).sessions}
+    assert parent.id in listed and child_id not in listed
 
 
 async def test_pause_refuses_new_delegations(kernel: Kernel, workspace: Path) -> None:
