@@ -140,8 +140,8 @@ async def _open_stored(conn: AcpConnection, session_id: str) -> Session:
     """Open a stored (or live) session by id, or raise ``-32002``."""
     kernel = conn.kernel
     live = kernel.live_session(session_id)
-    if live is not None:
-        return live
+    if live is not None and live.lineage is None:
+        return live  # a running delegated child goes on to open_session, which refuses it
     try:
         record = await kernel.sessions.find(session_id)
     except Exception:

@@ -100,3 +100,21 @@ async def test_session_load_replays_grandchildren(spawn: Any, home: Home) -> Non
     order = [u["toolCallId"] for u in second.updates(sid) if u.get("sessionUpdate") == "tool_call"]
     [child] = set(live) - grandchildren
     assert all(order.index(child) < order.index(g) for g in grandchildren)
+
+
+async def test_children_are_not_listed_and_a_running_one_is_not_loadable(spawn: Any, home: Home) -> None:
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    result = await agent.prompt(
+        sid, tool("delegate_task", goal="[[tokens 200]] [[delay 20]] slow", background=True)
+    )
+    assert result["stopReason"] == "end_turn"
+    [child_call] = children(agent.updates(sid))
+    child = child_call.removeprefix("subagent-")
+    listed = [s["sessionId"] for s in (await agent.request("session/list", {}))["sessions"]]
+    assert listed == [sid]
+    error = await agent.error(
+        "session/load", {"sessionId": child, "cwd": str(home.workspace), "mcpServers": []}
+    )
+    assert error["code"] == -32602 and error["data"]["reason"] == "subagent", error
+    assert f"running subagent of session {sid}" in error["message"]

@@ -212,3 +212,32 @@ def test_closing_a_parent_settles_its_stored_tree(tui: TuiProcess) -> None:
     # Neither the parent's close nor its child leaves the child in the session list.
     listed = {s["id"] for s in tui.call("session.list")["sessions"]}
     assert sid in listed and child not in listed
+
+
+def test_children_stay_out_of_session_lists_and_cannot_be_resumed_while_running(tui: TuiProcess) -> None:
+    sid = tui.create()
+    done = tui.turn(sid, delegate(goal="[[tokens 200]] [[delay 20]] slow", background=True))
+    child = json.loads(done["text"].removeprefix("Done: "))["subagent_id"]
+    assert tui.call("subagent.list", session_id=sid, active_only=True)["subagents"][0]["subagent_id"] == child
+    listed = {s["id"] for s in tui.call("session.list")["sessions"]}
+    assert sid in listed and child not in listed
+    refused = tui.error("session.resume", session_id=child)
+    assert refused.code == 4009 and refused.data == {"reason": "subagent"}
+    assert f"running subagent of session {sid}" in refused.message
+    tui.wait_event(sid, "background.complete", timeout=30)
+    # Once it has ended, its transcript opens like any stored session (and stays unlisted).
+    opened = eventually_sync(lambda: _resume_or_none(tui, child), what="the ended child to open")
+    assert opened["resumed"] == child
+    assert "t199" in json.dumps(opened["messages"])
+    assert child not in {s["id"] for s in tui.call("session.list")["sessions"]}
+
+
+def _resume_or_none(tui: TuiProcess, sid: str) -> dict[str, Any] | None:
+    from tests.tui.client import RpcFailure
+
+    try:
+        return tui.call("session.resume", session_id=sid)  # type: ignore[no-any-return]
+    except RpcFailure as exc:
+        if exc.code == 4009:
+            return None  # the child's session is still closing
+        raise
