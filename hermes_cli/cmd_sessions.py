@@ -99,6 +99,8 @@ def show_command(ctx: click.Context, session_id: str) -> None:
             ("created", _when(record.created_at)),
             ("updated", _when(record.updated_at)),
         ]
+        if record.parent_session_id:  # a delegated child or a branch: say whose
+            details.insert(1, ("parent", record.parent_session_id))
         for key, value in details:
             click.echo(f"{key + ':':9}{value}")
         click.echo("")

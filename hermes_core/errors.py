@@ -21,7 +21,8 @@ class SessionNotFound(HermesError):
 class SessionBusy(HermesError):
     """The session cannot take this request now.
 
-    ``reason`` is one of ``busy`` (a turn runs), ``queue_full``, ``background_limit``.
+    ``reason`` is one of ``busy`` (a turn runs), ``queue_full``, ``background_limit``, ``subagent``
+    (the session is a delegated child still running).
     """
 
     def __init__(self, reason: str, message: str | None = None) -> None:

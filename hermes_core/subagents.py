@@ -36,6 +36,8 @@ REMEMBERED_FINISHED = 256
 MAX_NOTES = 8
 NOTE_CHARS = 4000
 TERMINAL: frozenset[str] = frozenset({"completed", "error", "interrupted"})
+#: How background results taken at a tool boundary are appended to the round's last tool result.
+BACKGROUND_MARKER = "\n\n[Background results] "
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +207,8 @@ class Subagents:
         del notes[:-MAX_NOTES]
 
     def take_notes(self, session_id: str) -> list[str]:
-        """Return and forget the notes kept for a session (its starting turn adds them to the
-        system prompt)."""
+        """Return and forget the notes kept for a session: a running turn takes them at its next
+        tool boundary, a starting turn adds them to its system prompt."""
         return self._notes.pop(session_id, []) if self._notes else []
 
     @staticmethod

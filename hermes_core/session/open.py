@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import InvalidValue, SessionInUse
+from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.lease_owner import holder_is_gone
 from hermes_core.workspace import check_workspace
 
@@ -61,6 +61,18 @@ def _prepare_folder(path: Path) -> Path:
     return check_workspace(path)
 
 
+def refuse_running_child(session: Session) -> None:
+    """Refuse to hand a running delegated child out as a session of its own: its parent's
+    ``delegate_task`` drives it, and hosts reach it through the subagent methods."""
+    lineage = session.lineage
+    if lineage is not None:
+        raise SessionBusy(
+            "subagent",
+            f"session {session.id} is a running subagent of session {lineage.parent_id}; steer or stop "
+            "it through its parent, or open it once it has ended",
+        )
+
+
 def _retrieve(future: asyncio.Future[Any]) -> None:
     """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
     if not future.cancelled():
@@ -92,6 +104,7 @@ async def open_session(
         check_session_id(session_id)
     live = kernel.live_session(session_id)
     if live is not None:
+        refuse_running_child(live)
         return live
     if profile is not None and profile not in PROFILES:
         raise InvalidValue("profile", PROFILES)

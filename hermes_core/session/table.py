@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionNotFound, StorageError
-from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session
+from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
 from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
@@ -116,6 +116,7 @@ class Sessions:
         """Open a stored session by id, else by exact title (the most recently active)."""
         live = self._live.get(id_or_title)
         if live is not None:
+            refuse_running_child(live)
             return live
         storage = self._kernel.storage
         record = None

@@ -2,7 +2,8 @@
 
 Order per call (docs/reference/core.md#the-turn-loop, #events, #approvals): ``ToolAnnounced`` →
 ``ToolDecision`` → a question if the decision is ``ask`` → ``ToolExecuting`` → run → ``ToolCompleted``
-(exactly once per announced call, also on denial, cancel or crash). After the batch, steer text is delivered.
+(exactly once per announced call, also on denial, cancel or crash). After the batch, steer text and
+the results of background children that ended meanwhile are delivered.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from hermes_core.events import (
     ToolExecuting,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
-from hermes_core.subagents import question_route
+from hermes_core.subagents import BACKGROUND_MARKER, question_route
 from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 
@@ -113,6 +114,13 @@ class ToolRound:
             self.session.emit(
                 SteerDelivered(session_id=self.session.id, turn_id=self.turn.turn_id, chars=len(text))
             )
+        notes = self.kernel.sessions.children.take_notes(self.session.id) if self.results else []
+        if notes:
+            # Background children that ended during this turn (docs/delegation.md#result).
+            from dataclasses import replace
+
+            last = self.results[-1]
+            self.results[-1] = replace(last, content=last.content + BACKGROUND_MARKER + "\n".join(notes))
         results, self.results = self.results, []
         await self.session.append_rows(results)
 

@@ -86,12 +86,19 @@ def plan_update(todos: Sequence[Any]) -> dict[str, Any]:
     return {"sessionUpdate": "plan", "entries": entries}
 
 
-def replay(conn: AcpConnection, acp_session: AcpSession, rows: Sequence[Row]) -> None:
+def replay(
+    conn: AcpConnection,
+    acp_session: AcpSession,
+    rows: Sequence[Row],
+    nested: dict[str, list[str]] | None = None,
+) -> None:
     """Send the transcript as updates, in order; the caller answers afterwards.
 
     :param conn: the connection.
     :param acp_session: the session.
     :param rows: the replay projection (``history(replay=True)``).
+    :param nested: the ``delegate_task`` results stored by each descendant child
+        (``subagent_calls.stored_descendants``), replayed below that child.
     """
     session_id = acp_session.id
     cwd = str(acp_session.core.cwd)
@@ -152,7 +159,7 @@ def replay(conn: AcpConnection, acp_session: AcpSession, rows: Sequence[Row]) ->
             if isinstance(meta.get("todos"), list):
                 todos = meta["todos"]
             if name == "delegate_task":
-                replay_results(lambda update: send(session_id, update), row.content)
+                replay_results(lambda update: send(session_id, update), row.content, nested)
         elif row.role == "system" and row.display_kind == "summary":
             send(session_id, _text("agent_message_chunk", f"Summary of earlier turns: {row.content}", mid))
     for call_id in announced:

@@ -140,8 +140,8 @@ async def _open_stored(conn: AcpConnection, session_id: str) -> Session:
     """Open a stored (or live) session by id, or raise ``-32002``."""
     kernel = conn.kernel
     live = kernel.live_session(session_id)
-    if live is not None:
-        return live
+    if live is not None and live.lineage is None:
+        return live  # a running delegated child goes on to open_session, which refuses it
     try:
         record = await kernel.sessions.find(session_id)
     except Exception:
@@ -173,6 +173,7 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     :returns: ``{modes, configOptions, models}``.
     """
     from hermes_acp.replay import replay
+    from hermes_acp.subagent_calls import stored_descendants
 
     args = P.parse(P.LoadSessionParams, params)
     P.check_directories(args.additionalDirectories)
@@ -186,7 +187,8 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     gate = acp_session.gate
     try:
         rows = await acp_session.core.history(replay=True)
-        replay(conn, acp_session, rows)
+        nested = await stored_descendants(conn.kernel, rows)
+        replay(conn, acp_session, rows, nested)
         result, window = await session_options(conn.kernel, acp_session.core)
     except BaseException:
         if gate is not None and not gate.done():

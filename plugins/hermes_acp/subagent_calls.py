@@ -4,14 +4,15 @@ Each child that ``delegate_task`` starts is shown as a tool call of its own, ``k
 id ``subagent-<child id>``: announced ``pending`` when it is requested, ``in_progress`` when it
 starts, updated with its latest output (at most every 0.2 s) and closed ``completed`` or
 ``failed`` with its summary. ``session/load`` replays the same calls from the stored
-``delegate_task`` results.
+``delegate_task`` results, and below each child the children it delegated to in turn (read
+from the child's own stored transcript), so the whole tree comes back.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
@@ -20,9 +21,12 @@ from hermes_core import SubagentEvent
 
 if TYPE_CHECKING:
     from hermes_acp.state import AcpSession
+    from hermes_core import Kernel, Row
 
 PROGRESS_INTERVAL_S = 0.2
 TAIL_CHARS = 4000
+#: How many descendant transcripts one ``session/load`` reads at most (a guard, not a limit in use).
+MAX_REPLAYED_DESCENDANTS = 512
 Send = Callable[[dict[str, Any]], None]
 
 
@@ -122,19 +126,54 @@ class SubagentCalls:
         )
 
 
-def replay_results(send: Send, result_text: str) -> None:
-    """Replay the children recorded in a stored ``delegate_task`` result as finished tool calls."""
+def _results(result_text: str) -> list[dict[str, Any]]:
+    """The per-task entries of a stored ``delegate_task`` result (none when it is not one)."""
     try:
-        body = json.loads(result_text)
+        # raw_decode: steer text or background results may follow the JSON in a stored result.
+        body, _ = json.JSONDecoder().raw_decode(result_text)
     except ValueError:
-        return
+        return []
     results = body.get("results") if isinstance(body, dict) else None
     if not isinstance(results, list):
-        return
-    for item in results:
-        if not isinstance(item, dict) or not isinstance(item.get("subagent_id"), str):
+        return []
+    return [i for i in results if isinstance(i, dict) and isinstance(i.get("subagent_id"), str)]
+
+
+def delegate_results(rows: Sequence[Row]) -> list[str]:
+    """The texts of the ``delegate_task`` results among a transcript's tool rows, in order."""
+    return [r.content for r in rows if r.role == "tool" and r.tool_name == "delegate_task"]
+
+
+async def stored_descendants(kernel: Kernel, rows: Sequence[Row]) -> dict[str, list[str]]:
+    """Map every descendant child of a transcript to the ``delegate_task`` results stored in its
+    own transcript (children whose transcript is gone map to nothing)."""
+    found: dict[str, list[str]] = {}
+    pending = [item["subagent_id"] for text in delegate_results(rows) for item in _results(text)]
+    while pending and len(found) < MAX_REPLAYED_DESCENDANTS:
+        child_id = pending.pop(0)
+        if child_id in found:
             continue
+        try:
+            stored = await kernel.sessions.stored(child_id)
+        except Exception:
+            found[child_id] = []
+            continue
+        found[child_id] = delegate_results(stored.rows)
+        pending.extend(item["subagent_id"] for text in found[child_id] for item in _results(text))
+    return found
+
+
+def replay_results(
+    send: Send, result_text: str, nested: dict[str, list[str]] | None = None, *, _seen: set[str] | None = None
+) -> None:
+    """Replay the children recorded in a stored ``delegate_task`` result as finished tool calls,
+    each followed by its own children from ``nested`` (see :func:`stored_descendants`)."""
+    seen = _seen if _seen is not None else set()
+    for item in _results(result_text):
         sub_id = item["subagent_id"]
+        if sub_id in seen:
+            continue
+        seen.add(sub_id)
         raw = {"task_index": item.get("task_index"), "model": item.get("model")}
         send(announce(sub_id, str(item.get("goal") or f"task {item.get('task_index', 0)}"), raw))
         out = {
@@ -152,3 +191,5 @@ def replay_results(send: Send, result_text: str) -> None:
                 out,
             )
         )
+        for text in (nested or {}).get(sub_id, []):
+            replay_results(send, text, nested, _seen=seen)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError
-from hermes_core import InvalidValue, SeedMessage, SessionInUse, WorkspaceError
+from hermes_core import InvalidValue, SeedMessage, SessionBusy, SessionInUse, WorkspaceError
 from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
@@ -86,8 +86,9 @@ class SessionPool:
         seed: Sequence[SeedMessage],
     ) -> Session:
         live = self.kernel.live_session(session_id)
-        if live is not None:
+        if live is not None and live.lineage is None:
             return live
+        # A running delegated child is refused by open_session (SessionBusy "subagent").
         # A new session works in the requested workspace, else the server's (--workspace), else
         # a folder named after its id (made off the loop while storage is read); a stored one
         # ignores ``cwd``.
@@ -106,6 +107,8 @@ class SessionPool:
             )
         except SessionInUse:
             raise in_use_error() from None
+        except SessionBusy as exc:
+            raise ApiError(409, "session_in_use", str(exc)) from None
         except InvalidValue as exc:
             if exc.field == "cwd":
                 # Only the folder this server makes can be missing here: a server-side fault.

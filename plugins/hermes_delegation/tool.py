@@ -8,7 +8,6 @@ request past a limit never hangs. A batch runs all its children at once; the par
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import secrets
 from dataclasses import dataclass
@@ -227,15 +226,10 @@ async def _start_background(
         parent.emit(
             BackgroundCompleted(session_id=parent.id, task_id=delegation_id, text=text, status=status)  # type: ignore[arg-type]
         )
-        note = f"[delegation {delegation_id} {result.status}] {text[:NOTE_CHARS]}"
-        steered = None
-        if parent.busy:
-            # The parent is working: it reads the result at its next tool boundary.
-            with contextlib.suppress(Exception):
-                steered = parent.steer(note)
-        if steered != "accepted":
-            # Idle (or ending its turn): its next turn's model calls carry the result.
-            parent.kernel.sessions.children.add_note(parent.id, note)
+        # Kept for the parent's model: its next tool boundary in this turn reads it, else the
+        # system prompt of its next turn (exactly once either way; never lost with a steer
+        # buffer that a turn ending without another tool call would drop).
+        subagents.add_note(parent.id, f"[delegation {delegation_id} {result.status}] {text[:NOTE_CHARS]}")
 
     sub.task = parent.kernel.spawn(work(), name=f"hermes-{delegation_id}")
     body = {"delegation_id": delegation_id, "subagent_id": sub.subagent_id, "status": "started"}

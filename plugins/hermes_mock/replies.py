@@ -25,6 +25,10 @@ MODELS: tuple[str, ...] = ("echo", "script", "alt", "history")
 CONTEXT_WINDOW = 32_768
 # how the core appends steer text to a tool result (docs/reference/core.md#steer)
 STEER_MARKER = "\n\n[User guidance] "
+# how the core appends background delegation results to a tool result, and the system-prompt
+# header it gives them when a new turn starts (docs/delegation.md#result)
+BACKGROUND_MARKER = "\n\n[Background results] "
+BACKGROUND_HEADER = "\n\nBackground delegations that finished since your last turn:\n"
 
 # The finish reasons of hermes_core's FinishChunk, spelled out here to use public names only.
 
@@ -149,11 +153,17 @@ def done_reply(results: list[str]) -> str:
     """Return the reply after tool results, with the steer guidance delivered with them.
 
     :param results: the texts of the last round's tool messages, in order.
-    :returns: ``Done: <first lines>`` plus `` / Steer: <guidance>`` when guidance was delivered.
+    :returns: ``Done: <first lines>`` plus `` / Steer: <guidance>`` when guidance was delivered
+        and `` / Background: <results>`` when background delegation results were.
     """
     steer: str | None = None
+    background: str | None = None
     lines = list(results)
     if lines:
+        cut = lines[-1].find(BACKGROUND_MARKER)
+        if cut >= 0:
+            background = lines[-1][cut + len(BACKGROUND_MARKER) :]
+            lines[-1] = lines[-1][:cut]
         # The core appends guidance only to the batch's last result message (docs/reference/core.md#steer).
         cut = lines[-1].find(STEER_MARKER)
         if cut >= 0:
@@ -162,7 +172,24 @@ def done_reply(results: list[str]) -> str:
     reply = "Done: " + "; ".join(_first_line(text) for text in lines)
     if steer is not None:
         reply += " / Steer: " + steer
+    if background is not None:
+        reply += " / Background: " + background.replace("\n", " | ")
     return reply
+
+
+def background_reply(system: str | None) -> str:
+    """Return `` / Background: <results>`` when a turn's system prompt carries background
+    delegation results, else an empty string.
+
+    :param system: the request's system prompt.
+    :returns: the suffix the mock adds to its reply.
+    """
+    if not system:
+        return ""
+    cut = system.find(BACKGROUND_HEADER)
+    if cut < 0:
+        return ""
+    return " / Background: " + system[cut + len(BACKGROUND_HEADER) :].replace("\n", " | ")
 
 
 def _rendered(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
@@ -298,6 +325,8 @@ def plan_reply(request: ChatRequest) -> Plan:
 
     done = done_reply(rounds.last_results) if rounds.count else None
     reply = _model_reply(request.model, messages, latest, done)
+    if request.purpose == "turn":
+        reply += background_reply(request.system)
     finish: FinishReason = "stop"
     if latest.finish == "length":
         finish = "length"

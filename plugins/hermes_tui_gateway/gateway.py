@@ -276,7 +276,14 @@ class Gateway:
         if reason == "closed":
             # Expire open questions as "closed" before the interrupt would call them "interrupted".
             self.kernel.questions.close_where(lambda q: q.session_id == sid, "closed")
+        running = [s.subagent_id for s in self.kernel.sessions.children.children(sid, active_only=True)]
         await session.close(reason="shutdown" if reason == "shutdown" else "closed")
+        if running:
+            # Closing stopped these children; their end never reaches the closed stream, so the
+            # stored tree is written here, with them interrupted.
+            from hermes_tui_gateway.methods_trees import auto_save
+
+            await auto_save(self, sid, running)
         await live.stream.aclose()
         live.stream.end_open_tasks()
         self.last_seq[sid] = live.stream.seq

@@ -200,9 +200,9 @@ async def resume(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         except (GatewayError, rpc.RpcError):
             raise
         except Exception as exc:
-            from hermes_core import SessionInUse
+            from hermes_core import SessionBusy, SessionInUse
 
-            if isinstance(exc, SessionInUse):
+            if isinstance(exc, SessionInUse | SessionBusy):
                 raise
             raise GatewayError(5000, f"resume failed: {type(exc).__name__}") from exc
         live = gw.lives.get(session.id) or gw.adopt(session, conn)

@@ -138,7 +138,9 @@ def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str,
                         "count": None,
                     }
                 )
-    entries.sort(key=lambda e: Path(e["path"]).name, reverse=True)
+    # Newest first: by the second in the name, then (within one second) by the order written.
+    order = {id(e): i for i, e in enumerate(entries)}
+    entries.sort(key=lambda e: (Path(e["path"]).name[:15], order[id(e)]), reverse=True)
     return entries[:limit]
 
 
@@ -150,21 +152,40 @@ async def spawn_tree_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"entries": entries}
 
 
+def _read_tree(target: Path) -> dict[str, Any]:
+    """Read one stored tree; a missing, non-file or non-tree path is a ``4016``, other I/O ``5000``."""
+    try:
+        found = target.is_file()
+    except OSError:  # a name too long for the file system, say
+        found = False
+    if not found:
+        raise GatewayError(4016, "no spawn tree at this path (see spawn_tree.list)", {"path": str(target)})
+    try:
+        data = json.loads(target.read_text("utf-8"))
+    except ValueError:
+        data = None
+    except OSError as exc:
+        raise GatewayError(5000, f"spawn_tree.load failed: {exc.strerror or type(exc).__name__}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("subagents"), list):
+        raise GatewayError(4016, "this file is not a spawn tree", {"path": str(target)})
+    return data
+
+
 async def spawn_tree_load(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``spawn_tree.load``: symlinks and ``..`` are resolved before the containment check."""
     raw = p.get("path")
     if not isinstance(raw, str) or not raw:
         raise GatewayError(4000, "path required")
+    if "\x00" in raw or len(raw) > 4096:
+        raise GatewayError(4002, "path is not a valid file path")
     root = _tree_root(gw).resolve()
-    target = Path(raw).expanduser().resolve()
+    try:
+        target = Path(raw).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        raise GatewayError(4002, "path is not a valid file path") from None
     if not target.is_relative_to(root):
         raise GatewayError(4030, "path outside spawn-trees root")
-    try:
-        text = await gw.run_blocking(target.read_text, "utf-8")
-        data = json.loads(text)
-    except (OSError, ValueError) as exc:
-        raise GatewayError(5000, f"spawn_tree.load failed: {type(exc).__name__}") from exc
-    return data if isinstance(data, dict) else {"data": data}
+    return await gw.run_blocking(_read_tree, target)
 
 
 def register(gw: Gateway) -> None:

@@ -315,4 +315,7 @@ class SessionStream:
             case SubagentEvent():
                 if ev.turn_id is not None:
                     self.turn_subagents[ev.subagent_id] = None
+                elif ev.kind == "complete" and self.on_tree is not None:
+                    # A background child ended after its turn: store its tree again, settled.
+                    self.on_tree([ev.subagent_id])
                 self.emit(f"subagent.{ev.kind}", encode.subagent(ev, self.session.kernel.redactor))

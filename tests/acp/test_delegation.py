@@ -66,3 +66,55 @@ async def test_a_childs_approval_is_a_permission_request_on_its_call(spawn: Any,
     assert request["params"]["toolCall"]["toolCallId"] == child_id
     assert (home.workspace / "child.txt").read_text() == "made by a child"
     assert final(children(agent.updates(sid))[child_id])["status"] == "completed"
+
+
+async def test_session_load_replays_grandchildren(spawn: Any, home: Home) -> None:
+    home.config["delegation"] = {"max_spawn_depth": 2}
+    home.write_config()
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    leaves = [{"goal": "leaf one [[tokens 2]]"}, {"goal": "leaf two [[tokens 3]]"}]
+    orchestrator = tool("delegate_task", goal=tool("delegate_task", tasks=leaves), role="orchestrator")
+    result = await agent.prompt(sid, orchestrator)
+    assert result["stopReason"] == "end_turn"
+    live = children(agent.updates(sid))
+    # Live, the grandchildren's calls reach the top-level session too: one child, two below it.
+    depths = sorted(events[0]["rawInput"]["depth"] for events in live.values())
+    assert depths == [1, 2, 2], live
+    grandchildren = {k for k, events in live.items() if events[0]["rawInput"]["depth"] == 2}
+    assert {content_text(final(live[k])) for k in grandchildren} == {"t0 t1", "t0 t1 t2"}
+    await agent.request("session/close", {"sessionId": sid})
+
+    second = await spawn(initialize={})
+    await second.request("session/load", {"sessionId": sid, "cwd": str(home.workspace), "mcpServers": []})
+    replayed = children(second.updates(sid))
+    assert set(replayed) == set(live)
+    for key, events in replayed.items():
+        assert (
+            events[0]["sessionUpdate"] == "tool_call"
+            and events[0]["rawInput"]["goal"] == (live[key][0]["rawInput"]["goal"])
+        )
+        assert final(events)["status"] == "completed"
+        assert content_text(final(events)) == content_text(final(live[key]))
+    # Each grandchild comes back after the child that started it.
+    order = [u["toolCallId"] for u in second.updates(sid) if u.get("sessionUpdate") == "tool_call"]
+    [child] = set(live) - grandchildren
+    assert all(order.index(child) < order.index(g) for g in grandchildren)
+
+
+async def test_children_are_not_listed_and_a_running_one_is_not_loadable(spawn: Any, home: Home) -> None:
+    agent = await spawn(initialize={})
+    sid = (await agent.new(home.workspace))["sessionId"]
+    result = await agent.prompt(
+        sid, tool("delegate_task", goal="[[tokens 200]] [[delay 20]] slow", background=True)
+    )
+    assert result["stopReason"] == "end_turn"
+    [child_call] = children(agent.updates(sid))
+    child = child_call.removeprefix("subagent-")
+    listed = [s["sessionId"] for s in (await agent.request("session/list", {}))["sessions"]]
+    assert listed == [sid]
+    error = await agent.error(
+        "session/load", {"sessionId": child, "cwd": str(home.workspace), "mcpServers": []}
+    )
+    assert error["code"] == -32602 and error["data"]["reason"] == "subagent", error
+    assert f"running subagent of session {sid}" in error["message"]

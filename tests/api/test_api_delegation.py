@@ -88,3 +88,18 @@ async def test_a_childs_approval_names_the_child_and_answering_it_runs_the_child
     assert req["task_id"] == spawned[0]["subagent_id"] and req["tool"] == "terminal"
     (done,) = [f for f in frames if f["event"] == "subagent.complete"]
     assert done["summary"] == "Done: hermes-guard-test from-the-child" and done["tool_calls"] == 1
+
+
+async def test_a_running_child_cannot_be_driven_as_a_session_of_its_own(server: Server) -> None:
+    slow = {"goal": "[[tokens 200]] [[delay 20]] slow", "background": True}
+    run = await start_run(server, {"input": f"[[tool delegate_task {json.dumps(slow)}]]"})
+    frames = [f["data"] for f in await events(server, run["run_id"])]
+    [start] = [f for f in frames if f["event"] == "subagent.start"]
+    body = {"model": "hermes-agent", "messages": [{"role": "user", "content": "take over"}]}
+    reply = await call(
+        server, "POST", "/v1/chat/completions", body, headers={"X-Hermes-Session-Id": start["subagent_id"]}
+    )
+    assert reply.status == 409, reply.text
+    error = reply.json["error"]
+    assert error["code"] == "session_in_use"
+    assert f"running subagent of session {start['parent_id']}" in error["message"]

@@ -239,6 +239,12 @@ async def test_closing_the_parent_closes_its_children(kernel: Kernel, workspace:
     await parent.close()
     assert kernel.sessions.get(child_id) is None
     assert kernel.sessions.children.get(child_id).status == "interrupted"  # type: ignore[union-attr]
+    # The child's transcript stays stored under its parent, out of the session list.
+    record = await kernel.sessions.find(child_id)
+    assert record is not None and record.parent_session_id == parent.id and record.source == "tool"
+    assert (await kernel.sessions.stored(child_id)).rows[0].content.startswith("[[tokens 5000]]")
+    listed = {r.id for r in (await kernel.sessions.list()).sessions}
+    assert parent.id in listed and child_id not in listed
 
 
 async def test_pause_refuses_new_delegations(kernel: Kernel, workspace: Path) -> None:
@@ -262,7 +268,39 @@ async def test_a_background_result_reaches_a_busy_parent_at_its_next_tool_bounda
     delegation_id = json.loads(next(e for e in events if isinstance(e, ToolCompleted)).result_text)[
         "delegation_id"
     ]
-    assert done.text.endswith(f"/ Steer: [delegation {delegation_id} completed] t0 t1"), done.text
+    assert done.text.endswith(f"/ Background: [delegation {delegation_id} completed] t0 t1"), done.text
+    assert done.pending_steer is None
+
+
+async def test_a_background_result_that_misses_the_last_tool_boundary_reaches_the_next_turn(
+    kernel: Kernel, workspace: Path
+) -> None:
+    parent = await kernel.open_session(source="tui", owner="t", cwd=workspace)
+    bus = parent.subscribe()
+    # The parent's answer after the tool call streams slowly and calls no further tool: the
+    # child ends while the parent is busy, with no tool boundary left in that turn.
+    prompt = call({"goal": "quick [[tokens 2]]", "background": True}) + " [[delay 400]]"
+    events, outcome = await run(parent, prompt)
+    assert outcome.status == "complete"
+    delegation_id = json.loads(next(e for e in events if isinstance(e, ToolCompleted)).result_text)[
+        "delegation_id"
+    ]
+    seen = []
+    async for ev in bus:
+        seen.append(type(ev).__name__)
+        if type(ev).__name__ == "TurnCompleted":
+            break
+    # The host got the event, and got it while the parent's turn was still running.
+    assert "BackgroundCompleted" in seen, seen
+    first = next(e for e in events if type(e).__name__ == "TurnCompleted")
+    assert "Background" not in first.text and first.pending_steer is None
+    await run(parent, "what came back?")
+    replies = [r.content for r in parent.rows if r.role == "assistant"]
+    assert replies[-1].endswith(f" / Background: [delegation {delegation_id} completed] t0 t1"), replies
+    await run(parent, "and now?")
+    replies = [r.content for r in parent.rows if r.role == "assistant"]
+    assert "Background" not in replies[-1]  # told exactly once
+    bus.close()
 
 
 async def test_an_idle_parents_next_turn_reads_a_background_result(workspace: Path) -> None:

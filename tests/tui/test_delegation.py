@@ -149,6 +149,17 @@ def test_background_delegation_finishes_after_the_turn(tui: TuiProcess) -> None:
     last = subagent_events(tui, sid, "complete")[-1]
     assert last["delegation_id"] == body["delegation_id"] and last["status"] == "completed"
 
+    # The tree stored when the turn ended showed the child running; its end stores it settled.
+    def settled() -> list[dict[str, Any]]:
+        trees = [
+            tui.call("spawn_tree.load", path=e["path"])
+            for e in tui.call("spawn_tree.list", session_id=sid)["entries"]
+        ]
+        return [s for t in trees for s in t["subagents"] if s["status"] == "completed"]
+
+    [child] = eventually_sync(settled, what="the settled tree")
+    assert child["subagent_id"] == body["subagent_id"] and child["ended_at"] is not None
+
 
 def test_spawn_trees_survive_a_restart(spawn: Callable[..., TuiProcess], home: Path) -> None:
     first = spawn()
@@ -161,3 +172,72 @@ def test_spawn_trees_survive_a_restart(spawn: Callable[..., TuiProcess], home: P
     assert entry["label"] == "auto" and entry["count"] == 2
     tree = second.call("spawn_tree.load", path=entry["path"])
     assert sorted(s["goal"] for s in tree["subagents"]) == ["one [[tokens 2]]", "two [[tokens 2]]"]
+
+
+def test_spawn_tree_load_of_an_unknown_or_garbled_path_is_a_clear_error(tui: TuiProcess) -> None:
+    sid = tui.create()
+    tui.turn(sid, delegate(goal="one [[tokens 2]]"))
+    [entry] = eventually_sync(lambda: tui.call("spawn_tree.list", session_id=sid)["entries"], what="a tree")
+    folder = Path(entry["path"]).parent
+    missing = tui.error("spawn_tree.load", path=str(folder / "20990101T000000-ffff.json"))
+    assert missing.code == 4016 and "no spawn tree" in missing.message
+    assert missing.data == {"path": str(folder / "20990101T000000-ffff.json")}
+    assert tui.error("spawn_tree.load", path=str(folder)).code == 4016  # a folder, not a tree
+    assert tui.error("spawn_tree.load", path=str(folder / ("x" * 300 + ".json"))).code == 4016
+    garbled = folder / "garbled.json"
+    garbled.write_text("{not json")
+    bad = tui.error("spawn_tree.load", path=str(garbled))
+    assert bad.code == 4016 and bad.message == "this file is not a spawn tree"
+    garbled.write_text('["a list"]')
+    assert tui.error("spawn_tree.load", path=str(garbled)).code == 4016
+    nul = tui.error("spawn_tree.load", path=str(folder) + "/a\u0000b.json")
+    assert nul.code == 4002 and nul.message == "path is not a valid file path"
+    assert tui.error("spawn_tree.load", path="/etc/passwd").code == 4030
+    # The gateway still answers, and the real tree still loads.
+    assert tui.call("spawn_tree.load", path=entry["path"])["session_id"] == sid
+
+
+def test_closing_a_parent_settles_its_stored_tree(tui: TuiProcess) -> None:
+    sid = tui.create()
+    done = tui.turn(sid, delegate(goal="[[tokens 5000]] [[delay 50]] forever", background=True))
+    child = json.loads(done["text"].removeprefix("Done: "))["subagent_id"]
+    [entry] = eventually_sync(lambda: tui.call("spawn_tree.list", session_id=sid)["entries"], what="a tree")
+    assert [s["status"] for s in tui.call("spawn_tree.load", path=entry["path"])["subagents"]] == ["running"]
+    assert tui.call("session.close", session_id=sid) == {"closed": True}
+    newest = tui.call("spawn_tree.list", session_id=sid)["entries"][0]
+    assert newest["path"] != entry["path"]
+    [settled] = tui.call("spawn_tree.load", path=newest["path"])["subagents"]
+    assert settled["subagent_id"] == child and settled["status"] == "interrupted"
+    assert settled["ended_at"] is not None
+    # Neither the parent's close nor its child leaves the child in the session list.
+    listed = {s["id"] for s in tui.call("session.list")["sessions"]}
+    assert sid in listed and child not in listed
+
+
+def test_children_stay_out_of_session_lists_and_cannot_be_resumed_while_running(tui: TuiProcess) -> None:
+    sid = tui.create()
+    done = tui.turn(sid, delegate(goal="[[tokens 200]] [[delay 20]] slow", background=True))
+    child = json.loads(done["text"].removeprefix("Done: "))["subagent_id"]
+    assert tui.call("subagent.list", session_id=sid, active_only=True)["subagents"][0]["subagent_id"] == child
+    listed = {s["id"] for s in tui.call("session.list")["sessions"]}
+    assert sid in listed and child not in listed
+    refused = tui.error("session.resume", session_id=child)
+    assert refused.code == 4009 and refused.data == {"reason": "subagent"}
+    assert f"running subagent of session {sid}" in refused.message
+    tui.wait_event(sid, "background.complete", timeout=30)
+    # Once it has ended, its transcript opens like any stored session (and stays unlisted).
+    opened = eventually_sync(lambda: _resume_or_none(tui, child), what="the ended child to open")
+    assert opened["resumed"] == child
+    assert "t199" in json.dumps(opened["messages"])
+    assert child not in {s["id"] for s in tui.call("session.list")["sessions"]}
+
+
+def _resume_or_none(tui: TuiProcess, sid: str) -> dict[str, Any] | None:
+    from tests.tui.client import RpcFailure
+
+    try:
+        return tui.call("session.resume", session_id=sid)  # type: ignore[no-any-return]
+    except RpcFailure as exc:
+        if exc.code == 4009:
+            return None  # the child's session is still closing
+        raise
