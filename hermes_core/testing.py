@@ -144,11 +144,17 @@ class ScriptedAnswerer:
 
     A question whose kind is not in the script gets the empty answer (deny for an approval) and
     makes :meth:`run` raise ``AssertionError`` once the turn is over, so a test never hangs on a
-    question nobody expected. Submit the turn with the default ``answerable`` (every kind) so
-    the questions reach the events instead of being refused at once.
+    question nobody expected. Submit the turn with ``answerable=answerer.kinds`` (every kind):
+    ``Session.submit`` otherwise declares that nobody can answer, and every question is refused
+    at once without reaching the events.
+
+    :ivar kinds: the question kinds the answerer takes (all of them), for ``submit(answerable=)``.
     """
 
     def __init__(self, kernel: Kernel, answers: Mapping[str, Answer]) -> None:
+        from hermes_core.events import ALL_KINDS
+
+        self.kinds: frozenset[str] = ALL_KINDS
         self.kernel = kernel
         self.answers = dict(answers)
         self.asked: list[QuestionRequested] = []

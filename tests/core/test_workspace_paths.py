@@ -92,8 +92,10 @@ async def _call(workspace: Path, tool: str, target: str, answers: dict[str, str]
     kernel = make_kernel(PeekPlugin(), entry_points=["mock"], settings={"model": "mock:echo"})
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="test", cwd=workspace)
-        turn = await session.submit(f'[[tool {tool} {{"target": "{target}"}}]]', owner="test")
         answerer = ScriptedAnswerer(kernel, answers)
+        turn = await session.submit(
+            f'[[tool {tool} {{"target": "{target}"}}]]', owner="test", answerable=answerer.kinds
+        )
         events = await answerer.run(turn)
     done = [e for e in events if isinstance(e, ToolCompleted)]
     return done[0].result_text, [q.kind for q in answerer.asked]

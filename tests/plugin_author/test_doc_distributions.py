@@ -101,7 +101,11 @@ def test_the_tools_over_the_cli(places: tuple[Path, Path, dict[str, str]]) -> No
     assert todos.returncode == 0 and todos.stdout == "Done: a.py:1: x = 1  # TODO: name it\n", todos.stderr
     # Outside the workspace the approval step asks; `hermes run` cannot answer, so it is denied.
     far = run_hermes(home, "run", '[[tool find_todos {"path": "../elsewhere"}]]', env=env, cwd=workspace)
-    assert far.returncode == 0 and "declined" in far.stdout and "afar" not in far.stdout + far.stderr
+    assert (
+        far.returncode == 0
+        and "denied without running" in far.stdout
+        and "afar" not in far.stdout + far.stderr
+    )
 
 
 @pytest.fixture

@@ -50,7 +50,9 @@ async def run_one_turn(tmp_path: Path, answer: str) -> tuple[list[object], Scrip
         # The "default" approval profile asks before an edit: the answerer plays the user.
         session = await kernel.open_session(source="embed", owner="test", cwd=tmp_path, profile="default")
         answerer = ScriptedAnswerer(kernel, {"approval": answer})
-        events = await answerer.run(await session.submit("remember to ship it", owner="test"))
+        events = await answerer.run(
+            await session.submit("remember to ship it", owner="test", answerable=answerer.kinds)
+        )
     return events, answerer, provider
 
 
@@ -78,5 +80,5 @@ async def test_the_mock_model_can_call_it_without_asking_under_accept_edits(tmp_
         )
         answerer = ScriptedAnswerer(kernel, {})  # any question would fail the test
         prompt = '[[tool add_note {"text": "from the mock"}]]'
-        await answerer.run(await session.submit(prompt, owner="test"))
+        await answerer.run(await session.submit(prompt, owner="test", answerable=answerer.kinds))
     assert (tmp_path / "NOTES.md").read_text(encoding="utf-8") == "- from the mock\n"
