@@ -1,0 +1,220 @@
+"""The ``mcp`` tool source: the configured servers (living with the kernel) and each session's own.
+
+Servers start in the background: :meth:`McpManager.start` and :meth:`McpManager.attach` return at
+once and a slow server only delays its own tools. Tools register as ``mcp_<server>_<tool>``
+through ``kernel.registry.add_tool``; a name already taken is refused with a warning naming both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import ConfigError, ToolResult, ToolServerStatus, ToolSpec
+from hermes_mcp.config import ServerConfig, from_acp, from_settings
+from hermes_mcp.naming import tool_name
+from hermes_mcp.results import to_tool_result
+from hermes_mcp.runner import ServerRunner
+
+if TYPE_CHECKING:
+    from hermes_core import Kernel, ToolContext
+
+log = logging.getLogger("hermes_mcp")
+OWNER = "mcp"
+MISSING_SDK = "the mcp library is not installed: pip install 'hermes-agent[mcp]'"
+
+
+def sdk_available() -> bool:
+    """Whether the ``mcp`` SDK can be imported (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+def _kind(tool: Any) -> str:
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint:
+        return "read"
+    if hints is not None and hints.destructive_hint:
+        return "delete"
+    return "other"
+
+
+def _describer(server: str, tool: str) -> Callable[[Mapping[str, Any]], str]:
+    def describe(args: Mapping[str, Any]) -> str:
+        return f"MCP {server}.{tool}"
+
+    return describe
+
+
+def read_only(tool: Any) -> bool:
+    return bool(tool.annotations is not None and tool.annotations.read_only_hint)
+
+
+class McpManager:
+    """Implements ``hermes_core.ToolSource`` for MCP servers."""
+
+    name = "mcp"
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.available = sdk_available()
+        self.configured: dict[str, ServerRunner] = {}
+        self.by_session: dict[str, dict[str, ServerRunner]] = {}
+        self.problems: list[str] = []
+        self.unavailable: list[ServerConfig] = []
+        #: registered tool name → (runner, MCP tool name, asks before running)
+        self.tools: dict[str, tuple[ServerRunner, str, bool]] = {}
+
+    # -- ToolSource --------------------------------------------------------------------------
+    def capabilities(self) -> Mapping[str, bool]:
+        return {"stdio": self.available, "http": self.available, "sse": False}
+
+    def status(self, session_id: str | None = None) -> list[ToolServerStatus]:
+        out = [r.status() for r in self.configured.values()]
+        out += [
+            ToolServerStatus(
+                name=c.name, source="mcp", state="unavailable", error=MISSING_SDK, transport=c.transport
+            )
+            for c in self.unavailable
+        ]
+        if session_id is not None:
+            out += [r.status() for r in self.by_session.get(session_id, {}).values()]
+        return out
+
+    async def reload(self) -> list[ToolServerStatus]:
+        """Re-read ``[mcp_servers]``, stop every configured server and start the new set.
+
+        Waits (each server at most its ``connect_timeout_s``) so the answer says how each went.
+        """
+        section = await self._read_section()
+        for runner in list(self.configured.values()):
+            await runner.stop()
+        self.configured.clear()
+        self.unavailable.clear()
+        self.start(section)
+        waits = [
+            asyncio.wait_for(r.ready.wait(), r.config.connect_timeout_s) for r in self.configured.values()
+        ]
+        await asyncio.gather(*waits, return_exceptions=True)
+        return self.status()
+
+    async def attach(self, session_id: str, servers: Sequence[Mapping[str, Any]]) -> list[ToolServerStatus]:
+        configs = from_acp(servers, session_id, taken=frozenset(self.configured))
+        if not configs:
+            return []
+        if not self.available:
+            raise ConfigError(f"MCP servers were passed for this session but {MISSING_SDK}")
+        own = self.by_session.setdefault(session_id, {})
+        for config in configs:
+            if config.name in own:  # session/load again with the same server: keep the running one
+                continue
+            runner = self._runner(config)
+            own[config.name] = runner
+            runner.start()
+        return [r.status() for r in own.values()]
+
+    async def session_closed(self, session_id: str) -> None:
+        runners = self.by_session.pop(session_id, {})
+        await asyncio.gather(*(r.stop() for r in runners.values()), return_exceptions=True)
+
+    # -- the kernel's lifetime ---------------------------------------------------------------
+    def start(self, section: Mapping[str, Any] | None = None) -> None:
+        """Start every configured server in the background (returns at once)."""
+        if section is None:
+            section = self.kernel.settings.section("mcp_servers")
+        configs, self.problems = from_settings(section)
+        for problem in self.problems:
+            log.warning("MCP configuration: %s (this server is left out)", problem)
+        if not configs:
+            return
+        if not self.available:
+            self.unavailable = configs
+            names = ", ".join(c.name for c in configs)
+            log.warning("MCP servers are configured (%s) but %s; they are left out", names, MISSING_SDK)
+            return
+        for config in configs:
+            runner = self._runner(config)
+            self.configured[config.name] = runner
+            runner.start()
+
+    async def close(self) -> None:
+        """Stop every server (configured and per-session): no process is left running."""
+        runners = list(self.configured.values())
+        for own in self.by_session.values():
+            runners.extend(own.values())
+        self.configured.clear()
+        self.by_session.clear()
+        await asyncio.gather(*(r.stop() for r in runners), return_exceptions=True)
+
+    def asks(self, name: str) -> bool:
+        """Whether a call of the registered tool ``name`` must ask (untrusted, not read-only)."""
+        entry = self.tools.get(name)
+        return entry is not None and entry[2]
+
+    def server_of(self, name: str) -> str | None:
+        entry = self.tools.get(name)
+        return entry[0].name if entry is not None else None
+
+    # -- helpers -----------------------------------------------------------------------------
+    async def _read_section(self) -> Mapping[str, Any]:
+        store = self.kernel.store
+        if store is None:
+            return self.kernel.settings.section("mcp_servers")
+        raw = await asyncio.get_running_loop().run_in_executor(None, store.load)
+        section = raw.get("mcp_servers", {})
+        return section if isinstance(section, Mapping) else {}
+
+    def _runner(self, config: ServerConfig) -> ServerRunner:
+        return ServerRunner(config, publish=self._publish, withdraw=self._withdraw, spawn=self.kernel.spawn)
+
+    def _publish(self, runner: ServerRunner, tools: list[Any]) -> int:
+        """Register the server's tools (replacing what it had); return how many were registered."""
+        self._withdraw(runner)
+        config = runner.config
+        count = 0
+        for tool in tools:
+            if not config.wants(tool.name):
+                continue
+            spec = self._spec(runner, tool)
+            try:
+                self.kernel.registry.add_tool(spec, owner=OWNER, session_id=config.session_id)
+            except ConfigError as exc:
+                log.warning("MCP server %s: tool %s left out: %s", runner.name, tool.name, exc)
+                continue
+            asks = config.trust == "untrusted" and not read_only(tool)
+            self.tools[spec.name] = (runner, tool.name, asks)
+            count += 1
+        return count
+
+    def _withdraw(self, runner: ServerRunner) -> None:
+        for name, (owner, _tool, _asks) in list(self.tools.items()):
+            if owner is runner:
+                self.kernel.registry.remove_tool(name, session_id=runner.config.session_id)
+                del self.tools[name]
+
+    def _spec(self, runner: ServerRunner, tool: Any) -> ToolSpec:
+        server = runner.name
+        remote = tool.name
+
+        async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return to_tool_result(await runner.call(remote, dict(args)))
+
+        schema = dict(tool.input_schema or {})
+        schema.setdefault("type", "object")
+        hints = tool.annotations
+        label = (hints.title if hints is not None and hints.title else None) or tool.title or remote
+        description = (tool.description or label).strip()
+        return ToolSpec(
+            name=tool_name(server, remote),
+            description=f"{description}\n(MCP server {server}, tool {remote})",
+            schema=schema,
+            handler=handler,
+            kind=_kind(tool),
+            title=f"{server}: {label}",
+            toolset=f"mcp:{server}",
+            emoji="🔌",
+            describe=_describer(server, remote),
+        )
