@@ -3,7 +3,7 @@
 The SDK's cancel scopes must be entered and left by the same task, so the task that connects is
 the one that calls: tool calls are queued to it and each runs as a child of its task group. The
 task connects, lists the tools, publishes them, then serves calls until the server goes away
-(a call finds the connection closed, a call or a keepalive ping times out). It then reconnects
+(a call finds the connection closed, a call or the keepalive times out). It then reconnects
 after a backoff; after ``MAX_FAILURES`` failures in a row the circuit opens and the tools are
 withdrawn until the next reload.
 """
@@ -148,7 +148,8 @@ class ServerRunner:
                 item.future.set_result(result)
 
     def _set(self, item: _Call, exc: Exception) -> None:
-        self.error = str(exc)
+        """Fail a call whose connection is lost; new calls are refused until it is back."""
+        self._set_state("restarting", str(exc))
         if not item.future.done():
             item.future.set_exception(exc)
 
@@ -269,7 +270,8 @@ class ServerRunner:
         while True:
             await asyncio.sleep(KEEPALIVE_S)
             try:
-                await client.send_ping()
+                # ping is gone from the newest protocol revision; listing the tools works on all.
+                await client.list_tools()
             except Exception as exc:
                 self.error = f"keepalive failed: {_describe(exc)}"
                 lost.set()
