@@ -167,8 +167,9 @@ class ServerRunner:
             except BaseException as exc:  # an ExceptionGroup from the SDK's task groups too
                 if self._stopping:
                     break
-                self._set_state("restarting", _describe(exc))
-                log.warning("MCP server %s: %s", self.name, self.error)
+                self._set_state("restarting", _describe(exc, self.config.command))
+                level = logging.WARNING if self.failures == 0 else logging.INFO
+                log.log(level, "MCP server %s: %s", self.name, self.error)
             finally:
                 self.ready.set()
             if self._stopping:
@@ -278,12 +279,12 @@ class ServerRunner:
                 return
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, command: str | None = None) -> str:
     """One line for the error field: the innermost useful exception of an ExceptionGroup."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
+        return f"command not found: {exc.filename or command or exc}"
     text = str(exc) or type(exc).__name__
     if isinstance(exc, _Lost):
         return text

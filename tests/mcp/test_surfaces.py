@@ -77,3 +77,39 @@ def test_tui_reload_mcp_and_an_approved_call(tmp_path: Path) -> None:
         assert result["result"] == "echo: new"
     finally:
         tui.close()
+
+
+def test_plugins_and_acp_check_show_the_configured_servers(tmp_path: Path) -> None:
+    missing = json.dumps(str(tmp_path / "no-such-binary"))
+    write_config(
+        tmp_path, 'model = "mock:echo"\n' + server_toml() + f"[mcp_servers.bad]\ncommand = {missing}\n"
+    )
+
+    def hermes(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [HERMES, *args],
+            env=hermes_env(tmp_path),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    listed = hermes("plugins")
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split(None, 5) for line in listed.stdout.split("SERVER", 1)[1].splitlines()[1:]]
+    assert ["tiny", "mcp", "stdio", "ready", "6", "-"] in rows
+    (bad,) = [r for r in rows if r[0] == "bad"]
+    assert (
+        bad[3] in ("restarting", "circuit_open")
+        and bad[5] == f"command not found: {tmp_path / 'no-such-binary'}"
+    )
+
+    check = hermes("acp", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "ok   mcp tiny: stdio, 6 tools" in check.stdout.splitlines()
+    assert any(
+        line.startswith("warn mcp bad: stdio, ") and "command not found" in line
+        for line in check.stdout.splitlines()
+    )
