@@ -77,6 +77,11 @@ class ToolSource(Protocol):
         """End the servers started for ``session_id``."""
         ...
 
+    async def settle(self, session_id: str) -> None:
+        """Wait until the servers started for ``session_id`` finished their first connection
+        attempt (each at most its connect timeout); return at once when none is starting."""
+        ...
+
 
 class ToolSources:
     """The tool sources in this kernel (``kernel.tool_sources``), by name."""
@@ -125,6 +130,12 @@ class ToolSources:
         if source is None:
             raise ConfigError(f"no {name} tool source is loaded (is the {name} plugin installed?)")
         return await source.attach(session_id, servers)
+
+    async def settle(self, session_id: str) -> None:
+        """Before a turn: let the session's own servers finish connecting, so its first prompt
+        sees their tools (servers from the configuration never hold a turn up)."""
+        for source in self._sources.values():
+            await source.settle(session_id)
 
     async def session_closed(self, session_id: str) -> None:
         """Tell every source a session closed; a failing source is logged, the rest still run."""

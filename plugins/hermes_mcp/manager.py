@@ -120,6 +120,16 @@ class McpManager:
         runners = self.by_session.pop(session_id, {})
         await asyncio.gather(*(r.stop() for r in runners.values()), return_exceptions=True)
 
+    async def settle(self, session_id: str) -> None:
+        starting = [r for r in self.by_session.get(session_id, {}).values() if not r.ready.is_set()]
+        if starting:
+            limit = max(r.config.connect_timeout_s for r in starting)
+            waits = asyncio.gather(*(r.ready.wait() for r in starting))
+            try:
+                await asyncio.wait_for(waits, limit)
+            except TimeoutError:
+                log.warning("MCP servers of session %s still not connected after %g s", session_id, limit)
+
     # -- the kernel's lifetime ---------------------------------------------------------------
     def start(self, section: Mapping[str, Any] | None = None) -> None:
         """Start every configured server in the background (returns at once)."""

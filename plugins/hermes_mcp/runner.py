@@ -158,6 +158,8 @@ class ServerRunner:
         self.state, self.error = state, error
 
     async def _run(self) -> None:
+        # Importing the SDK takes a second or more on a busy machine: never on the event loop.
+        await asyncio.get_running_loop().run_in_executor(None, load_sdk)
         while not self._stopping:
             began = time.monotonic()
             try:
@@ -277,6 +279,14 @@ class ServerRunner:
                 self.error = f"keepalive failed: {_describe(exc)}"
                 lost.set()
                 return
+
+
+def load_sdk() -> None:
+    """Import the parts of the SDK a connection uses (called on a worker thread)."""
+    import importlib
+
+    for name in ("anyio", "httpx2", "mcp", "mcp.types", "mcp.client.streamable_http", "mcp_types"):
+        importlib.import_module(name)
 
 
 def _describe(exc: BaseException, command: str | None = None) -> str:
