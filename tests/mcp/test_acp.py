@@ -50,6 +50,13 @@ async def test_stdio_server_from_the_editor(spawn: Any, home: Home, tmp_path: Pa
     await agent.prompt(other, '[[tool mcp_tiny_echo {"text": "ro"}]]')
     assert "echo: ro" not in agent.text(other)
 
+    await agent.prompt(sid, "/tools")  # the session's own tools are listed in that session only
+    assert "mcp:tiny:" in agent.text(sid) and "mcp_tiny_write_note" in agent.text(sid)
+    before = len(agent.text(other))
+    await agent.prompt(other, "/tools")
+    listing = agent.text(other)[before:]
+    assert "The model sees" in listing and "mcp_tiny" not in listing
+
     (pid,) = pids(pid_file)
     assert alive(pid)
     await agent.request("session/close", {"sessionId": sid})

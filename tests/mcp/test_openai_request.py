@@ -70,7 +70,7 @@ async def test_openai_request_carries_the_mcp_tool_and_its_result(tmp_path: Path
         await runner.cleanup()
     (done,) = [e for e in events if isinstance(e, ToolCompleted)]
     assert (done.name, done.result_text, done.is_error) == ("mcp_tiny_add", "42", False)
-    assert [e for e in events if isinstance(e, TurnCompleted)][0].text == "it is 42"
+    assert next(e for e in events if isinstance(e, TurnCompleted)).text == "it is 42"
     offered = {t["function"]["name"]: t["function"] for t in bodies[0]["tools"]}
     assert offered["mcp_tiny_add"]["parameters"] == {
         "type": "object",
