@@ -65,8 +65,8 @@ class McpManager:
         self.by_session: dict[str, dict[str, ServerRunner]] = {}
         self.problems: list[str] = []
         self.unavailable: list[ServerConfig] = []
-        #: registered tool name → (runner, MCP tool name, asks before running)
-        self.tools: dict[str, tuple[ServerRunner, str, bool]] = {}
+        #: (session id or None, registered tool name) → (runner, MCP tool name, asks before running)
+        self.tools: dict[tuple[str | None, str], tuple[ServerRunner, str, bool]] = {}
 
     # -- ToolSource --------------------------------------------------------------------------
     def capabilities(self) -> Mapping[str, bool]:
@@ -159,13 +159,16 @@ class McpManager:
         self.by_session.clear()
         await asyncio.gather(*(r.stop() for r in runners), return_exceptions=True)
 
-    def asks(self, name: str) -> bool:
+    def _entry(self, name: str, session_id: str) -> tuple[ServerRunner, str, bool] | None:
+        return self.tools.get((session_id, name)) or self.tools.get((None, name))
+
+    def asks(self, name: str, session_id: str) -> bool:
         """Whether a call of the registered tool ``name`` must ask (untrusted, not read-only)."""
-        entry = self.tools.get(name)
+        entry = self._entry(name, session_id)
         return entry is not None and entry[2]
 
-    def server_of(self, name: str) -> str | None:
-        entry = self.tools.get(name)
+    def server_of(self, name: str, session_id: str) -> str | None:
+        entry = self._entry(name, session_id)
         return entry[0].name if entry is not None else None
 
     # -- helpers -----------------------------------------------------------------------------
@@ -195,15 +198,15 @@ class McpManager:
                 log.warning("MCP server %s: tool %s left out: %s", runner.name, tool.name, exc)
                 continue
             asks = config.trust == "untrusted" and not read_only(tool)
-            self.tools[spec.name] = (runner, tool.name, asks)
+            self.tools[(config.session_id, spec.name)] = (runner, tool.name, asks)
             count += 1
         return count
 
     def _withdraw(self, runner: ServerRunner) -> None:
-        for name, (owner, _tool, _asks) in list(self.tools.items()):
+        for key, (owner, _tool, _asks) in list(self.tools.items()):
             if owner is runner:
-                self.kernel.registry.remove_tool(name, session_id=runner.config.session_id)
-                del self.tools[name]
+                self.kernel.registry.remove_tool(key[1], session_id=runner.config.session_id)
+                del self.tools[key]
 
     def _spec(self, runner: ServerRunner, tool: Any) -> ToolSpec:
         server = runner.name

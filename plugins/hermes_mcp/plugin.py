@@ -44,7 +44,7 @@ def hermes_before_tool_call(session: Session, call: ToolCallInfo) -> PolicyDecis
     from hermes_mcp.manager import McpManager
 
     manager = session.kernel.tool_sources.get("mcp")
-    if not isinstance(manager, McpManager) or not manager.asks(call.name):
+    if not isinstance(manager, McpManager) or not manager.asks(call.name, session.id):
         return None
-    server = manager.server_of(call.name)
+    server = manager.server_of(call.name, session.id)
     return PolicyDecision("ask", f"MCP server {server} is untrusted and this tool is not read-only")

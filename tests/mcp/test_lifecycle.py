@@ -130,3 +130,25 @@ async def test_sessions_own_servers_end_with_them(tmp_path: Path) -> None:
         await one.close()
         assert not alive(pid)
         assert kernel.tool_sources.status(one.id) == []
+
+
+async def test_closing_while_the_server_still_starts_leaves_nothing(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    kernel = kernel_with({})
+    entry = {
+        "name": "slow",
+        "command": stdio_server()["command"],
+        "args": stdio_server()["args"],
+        "env": [{"name": "TINY_PID_FILE", "value": str(pid_file)}],
+    }
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        await kernel.tool_sources.attach("mcp", session.id, [entry])
+        # The process exists (it wrote its pid first thing) but has not answered the handshake yet.
+        await eventually(lambda: pids(pid_file), timeout=60, what="the server process started")
+        (status,) = kernel.tool_sources.status(session.id)
+        await session.close()
+        (pid,) = pids(pid_file)
+        await eventually(lambda: not alive(pid), timeout=15, what="the starting server ended")
+        assert kernel.tool_sources.status(session.id) == []
+    assert status.state in ("starting", "ready")
