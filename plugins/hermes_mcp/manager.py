@@ -65,7 +65,7 @@ class McpManager:
         self.by_session: dict[str, dict[str, ServerRunner]] = {}
         self.problems: list[str] = []
         self.unavailable: list[ServerConfig] = []
-        #: (session id or None, registered tool name) → (runner, MCP tool name, asks before running)
+        #: (session id or None, registered tool name) → (runner, registered name, asks before running)
         self.tools: dict[tuple[str | None, str], tuple[ServerRunner, str, bool]] = {}
 
     # -- ToolSource --------------------------------------------------------------------------
@@ -183,22 +183,24 @@ class McpManager:
     def _runner(self, config: ServerConfig) -> ServerRunner:
         return ServerRunner(config, publish=self._publish, withdraw=self._withdraw, spawn=self.kernel.spawn)
 
-    def _publish(self, runner: ServerRunner, tools: list[Any]) -> int:
-        """Register the server's tools (replacing what it had); return how many were registered."""
+    def _publish(self, runner: ServerRunner, tools: list[Any], capabilities: Any) -> int:
+        """Register the server's tools and its resource and prompt helpers (replacing what it
+        had); return how many were registered."""
+        from hermes_mcp.extras import helper_specs
+
         self._withdraw(runner)
         config = runner.config
         count = 0
-        for tool in tools:
-            if not config.wants(tool.name):
-                continue
-            spec = self._spec(runner, tool)
+        wanted = [(self._spec(runner, t), read_only(t)) for t in tools if config.wants(t.name)]
+        wanted += [(spec, True) for op, spec in helper_specs(runner, capabilities) if config.wants(op)]
+        for spec, only_reads in wanted:
             try:
                 self.kernel.registry.add_tool(spec, owner=OWNER, session_id=config.session_id)
             except ConfigError as exc:
-                log.warning("MCP server %s: tool %s left out: %s", runner.name, tool.name, exc)
+                log.warning("MCP server %s: tool %s left out: %s", runner.name, spec.name, exc)
                 continue
-            asks = config.trust == "untrusted" and not read_only(tool)
-            self.tools[(config.session_id, spec.name)] = (runner, tool.name, asks)
+            asks = config.trust == "untrusted" and not only_reads
+            self.tools[(config.session_id, spec.name)] = (runner, spec.name, asks)
             count += 1
         return count
 

@@ -22,6 +22,11 @@ def _size(data: str) -> int:
         return len(data)
 
 
+def describe_size(data: str) -> str:
+    """``N bytes`` for base64 ``data``."""
+    return f"{_size(data)} bytes"
+
+
 def _block(block: Any) -> str:
     kind = getattr(block, "type", None)
     if kind == "text":

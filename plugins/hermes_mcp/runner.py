@@ -30,7 +30,7 @@ KEEPALIVE_S = 30.0
 
 @dataclass(slots=True)
 class _Call:
-    tool: str
+    op: str  # call, list_resources, read_resource, list_prompts, get_prompt
     args: dict[str, Any]
     future: asyncio.Future[Any]
     started: float = field(default_factory=time.perf_counter)
@@ -47,7 +47,7 @@ class ServerRunner:
         self,
         config: ServerConfig,
         *,
-        publish: Callable[[ServerRunner, list[Any]], int],
+        publish: Callable[[ServerRunner, list[Any], Any], int],
         withdraw: Callable[[ServerRunner], None],
         spawn: Callable[[Any, str], asyncio.Task[Any]],
     ) -> None:
@@ -103,11 +103,15 @@ class ServerRunner:
     # -- calls -------------------------------------------------------------------------------
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         """Run one tool call on the server; a dead, hung or stopped server is a ``ToolError``."""
+        return await self.request("call", {"name": tool, "arguments": args})
+
+    async def request(self, op: str, args: dict[str, Any]) -> Any:
+        """Run one request (a tool call, or a resource or prompt request) through the task."""
         if self.state != "ready":
             why = f": {self.error}" if self.error else ""
             raise ToolError(f"MCP server {self.name!r} is not available ({self.state}{why})")
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Call(tool, args, future))
+        self._queue.put_nowait(_Call(op, args, future))
         try:
             # The SDK enforces timeout_s; the margin only covers a task that stopped answering.
             return await asyncio.wait_for(asyncio.shield(future), self.config.timeout_s + 5)
@@ -128,7 +132,7 @@ class ServerRunner:
 
         timeout = self.config.timeout_s
         try:
-            result = await client.call_tool(item.tool, item.args, read_timeout_seconds=timeout)
+            result = await _send(client, item, timeout)
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._set(item, ToolError(f"MCP server {self.name!r} closed the connection during the call"))
@@ -197,7 +201,7 @@ class ServerRunner:
         async with contextlib.AsyncExitStack() as stack:
             client = await self._connect(stack)
             tools = await self._list_tools(client)
-            self.tool_count = self._publish(self, tools)
+            self.tool_count = self._publish(self, tools, client.server_capabilities)
             self._set_state("ready")
             self.ready.set()
             await self._serve(client)
@@ -279,6 +283,21 @@ class ServerRunner:
                 self.error = f"keepalive failed: {_describe(exc)}"
                 lost.set()
                 return
+
+
+async def _send(client: Any, item: _Call, timeout: float) -> Any:
+    args = item.args
+    if item.op == "call":
+        return await client.call_tool(args["name"], args["arguments"], read_timeout_seconds=timeout)
+    if item.op == "list_resources":
+        return await client.list_resources(cursor=args.get("cursor"))
+    if item.op == "read_resource":
+        return await client.read_resource(args["uri"])
+    if item.op == "list_prompts":
+        return await client.list_prompts(cursor=args.get("cursor"))
+    if item.op == "get_prompt":
+        return await client.get_prompt(args["name"], args.get("arguments"))
+    raise ValueError(f"unknown MCP request {item.op!r}")
 
 
 def load_sdk() -> None:

@@ -25,11 +25,15 @@ async def test_stdio_server_tools_register_and_answer(tmp_path: Path) -> None:
             "mcp_tiny_add",
             "mcp_tiny_die",
             "mcp_tiny_echo",
+            "mcp_tiny_get_prompt",
+            "mcp_tiny_list_prompts",
+            "mcp_tiny_list_resources",
             "mcp_tiny_pid",
+            "mcp_tiny_read_resource",
             "mcp_tiny_write_note",
         ]
         (status,) = kernel.tool_sources.status()
-        assert (status.name, status.tools, status.transport) == ("tiny", 5, "stdio")
+        assert (status.name, status.tools, status.transport) == ("tiny", 9, "stdio")
         spec = kernel.registry.tool("mcp_tiny_add")
         assert spec is not None and spec.kind == "read"
         assert spec.schema["properties"]["a"]["type"] == "integer" and spec.schema["required"] == ["a", "b"]
@@ -83,7 +87,7 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
             # The server may still be starting: the runner reconnects with backoff until it answers.
             await eventually(lambda: kernel.registry.tool("mcp_web_echo"), timeout=60, what="http tools")
             (status,) = kernel.tool_sources.status()
-            assert (status.state, status.transport, status.tools) == ("ready", "http", 6)
+            assert (status.state, status.transport, status.tools) == ("ready", "http", 10)
             session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
             _, (done,) = await run_turn(session, '[[tool mcp_web_echo {"text": "over http"}]]')
             assert done.result_text == "echo: over http"
@@ -99,3 +103,25 @@ async def test_bad_config_entry_is_reported_and_the_rest_load(tmp_path: Path, ca
         assert [s.name for s in kernel.tool_sources.status()] == ["tiny"]
     assert "mcp_servers.bad: give either command (stdio) or url (streamable HTTP)" in caplog.text
     await asyncio.sleep(0)
+
+
+async def test_resource_and_prompt_helpers(tmp_path: Path) -> None:
+    kernel = kernel_with({"tiny": stdio_server(exclude=["get_prompt"])})
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_read_resource"), timeout=60, what="helpers")
+        assert kernel.registry.tool("mcp_tiny_get_prompt") is None  # exclude applies to helpers too
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        script = (
+            "[[tool mcp_tiny_list_resources {}]] "
+            '[[tool mcp_tiny_read_resource {"uri": "note://greeting"}]] '
+            "[[tool mcp_tiny_list_prompts {}]] "
+            '[[tool mcp_tiny_read_resource {"uri": "note://missing"}]]'
+        )
+        asked: list[QuestionRequested] = []
+        _, done = await run_turn(session, script, lambda q: asked.append(q) or "deny")
+        assert asked == []  # helpers only read: no question even from an untrusted server
+        listing, content, prompts, missing = done
+        assert listing.result_text == "note://greeting — greeting (text/plain): A short text resource."
+        assert content.result_text == "hello from tiny"
+        assert prompts.result_text == "review (topic*): Ask for a review of a topic."
+        assert missing.is_error and "note://missing" in missing.result_text

@@ -56,6 +56,18 @@ def pid() -> int:
     return os.getpid()
 
 
+@server.resource("note://greeting", name="greeting", mime_type="text/plain")
+def greeting() -> str:
+    """A short text resource."""
+    return "hello from tiny"
+
+
+@server.prompt()
+def review(topic: str) -> str:
+    """Ask for a review of a topic."""
+    return f"Please review {topic}."
+
+
 if __name__ == "__main__":
     pid_file = os.environ.get("TINY_PID_FILE")
     if pid_file:
