@@ -104,3 +104,21 @@ async def test_bad_server_entries_are_refused(spawn: Any, home: Home) -> None:
     assert "unsupported MCP transport 'sse'" in str(
         await agent.error("session/new", {"cwd": str(home.workspace), "mcpServers": cases[0]})
     )
+
+
+async def test_server_dying_mid_call_reaches_the_editor_and_the_session_goes_on(
+    spawn: Any, home: Home
+) -> None:
+    agent = await spawn(initialize={})
+    server = {"name": "tiny", "command": sys.executable, "args": [TINY], "env": []}
+    sid = (await agent.new(home.workspace, mcpServers=[server]))["sessionId"]
+    result = await agent.prompt(sid, "[[tool mcp_tiny_die {}]]")
+    assert result["stopReason"] == "end_turn"
+    failed = [u for u in tool_updates(agent, sid) if u.get("status") == "failed"]
+    assert failed and "closed the connection during the call" in str(failed[-1].get("content"))
+
+    async def back() -> bool:
+        await agent.prompt(sid, '[[tool mcp_tiny_echo {"text": "again"}]]')
+        return "echo: again" in agent.text(sid)
+
+    await eventually(back, timeout=60, interval=0.5, what="the restarted server answered")
