@@ -36,21 +36,35 @@ def _server_toml(name: str) -> str:
     return f"[mcp_servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(TINY)}]\n"
 
 
-async def cold_start(spawns: int) -> list[float]:
-    env, work, _ = fresh_home()
-    config = Path(env["HERMES_HOME"], "config.toml")
-    config.write_text('model = "mock:script"\n' + "".join(_server_toml(n) for n in ("one", "two", "three")))
+async def cold_start(spawns: int) -> dict[int, tuple[list[float], list[float]]]:
+    """Spawn -> initialize reply and spawn -> session/new answered, with 0 and 3 servers
+    configured; the two homes alternate so machine load hits both alike (one warm-up each)."""
+    homes = {}
+    for servers in (0, 3):
+        env, work, _ = fresh_home()
+        names = ("one", "two", "three")[:servers]
+        Path(env["HERMES_HOME"], "config.toml").write_text(
+            'model = "mock:script"\n' + "".join(_server_toml(n) for n in names)
+        )
+        homes[servers] = (env, work)
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
-    times = []
-    for _ in range(spawns):
-        start = time.perf_counter()
-        agent = await Agent.start(env, work)
-        await agent.send(init)
-        frame = await agent.read()
-        times.append((time.perf_counter() - start) * 1000)
-        assert frame["result"]["agentCapabilities"]["mcpCapabilities"]["http"] is True
-        await agent.stop()
-    return times
+    out: dict[int, tuple[list[float], list[float]]] = {0: ([], []), 3: ([], [])}
+    for index in range(spawns + 1):
+        for servers, (env, work) in homes.items():
+            start = time.perf_counter()
+            agent = await Agent.start(env, work)
+            await agent.send(init)
+            frame = await agent.read()
+            initialized = (time.perf_counter() - start) * 1000
+            assert frame["result"]["agentCapabilities"]["mcpCapabilities"]["http"] is True
+            agent.next_id = 1
+            await agent.request("session/new", {"cwd": work, "mcpServers": []})
+            ready = (time.perf_counter() - start) * 1000
+            await agent.stop()
+            if index:  # the first round warms the caches
+                out[servers][0].append(initialized)
+                out[servers][1].append(ready)
+    return out
 
 
 async def direct_calls(calls: int) -> list[float]:
@@ -135,14 +149,18 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=100)
     args = parser.parse_args()
 
-    spawn = await cold_start(args.spawns)
+    starts = await cold_start(args.spawns)
+    (base, base_ready), (spawn, spawn_ready) = starts[0], starts[3]
     direct = await direct_calls(args.calls)
     tool, turn = await agent_calls(args.calls)
     started, left, elapsed = await sessions_cycle(args.sessions)
 
     overhead = statistics.median(tool) - statistics.median(direct)
     rows = [
+        ("acp spawn -> initialize, no MCP server", f"{statistics.median(base):.0f} ms", "-"),
         ("acp spawn -> initialize, 3 MCP servers", f"{statistics.median(spawn):.0f} ms", "<= 150 ms median"),
+        ("acp spawn -> session/new, no MCP server", f"{statistics.median(base_ready):.0f} ms", "-"),
+        ("acp spawn -> session/new, 3 MCP servers", f"{statistics.median(spawn_ready):.0f} ms", "-"),
         ("MCP call, direct SDK client (median)", f"{statistics.median(direct):.2f} ms", "-"),
         ("MCP call as the agent's tool (median)", f"{statistics.median(tool):.2f} ms", "-"),
         ("agent overhead of an MCP call (median)", f"{overhead:.2f} ms", "<= 5 ms"),
