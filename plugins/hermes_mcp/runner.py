@@ -114,7 +114,9 @@ class ServerRunner:
         self._queue.put_nowait(_Call(op, args, future))
         try:
             # The SDK enforces timeout_s; the margin only covers a task that stopped answering.
-            return await asyncio.wait_for(asyncio.shield(future), self.config.timeout_s + 5)
+            # Without a shield, cancelling this wait (an interrupt) cancels the future, and with it
+            # the request in the server's task.
+            return await asyncio.wait_for(future, self.config.timeout_s + 5)
         except TimeoutError:
             raise ToolError(
                 f"MCP server {self.name!r} did not answer within {self.config.timeout_s:g} s"
@@ -127,12 +129,18 @@ class ServerRunner:
                 item.future.set_exception(ToolError(f"MCP server {self.name!r}: {why}"))
 
     async def _one_call(self, client: Any, item: _Call, lost: asyncio.Event) -> None:
+        import anyio
         from mcp import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         timeout = self.config.timeout_s
         try:
-            result = await _send(client, item, timeout)
+            with anyio.CancelScope() as scope:
+                # An interrupted turn cancels its wait: stop the request too (the SDK tells the server).
+                item.future.add_done_callback(lambda f: scope.cancel() if f.cancelled() else None)
+                result = await _send(client, item, timeout)
+            if scope.cancelled_caught:
+                return
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 self._set(item, ToolError(f"MCP server {self.name!r} closed the connection during the call"))

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 from hermes_core.testing import MemorySettingsStore
 from tests.mcp.helpers import kernel_with, run_turn, stdio_server
-from tests.timing import eventually
+from tests.timing import eventually, scaled
 
 
 def alive(pid: int) -> bool:
@@ -152,3 +154,29 @@ async def test_closing_while_the_server_still_starts_leaves_nothing(tmp_path: Pa
         await eventually(lambda: not alive(pid), timeout=15, what="the starting server ended")
         assert kernel.tool_sources.status(session.id) == []
     assert status.state in ("starting", "ready")
+
+
+async def test_interrupting_a_call_cancels_it_and_the_server_stays(tmp_path: Path) -> None:
+    from hermes_core import ToolExecuting
+
+    kernel = kernel_with({"tiny": stdio_server(trust="full", timeout_s=120)})
+    async with kernel.running():
+        await eventually(lambda: kernel.tool_sources.status()[0].state == "ready", timeout=60, what="ready")
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        marker = tmp_path / "cancelled"
+        turn = await session.submit(
+            f"[[tool mcp_tiny_wait_cancel {json.dumps({'marker': str(marker)})}]]", owner="t"
+        )
+        started = None
+        async for event in turn.events():
+            if isinstance(event, ToolExecuting):
+                waiting = Path(f"{marker}.started")
+                await eventually(waiting.exists, timeout=15, what="the server runs the call")
+                started = time.monotonic()
+                await session.interrupt()
+        outcome = await turn.outcome
+        assert started is not None and time.monotonic() - started < scaled(10)
+        assert outcome.status == "interrupted"
+        # The server was told: its handler was cancelled (not left running).
+        await eventually(marker.exists, timeout=15, what="the server saw the cancellation")
+        assert kernel.tool_sources.status()[0].state == "ready"  # a cancelled call is no failure

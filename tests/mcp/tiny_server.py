@@ -50,6 +50,23 @@ def hang() -> str:
         time.sleep(60)
 
 
+@server.tool()
+async def wait_cancel(marker: str) -> str:
+    """Wait until the client cancels the call; ``marker``.started exists while it waits and
+    ``marker`` is written once it is cancelled."""
+    import anyio
+
+    with open(f"{marker}.started", "w") as fh:
+        fh.write("waiting\n")
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        with open(marker, "w") as fh:
+            fh.write("cancelled\n")
+        raise
+    return "not cancelled"
+
+
 @server.tool(annotations=READ_ONLY)
 def pid() -> int:
     """The server's process id."""
