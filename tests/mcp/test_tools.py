@@ -126,3 +126,20 @@ async def test_resource_and_prompt_helpers(tmp_path: Path) -> None:
         assert content.result_text == "hello from tiny"
         assert prompts.result_text == "review (topic*): Ask for a review of a topic."
         assert missing.is_error and "note://missing" in missing.result_text
+
+
+async def test_a_tool_name_taken_twice_is_refused_clearly(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    # "a.b" and "a_b" sanitise alike: the second server's echo would be mcp_a_b_echo again.
+    kernel = kernel_with(
+        {"a.b": stdio_server(include=["echo"]), "a_b": stdio_server(include=["echo", "add"])}
+    )
+    async with kernel.running():
+        await eventually(
+            lambda: all(s.state == "ready" for s in kernel.tool_sources.status()),
+            timeout=60,
+            what="both ready",
+        )
+        counts = sorted(s.tools for s in kernel.tool_sources.status())
+        assert counts == [1, 1] and kernel.registry.tool("mcp_a_b_echo") is not None
+        assert kernel.registry.tool("mcp_a_b_add") is not None
+    assert "tool 'mcp_a_b_echo' is already registered (by mcp)" in caplog.text
