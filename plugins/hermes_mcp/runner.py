@@ -62,6 +62,7 @@ class ServerRunner:
         self._spawn = spawn
         self._queue: asyncio.Queue[_Call | None] = asyncio.Queue()
         self._stopping = False
+        self._was_ready = False
         self._task: asyncio.Task[Any] | None = None
 
     @property
@@ -174,6 +175,7 @@ class ServerRunner:
         await asyncio.get_running_loop().run_in_executor(None, load_sdk)
         while not self._stopping:
             began = time.monotonic()
+            self._was_ready = False
             try:
                 await self._connect_and_serve()
             except asyncio.CancelledError:
@@ -182,7 +184,8 @@ class ServerRunner:
                 if self._stopping:
                     break
                 self._set_state("restarting", _describe(exc, self.config.command))
-                level = logging.WARNING if self.failures == 0 else logging.INFO
+                # A crash of a working server always warns; retries that fail again only inform.
+                level = logging.WARNING if self.failures == 0 or self._was_ready else logging.INFO
                 log.log(level, "MCP server %s: %s", self.name, self.error)
             finally:
                 self.ready.set()
@@ -211,6 +214,7 @@ class ServerRunner:
             tools = await self._list_tools(client)
             self.tool_count = self._publish(self, tools, client.server_capabilities)
             self._set_state("ready")
+            self._was_ready = True
             self.ready.set()
             await self._serve(client)
 

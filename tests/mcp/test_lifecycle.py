@@ -180,3 +180,24 @@ async def test_interrupting_a_call_cancels_it_and_the_server_stays(tmp_path: Pat
         # The server was told: its handler was cancelled (not left running).
         await eventually(marker.exists, timeout=15, what="the server saw the cancellation")
         assert kernel.tool_sources.status()[0].state == "ready"  # a cancelled call is no failure
+
+
+async def test_server_that_never_answers_the_handshake(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    mute = {
+        "command": "sh",
+        "args": ["-c", f"echo $$ >> {pid_file}; exec sleep 1000"],
+        "connect_timeout_s": 1,
+    }
+    kernel = kernel_with({"mute": mute})
+    async with kernel.running():
+        (status,) = await eventually(
+            lambda: [s for s in kernel.tool_sources.status() if s.state != "starting"],
+            timeout=60,
+            what="a verdict",
+        )
+        assert status.state == "restarting" and "timed out" in (status.error or "")
+        assert kernel.registry.tool("mcp_mute_echo") is None
+        first = pids(pid_file)[0]
+        await eventually(lambda: not alive(first), timeout=30, what="the mute server ended")
+    assert not any(alive(p) for p in pids(pid_file))
