@@ -2,15 +2,18 @@
 
 The table always shows every selected plugin (strict mode does not cut it short), and the exit
 status is 1 when any of them failed, so scripts and CI can check an installation. With
-``HERMES_DEBUG`` set, each failure's traceback follows on stderr.
+``HERMES_DEBUG`` set, each failure's traceback follows on stderr. Configured tool servers (MCP)
+follow the plugin table, with their state.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import click
 
+from hermes_cli import event_loop
 from hermes_cli.failures import EXIT_FAILURE, error_line, guarded
 from hermes_cli.state import get_state
 from hermes_cli.tables import format_table
@@ -43,6 +46,10 @@ def plugins_command(ctx: click.Context, check: bool) -> None:
             click.echo(format_table(["NAME", "VERSION", "DISTRIBUTION", "HOOKS", "STATUS"], rows))
         elif not check:
             click.echo("no plugins loaded")
+        raw = state.store.load()
+        if not check and raw.get("mcp_servers"):
+            click.echo("")
+            click.echo(_servers_table(state.kernel, raw))
         if not failed:
             return 0
         if os.environ.get("HERMES_DEBUG"):
@@ -57,3 +64,18 @@ def plugins_command(ctx: click.Context, check: bool) -> None:
         return EXIT_FAILURE
 
     ctx.exit(guarded(body))
+
+
+def _servers_table(kernel: Any, raw: Any) -> str:
+    """Start the kernel, connect every configured tool server once and tabulate what happened."""
+
+    async def connect() -> list[Any]:
+        kernel.configure(raw)
+        async with kernel.running():
+            return list(await kernel.tool_sources.reload())
+
+    servers = event_loop.run(connect())
+    if not servers:
+        return "MCP servers: configured, but the mcp plugin is not loaded"
+    rows = [[s.name, s.source, s.transport, s.state, str(s.tools), s.error or "-"] for s in servers]
+    return format_table(["SERVER", "SOURCE", "TRANSPORT", "STATE", "TOOLS", "ERROR"], rows)

@@ -134,6 +134,9 @@ _EXPORTS: dict[str, str] = {
     "ProviderDirectory": "hermes_core.provider_directory",
     "QuestionBroker": "hermes_core.questions",
     "Registry": "hermes_core.registry",
+    "ToolSource": "hermes_core.tool_sources",
+    "ToolSources": "hermes_core.tool_sources",
+    "ToolServerStatus": "hermes_core.tool_sources",
     "Session": "hermes_core.session.live",
     "SessionInfo": "hermes_core.session.types",
     "Turn": "hermes_core.session.queue",
@@ -214,6 +217,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
         Subagents,
         subagent_payload,
     )
+    from hermes_core.tool_sources import ToolServerStatus, ToolSource, ToolSources  # noqa: F401
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401

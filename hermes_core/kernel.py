@@ -10,8 +10,7 @@ Create one with :meth:`Kernel.create`, then use it inside ``async with kernel.ru
             print(event)
         outcome = await turn.outcome
 
-State lives with its owners: ``kernel.sessions``, ``kernel.models``, ``kernel.providers`` and
-``kernel.questions``; the delegates below stay because plugins and tests call them everywhere.
+State lives with owners (``sessions``, ``models``, ``providers``, ``questions``, ``tool_sources``).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.redaction import Redactor
 from hermes_core.session.table import Sessions
+from hermes_core.tool_sources import ToolSources
 
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
@@ -59,6 +59,7 @@ class Kernel:
         self.background_tasks: set[asyncio.Task[Any]] = set()
         self.sessions = Sessions(self)
         self.models = Models(self)
+        self.tool_sources = ToolSources()
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None

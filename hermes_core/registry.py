@@ -39,6 +39,8 @@ class Registry:
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Tools only one session sees (servers an editor passed for that session), by session id.
+    session_tools: dict[str, dict[str, ToolSpec]] = field(default_factory=dict)
 
     def plugin(self, name: str) -> PluginRecord | None:
         """Return the record of plugin ``name``, if loaded or attempted."""
@@ -61,3 +63,53 @@ class Registry:
             if name in candidate.aliases:
                 return candidate
         return None
+
+    # -- tools added and removed while the kernel runs (MCP servers and the like) ---------------
+    def add_tool(self, spec: ToolSpec, *, owner: str, session_id: str | None = None) -> None:
+        """Register a tool at run time, for every session or (``session_id``) for one only.
+
+        :raises ConfigError: when the name is taken (a plugin's tool, another source's, or one of
+            the same session); nothing is replaced.
+        """
+        from hermes_core.errors import ConfigError
+
+        if session_id is None:
+            taken = spec.name in self.tools
+        else:
+            taken = spec.name in self.tools or spec.name in self.session_tools.get(session_id, {})
+        if taken:
+            holder = self.owners.get(("tools", spec.name), "another session source")
+            raise ConfigError(f"tool {spec.name!r} is already registered (by {holder})")
+        if session_id is None:
+            self.tools[spec.name] = spec
+            self.owners[("tools", spec.name)] = owner
+        else:
+            self.session_tools.setdefault(session_id, {})[spec.name] = spec
+
+    def remove_tool(self, name: str, *, session_id: str | None = None) -> bool:
+        """Remove a tool added with :meth:`add_tool`; returns whether it was there."""
+        if session_id is not None:
+            table = self.session_tools.get(session_id, {})
+            found = table.pop(name, None) is not None
+            if not table:
+                self.session_tools.pop(session_id, None)
+            return found
+        self.owners.pop(("tools", name), None)
+        return self.tools.pop(name, None) is not None
+
+    def forget_session_tools(self, session_id: str) -> None:
+        """Drop every tool registered for one session (it closed)."""
+        self.session_tools.pop(session_id, None)
+
+    def tool(self, name: str, session_id: str | None = None) -> ToolSpec | None:
+        """Find a tool by name: the session's own tools first, then everyone's."""
+        if session_id is not None:
+            spec = self.session_tools.get(session_id, {}).get(name)
+            if spec is not None:
+                return spec
+        return self.tools.get(name)
+
+    def tools_for(self, session_id: str | None) -> list[ToolSpec]:
+        """Every tool a session may see: everyone's tools, then its own."""
+        own = self.session_tools.get(session_id, {}) if session_id is not None else {}
+        return [*self.tools.values(), *own.values()]

@@ -28,7 +28,7 @@ SYSTEM_PROMPT = (
 
 def visible_tool(kernel: Kernel, session: Session, name: str, answerable: frozenset[str]) -> ToolSpec | None:
     """Return the tool if the model may see it in this turn (not hidden, its questions answerable)."""
-    spec = kernel.registry.tools.get(name)
+    spec = kernel.registry.tool(name, session.id)
     if spec is None or name in session.hidden_tools or not spec.needs <= answerable:
         return None
     return spec
@@ -40,7 +40,7 @@ def tool_schemas(kernel: Kernel, session: Session, answerable: frozenset[str]) -
 
     return tuple(
         ToolSchema(s.name, s.description, s.schema)
-        for s in kernel.registry.tools.values()
+        for s in kernel.registry.tools_for(session.id)
         if visible_tool(kernel, session, s.name, answerable) is not None
     )
 

@@ -658,6 +658,8 @@ class Session:
         from hermes_core.core_tools import kill_groups
 
         kill_groups(self.kernel.executor, self._processes)
+        await self.kernel.tool_sources.session_closed(self.id)
+        self.kernel.registry.forget_session_tools(self.id)
         for q in self._subscribers:
             q.put_nowait(_DONE)
         await self.kernel.sessions.forget(self)

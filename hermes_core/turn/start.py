@@ -31,6 +31,7 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
     :param run: the turn.
     :returns: the opened first call, or None when the turn makes it the ordinary way.
     """
+    await run.kernel.tool_sources.settle(run.session.id)
     row = user_row(run)
     head: HeadStart | None = None
     starting: asyncio.Future[None] | None = None

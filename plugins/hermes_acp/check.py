@@ -193,6 +193,20 @@ async def _count_sessions(ctx: TransportContext[AcpSettings]) -> int:
             return count
 
 
+async def _check_mcp(report: Report, ctx: TransportContext[AcpSettings]) -> None:
+    """Connect every configured MCP server once; one line each (a broken server only warns)."""
+    if not ctx.kernel.is_running:
+        return
+    for server in await ctx.kernel.tool_sources.reload():
+        tools = _count(server.tools, "tool")
+        if server.state == "ready":
+            report.add("ok", f"mcp {server.name}", f"{server.transport}, {tools}")
+        else:
+            report.add(
+                "warn", f"mcp {server.name}", f"{server.transport}, {server.state}: {server.error or '-'}"
+            )
+
+
 async def run_check(ctx: TransportContext[AcpSettings]) -> int:
     """Print the report and return 0 when nothing failed (warnings are allowed).
 
@@ -205,6 +219,7 @@ async def run_check(ctx: TransportContext[AcpSettings]) -> int:
     _check_modules(report)
     await _check_initialize(report, ctx)
     await _check_config(report, ctx)
+    await _check_mcp(report, ctx)
     if report.failures:
         print(f"Hermes ACP check: FAILED ({_count(report.failures, 'problem')})", flush=True)
         return 1

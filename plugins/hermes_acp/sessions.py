@@ -38,10 +38,27 @@ def _require_auth(conn: AcpConnection) -> None:
         raise auth_required(status.problem)
 
 
-def _note_mcp(servers: list[dict[str, Any]] | None) -> None:
-    if servers:
+async def _attach_mcp(
+    conn: AcpConnection, core: Session, servers: list[dict[str, Any]] | None, *, new: bool
+) -> None:
+    """Start the editor's MCP servers for this session (docs/mcp.md#servers-an-editor-passes-acp).
+
+    A malformed entry is ``-32602`` (a session opened by this request is closed again); without
+    the ``mcp`` plugin the servers are not started and the log says why.
+    """
+    if not servers:
+        return
+    from hermes_core import ConfigError, InvalidValue
+
+    try:
+        await conn.kernel.tool_sources.attach("mcp", core.id, servers)
+    except InvalidValue:
+        if new:
+            await core.close()
+        raise
+    except ConfigError as exc:
         names = ", ".join(str(s.get("name", "?")) for s in servers)
-        log.warning("client MCP servers are not supported and were ignored: %s", names)
+        log.warning("the editor's MCP servers (%s) were not started: %s", names, exc)
 
 
 async def authenticate(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
@@ -125,10 +142,10 @@ async def new_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str, 
     cwd = P.check_cwd(args.cwd)
     P.check_directories(args.additionalDirectories)
     _require_auth(conn)
-    _note_mcp(args.mcpServers)
     core = await conn.kernel.open_session(
         source="acp", owner=OWNER, cwd=cwd, profile=conn.settings.default_mode
     )
+    await _attach_mcp(conn, core, args.mcpServers, new=True)
     acp_session = _register(conn, core)
     options, window = await session_options(conn.kernel, core)
     result = {"sessionId": core.id, **options}
@@ -177,8 +194,8 @@ async def load_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
 
     args = P.parse(P.LoadSessionParams, params)
     P.check_directories(args.additionalDirectories)
-    _note_mcp(args.mcpServers)
     acp_session = await _reopen(conn, args.sessionId, args.cwd)
+    await _attach_mcp(conn, acp_session.core, args.mcpServers, new=False)
     loop_future = acp_session.gate
     if loop_future is None or loop_future.done():
         import asyncio
@@ -213,8 +230,8 @@ async def resume_session(conn: AcpConnection, params: dict[str, Any]) -> dict[st
     """
     args = P.parse(P.ResumeSessionParams, params)
     P.check_directories(args.additionalDirectories)
-    _note_mcp(args.mcpServers)
     acp_session = await _reopen(conn, args.sessionId, args.cwd)
+    await _attach_mcp(conn, acp_session.core, args.mcpServers, new=False)
     result, window = await session_options(conn.kernel, acp_session.core)
     _announce(conn, acp_session, window)
     return result
@@ -317,7 +334,6 @@ async def fork_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     cwd = P.check_cwd(args.cwd)
     P.check_directories(args.additionalDirectories)
     _require_auth(conn)
-    _note_mcp(args.mcpServers)
     was_live = conn.kernel.live_session(args.sessionId) is not None
     source = await _open_stored(conn, args.sessionId)
     try:
@@ -325,6 +341,7 @@ async def fork_session(conn: AcpConnection, params: dict[str, Any]) -> dict[str,
     finally:
         if not was_live:
             await source.close()
+    await _attach_mcp(conn, child, args.mcpServers, new=True)
     acp_session = _register(conn, child)
     options, window = await session_options(conn.kernel, child)
     result = {"sessionId": child.id, **options}

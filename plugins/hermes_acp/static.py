@@ -65,6 +65,17 @@ def parse_client_caps(params: dict[str, Any]) -> ClientCaps:
     )
 
 
+def mcp_http() -> bool:
+    """Whether the ``mcp`` plugin and its SDK are installed, so HTTP MCP servers can be used.
+
+    Answered before plugins load (``initialize`` comes first), so it looks for both packages
+    without importing either.
+    """
+    from importlib.util import find_spec
+
+    return find_spec("hermes_mcp") is not None and find_spec("mcp") is not None
+
+
 def agent_capabilities() -> dict[str, Any]:
     """Return the advertised ``agentCapabilities`` (a fresh dict).
 
@@ -73,7 +84,7 @@ def agent_capabilities() -> dict[str, Any]:
     return {
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        "mcpCapabilities": {"http": False, "sse": False},
+        "mcpCapabilities": {"http": mcp_http(), "sse": False},
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
     }
 

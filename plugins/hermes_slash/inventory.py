@@ -31,7 +31,8 @@ async def tools_command(ctx: CommandContext) -> CommandResult:
     hidden = set(ctx.session.hidden_tools) if ctx.session is not None else set()
     shown: dict[str, list[ToolSpec]] = {}
     left_out: list[str] = []
-    for spec in sorted(registry.tools.values(), key=lambda s: s.name):
+    session_id = ctx.session.id if ctx.session is not None else None
+    for spec in sorted(registry.tools_for(session_id), key=lambda s: s.name):
         if spec.name in hidden or (ctx.surface == "cli" and spec.needs):
             left_out.append(spec.name)
             continue

@@ -190,7 +190,7 @@ SPECS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec(
         name="reload-mcp",
-        summary="Reload MCP servers; says plainly that none are configured (no MCP support yet)",
+        summary="Re-read the MCP servers from config.toml, reconnect them and show their state",
         handler=_lazy("reload_commands", "reload_mcp_command"),
         usage="/reload-mcp",
         category="config",

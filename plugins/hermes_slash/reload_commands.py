@@ -1,5 +1,5 @@
-"""``/reload`` (re-read settings, docs/reference/core.md#settings) and ``/reload-mcp`` (there is no MCP
-support yet)."""
+"""``/reload`` (re-read settings, docs/reference/core.md#settings) and ``/reload-mcp`` (reconnect the
+MCP servers, docs/mcp.md#reloading-and-status)."""
 
 from __future__ import annotations
 
@@ -49,15 +49,28 @@ async def reload_command(ctx: CommandContext) -> CommandResult:
 
 
 async def reload_mcp_command(ctx: CommandContext) -> CommandResult:
-    """Run ``/reload-mcp``: report that no MCP servers are configured.
-
-    Hermes has no MCP client yet, so there is nothing to reconnect; saying so beats pretending.
+    """Run ``/reload-mcp``: re-read ``[mcp_servers]``, reconnect every configured server, report them.
 
     :param ctx: the dispatch context.
-    :returns: the explanation; ``data.servers`` is empty.
+    :returns: one line per server; ``data.servers`` holds each one's name, state, transport and
+        tool count (and error).
     """
-    return CommandResult(
-        kind="exec",
-        output="No MCP servers are configured, so there is nothing to reload.",
-        data={"servers": []},
-    )
+    kernel = ctx.kernel
+    if kernel.tool_sources.get("mcp") is None:
+        return CommandResult(
+            kind="exec",
+            output="MCP support is not loaded (the mcp plugin is not installed or is disabled).",
+            data={"servers": []},
+        )
+    servers = await kernel.tool_sources.reload("mcp")
+    if not servers:
+        output = "No MCP servers are configured ([mcp_servers] in config.toml)."
+    else:
+        lines = [f"Reloaded {len(servers)} MCP server{'s' if len(servers) != 1 else ''}:"]
+        for s in servers:
+            tools = f"{s.tools} tool{'s' if s.tools != 1 else ''}"
+            lines.append(
+                f"  {s.name} ({s.transport}): {s.state}, {tools}{f' ({s.error})' if s.error else ''}"
+            )
+        output = "\n".join(lines)
+    return CommandResult(kind="exec", output=output, data={"servers": [s.as_dict() for s in servers]})

@@ -13,10 +13,14 @@ if TYPE_CHECKING:
 
 
 async def reload_mcp(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``reload.mcp``: no plugin provides MCP-backed tools yet, so there is nothing to reload."""
+    """``reload.mcp``: re-read ``[mcp_servers]``, reconnect them, answer each one's state and tools.
+
+    Without the ``mcp`` plugin there are no servers (``servers: []``).
+    """
+    servers = await gw.kernel.tool_sources.reload("mcp")
     for live in list(gw.lives.values()):
         live.stream.emit_info(force=True)
-    return {"status": "reloaded", "servers": []}
+    return {"status": "reloaded", "servers": [s.as_dict() for s in servers]}
 
 
 def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -10,7 +10,7 @@ from tests.acp.conftest import Home
 CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-    "mcpCapabilities": {"http": False, "sse": False},
+    "mcpCapabilities": {"http": True, "sse": False},  # the mcp extra is part of the test install
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
 }
 

@@ -85,7 +85,7 @@ def test_approvals_and_version_on_the_cli(tmp_path: Path) -> None:
         "/retry\n  Remove your last message and what followed, then send it again\n  Aliases: /regenerate\n"
     )
     assert ok(hermes_run(tmp_path, "/reload-mcp")) == (
-        "No MCP servers are configured, so there is nothing to reload.\n"
+        "No MCP servers are configured ([mcp_servers] in config.toml).\n"
     )
 
 

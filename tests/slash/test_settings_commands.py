@@ -82,5 +82,13 @@ async def test_reload_without_a_store_says_so(kernel: Kernel) -> None:
 
 async def test_reload_mcp_is_truthful(kernel: Kernel) -> None:
     result = await run(kernel, None, "/reload-mcp")
-    assert result.output == "No MCP servers are configured, so there is nothing to reload."
+    assert result.output == "MCP support is not loaded (the mcp plugin is not installed or is disabled)."
+    assert data(result) == {"servers": []}
+
+
+async def test_reload_mcp_with_the_plugin_and_no_servers() -> None:
+    k = make_kernel(entry_points=[*ALL_PLUGINS, "mcp"], settings={"model": "mock:echo"})
+    async with k.running():
+        result = await run(k, None, "/reload-mcp")
+    assert result.output == "No MCP servers are configured ([mcp_servers] in config.toml)."
     assert data(result) == {"servers": []}

@@ -1,0 +1,235 @@
+"""The ``mcp`` tool source: the configured servers (living with the kernel) and each session's own.
+
+Servers start in the background: :meth:`McpManager.start` and :meth:`McpManager.attach` return at
+once and a slow server only delays its own tools. Tools register as ``mcp_<server>_<tool>``
+through ``kernel.registry.add_tool``; a name already taken is refused with a warning naming both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import ConfigError, ToolResult, ToolServerStatus, ToolSpec
+from hermes_mcp.config import ServerConfig, from_acp, from_settings
+from hermes_mcp.naming import tool_name
+from hermes_mcp.results import to_tool_result
+from hermes_mcp.runner import ServerRunner
+
+if TYPE_CHECKING:
+    from hermes_core import Kernel, ToolContext
+
+log = logging.getLogger("hermes_mcp")
+OWNER = "mcp"
+MISSING_SDK = "the mcp library is not installed: pip install 'hermes-agent[mcp]'"
+
+
+def sdk_available() -> bool:
+    """Whether the ``mcp`` SDK can be imported (checked without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("mcp") is not None
+
+
+def _kind(tool: Any) -> str:
+    hints = tool.annotations
+    if hints is not None and hints.read_only_hint:
+        return "read"
+    if hints is not None and hints.destructive_hint:
+        return "delete"
+    return "other"
+
+
+def _describer(server: str, tool: str) -> Callable[[Mapping[str, Any]], str]:
+    def describe(args: Mapping[str, Any]) -> str:
+        return f"MCP {server}.{tool}"
+
+    return describe
+
+
+def read_only(tool: Any) -> bool:
+    return bool(tool.annotations is not None and tool.annotations.read_only_hint)
+
+
+class McpManager:
+    """Implements ``hermes_core.ToolSource`` for MCP servers."""
+
+    name = "mcp"
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.available = sdk_available()
+        self.configured: dict[str, ServerRunner] = {}
+        self.by_session: dict[str, dict[str, ServerRunner]] = {}
+        self.problems: list[str] = []
+        self.unavailable: list[ServerConfig] = []
+        #: (session id or None, registered tool name) → (runner, registered name, asks before running)
+        self.tools: dict[tuple[str | None, str], tuple[ServerRunner, str, bool]] = {}
+
+    # -- ToolSource --------------------------------------------------------------------------
+    def capabilities(self) -> Mapping[str, bool]:
+        return {"stdio": self.available, "http": self.available, "sse": False}
+
+    def status(self, session_id: str | None = None) -> list[ToolServerStatus]:
+        out = [r.status() for r in self.configured.values()]
+        out += [
+            ToolServerStatus(
+                name=c.name, source="mcp", state="unavailable", error=MISSING_SDK, transport=c.transport
+            )
+            for c in self.unavailable
+        ]
+        if session_id is not None:
+            out += [r.status() for r in self.by_session.get(session_id, {}).values()]
+        return out
+
+    async def reload(self) -> list[ToolServerStatus]:
+        """Re-read ``[mcp_servers]``, stop every configured server and start the new set.
+
+        Waits (each server at most its ``connect_timeout_s``) so the answer says how each went.
+        """
+        section = await self._read_section()
+        for runner in list(self.configured.values()):
+            await runner.stop()
+        self.configured.clear()
+        self.unavailable.clear()
+        self.start(section)
+        waits = [
+            asyncio.wait_for(r.ready.wait(), r.config.connect_timeout_s) for r in self.configured.values()
+        ]
+        await asyncio.gather(*waits, return_exceptions=True)
+        return self.status()
+
+    async def attach(self, session_id: str, servers: Sequence[Mapping[str, Any]]) -> list[ToolServerStatus]:
+        configs = from_acp(servers, session_id, taken=frozenset(self.configured))
+        if not configs:
+            return []
+        if not self.available:
+            raise ConfigError(f"MCP servers were passed for this session but {MISSING_SDK}")
+        own = self.by_session.setdefault(session_id, {})
+        for config in configs:
+            if config.name in own:  # session/load again with the same server: keep the running one
+                continue
+            runner = self._runner(config)
+            own[config.name] = runner
+            runner.start()
+        return [r.status() for r in own.values()]
+
+    async def session_closed(self, session_id: str) -> None:
+        runners = self.by_session.pop(session_id, {})
+        await asyncio.gather(*(r.stop() for r in runners.values()), return_exceptions=True)
+
+    async def settle(self, session_id: str) -> None:
+        starting = [r for r in self.by_session.get(session_id, {}).values() if not r.ready.is_set()]
+        if starting:
+            limit = max(r.config.connect_timeout_s for r in starting)
+            waits = asyncio.gather(*(r.ready.wait() for r in starting))
+            try:
+                await asyncio.wait_for(waits, limit)
+            except TimeoutError:
+                log.warning("MCP servers of session %s still not connected after %g s", session_id, limit)
+
+    # -- the kernel's lifetime ---------------------------------------------------------------
+    def start(self, section: Mapping[str, Any] | None = None) -> None:
+        """Start every configured server in the background (returns at once)."""
+        if section is None:
+            section = self.kernel.settings.section("mcp_servers")
+        configs, self.problems = from_settings(section)
+        for problem in self.problems:
+            log.warning("MCP configuration: %s (this server is left out)", problem)
+        if not configs:
+            return
+        if not self.available:
+            self.unavailable = configs
+            names = ", ".join(c.name for c in configs)
+            log.warning("MCP servers are configured (%s) but %s; they are left out", names, MISSING_SDK)
+            return
+        for config in configs:
+            runner = self._runner(config)
+            self.configured[config.name] = runner
+            runner.start()
+
+    async def close(self) -> None:
+        """Stop every server (configured and per-session): no process is left running."""
+        runners = list(self.configured.values())
+        for own in self.by_session.values():
+            runners.extend(own.values())
+        self.configured.clear()
+        self.by_session.clear()
+        await asyncio.gather(*(r.stop() for r in runners), return_exceptions=True)
+
+    def _entry(self, name: str, session_id: str) -> tuple[ServerRunner, str, bool] | None:
+        return self.tools.get((session_id, name)) or self.tools.get((None, name))
+
+    def asks(self, name: str, session_id: str) -> bool:
+        """Whether a call of the registered tool ``name`` must ask (untrusted, not read-only)."""
+        entry = self._entry(name, session_id)
+        return entry is not None and entry[2]
+
+    def server_of(self, name: str, session_id: str) -> str | None:
+        entry = self._entry(name, session_id)
+        return entry[0].name if entry is not None else None
+
+    # -- helpers -----------------------------------------------------------------------------
+    async def _read_section(self) -> Mapping[str, Any]:
+        store = self.kernel.store
+        if store is None:
+            return self.kernel.settings.section("mcp_servers")
+        raw = await asyncio.get_running_loop().run_in_executor(None, store.load)
+        section = raw.get("mcp_servers", {})
+        return section if isinstance(section, Mapping) else {}
+
+    def _runner(self, config: ServerConfig) -> ServerRunner:
+        return ServerRunner(config, publish=self._publish, withdraw=self._withdraw, spawn=self.kernel.spawn)
+
+    def _publish(self, runner: ServerRunner, tools: list[Any], capabilities: Any) -> int:
+        """Register the server's tools and its resource and prompt helpers (replacing what it
+        had); return how many were registered."""
+        from hermes_mcp.extras import helper_specs
+
+        self._withdraw(runner)
+        config = runner.config
+        count = 0
+        wanted = [(self._spec(runner, t), read_only(t)) for t in tools if config.wants(t.name)]
+        wanted += [(spec, True) for op, spec in helper_specs(runner, capabilities) if config.wants(op)]
+        for spec, only_reads in wanted:
+            try:
+                self.kernel.registry.add_tool(spec, owner=OWNER, session_id=config.session_id)
+            except ConfigError as exc:
+                log.warning("MCP server %s: tool %s left out: %s", runner.name, spec.name, exc)
+                continue
+            asks = config.trust == "untrusted" and not only_reads
+            self.tools[(config.session_id, spec.name)] = (runner, spec.name, asks)
+            count += 1
+        return count
+
+    def _withdraw(self, runner: ServerRunner) -> None:
+        for key, (owner, _tool, _asks) in list(self.tools.items()):
+            if owner is runner:
+                self.kernel.registry.remove_tool(key[1], session_id=runner.config.session_id)
+                del self.tools[key]
+
+    def _spec(self, runner: ServerRunner, tool: Any) -> ToolSpec:
+        server = runner.name
+        remote = tool.name
+
+        async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            return to_tool_result(await runner.call(remote, dict(args)))
+
+        schema = dict(tool.input_schema or {})
+        schema.setdefault("type", "object")
+        hints = tool.annotations
+        label = (hints.title if hints is not None and hints.title else None) or tool.title or remote
+        description = (tool.description or label).strip()
+        return ToolSpec(
+            name=tool_name(server, remote),
+            description=f"{description}\n(MCP server {server}, tool {remote})",
+            schema=schema,
+            handler=handler,
+            kind=_kind(tool),
+            title=f"{server}: {label}",
+            toolset=f"mcp:{server}",
+            emoji="🔌",
+            describe=_describer(server, remote),
+        )

@@ -1,0 +1,145 @@
+"""MCP servers' tools in a real kernel: registration, calls over stdio and HTTP, approvals."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from hermes_core import QuestionRequested, ToolDecision
+from tests.mcp.helpers import TINY, free_port, kernel_with, run_turn, stdio_server
+from tests.timing import eventually
+
+
+def names(kernel, prefix: str = "mcp_") -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(n for n in kernel.registry.tools if n.startswith(prefix))
+
+
+async def test_stdio_server_tools_register_and_answer(tmp_path: Path) -> None:
+    kernel = kernel_with({"tiny": stdio_server(exclude=["hang"])})
+    async with kernel.running():
+        assert kernel.tool_sources.status()[0].state in ("starting", "ready")  # start-up did not wait
+        await eventually(lambda: kernel.tool_sources.status()[0].state == "ready", timeout=60, what="ready")
+        assert names(kernel) == [
+            "mcp_tiny_add",
+            "mcp_tiny_die",
+            "mcp_tiny_echo",
+            "mcp_tiny_get_prompt",
+            "mcp_tiny_list_prompts",
+            "mcp_tiny_list_resources",
+            "mcp_tiny_pid",
+            "mcp_tiny_read_resource",
+            "mcp_tiny_wait_cancel",
+            "mcp_tiny_write_note",
+        ]
+        (status,) = kernel.tool_sources.status()
+        assert (status.name, status.tools, status.transport) == ("tiny", 10, "stdio")
+        spec = kernel.registry.tool("mcp_tiny_add")
+        assert spec is not None and spec.kind == "read"
+        assert spec.schema["properties"]["a"]["type"] == "integer" and spec.schema["required"] == ["a", "b"]
+        assert kernel.registry.tool("mcp_tiny_write_note").kind == "delete"  # type: ignore[union-attr]
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        _, (done,) = await run_turn(session, '[[tool mcp_tiny_add {"a": 2, "b": 40}]]')
+        assert (done.name, done.result_text, done.is_error) == ("mcp_tiny_add", "42", False)
+
+
+async def test_untrusted_write_tool_asks_and_read_only_does_not(tmp_path: Path) -> None:
+    kernel = kernel_with({"tiny": stdio_server(include=["echo", "write_note"])})
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_write_note"), timeout=60, what="tools")
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        asked: list[QuestionRequested] = []
+
+        def deny(q: QuestionRequested) -> str:
+            asked.append(q)
+            return "deny"
+
+        events, (done,) = await run_turn(session, '[[tool mcp_tiny_write_note {"text": "hi"}]]', deny)
+        assert [q.tool_name for q in asked] == ["mcp_tiny_write_note"]
+        (decision,) = [e for e in events if isinstance(e, ToolDecision)]
+        assert any("untrusted" in reason for _, _, reason in decision.sources)
+        assert done.is_error
+        events, (done,) = await run_turn(
+            session, '[[tool mcp_tiny_write_note {"text": "hi"}]]', lambda q: "once"
+        )
+        assert done.result_text == "wrote 2 characters" and not done.is_error
+        asked.clear()
+        _, (done,) = await run_turn(session, '[[tool mcp_tiny_echo {"text": "x"}]]', deny)
+        assert asked == [] and done.result_text == "echo: x"
+
+
+async def test_full_trust_write_tool_follows_the_profile(tmp_path: Path) -> None:
+    kernel = kernel_with({"tiny": stdio_server(include=["write_note"], trust="full")})
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_write_note"), timeout=60, what="tools")
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path, profile="off")
+        _, (done,) = await run_turn(session, '[[tool mcp_tiny_write_note {"text": "abc"}]]', lambda q: "deny")
+        assert done.result_text == "wrote 3 characters"
+
+
+async def test_streamable_http_server(tmp_path: Path) -> None:
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, TINY, "http", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        kernel = kernel_with({"web": {"url": url, "headers": {"X-Test": "1"}, "connect_timeout_s": 5}})
+        async with kernel.running():
+            # The server may still be starting: the runner reconnects with backoff until it answers.
+            await eventually(lambda: kernel.registry.tool("mcp_web_echo"), timeout=60, what="http tools")
+            (status,) = kernel.tool_sources.status()
+            assert (status.state, status.transport, status.tools) == ("ready", "http", 11)
+            session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+            _, (done,) = await run_turn(session, '[[tool mcp_web_echo {"text": "over http"}]]')
+            assert done.result_text == "echo: over http"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_bad_config_entry_is_reported_and_the_rest_load(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    kernel = kernel_with({"bad": {"command": "x", "url": "http://y"}, "tiny": stdio_server(include=["echo"])})
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_echo"), timeout=60, what="tools")
+        assert [s.name for s in kernel.tool_sources.status()] == ["tiny"]
+    assert "mcp_servers.bad: give either command (stdio) or url (streamable HTTP)" in caplog.text
+    await asyncio.sleep(0)
+
+
+async def test_resource_and_prompt_helpers(tmp_path: Path) -> None:
+    kernel = kernel_with({"tiny": stdio_server(exclude=["get_prompt"])})
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_read_resource"), timeout=60, what="helpers")
+        assert kernel.registry.tool("mcp_tiny_get_prompt") is None  # exclude applies to helpers too
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        script = (
+            "[[tool mcp_tiny_list_resources {}]] "
+            '[[tool mcp_tiny_read_resource {"uri": "note://greeting"}]] '
+            "[[tool mcp_tiny_list_prompts {}]] "
+            '[[tool mcp_tiny_read_resource {"uri": "note://missing"}]]'
+        )
+        asked: list[QuestionRequested] = []
+        _, done = await run_turn(session, script, lambda q: asked.append(q) or "deny")
+        assert asked == []  # helpers only read: no question even from an untrusted server
+        listing, content, prompts, missing = done
+        assert listing.result_text == "note://greeting — greeting (text/plain): A short text resource."
+        assert content.result_text == "hello from tiny"
+        assert prompts.result_text == "review (topic*): Ask for a review of a topic."
+        assert missing.is_error and "note://missing" in missing.result_text
+
+
+async def test_a_tool_name_taken_twice_is_refused_clearly(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    # "a.b" and "a_b" sanitise alike: the second server's echo would be mcp_a_b_echo again.
+    kernel = kernel_with(
+        {"a.b": stdio_server(include=["echo"]), "a_b": stdio_server(include=["echo", "add"])}
+    )
+    async with kernel.running():
+        await eventually(
+            lambda: all(s.state == "ready" for s in kernel.tool_sources.status()),
+            timeout=60,
+            what="both ready",
+        )
+        counts = sorted(s.tools for s in kernel.tool_sources.status())
+        assert counts == [1, 1] and kernel.registry.tool("mcp_a_b_echo") is not None
+        assert kernel.registry.tool("mcp_a_b_add") is not None
+    assert "tool 'mcp_a_b_echo' is already registered (by mcp)" in caplog.text
