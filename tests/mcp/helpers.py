@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes_core import Event, Kernel, QuestionRequested, Session, ToolCompleted
+from hermes_core import ALL_KINDS, Event, Kernel, QuestionRequested, Session, ToolCompleted
 from hermes_core.testing import make_kernel
 
 TINY = str(Path(__file__).with_name("tiny_server.py"))
@@ -35,8 +35,13 @@ def kernel_with(servers: dict[str, Any], **settings: Any) -> Kernel:
 async def run_turn(
     session: Session, text: str, answer: Callable[[QuestionRequested], str] | None = None
 ) -> tuple[list[Event], list[ToolCompleted]]:
-    """Submit ``text``, answer approval questions with ``answer`` and return the events."""
-    turn = await session.submit(text, owner="t")
+    """Submit ``text``, answer approval questions with ``answer`` and return the events.
+
+    With ``answer`` the turn declares every question kind answerable; without it, none (the
+    default of ``Session.submit``: questions are refused at once).
+    """
+    kinds = ALL_KINDS if answer is not None else frozenset()
+    turn = await session.submit(text, owner="t", answerable=kinds)
     events: list[Event] = []
     async for event in turn.events():
         events.append(event)
