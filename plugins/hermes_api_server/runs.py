@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from hermes_api_server.bus import LocalBus, RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import InFlight
 from hermes_api_server.journal import Journal
@@ -33,6 +34,7 @@ from hermes_core import (
 )
 
 if TYPE_CHECKING:
+    from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.responses import Target
@@ -54,6 +56,8 @@ class RunManager:
         self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._stored = 0
+        #: Where events and control travel besides this process (docs/reference/api-server.md#run-bus).
+        self.bus: RunBus = LocalBus()
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -83,6 +87,7 @@ class RunManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.bus.close()
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -131,17 +136,23 @@ class RunManager:
             await self.state.store.put_run(run_id, who, status, True)
 
     # -- lookup --------------------------------------------------------------------------------
-    async def find(self, who: str, run_id: str) -> Run | dict[str, Any]:
-        """Return the live run, else its stored status; 404 for unknown or foreign runs."""
+    async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
+        """Return the live run, else its stored status, else (on a shared bus) the run another
+        instance owns; 404 for unknown or foreign runs."""
         run = self.runs.get(run_id)
         if run is not None:
             if run.principal != who:
                 raise not_found(run_id)
             return run
         stored = await self.state.store.get_run(run_id)
-        if stored is None or stored[0] != who:
+        if stored is not None:
+            if stored[0] != who:
+                raise not_found(run_id)
+            return stored[1]
+        record = await self.bus.lookup(run_id)
+        if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
             raise not_found(run_id)
-        return stored[1]
+        return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
 
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
         """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
@@ -159,6 +170,7 @@ class RunManager:
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Append a run event and refresh the status stamp."""
         payload = run.journal.append(event, fields, terminal=terminal)
+        self.bus.publish(run.run_id, payload["seq"], payload, terminal)
         run.last_event = event
         run.updated_at = payload["timestamp"]
         if not terminal and time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
@@ -174,6 +186,7 @@ class RunManager:
         status = run.status_object()
         if run.journal.terminal_payload is not None:
             status["terminal_event"] = run.journal.terminal_payload
+        self.bus.update(run.run_id, status, run.terminal)
         try:
             await self.state.store.put_run(run.run_id, run.principal, status, run.terminal)
         except Exception:
@@ -210,6 +223,7 @@ class RunManager:
             journal=Journal(run_id, self.state.settings.run_journal_events),
         )
         self.runs[run_id] = run
+        self.bus.claim(run_id, who, run.session_id, run.status_object())
         await self.persist(run)
         run.task = asyncio.create_task(
             self._execute(run, target, conv, choice, channel, workspace, instructions),

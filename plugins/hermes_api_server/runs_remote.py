@@ -1,0 +1,75 @@
+"""Stream the events of a run another instance owns, from the shared bus
+(docs/reference/api-server.md#run-bus)."""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from hermes_api_server.bus import RemoteRun
+from hermes_api_server.errors import dumps
+from hermes_api_server.sse import ClientGone, SseWriter
+from hermes_api_server.state import ServerState
+
+POLL_S = 1.0
+KEEPALIVE_S = 10.0
+
+
+def _frame(seq: int, data: str) -> str:
+    return f"id: {seq}\ndata: {data}\n\n"
+
+
+async def stream_remote(
+    request: web.Request, state: ServerState, remote: RemoteRun, cursor: int
+) -> web.StreamResponse:
+    """Replay events after ``cursor`` and follow the run until its terminal event.
+
+    A cursor older than what the stream still holds gets a ``stream.gap`` event first; a stream
+    that expired after the run settled answers with the stored terminal event.
+    """
+    bus = state.runs.bus
+    run_id = remote.run_id
+    terminal = remote.status.get("terminal_event")
+    if terminal is not None and cursor == int(terminal["seq"]):
+        return web.Response(status=204)
+    writer = SseWriter(request, {"X-Hermes-Session-Id": remote.session_id})
+    try:
+        await writer.open()
+        bounds = await bus.bounds(run_id)
+        if bounds is None and terminal is not None:
+            if cursor < int(terminal["seq"]):
+                await writer.raw(_frame(int(terminal["seq"]), dumps(terminal)))
+            await writer.raw(": stream closed\n\n")
+            return writer.response
+        if bounds is not None and cursor + 1 < bounds[0]:
+            gap = {
+                "event": "stream.gap",
+                "run_id": run_id,
+                "timestamp": time.time(),
+                "from_seq": cursor + 1,
+                "to_seq": bounds[0] - 1,
+            }
+            await writer.raw("data: " + dumps(gap) + "\n\n")
+        quiet_since = time.monotonic()
+        settled = False
+        while True:
+            entries = await bus.read(run_id, cursor, POLL_S)
+            if entries:
+                await writer.raw("".join(_frame(seq, data) for seq, data, _ in entries))
+                cursor = entries[-1][0]
+                quiet_since = time.monotonic()
+                if any(done for _, _, done in entries):
+                    await writer.raw(": stream closed\n\n")
+                    return writer.response
+                continue
+            if settled:
+                # Settled, and nothing after the cursor: it is at or past the terminal event.
+                await writer.raw(": stream closed\n\n")
+                return writer.response
+            settled = await bus.reap(run_id)  # an owner that is gone: the run ends (owner_lost)
+            if time.monotonic() - quiet_since >= KEEPALIVE_S:
+                await writer.raw(": keepalive\n\n")
+                quiet_since = time.monotonic()
+    except ClientGone:
+        return writer.response

@@ -1,0 +1,229 @@
+"""Runs across ``hermes api`` instances on one Redis bus: a run created on A streams from B,
+resumes on B with ``Last-Event-ID``, takes steer, approval and stop posted to B, and ends with
+``owner_lost`` when A is killed."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.api.api_helpers import Server, assert_error, call, start_server
+from tests.timing import eventually, scaled
+
+KEY = "hk_" + secrets.token_urlsafe(32)
+SLOW = "[[tokens 400]] [[delay 25]] go"
+GUARDED = '[[tool terminal {"command":"hermes-guard-test"}]] please'
+
+
+def config(tmp_path: Path) -> str:
+    return f"""
+[agent]
+provider_retries = 0
+[titles]
+refine = false
+[storage]
+path = "{tmp_path / "shared.sqlite3"}"
+[bus]
+backend = "redis"
+heartbeat_s = 0.5
+[api_server]
+approval_profile = "ask_everything"
+"""
+
+
+def instances(tmp_path: Path, url: str, n: int = 2) -> list[Server]:
+    env = {"HERMES_REDIS_URL": url, "API_SERVER_KEY": KEY}
+    return [start_server(tmp_path / f"i{i}", config=config(tmp_path), env=env) for i in range(n)]
+
+
+async def start_run(server: Server, text: str) -> str:
+    reply = await call(server, "POST", "/v1/runs", {"input": text})
+    assert reply.status == 202, reply.text
+    return str(reply.json["run_id"])
+
+
+class Events:
+    """An open ``GET /v1/runs/{id}/events`` stream, read frame by frame."""
+
+    def __init__(self, server: Server, run_id: str, last_id: int | None = None) -> None:
+        self.server, self.run_id, self.last_id = server, run_id, last_id
+        self.client = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=scaled(60)))
+        self.resp: aiohttp.ClientResponse | None = None
+        self.closed = False
+
+    async def __aenter__(self) -> Events:
+        headers = self.server.auth()
+        if self.last_id is not None:
+            headers["Last-Event-ID"] = str(self.last_id)
+        self.resp = await self.client.get(f"{self.server.base}/v1/runs/{self.run_id}/events", headers=headers)
+        assert self.resp.status == 200, await self.resp.text()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.resp is not None:
+            self.resp.close()
+        await self.client.close()
+
+    async def next(self) -> dict[str, Any] | None:
+        """Return the next event frame ``{id, data}``; None when the server closed the stream."""
+        assert self.resp is not None
+        frame: dict[str, Any] = {}
+        while True:
+            raw = await asyncio.wait_for(self.resp.content.readline(), scaled(30))
+            if not raw:
+                return None
+            line = raw.decode().rstrip("\n")
+            if line == "":
+                if "data" in frame:
+                    return frame
+                frame = {}
+            elif line.startswith("id: "):
+                frame["id"] = int(line[4:])
+            elif line.startswith("data: "):
+                import json
+
+                frame["data"] = json.loads(line[6:])
+            elif line == ": stream closed":
+                self.closed = True
+
+    async def until(self, event: str) -> list[dict[str, Any]]:
+        """Read frames up to and including the first ``event``."""
+        seen = []
+        while True:
+            frame = await self.next()
+            assert frame is not None, f"stream ended before {event}: {[f['data']['event'] for f in seen]}"
+            seen.append(frame)
+            if frame["data"]["event"] == event:
+                return seen
+
+
+async def wait_status(server: Server, run_id: str, *wanted: str) -> dict[str, Any]:
+    async def current() -> dict[str, Any] | None:
+        reply = await call(server, "GET", f"/v1/runs/{run_id}")
+        status = dict(reply.json) if reply.status == 200 else {}
+        return status if status.get("status") in wanted else None
+
+    found: dict[str, Any] = await eventually(current, timeout=scaled(20), interval=0.05, what=run_id)
+    return found
+
+
+async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: Path, redis_dsn: str) -> None:
+    a, b = instances(tmp_path, redis_dsn)
+    try:
+        run_id = await start_run(a, SLOW)
+        async with Events(b, run_id) as stream:
+            first = await stream.until("message.delta")
+            assert first[0]["data"]["event"] == "run.started" and first[0]["id"] == 1
+            assert [f["id"] for f in first] == list(range(1, len(first) + 1))
+            more = [await stream.next() for _ in range(3)]
+        seen = [*first, *more]
+        last = seen[-1]["id"]
+        # The connection dropped; B replays from the cursor, with nothing skipped or repeated.
+        async with Events(b, run_id, last_id=last) as resumed:
+            again = await resumed.next()
+            assert again is not None and again["id"] == last + 1
+            steer = await call(b, "POST", f"/v1/runs/{run_id}/steer", {"input": "fewer words"})
+            assert steer.status == 200, steer.text
+            assert steer.json == {"object": "hermes.run.steer", "run_id": run_id, "accepted": True}
+            await resumed.until("run.steered")
+            stop = await call(b, "POST", f"/v1/runs/{run_id}/stop")
+            assert stop.status == 200 and stop.json["status"] == "stopping", stop.text
+            rest = await resumed.until("run.cancelled")
+            assert rest[-1]["data"]["pending_steer"] == "fewer words"
+            assert await resumed.next() is None and resumed.closed
+        status = await wait_status(b, run_id, "cancelled")
+        assert status["turn_exit_reason"] == "interrupted_by_user"
+        assert (await call(a, "GET", f"/v1/runs/{run_id}")).json["status"] == "cancelled"
+        # Settled: a stop through B answers the final status, a steer is refused.
+        assert (await call(b, "POST", f"/v1/runs/{run_id}/stop")).json["status"] == "cancelled"
+        assert_error(
+            await call(b, "POST", f"/v1/runs/{run_id}/steer", {"input": "late"}),
+            409,
+            "run_not_accepting_steer",
+        )
+        # Another principal cannot see the run on any instance.
+        other = await call(b, "GET", f"/v1/runs/{run_id}", auth="Bearer hk_wrong_key_wrong_key_0123")
+        assert other.status == 401
+    finally:
+        a.stop()
+        b.stop()
+
+
+async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, redis_dsn: str) -> None:
+    a, b = instances(tmp_path, redis_dsn)
+    try:
+        run_id = await start_run(a, GUARDED)
+        waiting = await wait_status(b, run_id, "waiting_for_approval")
+        assert waiting["approval"]["tool"] == "terminal"
+        assert_error(
+            await call(b, "POST", f"/v1/runs/{run_id}/approval", {"choice": "maybe"}),
+            400,
+            "invalid_approval_choice",
+        )
+        assert_error(
+            await call(b, "POST", f"/v1/runs/{run_id}/approval", {"choice": "once", "request_id": "nope"}),
+            409,
+            "approval_not_pending",
+        )
+        ok = await call(b, "POST", f"/v1/runs/{run_id}/approval", {"choice": "deny"})
+        assert ok.status == 200, ok.text
+        assert ok.json["resolved"] == 1 and ok.json["request_id"] == waiting["approval"]["request_id"]
+        done = await wait_status(b, run_id, "completed")
+        async with Events(b, run_id) as stream:
+            names = [f["data"]["event"] for f in await stream.until("run.completed")]
+        assert names.index("approval.request") < names.index("approval.responded")
+        assert done["status"] == "completed"
+    finally:
+        a.stop()
+        b.stop()
+
+
+async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, redis_dsn: str) -> None:
+    a, b = instances(tmp_path, redis_dsn)
+    try:
+        run_id = await start_run(a, SLOW)
+        async with Events(b, run_id) as stream:
+            await stream.until("message.delta")
+            killed_at = time.monotonic()
+            a.proc.send_signal(signal.SIGKILL)
+            rest = await stream.until("run.failed")
+            took = time.monotonic() - killed_at
+            assert await stream.next() is None and stream.closed
+        end = rest[-1]
+        assert end["data"]["error_code"] == "owner_lost" and end["data"]["completed"] is False
+        # Heartbeat 0.5 s: gone after 1.5 s without one, noticed within a poll.
+        assert took < scaled(5), took
+        status = await wait_status(b, run_id, "failed")
+        assert status["error_code"] == "owner_lost"
+        stop = await call(b, "POST", f"/v1/runs/{run_id}/stop")
+        assert stop.status == 200 and stop.json["status"] == "failed"
+        # A stream opened afterwards replays the terminal event and closes.
+        async with Events(b, run_id, last_id=end["id"] - 1) as late:
+            frame = await late.next()
+            assert frame is not None and frame["data"]["error_code"] == "owner_lost"
+    finally:
+        a.stop(signal.SIGKILL)
+        b.stop()
+
+
+@pytest.mark.parametrize("problem", ["no-url", "no-server"])
+async def test_a_missing_redis_is_one_clear_start_up_error(
+    tmp_path: Path, redis_dsn: str, problem: str
+) -> None:
+    url = "" if problem == "no-url" else "redis://127.0.0.1:1/0"
+    with pytest.raises(AssertionError) as failed:
+        start_server(
+            tmp_path / "x", config=config(tmp_path), env={"HERMES_REDIS_URL": url, "API_SERVER_KEY": KEY}
+        )
+    text = str(failed.value)
+    expected = (
+        "HERMES_REDIS_URL or bus.url" if problem == "no-url" else "Redis at 127.0.0.1:1/0 is not reachable"
+    )
+    assert expected in text and "Traceback" not in text
