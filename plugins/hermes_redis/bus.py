@@ -93,10 +93,11 @@ class RedisRunBus:
         try:
             started = time.perf_counter()
             await self.client.ping()
-            ok, error = True, None
+            ok, error, message = True, None, ""
             took = round((time.perf_counter() - started) * 1000, 2)
         except Exception as exc:  # any failure is reported, never raised
             ok, error, took = False, type(exc).__name__, None
+            message = f"Redis at {self.server()} is not reachable: {exc}"
         report: dict[str, Any] = {
             "ok": ok,
             "backend": "redis",
@@ -107,6 +108,7 @@ class RedisRunBus:
         }
         if error:
             report["error"] = error
+            report["message"] = message
         return report
 
     # -- writing (the owner) -------------------------------------------------------------------

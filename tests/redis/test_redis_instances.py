@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,16 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.api.api_helpers import Server, assert_error, call, start_server
+from tests.api.api_helpers import (
+    HERMES,
+    Server,
+    assert_error,
+    call,
+    clean_env,
+    parse_sse,
+    start_server,
+    write_config,
+)
 from tests.timing import eventually, scaled
 
 KEY = "hk_" + secrets.token_urlsafe(32)
@@ -227,3 +237,59 @@ async def test_a_missing_redis_is_one_clear_start_up_error(
         "HERMES_REDIS_URL or bus.url" if problem == "no-url" else "Redis at 127.0.0.1:1/0 is not reachable"
     )
     assert expected in text and "Traceback" not in text
+
+
+def test_check_reports_the_bus(tmp_path: Path, redis_dsn: str) -> None:
+    home = tmp_path / "home"
+    write_config(home, config(tmp_path))
+    for url, code, line in [
+        (redis_dsn, 0, "ok   bus (redis): 127.0.0.1:"),
+        ("redis://127.0.0.1:1/0", 1, "FAIL bus (redis): Redis at 127.0.0.1:1/0 is not reachable"),
+    ]:
+        done = subprocess.run(
+            [HERMES, "api", "--check"],
+            env=clean_env(home, {"HERMES_REDIS_URL": url}),
+            cwd=str(home),
+            capture_output=True,
+            text=True,
+            timeout=scaled(60),
+        )
+        assert done.returncode == code, done.stdout + done.stderr
+        assert any(x.startswith(line) for x in done.stdout.splitlines()), done.stdout
+
+
+async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_event(
+    tmp_path: Path, redis_dsn: str
+) -> None:
+    import redis.asyncio as aioredis
+
+    a, b = instances(tmp_path, redis_dsn)
+    client = aioredis.from_url(redis_dsn, decode_responses=True)
+    try:
+        run_id = await start_run(a, "[[tokens 30]] [[delay 5]] go")
+        done = await wait_status(b, run_id, "completed")
+        last = done["last_seq"]
+        assert last >= 6
+        # Redis trimmed the stream's head (as MAXLEN does): a cursor behind it is told, not skipped.
+        await client.xtrim(f"hermes:run:{run_id}", minid="5-0", approximate=False)
+        async with Events(b, run_id, last_id=1) as stream:
+            assert stream.resp is not None
+            text = await stream.resp.text()
+        frames = [f for f in parse_sse(text) if "data" in f]
+        assert frames[0]["data"]["event"] == "stream.gap"
+        assert (frames[0]["data"]["from_seq"], frames[0]["data"]["to_seq"]) == (2, 4)
+        assert [int(f["id"]) for f in frames[1:]] == list(range(5, last + 1))
+        assert frames[-1]["data"]["event"] == "run.completed" and text.rstrip().endswith(": stream closed")
+        # The stream expired: the stored terminal event still ends the run for a reader.
+        await client.delete(f"hermes:run:{run_id}")
+        async with Events(b, run_id, last_id=2) as stream:
+            assert stream.resp is not None
+            frames = [f for f in parse_sse(await stream.resp.text()) if "data" in f]
+        assert [f["data"]["event"] for f in frames] == ["run.completed"] and int(frames[0]["id"]) == last
+        assert (
+            await call(b, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(last)})
+        ).status == 204
+    finally:
+        await client.aclose()
+        a.stop()
+        b.stop()
