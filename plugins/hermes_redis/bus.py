@@ -21,7 +21,7 @@ from hermes_redis import keys
 from hermes_redis.control import ControlLoop
 
 log = logging.getLogger("hermes.redis")
-BATCH = 500
+BATCH = 2000
 ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
