@@ -16,6 +16,16 @@ POLL_S = 1.0
 KEEPALIVE_S = 10.0
 
 
+def _gap(run_id: str, first: int, last: int) -> dict[str, object]:
+    return {
+        "event": "stream.gap",
+        "run_id": run_id,
+        "timestamp": time.time(),
+        "from_seq": first,
+        "to_seq": last,
+    }
+
+
 def _frame(seq: int, data: str) -> str:
     return f"id: {seq}\ndata: {data}\n\n"
 
@@ -43,21 +53,21 @@ async def stream_remote(
             await writer.raw(": stream closed\n\n")
             return writer.response
         if bounds is not None and cursor + 1 < bounds[0]:
-            gap = {
-                "event": "stream.gap",
-                "run_id": run_id,
-                "timestamp": time.time(),
-                "from_seq": cursor + 1,
-                "to_seq": bounds[0] - 1,
-            }
-            await writer.raw("data: " + dumps(gap) + "\n\n")
+            await writer.raw("data: " + dumps(_gap(run_id, cursor + 1, bounds[0] - 1)) + "\n\n")
+            cursor = bounds[0] - 1
         quiet_since = time.monotonic()
         settled = False
         while True:
             entries = await bus.read(run_id, cursor, POLL_S)
             if entries:
-                await writer.raw("".join(_frame(seq, data) for seq, data, _ in entries))
-                cursor = entries[-1][0]
+                out = []
+                for seq, data, _ in entries:
+                    if seq > cursor + 1:
+                        # Events that never reached the stream: say so, never skip them silently.
+                        out.append("data: " + dumps(_gap(run_id, cursor + 1, seq - 1)) + "\n\n")
+                    out.append(_frame(seq, data))
+                    cursor = seq
+                await writer.raw("".join(out))
                 quiet_since = time.monotonic()
                 if any(done for _, _, done in entries):
                     await writer.raw(": stream closed\n\n")

@@ -22,6 +22,8 @@ from hermes_redis.control import ControlLoop
 
 log = logging.getLogger("hermes.redis")
 BATCH = 2000
+RETRY_S = 0.5
+MAX_QUEUED = 200_000
 ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -145,9 +147,15 @@ class RedisRunBus:
                 batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
                 try:
                     await self._send(batch)
-                except Exception:
-                    self.dropped += len(batch)
-                    log.warning("writing %d run bus entries failed", len(batch), exc_info=True)
+                except Exception as exc:
+                    # The server is away: keep the batch (in order) and try again, so readers
+                    # elsewhere get every event once it is back; past a bound, drop the oldest.
+                    log.warning("writing %d run bus entries failed (%s); retrying", len(batch), exc)
+                    self._queue.extendleft(reversed(batch))
+                    while len(self._queue) > MAX_QUEUED:
+                        self._queue.popleft()
+                        self.dropped += 1
+                    await asyncio.sleep(RETRY_S)
             self._idle.set()
 
     async def _send(self, batch: list[tuple[str, tuple[Any, ...]]]) -> None:

@@ -169,6 +169,10 @@ async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: 
 async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, redis_dsn: str) -> None:
     a, b = instances(tmp_path, redis_dsn)
     try:
+        health = await call(b, "GET", "/health/detailed")
+        bus = health.json["readiness"]["checks"]["bus"]
+        assert health.status == 200 and bus["ok"] is True and bus["backend"] == "redis"
+        assert bus["server"] == redis_dsn.split("//", 1)[1] and bus["instance_id"].count("-") >= 2
         run_id = await start_run(a, GUARDED)
         waiting = await wait_status(b, run_id, "waiting_for_approval")
         assert waiting["approval"]["tool"] == "terminal"
@@ -269,7 +273,7 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
         run_id = await start_run(a, "[[tokens 30]] [[delay 5]] go")
         done = await wait_status(b, run_id, "completed")
         last = done["last_seq"]
-        assert last >= 6
+        assert last >= 9
         # Redis trimmed the stream's head (as MAXLEN does): a cursor behind it is told, not skipped.
         await client.xtrim(f"hermes:run:{run_id}", minid="5-0", approximate=False)
         async with Events(b, run_id, last_id=1) as stream:
@@ -280,6 +284,17 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
         assert (frames[0]["data"]["from_seq"], frames[0]["data"]["to_seq"]) == (2, 4)
         assert [int(f["id"]) for f in frames[1:]] == list(range(5, last + 1))
         assert frames[-1]["data"]["event"] == "run.completed" and text.rstrip().endswith(": stream closed")
+        # Entries missing in the middle (never delivered) are announced as a gap too.
+        await client.xdel(f"hermes:run:{run_id}", "6-0", "7-0")
+        async with Events(b, run_id, last_id=4) as stream:
+            assert stream.resp is not None
+            frames = [f for f in parse_sse(await stream.resp.text()) if "data" in f]
+        assert [f.get("id") for f in frames[:3]] == ["5", None, "8"]
+        assert (frames[1]["data"]["event"], frames[1]["data"]["from_seq"], frames[1]["data"]["to_seq"]) == (
+            "stream.gap",
+            6,
+            7,
+        )
         # The stream expired: the stored terminal event still ends the run for a reader.
         await client.delete(f"hermes:run:{run_id}")
         async with Events(b, run_id, last_id=2) as stream:
