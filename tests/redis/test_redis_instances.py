@@ -25,6 +25,7 @@ from tests.api.api_helpers import (
     start_server,
     write_config,
 )
+from tests.redis.conftest import Shared
 from tests.timing import eventually, scaled
 
 KEY = "hk_" + secrets.token_urlsafe(32)
@@ -32,25 +33,26 @@ SLOW = "[[tokens 400]] [[delay 25]] go"
 GUARDED = '[[tool terminal {"command":"hermes-guard-test"}]] please'
 
 
-def config(tmp_path: Path) -> str:
-    return f"""
+def config(shared: Shared) -> str:
+    return (
+        shared.config
+        + """
 [agent]
 provider_retries = 0
 [titles]
 refine = false
-[storage]
-path = "{tmp_path / "shared.sqlite3"}"
 [bus]
 backend = "redis"
 heartbeat_s = 0.5
 [api_server]
 approval_profile = "ask_everything"
 """
+    )
 
 
-def instances(tmp_path: Path, url: str, n: int = 2) -> list[Server]:
-    env = {"HERMES_REDIS_URL": url, "API_SERVER_KEY": KEY}
-    return [start_server(tmp_path / f"i{i}", config=config(tmp_path), env=env) for i in range(n)]
+def instances(tmp_path: Path, shared: Shared, n: int = 2) -> list[Server]:
+    env = {**shared.env, "API_SERVER_KEY": KEY}
+    return [start_server(tmp_path / f"i{i}", config=config(shared), env=env) for i in range(n)]
 
 
 async def start_run(server: Server, text: str) -> str:
@@ -124,8 +126,8 @@ async def wait_status(server: Server, run_id: str, *wanted: str) -> dict[str, An
     return found
 
 
-async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: Path, redis_dsn: str) -> None:
-    a, b = instances(tmp_path, redis_dsn)
+async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: Path, shared: Shared) -> None:
+    a, b = instances(tmp_path, shared)
     try:
         run_id = await start_run(a, SLOW)
         async with Events(b, run_id) as stream:
@@ -166,13 +168,13 @@ async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: 
         b.stop()
 
 
-async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, redis_dsn: str) -> None:
-    a, b = instances(tmp_path, redis_dsn)
+async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, shared: Shared) -> None:
+    a, b = instances(tmp_path, shared)
     try:
         health = await call(b, "GET", "/health/detailed")
         bus = health.json["readiness"]["checks"]["bus"]
         assert health.status == 200 and bus["ok"] is True and bus["backend"] == "redis"
-        assert bus["server"] == redis_dsn.split("//", 1)[1] and bus["instance_id"].count("-") >= 2
+        assert bus["server"] == shared.url.split("//", 1)[1] and bus["instance_id"].count("-") >= 2
         run_id = await start_run(a, GUARDED)
         waiting = await wait_status(b, run_id, "waiting_for_approval")
         assert waiting["approval"]["tool"] == "terminal"
@@ -199,8 +201,8 @@ async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, redis_d
         b.stop()
 
 
-async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, redis_dsn: str) -> None:
-    a, b = instances(tmp_path, redis_dsn)
+async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, shared: Shared) -> None:
+    a, b = instances(tmp_path, shared)
     try:
         run_id = await start_run(a, SLOW)
         async with Events(b, run_id) as stream:
@@ -229,12 +231,14 @@ async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, 
 
 @pytest.mark.parametrize("problem", ["no-url", "no-server"])
 async def test_a_missing_redis_is_one_clear_start_up_error(
-    tmp_path: Path, redis_dsn: str, problem: str
+    tmp_path: Path, shared: Shared, problem: str
 ) -> None:
     url = "" if problem == "no-url" else "redis://127.0.0.1:1/0"
     with pytest.raises(AssertionError) as failed:
         start_server(
-            tmp_path / "x", config=config(tmp_path), env={"HERMES_REDIS_URL": url, "API_SERVER_KEY": KEY}
+            tmp_path / "x",
+            config=config(shared),
+            env={**shared.env, "HERMES_REDIS_URL": url, "API_SERVER_KEY": KEY},
         )
     text = str(failed.value)
     expected = (
@@ -243,16 +247,16 @@ async def test_a_missing_redis_is_one_clear_start_up_error(
     assert expected in text and "Traceback" not in text
 
 
-def test_check_reports_the_bus(tmp_path: Path, redis_dsn: str) -> None:
+def test_check_reports_the_bus(tmp_path: Path, shared: Shared) -> None:
     home = tmp_path / "home"
-    write_config(home, config(tmp_path))
+    write_config(home, config(shared))
     for url, code, line in [
-        (redis_dsn, 0, "ok   bus (redis): 127.0.0.1:"),
+        (shared.url, 0, "ok   bus (redis): 127.0.0.1:"),
         ("redis://127.0.0.1:1/0", 1, "FAIL bus (redis): Redis at 127.0.0.1:1/0 is not reachable"),
     ]:
         done = subprocess.run(
             [HERMES, "api", "--check"],
-            env=clean_env(home, {"HERMES_REDIS_URL": url}),
+            env=clean_env(home, {**shared.env, "HERMES_REDIS_URL": url}),
             cwd=str(home),
             capture_output=True,
             text=True,
@@ -263,12 +267,12 @@ def test_check_reports_the_bus(tmp_path: Path, redis_dsn: str) -> None:
 
 
 async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_event(
-    tmp_path: Path, redis_dsn: str
+    tmp_path: Path, shared: Shared
 ) -> None:
     import redis.asyncio as aioredis
 
-    a, b = instances(tmp_path, redis_dsn)
-    client = aioredis.from_url(redis_dsn, decode_responses=True)
+    a, b = instances(tmp_path, shared)
+    client = aioredis.from_url(shared.url, decode_responses=True)
     try:
         run_id = await start_run(a, "[[tokens 30]] [[delay 5]] go")
         done = await wait_status(b, run_id, "completed")

@@ -19,6 +19,7 @@ import openai
 import pytest
 
 from tests.api.api_helpers import Server, assert_error, call, start_server
+from tests.redis.conftest import Shared
 from tests.redis.test_redis_instances import Events, config, start_run, wait_status
 from tests.services import nginx_binary
 from tests.timing import eventually, scaled
@@ -94,9 +95,9 @@ class Front:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, redis_dsn: str) -> Iterator[tuple[Any, list[Server]]]:
-    env = {"HERMES_REDIS_URL": redis_dsn, "API_SERVER_KEY": KEY}
-    backends = [start_server(tmp_path / f"i{i}", config=config(tmp_path), env=env) for i in range(3)]
+def cluster(tmp_path: Path, shared: Shared) -> Iterator[tuple[Any, list[Server]]]:
+    env = {**shared.env, "API_SERVER_KEY": KEY}
+    backends = [start_server(tmp_path / f"i{i}", config=config(shared), env=env) for i in range(3)]
     front = Front(tmp_path / "nginx", backends)
     try:
         yield front, backends
@@ -172,7 +173,7 @@ async def test_through_nginx_a_run_streams_resumes_and_takes_steer_approval_stop
         history.append({"role": "assistant", "content": reply})
 
 
-async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]], redis_dsn: str) -> None:
+async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]], shared: Shared) -> None:
     import redis.asyncio as aioredis
 
     front, backends = cluster
@@ -186,7 +187,7 @@ async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]
     )
     assert reply.status == 202, reply.text
     run_id = reply.json["run_id"]
-    client = aioredis.from_url(redis_dsn, decode_responses=True)
+    client = aioredis.from_url(shared.url, decode_responses=True)
     try:
         owner = await client.hget(f"hermes:runinfo:{run_id}", "owner")
     finally:
