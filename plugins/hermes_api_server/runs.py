@@ -225,6 +225,9 @@ class RunManager:
         self.runs[run_id] = run
         self.bus.claim(run_id, who, run.session_id, run.status_object())
         await self.persist(run)
+        # Other instances must know the run before the client hears of it (its next request may
+        # land on any of them).
+        await self.bus.flush()
         run.task = asyncio.create_task(
             self._execute(run, target, conv, choice, channel, workspace, instructions),
             name=f"hermes-run-{run_id}",

@@ -130,6 +130,9 @@ async def test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path: 
     a, b = instances(tmp_path, shared)
     try:
         run_id = await start_run(a, SLOW)
+        # Known everywhere by the time the 202 arrives: no wait before asking another instance.
+        status = await call(b, "GET", f"/v1/runs/{run_id}")
+        assert status.status == 200 and status.json["run_id"] == run_id, status.text
         async with Events(b, run_id) as stream:
             first = await stream.until("message.delta")
             assert first[0]["data"]["event"] == "run.started" and first[0]["id"] == 1
