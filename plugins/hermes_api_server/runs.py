@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
 STATUS_FLUSH_S = 1.0
+CLAIM_WAIT_S = 1.0
 
 
 class RunManager:
@@ -149,7 +150,10 @@ class RunManager:
             if stored[0] != who:
                 raise not_found(run_id)
             return stored[1]
-        record = await self.bus.lookup(run_id)
+        try:
+            record = await self.bus.lookup(run_id)
+        except Exception as exc:
+            raise bus_unavailable(exc) from None
         if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
             raise not_found(run_id)
         return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
@@ -226,8 +230,9 @@ class RunManager:
         self.bus.claim(run_id, who, run.session_id, run.status_object())
         await self.persist(run)
         # Other instances must know the run before the client hears of it (its next request may
-        # land on any of them).
-        await self.bus.flush()
+        # land on any of them); with the bus away the run still starts here, and the record follows.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.bus.flush(), CLAIM_WAIT_S)
         run.task = asyncio.create_task(
             self._execute(run, target, conv, choice, channel, workspace, instructions),
             name=f"hermes-run-{run_id}",
@@ -487,6 +492,17 @@ class RunManager:
 
     def usage_of(self, done: TurnCompleted) -> dict[str, int]:
         return usage_dict(done)
+
+
+def bus_unavailable(exc: Exception) -> ApiError:
+    """Return the 503 of a run bus that cannot be reached."""
+    log.warning("run bus unavailable: %s", exc)
+    return ApiError(
+        503,
+        "bus_unavailable",
+        "The run bus (Redis) cannot be reached; try again",
+        headers={"Retry-After": "1"},
+    )
 
 
 def not_found(run_id: str) -> ApiError:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
+from hermes_api_server.runs import bus_unavailable
 
 if TYPE_CHECKING:
     from hermes_api_server.run_state import Run
@@ -101,9 +102,12 @@ async def forward(
         code = "run_not_accepting_steer" if command == "steer" else "approval_not_active"
         raise ApiError(409, code, f"Run is not active: {remote.run_id}")
     bus = state.runs.bus
-    answer = await bus.send(remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S)
-    if answer.get("error") == "owner_lost":
-        await bus.reap(remote.run_id)
+    try:
+        answer = await bus.send(remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S)
+        if answer.get("error") == "owner_lost":
+            await bus.reap(remote.run_id)
+    except Exception as exc:
+        raise bus_unavailable(exc) from None
     error = owner_error(answer, remote.run_id)
     if error is not None:
         raise error

@@ -3,15 +3,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 
 from aiohttp import web
 
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import dumps
+from hermes_api_server.runs import bus_unavailable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import ServerState
 
+log = logging.getLogger("hermes.api.runs")
 POLL_S = 1.0
 KEEPALIVE_S = 10.0
 
@@ -82,4 +86,12 @@ async def stream_remote(
                 await writer.raw(": keepalive\n\n")
                 quiet_since = time.monotonic()
     except ClientGone:
+        return writer.response
+    except Exception as exc:
+        # The bus went away mid-stream: end it; the client reconnects with Last-Event-ID.
+        log.warning("run bus read failed for %s: %s", run_id, exc)
+        if not writer.response.prepared:
+            raise bus_unavailable(exc) from None
+        with contextlib.suppress(Exception):
+            await writer.raw(": bus unavailable, reconnect with Last-Event-ID\n\n")
         return writer.response

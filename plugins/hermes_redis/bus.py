@@ -50,7 +50,11 @@ class RedisRunBus:
         self.retention_s = max(1, int(retention_s))
         # redis-py's declared reply types are unions of every RESP shape; replies are read as
         # the commands define them (decode_responses: str).
-        self.client: Any = aioredis.from_url(url, decode_responses=True)
+        # Bounded waits: a server that does not answer is an error, never a hang (blocking reads
+        # ask for at most a few seconds).
+        self.client: Any = aioredis.from_url(
+            url, decode_responses=True, socket_connect_timeout=3, socket_timeout=15
+        )
         self._queue: collections.deque[tuple[str, tuple[Any, ...]]] = collections.deque()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()

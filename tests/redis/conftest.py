@@ -4,9 +4,13 @@ instances share (a fresh PostgreSQL schema when the test server is there, else o
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import shutil
+import socket
+import subprocess
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +61,42 @@ async def shared(tmp_path: Path, redis_dsn: str) -> AsyncIterator[Shared]:
             yield Shared(redis_dsn, STORAGE_POSTGRES, {**base, "HERMES_POSTGRES_DSN": dsn})
     else:
         yield Shared(redis_dsn, STORAGE_SQLITE.format(path=tmp_path / "shared.sqlite3"), base)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    """A Redis of this test's own (it is stopped and started again)."""
+    redis_url()  # skipped (failed under CI) like every Redis test when there is none
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server not on PATH")
+    port = free_port()
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        procs.append(
+            subprocess.Popen(
+                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+            )
+        )
+
+    def stop() -> None:
+        procs[-1].terminate()
+        procs[-1].wait(10)
+
+    start()
+    try:
+        yield f"redis://127.0.0.1:{port}/0", (start, stop)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)

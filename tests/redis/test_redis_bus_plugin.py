@@ -5,17 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
-import socket
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hermes_redis.bus import RedisRunBus
-from tests.services import redis_url
 from tests.timing import eventually, scaled
 
 
@@ -41,45 +35,6 @@ async def test_commands_reach_the_owner_and_a_silent_or_gone_owner_is_reported(r
     finally:
         await owner.close()
         await other.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    """A Redis of this test's own (it is stopped and started again)."""
-    redis_url()  # skipped (failed under CI) like every Redis test when there is none
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server not on PATH")
-    port = free_port()
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start() -> None:
-        procs.append(
-            subprocess.Popen(
-                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                cwd=tmp_path,
-                stdout=subprocess.DEVNULL,
-            )
-        )
-
-    def stop() -> None:
-        procs[-1].terminate()
-        procs[-1].wait(10)
-
-    start()
-    try:
-        yield f"redis://127.0.0.1:{port}/0", (start, stop)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
 
 
 async def test_events_published_while_redis_is_away_arrive_once_it_is_back(

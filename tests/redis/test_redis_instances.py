@@ -315,3 +315,31 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
         await client.aclose()
         a.stop()
         b.stop()
+
+
+async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
+    tmp_path: Path, private_redis: tuple[str, Any]
+) -> None:
+    url, (start, stop) = private_redis
+    shared = Shared(url, f'[storage]\npath = "{tmp_path / "shared.sqlite3"}"\n', {"HERMES_REDIS_URL": url})
+    (a,) = instances(tmp_path, shared, 1)
+    try:
+        assert (await call(a, "GET", "/health/detailed")).status == 200
+        stop()
+        health = await call(a, "GET", "/health/detailed")
+        assert health.status == 503 and health.json["readiness"]["checks"]["bus"]["ok"] is False
+        assert "not reachable" in health.json["readiness"]["checks"]["bus"]["message"]
+        err = assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 503, "bus_unavailable")
+        assert "Redis" in err["message"]
+        # A run on this instance still works from its own journal meanwhile.
+        run_id = await start_run(a, "hello while redis is away")
+        assert (await wait_status(a, run_id, "completed"))["output"] == "You said: hello while redis is away"
+        start()
+
+        async def healthy() -> bool:
+            return (await call(a, "GET", "/health/detailed")).status == 200
+
+        await eventually(healthy, timeout=20, interval=0.1, what="the bus back")
+        assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 404, "run_not_found")
+    finally:
+        a.stop()
