@@ -59,6 +59,8 @@ class RunManager:
         self._stored = 0
         #: Where events and control travel besides this process (docs/reference/api-server.md#run-bus).
         self.bus: RunBus = LocalBus()
+        #: Readers here of runs other instances own, by run id.
+        self.remote_subscribers: dict[str, int] = {}
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -71,7 +73,9 @@ class RunManager:
         return max(self._stored, len(self.runs))
 
     def subscriber_count(self) -> int:
-        return sum(run.journal.subscribers for run in self.runs.values())
+        return sum(run.journal.subscribers for run in self.runs.values()) + sum(
+            self.remote_subscribers.values()
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:

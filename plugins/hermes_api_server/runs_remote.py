@@ -10,7 +10,8 @@ import time
 from aiohttp import web
 
 from hermes_api_server.bus import RemoteRun
-from hermes_api_server.errors import dumps
+from hermes_api_server.errors import ApiError, dumps
+from hermes_api_server.journal import MAX_SUBSCRIBERS
 from hermes_api_server.runs import bus_unavailable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import ServerState
@@ -47,6 +48,12 @@ async def stream_remote(
     terminal = remote.status.get("terminal_event")
     if terminal is not None and cursor == int(terminal["seq"]):
         return web.Response(status=204)
+    readers = state.runs.remote_subscribers
+    if readers.get(run_id, 0) >= MAX_SUBSCRIBERS:
+        raise ApiError(
+            429, "rate_limit_exceeded", "Too many subscribers for this run", headers={"Retry-After": "1"}
+        )
+    readers[run_id] = readers.get(run_id, 0) + 1
     writer = SseWriter(request, {"X-Hermes-Session-Id": remote.session_id})
     try:
         await writer.open()
@@ -95,3 +102,7 @@ async def stream_remote(
         with contextlib.suppress(Exception):
             await writer.raw(": bus unavailable, reconnect with Last-Event-ID\n\n")
         return writer.response
+    finally:
+        readers[run_id] -= 1
+        if not readers[run_id]:
+            del readers[run_id]

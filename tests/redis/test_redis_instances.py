@@ -343,3 +343,29 @@ async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
         assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 404, "run_not_found")
     finally:
         a.stop()
+
+
+async def test_readers_of_a_remote_run_are_capped_and_counted(tmp_path: Path, shared: Shared) -> None:
+    a, b = instances(tmp_path, shared)
+    try:
+        run_id = await start_run(a, SLOW)
+        streams = [Events(b, run_id) for _ in range(32)]
+        try:
+            for stream in streams:
+                await stream.__aenter__()
+            health = await call(b, "GET", "/health/detailed")
+            assert health.json["api_server"]["run_subscribers"] == 32
+            assert_error(await call(b, "GET", f"/v1/runs/{run_id}/events"), 429, "rate_limit_exceeded")
+        finally:
+            for stream in streams:
+                await stream.__aexit__(None, None, None)
+
+        async def released() -> bool:
+            health = await call(b, "GET", "/health/detailed")
+            return health.json["api_server"]["run_subscribers"] == 0
+
+        await eventually(released, timeout=20, interval=0.1, what="the readers released")
+        await call(a, "POST", f"/v1/runs/{run_id}/stop")
+    finally:
+        a.stop()
+        b.stop()
