@@ -88,6 +88,21 @@ def _apply_storage_env(raw: dict[str, Any], env: Mapping[str, str], registry: Re
                 table[field] = value
 
 
+def _apply_bus_env(raw: dict[str, Any], env: Mapping[str, str], registry: Registry) -> None:
+    """Layer the chosen run bus's variables (e.g. ``HERMES_REDIS_URL``) over ``[bus]``."""
+    section = raw.get("bus")
+    backend = section.get("backend") if isinstance(section, dict) else None
+    spec = registry.buses.get(backend) if isinstance(backend, str) else None
+    if spec is None:
+        return
+    for field, var in spec.env.items():
+        value = _env_value(env, var)
+        if value is not None:
+            table = _table(raw, "bus")
+            if table is not None:
+                table[field] = value
+
+
 def core_mapping(
     config: Mapping[str, Any], env: Mapping[str, str], registry: Registry | None, data_dir: Path
 ) -> dict[str, Any]:
@@ -110,6 +125,7 @@ def core_mapping(
         _apply_provider_env(raw, env, registry)
         _apply_transport_env(raw, env, registry)
         _apply_storage_env(raw, env, registry)
+        _apply_bus_env(raw, env, registry)
     else:
         _apply_custom_keys(raw.get("providers"), env)
     raw["data_dir"] = str(data_dir)

@@ -116,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "CommandContext": "hermes_core.records",
     "CommandResult": "hermes_core.records",
     "StorageSpec": "hermes_core.records",
+    "RunBusSpec": "hermes_core.records",
     "PolicyDecision": "hermes_core.records",
     "ToolCallInfo": "hermes_core.records",
     # hooks

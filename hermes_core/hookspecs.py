@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         CommandSpec,
         PolicyDecision,
         ProviderSpec,
+        RunBusSpec,
         StorageSpec,
         ToolCallInfo,
         TransportSpec,
@@ -51,6 +52,11 @@ def hermes_slash_commands() -> CommandSpec | Sequence[CommandSpec] | None:
 @hookspec
 def hermes_storage_backends() -> StorageSpec | Sequence[StorageSpec] | None:
     """Declare storage backends (``storage.backend`` picks one)."""
+
+
+@hookspec
+def hermes_run_buses() -> RunBusSpec | Sequence[RunBusSpec] | None:
+    """Declare run buses (``bus.backend`` picks one; ``memory`` is built in)."""
 
 
 @hookspec

@@ -30,6 +30,7 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
     ("hermes_slash_commands", "commands"),
     ("hermes_storage_backends", "storage"),
     ("hermes_tools", "tools"),
+    ("hermes_run_buses", "buses"),
 )
 
 

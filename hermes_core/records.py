@@ -191,6 +191,22 @@ class StorageSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class RunBusSpec:
+    """A run bus: where ``hermes api`` run events and run control travel between instances.
+
+    ``bus.backend`` picks one by name (``memory``, in-process, is built in). The API server calls
+    ``factory(url=..., instance_id=..., heartbeat_s=...)`` and drives the returned object through
+    the methods docs/plugin-hooks.md lists under ``hermes_run_buses``.
+    """
+
+    name: str
+    factory: Callable[..., Any]
+    #: ``[bus]`` field → environment variable the CLI layers over ``config.toml`` when this bus
+    #: is the chosen one (e.g. ``{"url": "HERMES_REDIS_URL"}``).
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyDecision:
     """A policy plugin's verdict on one tool call (docs/reference/core.md#combining-decisions)."""
 

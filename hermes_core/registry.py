@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_core.records import CommandSpec, ProviderSpec, StorageSpec, TransportSpec
+    from hermes_core.records import CommandSpec, ProviderSpec, RunBusSpec, StorageSpec, TransportSpec
     from hermes_core.tools import ToolSpec
 
 FIRST_PARTY_DISTRIBUTION = "hermes-agent"
@@ -36,6 +36,7 @@ class Registry:
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     storage: dict[str, StorageSpec] = field(default_factory=dict)
+    buses: dict[str, RunBusSpec] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)

@@ -34,6 +34,16 @@ class StorageSettings(_Section):
     pool_timeout_s: float = Field(5.0, gt=0)
 
 
+class BusSettings(_Section):
+    """Where ``hermes api`` run events and run control travel (``memory``: this process only)."""
+
+    backend: str = "memory"
+    # A bus on a server (bus.backend = "redis"): where it is.
+    url: str | None = None
+    # How often an instance says it is alive; one missing for three periods counts as gone.
+    heartbeat_s: float = Field(1.0, gt=0)
+
+
 class AgentSettings(_Section):
     max_tool_rounds: int = Field(60, ge=1)
     provider_retries: int = Field(2, ge=0)
@@ -98,6 +108,7 @@ class CoreSettings(BaseModel):
     reasoning_effort: ReasoningEffort | None = None
     data_dir: Path | None = None  # None: nothing persistent outside storage.path
     storage: StorageSettings = Field(default_factory=StorageSettings)
+    bus: BusSettings = Field(default_factory=BusSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     questions: QuestionSettings = Field(default_factory=QuestionSettings)

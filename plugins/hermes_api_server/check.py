@@ -1,4 +1,4 @@
-"""``hermes api --check``: verify storage and the default model, print one line each, exit.
+"""``hermes api --check``: verify storage, the run bus and the default model, print one line each, exit.
 
 Start-up already opened (and migrated) storage, so a server that cannot be reached ends the
 command before this runs, with one ``Error:`` line. Exit code 0 when every check passed, else 1.
@@ -29,12 +29,40 @@ def storage_line(report: dict[str, Any]) -> str:
     return f"ok   storage ({backend}): {where}{suffix}"
 
 
+def bus_line(report: dict[str, Any]) -> str:
+    """Describe a run bus report in one line."""
+    backend = report.get("backend", "?")
+    if not report.get("ok"):
+        return f"FAIL bus ({backend}): {report.get('message') or report.get('error')}"
+    return f"ok   bus ({backend}): {report.get('server', '')} (ping {report.get('ping_ms')} ms)"
+
+
+async def bus_check(kernel: Kernel) -> dict[str, Any]:
+    """Build the configured run bus, ping its server, close it (nothing is started)."""
+    from hermes_api_server.bus import build_bus
+    from hermes_api_server.settings import ApiSettings
+
+    backend = kernel.settings.bus.backend
+    try:
+        bus = build_bus(kernel, ApiSettings())
+    except Exception as exc:  # a missing URL or an unknown backend is the report, not a crash
+        return {"ok": False, "backend": backend, "message": str(exc)}
+    try:
+        return await bus.diagnostics()
+    finally:
+        await bus.close()
+
+
 async def run_check(kernel: Kernel) -> int:
     """Print the report on stdout; return the exit code."""
     lines: list[str] = []
     report = await kernel.sessions.storage_report()
     lines.append(storage_line(report))
     failed = not report.get("ok")
+    if kernel.settings.bus.backend != "memory":
+        bus_report = await bus_check(kernel)
+        lines.append(bus_line(bus_report))
+        failed = failed or not bus_report.get("ok")
     model = kernel.model_status()
     if model.problem is not None:
         lines.append(f"FAIL model: {model.problem}")

@@ -38,6 +38,7 @@ async def health_detailed(request: web.Request) -> web.Response:
     if model.problem is not None:
         checks["default_model"]["error"] = model.problem
     checks["event_loop"] = {"ok": state.loop_lag_ms < 1000, "lag_ms": round(state.loop_lag_ms, 2)}
+    checks["bus"] = await state.runs.bus.diagnostics()
     ok = all(check["ok"] for check in checks.values())
     runs = state.runs
     # Without storage nothing works: a load balancer must take this instance out (503).
@@ -61,7 +62,7 @@ async def health_detailed(request: web.Request) -> web.Response:
                 "workspace": _workspace_info(state),
             },
         },
-        status=200 if checks["storage"]["ok"] else 503,
+        status=200 if checks["storage"]["ok"] and checks["bus"]["ok"] else 503,
     )
 
 

@@ -38,7 +38,10 @@ SPEC = TransportSpec(
         OptionSpec("console", "bool", "serve the web console at /console", field="console"),
         OptionSpec("show-key", "bool", "print the effective API key and exit", default=False),
         OptionSpec(
-            "check", "bool", "check storage and the default model, print a report and exit", default=False
+            "check",
+            "bool",
+            "check storage, the run bus and the default model, print a report and exit",
+            default=False,
         ),
     ),
     settings_model="hermes_api_server.settings:ApiSettings",

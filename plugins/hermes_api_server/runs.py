@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from hermes_api_server.bus import LocalBus, RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import InFlight
 from hermes_api_server.journal import Journal
@@ -33,6 +34,7 @@ from hermes_core import (
 )
 
 if TYPE_CHECKING:
+    from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.responses import Target
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
 STATUS_FLUSH_S = 1.0
+CLAIM_WAIT_S = 1.0
 
 
 class RunManager:
@@ -54,6 +57,10 @@ class RunManager:
         self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._stored = 0
+        #: Where events and control travel besides this process (docs/reference/api-server.md#run-bus).
+        self.bus: RunBus = LocalBus()
+        #: Readers here of runs other instances own, by run id.
+        self.remote_subscribers: dict[str, int] = {}
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -66,7 +73,9 @@ class RunManager:
         return max(self._stored, len(self.runs))
 
     def subscriber_count(self) -> int:
-        return sum(run.journal.subscribers for run in self.runs.values())
+        return sum(run.journal.subscribers for run in self.runs.values()) + sum(
+            self.remote_subscribers.values()
+        )
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -83,6 +92,7 @@ class RunManager:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.bus.close()
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -131,17 +141,26 @@ class RunManager:
             await self.state.store.put_run(run_id, who, status, True)
 
     # -- lookup --------------------------------------------------------------------------------
-    async def find(self, who: str, run_id: str) -> Run | dict[str, Any]:
-        """Return the live run, else its stored status; 404 for unknown or foreign runs."""
+    async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
+        """Return the live run, else its stored status, else (on a shared bus) the run another
+        instance owns; 404 for unknown or foreign runs."""
         run = self.runs.get(run_id)
         if run is not None:
             if run.principal != who:
                 raise not_found(run_id)
             return run
         stored = await self.state.store.get_run(run_id)
-        if stored is None or stored[0] != who:
+        if stored is not None:
+            if stored[0] != who:
+                raise not_found(run_id)
+            return stored[1]
+        try:
+            record = await self.bus.lookup(run_id)
+        except Exception as exc:
+            raise bus_unavailable(exc) from None
+        if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
             raise not_found(run_id)
-        return stored[1]
+        return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
 
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
         """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
@@ -159,6 +178,7 @@ class RunManager:
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Append a run event and refresh the status stamp."""
         payload = run.journal.append(event, fields, terminal=terminal)
+        self.bus.publish(run.run_id, payload["seq"], payload, terminal)
         run.last_event = event
         run.updated_at = payload["timestamp"]
         if not terminal and time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
@@ -174,6 +194,7 @@ class RunManager:
         status = run.status_object()
         if run.journal.terminal_payload is not None:
             status["terminal_event"] = run.journal.terminal_payload
+        self.bus.update(run.run_id, status, run.terminal)
         try:
             await self.state.store.put_run(run.run_id, run.principal, status, run.terminal)
         except Exception:
@@ -210,7 +231,12 @@ class RunManager:
             journal=Journal(run_id, self.state.settings.run_journal_events),
         )
         self.runs[run_id] = run
+        self.bus.claim(run_id, who, run.session_id, run.status_object())
         await self.persist(run)
+        # Other instances must know the run before the client hears of it (its next request may
+        # land on any of them); with the bus away the run still starts here, and the record follows.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.bus.flush(), CLAIM_WAIT_S)
         run.task = asyncio.create_task(
             self._execute(run, target, conv, choice, channel, workspace, instructions),
             name=f"hermes-run-{run_id}",
@@ -470,6 +496,17 @@ class RunManager:
 
     def usage_of(self, done: TurnCompleted) -> dict[str, int]:
         return usage_dict(done)
+
+
+def bus_unavailable(exc: Exception) -> ApiError:
+    """Return the 503 of a run bus that cannot be reached."""
+    log.warning("run bus unavailable: %s", exc)
+    return ApiError(
+        503,
+        "bus_unavailable",
+        "The run bus (Redis) cannot be reached; try again",
+        headers={"Retry-After": "1"},
+    )
 
 
 def not_found(run_id: str) -> ApiError:

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
+from hermes_api_server.bus import RemoteRun
 from hermes_api_server.convert import response_items, seed_history
 from hermes_api_server.errors import ApiError, invalid, json_response
 from hermes_api_server.http_util import (
@@ -25,6 +26,7 @@ from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.responses import Target, chained_target, mint_session_id
 from hermes_api_server.run_state import Run
+from hermes_api_server.runs_control import apply_approval, apply_steer, forward
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
 from hermes_api_server.turns import image_warning
@@ -162,6 +164,8 @@ async def _replay(state: Any, who: str, key: str, fp: str, channel: str | None) 
     found = await state.runs.find(who, record[1])
     if isinstance(found, Run):
         return _accepted(found, True, channel)
+    if isinstance(found, RemoteRun):
+        return _accepted_stored(found.status, channel)
     return _accepted_stored(found, channel)
 
 
@@ -169,11 +173,11 @@ async def get_run(request: web.Request) -> web.Response:
     """Return a run's status."""
     state = get_state(request)
     found = await state.runs.find(principal(request), request.match_info["run_id"])
-    status = (
-        found.status_object()
-        if isinstance(found, Run)
-        else {k: v for k, v in found.items() if k != "terminal_event"}
-    )
+    if isinstance(found, Run):
+        status = found.status_object()
+    else:
+        stored = found.status if isinstance(found, RemoteRun) else found
+        status = {k: v for k, v in stored.items() if k != "terminal_event"}
     headers = session_headers(status["session_id"], None, status.get("resolved_model"))
     return json_response(status, headers=headers)
 
@@ -201,6 +205,10 @@ async def run_events(request: web.Request) -> web.StreamResponse:
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
     cursor = _cursor(request)
+    if isinstance(found, RemoteRun):
+        from hermes_api_server.runs_remote import stream_remote
+
+        return await stream_remote(request, state, found, cursor)
     if not isinstance(found, Run):
         terminal = found.get("terminal_event")
         if terminal is None:
@@ -302,20 +310,16 @@ async def steer_run(request: web.Request) -> web.Response:
     state = get_state(request)
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
+    if isinstance(found, RemoteRun):
+        text = _steer_text(await read_json(request))
+        return json_response(await forward(state, found, "steer", {"text": text}))
     if not isinstance(found, Run) or found.status != "running" or found.session is None:
         raise ApiError(
             409, "run_not_accepting_steer", f"Run is not currently accepting steer input: {run_id}"
         )
     body = await read_json(request)
     text = _steer_text(body)
-    try:
-        result = found.session.steer(text)
-    except Exception:
-        raise ApiError(500, "steer_failed", "Steering the run failed") from None
-    if result != "accepted":
-        raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run_id}")
-    state.runs.emit(found, "run.steered", {"accepted": True})
-    return json_response({"object": "hermes.run.steer", "run_id": run_id, "accepted": True})
+    return json_response(apply_steer(state, found, text))
 
 
 async def run_approval(request: web.Request) -> web.Response:
@@ -341,42 +345,21 @@ async def run_approval(request: web.Request) -> web.Response:
         raise ApiError(
             400, "invalid_approval_choice", "choice must be once, session, always or deny", param="choice"
         )
-    run = found if isinstance(found, Run) else None
-    pending = list(run.approvals.values()) if run is not None else []
-    if request_id is not None:
-        pending = [q for q in pending if q.request_id == request_id]
-    if choice != "deny":
-        for q in pending[:1] if not resolve_all else pending:
-            if choice not in (q.choices or ("once", "deny")):
-                raise ApiError(
-                    400, "invalid_approval_choice", f"choice {choice!r} is not offered", param="choice"
-                )
-    if run is None or run.terminal:
+    assert choice is not None
+    if isinstance(found, RemoteRun):
+        args = {"request_id": request_id, "all": resolve_all, "choice": choice}
+        return json_response(await forward(state, found, "approval", args))
+    if not isinstance(found, Run):
         raise ApiError(409, "approval_not_active", f"Run is not active: {run_id}")
-    if not pending:
-        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
-    targets = pending if resolve_all else pending[:1]
-    resolved = 0
-    for q in targets:
-        if state.kernel.answer(q.request_id, choice) == "ok":
-            resolved += 1
-    if not resolved:
-        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
-    return json_response(
-        {
-            "object": "hermes.run.approval_response",
-            "run_id": run_id,
-            "choice": choice,
-            "request_id": targets[0].request_id,
-            "resolved": resolved,
-        }
-    )
+    return json_response(apply_approval(state, found, request_id, resolve_all, choice))
 
 
 async def stop_run(request: web.Request) -> web.Response:
     """Stop a run (docs/reference/api-server.md#stop-a-run)."""
     state = get_state(request)
     found = await state.runs.find(principal(request), request.match_info["run_id"])
+    if isinstance(found, RemoteRun):
+        return json_response(await forward(state, found, "stop", {}))
     if not isinstance(found, Run):
         return json_response({k: v for k, v in found.items() if k != "terminal_event"})
     return json_response(await state.runs.stop(found))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import gc
 import logging
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.keys import KeyFileError, KeyRing, is_loopback, read_or_create_key
+from hermes_api_server.runs_control import on_control
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
@@ -108,7 +110,22 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
             "listening on %s: traffic is plain HTTP (put a TLS proxy in front) and tools run on this host",
             settings.host,
         )
+    from hermes_api_server.bus import build_bus
+    from hermes_core import ConfigError
+
+    try:
+        bus = build_bus(kernel, settings)
+    except ConfigError as exc:
+        _say(f"Error: {exc}")
+        return 1
     state = await _build_state(kernel, settings, keyring, data_dir, workspace)
+    try:
+        await bus.start(functools.partial(on_control, state))
+    except ConnectionError as exc:
+        _say(f"Error: {exc}")
+        await state.store.close()
+        return 1
+    state.runs.bus = bus
     return await _run(state)
 
 

@@ -1,0 +1,115 @@
+"""Steer, approval and stop applied to a run, here or on the instance that owns it
+(docs/reference/api-server.md#run-bus)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.bus import RemoteRun, owner_error
+from hermes_api_server.errors import ApiError
+from hermes_api_server.runs import bus_unavailable
+
+if TYPE_CHECKING:
+    from hermes_api_server.run_state import Run
+    from hermes_api_server.state import ServerState
+
+#: How long a handler waits for the owning instance to answer a command.
+CONTROL_TIMEOUT_S = 2.0
+
+
+def apply_steer(state: ServerState, run: Run, text: str) -> dict[str, Any]:
+    """Queue steer text for a running run of this process."""
+    if run.status != "running" or run.session is None:
+        raise ApiError(
+            409, "run_not_accepting_steer", f"Run is not currently accepting steer input: {run.run_id}"
+        )
+    try:
+        result = run.session.steer(text)
+    except Exception:
+        raise ApiError(500, "steer_failed", "Steering the run failed") from None
+    if result != "accepted":
+        raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run.run_id}")
+    state.runs.emit(run, "run.steered", {"accepted": True})
+    return {"object": "hermes.run.steer", "run_id": run.run_id, "accepted": True}
+
+
+def apply_approval(
+    state: ServerState, run: Run, request_id: str | None, resolve_all: bool, choice: str
+) -> dict[str, Any]:
+    """Answer pending approval(s) of a run of this process."""
+    pending = list(run.approvals.values())
+    if request_id is not None:
+        pending = [q for q in pending if q.request_id == request_id]
+    if choice != "deny":
+        for q in pending[:1] if not resolve_all else pending:
+            if choice not in (q.choices or ("once", "deny")):
+                raise ApiError(
+                    400, "invalid_approval_choice", f"choice {choice!r} is not offered", param="choice"
+                )
+    if run.terminal:
+        raise ApiError(409, "approval_not_active", f"Run is not active: {run.run_id}")
+    if not pending:
+        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
+    targets = pending if resolve_all else pending[:1]
+    resolved = 0
+    for q in targets:
+        if state.kernel.answer(q.request_id, choice) == "ok":
+            resolved += 1
+    if not resolved:
+        raise ApiError(409, "approval_not_pending", "No pending approval matches", param="request_id")
+    return {
+        "object": "hermes.run.approval_response",
+        "run_id": run.run_id,
+        "choice": choice,
+        "request_id": targets[0].request_id,
+        "resolved": resolved,
+    }
+
+
+async def on_control(state: ServerState, command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Apply a command another instance forwarded for one of this process's runs."""
+    run = state.runs.runs.get(run_id)
+    try:
+        if run is None:
+            raise ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
+        if command == "stop":
+            body = await state.runs.stop(run)
+        elif command == "steer":
+            body = apply_steer(state, run, str(args.get("text", "")))
+        elif command == "approval":
+            body = apply_approval(
+                state, run, args.get("request_id"), bool(args.get("all")), str(args.get("choice"))
+            )
+        else:
+            raise ApiError(400, "invalid_request", f"Unknown run command: {command}")
+    except ApiError as err:
+        return {"error": "api_error", "status": err.status, "code": err.code, "message": err.message}
+    return {"body": body}
+
+
+async def forward(
+    state: ServerState, remote: RemoteRun, command: str, args: dict[str, Any]
+) -> dict[str, Any]:
+    """Send a command to the run's owner and return its answer body.
+
+    :raises ApiError: the owner's own error, 409 ``run_owner_lost`` when the owner is gone (the
+        run is ended with ``owner_lost``), 503 ``run_owner_unavailable`` when it did not answer.
+    """
+    status = remote.status
+    if status.get("status") in ("completed", "failed", "cancelled", "interrupted"):
+        if command == "stop":
+            return {k: v for k, v in status.items() if k != "terminal_event"}
+        code = "run_not_accepting_steer" if command == "steer" else "approval_not_active"
+        raise ApiError(409, code, f"Run is not active: {remote.run_id}")
+    bus = state.runs.bus
+    try:
+        answer = await bus.send(remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S)
+        if answer.get("error") == "owner_lost":
+            await bus.reap(remote.run_id)
+    except Exception as exc:
+        raise bus_unavailable(exc) from None
+    error = owner_error(answer, remote.run_id)
+    if error is not None:
+        raise error
+    body: dict[str, Any] = answer.get("body") or {}
+    return body

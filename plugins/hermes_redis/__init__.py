@@ -1,0 +1,1 @@
+"""Run bus on Redis Streams for ``hermes api`` (``bus.backend = "redis"``)."""

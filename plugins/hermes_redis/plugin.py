@@ -1,0 +1,40 @@
+"""Register the Redis Streams run bus (``bus.backend = "redis"``).
+
+Cheap to import: redis-py and the implementation load only when ``hermes api`` builds the bus.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_core import ConfigError, RunBusSpec, hookimpl
+
+URL_VARIABLE = "HERMES_REDIS_URL"
+
+
+def make_bus(*, url: str | None, instance_id: str, heartbeat_s: float, **options: Any) -> Any:
+    """Build an unstarted Redis run bus.
+
+    :param url: the server, as ``redis://host:port/db``.
+    :param instance_id: this process's name on the bus (its control stream, its heartbeat).
+    :param heartbeat_s: how often this process renews its heartbeat.
+    :param options: ``journal_events`` (stream length kept) and ``retention_s`` (how long a
+        settled run's stream and record live).
+    :raises ConfigError: when no server is named.
+    """
+    if not url:
+        raise ConfigError(
+            f'bus.backend = "redis" needs a server: set {URL_VARIABLE} or bus.url (e.g. redis://127.0.0.1:6379/0)'
+        )
+    from hermes_redis.bus import RedisRunBus
+
+    return RedisRunBus(url, instance_id=instance_id, heartbeat_s=heartbeat_s, **options)
+
+
+@hookimpl
+def hermes_run_buses() -> RunBusSpec:
+    """Declare the ``redis`` run bus.
+
+    :returns: its spec.
+    """
+    return RunBusSpec(name="redis", factory=make_bus, env={"url": URL_VARIABLE})

@@ -1,0 +1,72 @@
+"""The ``redis`` bus on its own, against real Redis servers: control answers, a silent owner, a
+gone owner, and events published while the server is away arriving once it is back."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from hermes_redis.bus import RedisRunBus
+from tests.timing import eventually, scaled
+
+
+async def echo(command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"body": {"command": command, "run_id": run_id, "args": args}}
+
+
+async def test_commands_reach_the_owner_and_a_silent_or_gone_owner_is_reported(redis_dsn: str) -> None:
+    owner = RedisRunBus(redis_dsn, instance_id="owner-1", heartbeat_s=0.2)
+    other = RedisRunBus(redis_dsn, instance_id="other-1", heartbeat_s=0.2)
+    await owner.start(echo)
+    await other.start(echo)
+    try:
+        answer = await other.send("owner-1", "stop", "run_x", {"why": "test"}, scaled(5))
+        assert answer == {"body": {"command": "stop", "run_id": "run_x", "args": {"why": "test"}}}
+        # Alive (it heartbeats) but never reads its control stream: a timeout, not a hang.
+        await other.client.set("hermes:inst:silent-1", "1", px=60_000)
+        assert await other.send("silent-1", "stop", "run_x", {}, 0.3) == {"error": "owner_timeout"}
+        # No heartbeat at all: gone.
+        assert await other.send("never-1", "stop", "run_x", {}, 0.3) == {"error": "owner_lost"}
+        await owner.close()
+        assert await other.send("owner-1", "stop", "run_x", {}, 0.3) == {"error": "owner_lost"}
+    finally:
+        await owner.close()
+        await other.close()
+
+
+async def test_events_published_while_redis_is_away_arrive_once_it_is_back(
+    private_redis: tuple[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    url, (start, stop) = private_redis
+    bus = RedisRunBus(url, instance_id="owner-2", heartbeat_s=0.2)
+
+    async def up() -> bool:
+        try:
+            return bool(await bus.client.ping())
+        except Exception:
+            return False
+
+    await eventually(up, timeout=20, interval=0.05, what="private redis")
+    await bus.start(echo)
+    try:
+        for seq in (1, 2):
+            bus.publish("run_y", seq, {"event": "message.delta", "seq": seq}, False)
+        await asyncio.wait_for(bus.flush(), scaled(10))
+        assert [e[0] for e in await bus.client.xrange("hermes:run:run_y")] == ["1-0", "2-0"]
+        stop()
+        for seq in (3, 4, 5):
+            bus.publish("run_y", seq, {"event": "message.delta", "seq": seq}, seq == 5)
+        down = await bus.diagnostics()
+        assert down["ok"] is False and "not reachable" in down["message"]
+        with caplog.at_level(logging.WARNING, logger="hermes.redis"):
+            await eventually(lambda: "retrying" in caplog.text, timeout=20, what="a failed write")
+        start()  # a new, empty server (no persistence): what was written before is gone
+        await asyncio.wait_for(bus.flush(), scaled(20))
+        entries = await bus.client.xrange("hermes:run:run_y")
+        assert [e[0] for e in entries] == ["3-0", "4-0", "5-0"] and entries[-1][1]["t"] == "1"
+        assert bus.dropped == 0
+    finally:
+        await bus.close()

@@ -1,0 +1,214 @@
+"""Three ``hermes api`` instances behind nginx (round robin) on one Redis bus and one database:
+through nginx and the ``openai`` SDK a run streams, resumes, takes a steer, an approval and a stop
+whichever instance each request lands on; a session continues across instances; ``kill -9`` of a
+run's owner ends its run with ``owner_lost`` and the session is usable again."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from tests.api.api_helpers import Server, assert_error, call, start_server
+from tests.redis.conftest import Shared
+from tests.redis.test_redis_instances import Events, config, start_run, wait_status
+from tests.services import nginx_binary
+from tests.timing import eventually, scaled
+
+KEY = "hk_" + secrets.token_urlsafe(32)
+
+# The configuration docs/deploy.md shows, with the ports and paths of the test filled in.
+NGINX_CONF = """
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {tmp}/body;
+  proxy_temp_path {tmp}/proxy;
+  fastcgi_temp_path {tmp}/fastcgi;
+  uwsgi_temp_path {tmp}/uwsgi;
+  scgi_temp_path {tmp}/scgi;
+  upstream hermes {{
+{servers}
+    keepalive 16;
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    client_max_body_size 10m;
+    location / {{
+      proxy_pass http://hermes;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_buffering off;
+      proxy_cache off;
+      proxy_read_timeout 1h;
+      proxy_next_upstream error timeout;
+    }}
+  }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Front:
+    """nginx in front of the instances; looks like one ``Server`` to the helpers."""
+
+    def __init__(self, tmp: Path, backends: list[Server]) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
+        os.chmod(tmp, 0o777)
+        self.port = free_port()
+        servers = "\n".join(f"    server 127.0.0.1:{b.port};" for b in backends)
+        conf = tmp / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(tmp=tmp, servers=servers, port=self.port), encoding="utf-8")
+        binary = nginx_binary()
+        self.proc = subprocess.Popen(
+            [binary, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.key = KEY
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def auth(self, key: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key or self.key}"}
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(15)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, shared: Shared) -> Iterator[tuple[Any, list[Server]]]:
+    env = {**shared.env, "API_SERVER_KEY": KEY}
+    backends = [start_server(tmp_path / f"i{i}", config=config(shared), env=env) for i in range(3)]
+    front = Front(tmp_path / "nginx", backends)
+    try:
+        yield front, backends
+    finally:
+        front.stop()
+        for b in backends:
+            b.stop()
+
+
+def sdk(front: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{front.base}/v1", api_key=KEY, max_retries=0, timeout=scaled(30))
+
+
+async def listening(front: Any) -> None:
+    async def up() -> bool:
+        try:
+            return (await call(front, "GET", "/health")).status == 200
+        except OSError:
+            return False
+
+    await eventually(up, timeout=20, interval=0.05, what="nginx listening")
+
+
+async def pids_behind(front: Any) -> set[int]:
+    seen = set()
+    for _ in range(6):
+        reply = await call(front, "GET", "/health/detailed")
+        assert reply.status == 200, reply.text
+        seen.add(int(reply.json["pid"]))
+    return seen
+
+
+async def test_through_nginx_a_run_streams_resumes_and_takes_steer_approval_stop(
+    cluster: tuple[Any, list[Server]],
+) -> None:
+    front, backends = cluster
+    await listening(front)
+    assert await pids_behind(front) == {b.proc.pid for b in backends}  # round robin over all three
+
+    run_id = await start_run(front, "[[tokens 400]] [[delay 25]] go")
+    async with Events(front, run_id) as stream:
+        seen = await stream.until("message.delta")
+    async with Events(front, run_id, last_id=seen[-1]["id"]) as resumed:
+        again = await resumed.next()
+        assert again is not None and again["id"] == seen[-1]["id"] + 1
+        for _ in range(3):  # three posts: at least two land on instances that do not own the run
+            steer = await call(front, "POST", f"/v1/runs/{run_id}/steer", {"input": "short"})
+            assert steer.status == 200, steer.text
+        stop = await call(front, "POST", f"/v1/runs/{run_id}/stop")
+        assert stop.status == 200 and stop.json["status"] in ("stopping", "cancelled"), stop.text
+        names = [f["data"]["event"] for f in await resumed.until("run.cancelled")]
+        assert names.count("run.steered") == 3
+
+    guarded = await start_run(front, '[[tool terminal {"command":"hermes-guard-test"}]] please')
+    await wait_status(front, guarded, "waiting_for_approval")
+    answer = await call(front, "POST", f"/v1/runs/{guarded}/approval", {"choice": "deny"})
+    assert answer.status == 200 and answer.json["resolved"] == 1, answer.text
+    assert (await wait_status(front, guarded, "completed"))["status"] == "completed"
+
+    # A conversation continues across instances (one per turn, round robin) through the SDK.
+    history: list[dict[str, str]] = []
+    for turn in range(3):
+        history.append({"role": "user", "content": f"turn {turn}"})
+
+        def chat(messages: list[dict[str, str]]) -> str:
+            done = sdk(front).chat.completions.create(
+                model="hermes-agent", messages=messages, extra_headers={"X-Hermes-Session-Id": "nginx-1"}
+            )
+            return str(done.choices[0].message.content)
+
+        reply = await asyncio.to_thread(chat, list(history))
+        assert reply == f"You said: turn {turn}"
+        history.append({"role": "assistant", "content": reply})
+
+
+async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]], shared: Shared) -> None:
+    import redis.asyncio as aioredis
+
+    front, backends = cluster
+    await listening(front)
+    reply = await call(
+        front,
+        "POST",
+        "/v1/runs",
+        {"input": "[[tokens 400]] [[delay 25]] go"},
+        headers={"X-Hermes-Session-Id": "k9"},
+    )
+    assert reply.status == 202, reply.text
+    run_id = reply.json["run_id"]
+    client = aioredis.from_url(shared.url, decode_responses=True)
+    try:
+        owner = await client.hget(f"hermes:runinfo:{run_id}", "owner")
+    finally:
+        await client.aclose()
+    victim = next(b for b in backends if f"-{b.proc.pid}-" in owner)
+    async with Events(front, run_id) as stream:
+        await stream.until("message.delta")
+        victim.proc.send_signal(signal.SIGKILL)
+        victim.proc.wait(10)  # reaped, as a supervisor would: no zombie left holding its pid
+        end = (await stream.until("run.failed"))[-1]
+    assert end["data"]["error_code"] == "owner_lost"
+    lost = await call(front, "POST", f"/v1/runs/{run_id}/steer", {"input": "anyone?"})
+    assert_error(lost, 409, "run_not_accepting_steer")
+
+    def chat() -> str:
+        done = sdk(front).chat.completions.create(
+            model="hermes-agent",
+            messages=[{"role": "user", "content": "still there?"}],
+            extra_headers={"X-Hermes-Session-Id": "k9"},
+        )
+        return str(done.choices[0].message.content)
+
+    # The dead owner's session is usable again from the survivors.
+    assert (await asyncio.to_thread(chat)) == "You said: still there?"
