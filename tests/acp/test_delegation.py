@@ -106,7 +106,8 @@ async def test_children_are_not_listed_and_a_running_one_is_not_loadable(spawn: 
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     result = await agent.prompt(
-        sid, tool("delegate_task", goal="[[tokens 200]] [[delay 20]] slow", background=True)
+        sid,
+        tool("delegate_task", goal="[[tokens 3000]] [[delay 20]] slow", background=True),  # 60 s
     )
     assert result["stopReason"] == "end_turn"
     [child_call] = children(agent.updates(sid))

@@ -91,7 +91,8 @@ async def test_a_childs_approval_names_the_child_and_answering_it_runs_the_child
 
 
 async def test_a_running_child_cannot_be_driven_as_a_session_of_its_own(server: Server) -> None:
-    slow = {"goal": "[[tokens 200]] [[delay 20]] slow", "background": True}
+    # Slow enough (60 s) to still be running on a loaded machine when the chat request comes.
+    slow = {"goal": "[[tokens 3000]] [[delay 20]] slow", "background": True}
     run = await start_run(server, {"input": f"[[tool delegate_task {json.dumps(slow)}]]"})
     frames = [f["data"] for f in await events(server, run["run_id"])]
     [start] = [f for f in frames if f["event"] == "subagent.start"]
