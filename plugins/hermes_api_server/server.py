@@ -161,12 +161,12 @@ async def _build_state(
 ) -> ServerState:
     from hermes_api_server.idempotency import IdempotencyCache
     from hermes_api_server.pool import SessionPool
-    from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.responses_store_pg import choose_store
     from hermes_api_server.runs import RunManager
     from hermes_api_server.state import ServerState
     from hermes_core import __version__
 
-    store = ResponseStore(data_dir / "api_server.sqlite3", settings.responses_max_stored)
+    store = choose_store(kernel, data_dir, settings.responses_max_stored)
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
     state = ServerState(
