@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_api import BIN, Target, free_port, pct  # noqa: E402
+from bench_api import BIN, Target, free_port, pct
 
 KEY = "hk_" + secrets.token_urlsafe(32)
 NGINX = """worker_processes 1;
@@ -67,7 +67,9 @@ def need(*names: str) -> str:
     sys.exit(f"bench_scaleout: set {' or '.join(names)}")
 
 
-def start(home: Path, fake_port: int, extra_config: str, env_extra: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
+def start(
+    home: Path, fake_port: int, extra_config: str, env_extra: dict[str, str]
+) -> tuple[subprocess.Popen[str], int]:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         'model = "fake:fake-t1-d0"\n[titles]\nrefine = false\n[compression]\nauto_threshold = 0\n'
@@ -96,13 +98,15 @@ async def c1(target: Target, rounds: int) -> list[float]:
     return out
 
 
-async def main(rounds: int) -> None:
+async def main(rounds: int, synchronous_commit: str) -> None:
     import psycopg
     import redis.asyncio as aioredis
 
     dsn = need("HERMES_POSTGRES_DSN", "HERMES_TEST_POSTGRES_DSN")
     url = need("HERMES_REDIS_URL", "HERMES_TEST_REDIS_URL")
-    nginx = need("HERMES_TEST_NGINX") if not shutil.which("nginx") else shutil.which("nginx") or ""
+    nginx = (
+        os.environ.get("HERMES_TEST_NGINX", "").strip() or shutil.which("nginx") or need("HERMES_TEST_NGINX")
+    )
     schema = f"bench_{secrets.token_hex(5)}"
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
         await admin.execute(f"CREATE SCHEMA {schema}")
@@ -110,7 +114,9 @@ async def main(rounds: int) -> None:
     await client.flushdb()
     await client.aclose()
     fake_port = free_port()
-    fake = subprocess.Popen([sys.executable, str(Path(__file__).parent / "bench_api.py"), "--fake", str(fake_port)])
+    fake = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "bench_api.py"), "--fake", str(fake_port)]
+    )
     procs: list[subprocess.Popen[str]] = []
     front: subprocess.Popen[bytes] | None = None
     try:
@@ -121,8 +127,9 @@ async def main(rounds: int) -> None:
             procs.append(single)
             from psycopg.conninfo import make_conninfo
 
+            options = f"-c search_path={schema} -c synchronous_commit={synchronous_commit}"
             shared_env = {
-                "HERMES_POSTGRES_DSN": make_conninfo(dsn, options=f"-c search_path={schema}"),
+                "HERMES_POSTGRES_DSN": make_conninfo(dsn, options=options),
                 "HERMES_REDIS_URL": url,
             }
             shared_config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
@@ -143,15 +150,18 @@ async def main(rounds: int) -> None:
             await asyncio.sleep(1.0)
             base = Target(f"http://127.0.0.1:{single_port}/v1/chat/completions", KEY, "fake:")
             scaled = Target(f"http://127.0.0.1:{nport}/v1/chat/completions", KEY, "fake:")
-            for target in (base, scaled):
+            member = Target(f"http://127.0.0.1:{ports[0]}/v1/chat/completions", KEY, "fake:")
+            for target in (base, scaled, member):
                 await c1(target, 10)  # warm up: imports, pooled connections, every instance
             one: list[float] = []
             three: list[float] = []
-            for _ in range(rounds // 10):  # interleaved, so machine noise hits both alike
+            direct: list[float] = []
+            for _ in range(rounds // 10):  # interleaved, so machine noise hits all alike
                 one += await c1(base, 10)
                 three += await c1(scaled, 10)
-            await base.close()
-            await scaled.close()
+                direct += await c1(member, 10)
+            for target in (base, scaled, member):
+                await target.close()
     finally:
         if front is not None:
             front.terminate()
@@ -166,11 +176,23 @@ async def main(rounds: int) -> None:
     m1, m3 = statistics.median(one), statistics.median(three)
     print(f"{'TTFT c=1, ' + str(len(one)) + ' requests each':<52} {'median ms':>10} {'p95 ms':>10}")
     print(f"{'one hermes api, SQLite, direct':<52} {m1:>10.2f} {pct(one, 0.95):>10.2f}")
+    print(f"PostgreSQL synchronous_commit={synchronous_commit}")
     print(f"{'nginx -> 3 hermes api, PostgreSQL + Redis bus':<52} {m3:>10.2f} {pct(three, 0.95):>10.2f}")
+    print(
+        f"{'  (breakdown) one of them, direct, no nginx':<52} {statistics.median(direct):>10.2f} "
+        f"{pct(direct, 0.95):>10.2f}"
+    )
     print(f"{'added by the scale-out path (budget <= +3 ms median)':<52} {m3 - m1:>+10.2f}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=200, help="requests per configuration")
-    asyncio.run(main(parser.parse_args().rounds))
+    parser.add_argument(
+        "--synchronous-commit",
+        default="on",
+        choices=["on", "off"],
+        help="the instances' PostgreSQL synchronous_commit (off is like SQLite's WAL + synchronous=NORMAL)",
+    )
+    args = parser.parse_args()
+    asyncio.run(main(args.rounds, args.synchronous_commit))
