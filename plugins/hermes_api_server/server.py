@@ -126,6 +126,8 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
         await state.store.close()
         return 1
     state.runs.bus = bus
+    # After the bus is up: with shared records it tells runs of live instances from left-overs.
+    await state.runs.reconcile_after_restart()
     return await _run(state)
 
 
@@ -187,7 +189,6 @@ async def _build_state(
         state.browser = BrowserHub()
         pool.browser = state.browser
         pool.browser_tools = install_tools(kernel, state.browser, settings.browser_control.developer_mode)
-    await state.runs.reconcile_after_restart()
     return state
 
 
