@@ -28,6 +28,7 @@ def build_app(state: ServerState) -> web.Application:
     r.add_get("/v1/responses/{response_id}", responses.retrieve_response)
     r.add_delete("/v1/responses/{response_id}", responses.delete_response)
     r.add_post("/v1/runs", runs_http.create_run)
+    r.add_get("/v1/runs", runs_http.list_runs)
     r.add_get("/v1/runs/{run_id}", runs_http.get_run)
     r.add_get("/v1/runs/{run_id}/events", runs_http.run_events)
     r.add_post("/v1/runs/{run_id}/steer", runs_http.steer_run)

@@ -264,7 +264,25 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 AGENT,
                 body=_ref("RunCreateRequest"),
                 params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
-            )
+            ),
+            "get": _op(
+                "listRuns",
+                "The key's newest runs, from every instance sharing the database",
+                {
+                    "200": _json(
+                        {
+                            "type": "object",
+                            "properties": {
+                                "object": {"const": "list"},
+                                "data": {"type": "array", "items": _ref("RunStatus")},
+                            },
+                            "required": ["object", "data"],
+                        }
+                    )
+                },
+                READ,
+                params=[{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}],
+            ),
         },
         "/v1/runs/{run_id}": {
             "get": _op("getRun", "A run's status", {"200": _json(_ref("RunStatus"))}, READ, params=run_id)

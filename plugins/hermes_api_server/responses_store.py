@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS run_keys (
 class ResponseStore:
     """Durable API-server records."""
 
+    #: Only this process writes here.
+    shared = False
+
     def __init__(self, path: Path, max_responses: int) -> None:
         self.path = path
         self.max_responses = max_responses

@@ -120,7 +120,10 @@ class RunManager:
     async def reconcile_after_restart(self) -> None:
         """Settle runs a previous process left non-terminal as ``interrupted``
         (docs/reference/api-server.md#shutdown-and-restart)."""
-        for run_id, who, status in await self.state.store.non_terminal_runs():
+        store = self.state.store
+        for run_id, who, status in await store.non_terminal_runs():
+            if store.shared and not await self._owner_gone(run_id):
+                continue  # another instance is running it
             last_seq = int(status.get("last_seq") or 0)
             journal = Journal(run_id, self.state.settings.run_journal_events, last_seq + 1)
             fields = {
@@ -140,6 +143,15 @@ class RunManager:
             )
             await self.state.store.put_run(run_id, who, status, True)
 
+    async def _owner_gone(self, run_id: str) -> bool:
+        """True when no live instance owns ``run_id`` (as far as the bus can tell)."""
+        try:
+            record = await self.bus.lookup(run_id)
+        except Exception:
+            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
+            return False
+        return record is None or not record["alive"]
+
     # -- lookup --------------------------------------------------------------------------------
     async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
         """Return the live run, else its stored status, else (on a shared bus) the run another
@@ -153,12 +165,18 @@ class RunManager:
         if stored is not None:
             if stored[0] != who:
                 raise not_found(run_id)
-            return stored[1]
+            if not self.state.store.shared:
+                return stored[1]
+            # A shared record: the run's owner on the bus still serves its events and commands.
         try:
             record = await self.bus.lookup(run_id)
         except Exception as exc:
+            if stored is not None:
+                return stored[1]
             raise bus_unavailable(exc) from None
         if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
+            if stored is not None:
+                return stored[1]
             raise not_found(run_id)
         return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
 

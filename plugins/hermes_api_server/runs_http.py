@@ -182,6 +182,19 @@ async def get_run(request: web.Request) -> web.Response:
     return json_response(status, headers=headers)
 
 
+RUN_LIST_MAX = 100
+
+
+async def list_runs(request: web.Request) -> web.Response:
+    """List the key's newest runs (``?limit=``, 1-100, default 20), newest first."""
+    raw = request.query.get("limit", "20").strip()
+    if not raw.isdigit() or not 1 <= int(raw) <= RUN_LIST_MAX:
+        raise invalid(f"limit must be an integer from 1 to {RUN_LIST_MAX}", "limit")
+    state = get_state(request)
+    runs = await state.runs.recent(principal(request), int(raw))
+    return json_response({"object": "list", "data": runs})
+
+
 def _cursor(request: web.Request) -> int:
     raw = request.headers.get("Last-Event-ID")
     if raw is None:

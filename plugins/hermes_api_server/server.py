@@ -126,6 +126,8 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
         await state.store.close()
         return 1
     state.runs.bus = bus
+    # After the bus is up: with shared records it tells runs of live instances from left-overs.
+    await state.runs.reconcile_after_restart()
     return await _run(state)
 
 
@@ -161,12 +163,12 @@ async def _build_state(
 ) -> ServerState:
     from hermes_api_server.idempotency import IdempotencyCache
     from hermes_api_server.pool import SessionPool
-    from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.responses_store_pg import choose_store
     from hermes_api_server.runs import RunManager
     from hermes_api_server.state import ServerState
     from hermes_core import __version__
 
-    store = ResponseStore(data_dir / "api_server.sqlite3", settings.responses_max_stored)
+    store = choose_store(kernel, data_dir, settings.responses_max_stored)
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
     state = ServerState(
@@ -187,7 +189,6 @@ async def _build_state(
         state.browser = BrowserHub()
         pool.browser = state.browser
         pool.browser_tools = install_tools(kernel, state.browser, settings.browser_control.developer_mode)
-    await state.runs.reconcile_after_restart()
     return state
 
 

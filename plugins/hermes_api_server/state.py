@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_api_server.keys import KeyRing
     from hermes_api_server.pool import SessionPool
     from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.responses_store_pg import PgResponseStore
     from hermes_api_server.runs import RunManager
     from hermes_api_server.settings import ApiSettings
     from hermes_core import Kernel
@@ -33,7 +34,7 @@ class ServerState:
     data_dir: Path
     version: str
     pool: SessionPool
-    store: ResponseStore
+    store: ResponseStore | PgResponseStore
     runs: RunManager
     idempotency: IdempotencyCache
     started_at: float = field(default_factory=time.time)

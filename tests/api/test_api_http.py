@@ -24,6 +24,7 @@ BEARER_ROUTES = [
     ("GET", "/v1/responses/resp_x"),
     ("DELETE", "/v1/responses/resp_x"),
     ("POST", "/v1/runs"),
+    ("GET", "/v1/runs"),
     ("GET", "/v1/runs/run_x"),
     ("GET", "/v1/runs/run_x/events"),
     ("POST", "/v1/runs/run_x/steer"),
@@ -48,7 +49,7 @@ async def test_every_bearer_route_answers_401_first(server: Server) -> None:
         for method, op in item.items()
         if op.get("security") != []
     ]
-    assert len(documented) == 16
+    assert len(documented) == 17
     bad = [None, "Bearer wrong-key-wrong-key-wrong", "Bearer kéy-nön-ascii", "Basic abc", "Bearer"]
     for method, path in [*documented, *BEARER_ROUTES]:
         for header in bad:

@@ -21,7 +21,7 @@ import pytest
 from tests.api.api_helpers import Server, assert_error, call, start_server
 from tests.redis.conftest import Shared
 from tests.redis.test_redis_instances import Events, config, start_run, wait_status
-from tests.services import nginx_binary
+from tests.services import nginx_binary, postgres_dsn
 from tests.timing import eventually, scaled
 
 KEY = "hk_" + secrets.token_urlsafe(32)
@@ -212,3 +212,53 @@ async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]
 
     # The dead owner's session is usable again from the survivors.
     assert (await asyncio.to_thread(chat)) == "You said: still there?"
+
+
+async def test_responses_chain_conversations_and_run_listing_are_shared_behind_nginx(
+    cluster: tuple[Any, list[Server]],
+) -> None:
+    postgres_dsn()  # the API server's records are shared when storage is PostgreSQL
+    front, backends = cluster
+    await listening(front)
+    # Strict round robin: with nothing else in flight, consecutive requests land on different
+    # instances, so every link of a chain below is served by another process than the previous.
+    assert await pids_behind(front) == {b.proc.pid for b in backends}
+    client = sdk(front)
+
+    def chain() -> tuple[str, str, set[str]]:
+        last = client.responses.create(model="mock:history", input="one")
+        sessions = {str(last.model_extra["hermes"]["session_id"])} if last.model_extra else set()
+        for word in ("two", "three", "four"):
+            last = client.responses.create(model="mock:history", input=word, previous_response_id=last.id)
+            sessions.add(str((last.model_extra or {})["hermes"]["session_id"]))
+        fetched = client.responses.retrieve(last.id)
+        return last.output_text, fetched.output_text, sessions
+
+    text, fetched, sessions = await asyncio.to_thread(chain)
+    assert text == "Turns: one | two | three | four"
+    assert fetched == text  # stored by one instance, read back through another
+    assert len(sessions) == 1
+
+    def named() -> list[str]:
+        said = []
+        for word in ("alpha", "beta", "gamma"):
+            done = client.responses.create(
+                model="mock:history", input=word, extra_body={"conversation": "nginx-shared"}
+            )
+            said.append(done.output_text)
+        return said
+
+    assert await asyncio.to_thread(named) == [
+        "Turns: alpha",
+        "Turns: alpha | beta",
+        "Turns: alpha | beta | gamma",
+    ]
+
+    started = [await start_run(front, f"listed {i}") for i in range(3)]
+    for run_id in started:
+        await wait_status(front, run_id, "completed")
+    for _ in range(len(backends)):  # every instance lists every run of the key
+        listing = await call(front, "GET", "/v1/runs")
+        assert listing.status == 200, listing.text
+        assert set(started) <= {r["run_id"] for r in listing.json["data"]}, listing.json
+    assert_error(await call(front, "GET", "/v1/runs?limit=0"), 400, "invalid_value")

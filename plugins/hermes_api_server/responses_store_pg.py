@@ -1,0 +1,255 @@
+"""The API server's records in the shared PostgreSQL database, for instances behind one load
+balancer (docs/deploy.md#what-lives-where).
+
+Same methods as :class:`hermes_api_server.responses_store.ResponseStore`; chosen when the kernel's
+storage backend is ``postgres``, so a stored response, a conversation name, a run's status and an
+idempotency key written by one instance are seen by all. The tables carry an ``api_`` prefix and
+live next to the kernel's in the schema the connection string selects.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_core import StorageUnavailable
+
+if TYPE_CHECKING:
+    from hermes_api_server.responses_store import ResponseStore
+    from hermes_core import Kernel
+
+#: Serialises the ``CREATE TABLE IF NOT EXISTS`` of instances starting together.
+SCHEMA_LOCK = 0x4E524D45
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS api_responses (
+    id TEXT PRIMARY KEY, principal TEXT NOT NULL, session_id TEXT NOT NULL,
+    through_row_id BIGINT, instructions TEXT, object TEXT NOT NULL, accessed DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS api_responses_lru ON api_responses(accessed);
+CREATE TABLE IF NOT EXISTS api_conversations (
+    principal TEXT NOT NULL, name TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (principal, name));
+CREATE TABLE IF NOT EXISTS api_runs (
+    run_id TEXT PRIMARY KEY, principal TEXT NOT NULL, status TEXT NOT NULL, terminal BOOLEAN NOT NULL,
+    updated DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS api_runs_principal ON api_runs(principal, updated);
+CREATE TABLE IF NOT EXISTS api_run_keys (
+    principal TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, run_id TEXT NOT NULL,
+    created DOUBLE PRECISION NOT NULL, PRIMARY KEY (principal, key));
+"""
+
+
+class PgResponseStore:
+    """Durable API-server records shared by every instance on one PostgreSQL database."""
+
+    #: Other instances write here too: a non-terminal run may belong to a live instance.
+    shared = True
+
+    def __init__(self, dsn: str, max_responses: int, pool_size: int = 4, pool_timeout_s: float = 5.0) -> None:
+        self._dsn = dsn
+        self.max_responses = max_responses
+        self.pool_size = pool_size
+        self.pool_timeout_s = pool_timeout_s
+        self._pool: Any = None
+
+    async def open(self) -> None:
+        """Connect and create the tables when missing."""
+        from psycopg_pool import AsyncConnectionPool
+
+        pool = AsyncConnectionPool(
+            self._dsn,
+            min_size=1,
+            max_size=self.pool_size,
+            timeout=self.pool_timeout_s,
+            kwargs={"autocommit": True, "application_name": "hermes-api"},
+            open=False,
+            name="hermes-api",
+        )
+        await pool.open(wait=True, timeout=self.pool_timeout_s)
+        self._pool = pool
+        async with self._tx() as cur:
+            await cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            await cur.execute(SCHEMA)
+
+    async def close(self) -> None:
+        """Close the pool."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[Any]:
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if self._pool is None:
+            raise StorageUnavailable("the API server's PostgreSQL records are closed")
+        try:
+            async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                yield cur
+        except PoolTimeout:
+            raise StorageUnavailable(
+                f"no free PostgreSQL connection for the API server's records within {self.pool_timeout_s:g} s"
+            ) from None
+        except psycopg.OperationalError as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StorageUnavailable(f"PostgreSQL is unavailable: {first}") from None
+
+    # -- responses ----------------------------------------------------------------------------
+    async def put_response(
+        self,
+        response_id: str,
+        principal: str,
+        session_id: str,
+        through_row_id: int | None,
+        instructions: str | None,
+        obj: dict[str, Any],
+        conversation: str | None,
+    ) -> None:
+        """Store (or replace) a response and point its conversation name at it; evict LRU."""
+        text = json.dumps(obj, ensure_ascii=False)
+        async with self._tx() as cur:
+            await cur.execute(
+                "INSERT INTO api_responses VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
+                " principal=EXCLUDED.principal, session_id=EXCLUDED.session_id,"
+                " through_row_id=EXCLUDED.through_row_id, instructions=EXCLUDED.instructions,"
+                " object=EXCLUDED.object, accessed=EXCLUDED.accessed",
+                (response_id, principal, session_id, through_row_id, instructions, text, time.time()),
+            )
+            if conversation:
+                await cur.execute(
+                    "INSERT INTO api_conversations VALUES (%s, %s, %s) ON CONFLICT (principal, name)"
+                    " DO UPDATE SET response_id=EXCLUDED.response_id",
+                    (principal, conversation, response_id),
+                )
+            await cur.execute("SELECT COUNT(*) FROM api_responses")
+            row = await cur.fetchone()
+            count = int(row[0]) if row else 0
+            if count > self.max_responses:
+                await cur.execute(
+                    "DELETE FROM api_responses WHERE id IN"
+                    " (SELECT id FROM api_responses ORDER BY accessed LIMIT %s)",
+                    (count - self.max_responses,),
+                )
+
+    async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None:
+        """Return ``{session_id, through_row_id, instructions, object}`` and refresh its LRU slot."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "UPDATE api_responses SET accessed=%s WHERE id=%s AND principal=%s"
+                " RETURNING session_id, through_row_id, instructions, object",
+                (time.time(), response_id, principal),
+            )
+            row = await cur.fetchone()
+        if row is None:
+            return None
+        return {
+            "session_id": row[0],
+            "through_row_id": row[1],
+            "instructions": row[2],
+            "object": json.loads(row[3]),
+        }
+
+    async def delete_response(self, principal: str, response_id: str) -> bool:
+        """Delete a response and the names pointing at it."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "DELETE FROM api_responses WHERE id=%s AND principal=%s", (response_id, principal)
+            )
+            gone = bool(cur.rowcount > 0)
+            await cur.execute(
+                "DELETE FROM api_conversations WHERE principal=%s AND response_id=%s",
+                (principal, response_id),
+            )
+        return gone
+
+    async def conversation(self, principal: str, name: str) -> str | None:
+        """Return the response id a conversation name points at."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "SELECT response_id FROM api_conversations WHERE principal=%s AND name=%s", (principal, name)
+            )
+            row = await cur.fetchone()
+        return str(row[0]) if row else None
+
+    # -- runs ---------------------------------------------------------------------------------
+    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None:
+        """Write a run's status; a terminal status is never replaced by a late non-terminal one."""
+        text = json.dumps(status, ensure_ascii=False)
+        async with self._tx() as cur:
+            await cur.execute(
+                "INSERT INTO api_runs VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id) DO UPDATE SET"
+                " principal=EXCLUDED.principal, status=EXCLUDED.status, terminal=EXCLUDED.terminal,"
+                " updated=EXCLUDED.updated WHERE NOT api_runs.terminal OR EXCLUDED.terminal",
+                (run_id, principal, text, terminal, time.time()),
+            )
+
+    async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
+        """Return (principal, status) of a stored run."""
+        async with self._tx() as cur:
+            await cur.execute("SELECT principal, status FROM api_runs WHERE run_id=%s", (run_id,))
+            row = await cur.fetchone()
+        return (str(row[0]), json.loads(row[1])) if row else None
+
+    async def non_terminal_runs(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return (run_id, principal, status) of runs not settled yet (on any instance)."""
+        async with self._tx() as cur:
+            await cur.execute("SELECT run_id, principal, status FROM api_runs WHERE NOT terminal")
+            rows = await cur.fetchall()
+        return [(str(r[0]), str(r[1]), json.loads(r[2])) for r in rows]
+
+    async def runs_of(self, principal: str, limit: int) -> list[dict[str, Any]]:
+        """Return the stored statuses of one principal's runs, most recently updated first."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "SELECT status FROM api_runs WHERE principal=%s ORDER BY updated DESC LIMIT %s",
+                (principal, limit),
+            )
+            rows = await cur.fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    async def run_key(self, principal: str, key: str) -> tuple[str, str] | None:
+        """Return (fingerprint, run_id) recorded for an idempotency key."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "SELECT fingerprint, run_id FROM api_run_keys WHERE principal=%s AND key=%s", (principal, key)
+            )
+            row = await cur.fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    async def put_run_key(self, principal: str, key: str, fp: str, run_id: str) -> None:
+        """Record an idempotency key."""
+        async with self._tx() as cur:
+            await cur.execute(
+                "INSERT INTO api_run_keys VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (principal, key) DO UPDATE SET"
+                " fingerprint=EXCLUDED.fingerprint, run_id=EXCLUDED.run_id, created=EXCLUDED.created",
+                (principal, key, fp, run_id, time.time()),
+            )
+
+    async def sweep(self, retention_s: float) -> None:
+        """Drop run statuses and idempotency records past their retention."""
+        cutoff = time.time() - retention_s
+        async with self._tx() as cur:
+            await cur.execute("DELETE FROM api_runs WHERE terminal AND updated < %s", (cutoff,))
+            await cur.execute("DELETE FROM api_run_keys WHERE created < %s", (cutoff,))
+
+    async def count_runs(self) -> int:
+        """Return how many run statuses are stored."""
+        async with self._tx() as cur:
+            await cur.execute("SELECT COUNT(*) FROM api_runs")
+            row = await cur.fetchone()
+        return int(row[0]) if row else 0
+
+
+def choose_store(kernel: Kernel, data_dir: Path, max_responses: int) -> ResponseStore | PgResponseStore:
+    """Return the (unopened) record store: the shared PostgreSQL database when the kernel's sessions
+    live there, else the instance's own SQLite file ``<data_dir>/api_server.sqlite3``."""
+    options = kernel.settings.storage
+    if options.backend == "postgres" and options.dsn:
+        return PgResponseStore(options.dsn, max_responses, pool_timeout_s=options.pool_timeout_s)
+    from hermes_api_server.responses_store import ResponseStore
+
+    return ResponseStore(data_dir / "api_server.sqlite3", max_responses)

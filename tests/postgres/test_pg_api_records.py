@@ -1,0 +1,76 @@
+"""The API server's records in PostgreSQL: two stores (two instances) on one database see each
+other's responses, names, runs and keys; eviction, retention and a late status write behave."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hermes_api_server.responses_store_pg import PgResponseStore
+
+
+async def test_two_instances_share_responses_names_runs_and_keys(pg_dsn: str) -> None:
+    a, b = PgResponseStore(pg_dsn, 100), PgResponseStore(pg_dsn, 100)
+    await asyncio.gather(a.open(), b.open())  # creating the tables together is safe
+    try:
+        await a.put_response("resp_1", "p1", "sess_1", 7, "be brief", {"id": "resp_1", "n": 1}, "team")
+        got = await b.get_response("p1", "resp_1")
+        assert got == {
+            "session_id": "sess_1",
+            "through_row_id": 7,
+            "instructions": "be brief",
+            "object": {"id": "resp_1", "n": 1},
+        }
+        assert await b.get_response("p2", "resp_1") is None  # another key sees nothing
+        assert await b.conversation("p1", "team") == "resp_1"
+        assert await b.conversation("p2", "team") is None
+
+        await a.put_run("run_1", "p1", {"run_id": "run_1", "status": "running"}, False)
+        assert await b.get_run("run_1") == ("p1", {"run_id": "run_1", "status": "running"})
+        assert [s["run_id"] for s in await b.runs_of("p1", 10)] == ["run_1"]
+        assert [r[0] for r in await b.non_terminal_runs()] == ["run_1"]
+
+        await b.put_run_key("p1", "key-1", "fp", "run_1")
+        assert await a.run_key("p1", "key-1") == ("fp", "run_1")
+
+        assert await b.delete_response("p1", "resp_1") is True
+        assert await a.get_response("p1", "resp_1") is None
+        assert await a.conversation("p1", "team") is None
+        assert await a.delete_response("p1", "resp_1") is False
+    finally:
+        await asyncio.gather(a.close(), b.close())
+
+
+async def test_a_late_running_status_never_replaces_the_final_one(pg_dsn: str) -> None:
+    store = PgResponseStore(pg_dsn, 100)
+    await store.open()
+    try:
+        await store.put_run("run_1", "p1", {"status": "completed", "terminal_event": {}}, True)
+        await store.put_run("run_1", "p1", {"status": "running"}, False)
+        assert await store.get_run("run_1") == ("p1", {"status": "completed", "terminal_event": {}})
+        assert await store.non_terminal_runs() == []
+    finally:
+        await store.close()
+
+
+async def test_least_recently_used_responses_are_evicted_and_old_runs_swept(pg_dsn: str) -> None:
+    store = PgResponseStore(pg_dsn, 2)
+    await store.open()
+    try:
+        for i in range(3):
+            await store.put_response(f"resp_{i}", "p1", "s", None, None, {"i": i}, None)
+            if i == 1:
+                assert await store.get_response("p1", "resp_0") is not None  # 0 is now newer than 1
+        assert await store.get_response("p1", "resp_1") is None
+        assert await store.get_response("p1", "resp_0") is not None
+        assert await store.get_response("p1", "resp_2") is not None
+
+        await store.put_run("done", "p1", {"status": "completed"}, True)
+        await store.put_run("live", "p1", {"status": "running"}, False)
+        await store.put_run_key("p1", "k", "fp", "done")
+        await store.sweep(-1.0)  # everything is past a negative retention
+        assert await store.get_run("done") is None
+        assert await store.get_run("live") is not None  # an unsettled run is never swept
+        assert await store.run_key("p1", "k") is None
+        assert await store.count_runs() == 1
+    finally:
+        await store.close()
