@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from hermes_core import Kernel, ToolCompleted, TurnCompleted
+from hermes_core import ChatRequest, Chunk, Kernel, ToolCompleted, TurnCompleted
 from hermes_core.testing import make_kernel
-from tests.mcp.helpers import stdio_server
+from tests.mcp.helpers import kernel_with, run_turn, stdio_server
 from tests.providers.upstream_fakes import OPENAI_DONE, FakeUpstream
 from tests.providers.vendors import (
     ANTHROPIC,
@@ -175,3 +175,28 @@ async def test_anthropic_tool_result_carries_the_image_block(upstream: FakeUpstr
     assert calls[1]["messages"][-1] == {"role": "user", "content": [result]}
     assert calls[2]["messages"][-3] == {"role": "user", "content": [result]}  # kept for the next turn
     assert json.dumps(calls[2]).count("tiny-picture") == 0  # base64, never raw bytes
+
+
+async def test_model_without_vision_reads_a_note_for_the_image(tmp_path: Path) -> None:
+    # The mock's models are listed without vision; the requests it gets are recorded on the way.
+    kernel = kernel_with(SERVERS)
+    seen: list[ChatRequest] = []
+    async with kernel.running():
+        await eventually(lambda: kernel.registry.tool("mcp_tiny_picture"), timeout=60, what="tools")
+        provider = kernel.hub.get("mock")
+        real = provider.stream
+
+        def recording(request: ChatRequest) -> AsyncIterator[Chunk]:
+            seen.append(request)
+            return real(request)
+
+        provider.stream = recording  # type: ignore[method-assign]
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        events, (done,) = await run_turn(session, "[[tool mcp_tiny_picture {}]]")
+        assert [i.data for i in done.images] == [PICTURE]
+        completed = next(e for e in events if isinstance(e, TurnCompleted))
+        assert completed.text == "Done: a tiny picture" and "images_dropped" not in completed.warnings
+        (row,) = [r for r in session.rows if r.role == "tool"]
+        assert (row.content, [p.data for p in row.parts]) == ("a tiny picture", [PICTURE])  # stored whole
+    tool = seen[-1].messages[-1]
+    assert (tool.role, tool.content, tool.parts) == ("tool", f"a tiny picture\n{NOTE}", ())
