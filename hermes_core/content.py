@@ -53,3 +53,17 @@ def normalize_content(content: str | Sequence[Part]) -> tuple[Part, ...]:
     if isinstance(content, str):
         return (TextPart(content),)
     return tuple(content)
+
+
+def image_note(part: ImagePart) -> str:
+    """One line telling a model that cannot see images which image a tool result left out."""
+    size = f"{len(part.data)} bytes" if part.data is not None else (part.url or "no data")
+    return f"[image {part.mime}, {size}: not shown to the model]"
+
+
+def with_image_notes(text: str, parts: Sequence[Part]) -> str:
+    """``text`` followed by one :func:`image_note` line per image of ``parts``."""
+    notes = [image_note(p) for p in parts if isinstance(p, ImagePart)]
+    if not notes:
+        return text
+    return "\n".join([text, *notes]) if text else "\n".join(notes)

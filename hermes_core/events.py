@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from hermes_core.content import ImagePart
+
 OutcomeStatus = Literal["complete", "error", "interrupted"]
 OutcomeReason = Literal[
     "stop",
@@ -222,6 +224,7 @@ class ToolCompleted(Event):
     duration_s: float
     file_change: FileChange | None = None
     todos: tuple[TodoItem, ...] | None = None
+    images: tuple[ImagePart, ...] = ()  # images the tool returned (docs/writing-tools.md#image-results)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -114,7 +114,13 @@ def to_messages(rows: Sequence[Row]) -> list[ChatMessage]:
                     )
         elif row.role == "tool":
             messages.append(
-                ChatMessage("tool", row.content, tool_call_id=row.provider_call_id, name=row.tool_name)
+                ChatMessage(
+                    "tool",
+                    row.content,
+                    parts=row.parts,
+                    tool_call_id=row.provider_call_id,
+                    name=row.tool_name,
+                )
             )
         elif row.role == "user":
             messages.append(ChatMessage("user", row.content, parts=row.parts))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from hermes_core.content import ImagePart
     from hermes_core.events import FileChange, TodoItem
     from hermes_core.session.live import Session
 
@@ -26,12 +27,17 @@ class ToolError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returns to the model; ``file_change`` and ``todos`` feed the events."""
+    """What a tool returns to the model; ``file_change`` and ``todos`` feed the events.
+
+    ``images`` go to the model with the text when it sees images (docs/writing-tools.md#image-results);
+    otherwise the model reads one line per image saying what was left out.
+    """
 
     text: str
     is_error: bool = False
     file_change: FileChange | None = None
     todos: tuple[TodoItem, ...] | None = None
+    images: tuple[ImagePart, ...] = ()
 
 
 class FileAccess(Protocol):

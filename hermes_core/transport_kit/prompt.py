@@ -8,6 +8,7 @@ to a callback or denied at once (docs/writing-transports.md).
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
@@ -112,4 +113,6 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, PurePath):
         return str(value)
+    if isinstance(value, bytes):  # an image's data
+        return base64.b64encode(value).decode("ascii")
     return str(value)

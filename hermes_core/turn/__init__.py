@@ -203,6 +203,8 @@ class TurnRun:
             )
             self.tools = ToolRound(self, assistant[0])
             await self.tools.run()  # on cancel, _body completes the round's calls
+            if self.vision is not True and self.tools.images:
+                await vision.settle(self)  # a tool returned images: may the model see them?
             self.tools = None
 
     def needs_compress(self) -> bool:

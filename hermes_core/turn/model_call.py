@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import tool_policy, vision
-from hermes_core.content import ImagePart
+from hermes_core.content import ImagePart, with_image_notes
 from hermes_core.errors import ProviderError
 from hermes_core.events import (
     ReasoningDelta,
@@ -89,7 +89,15 @@ def build_request(run: TurnRun, pending: Row | None = None) -> ChatRequest:
     if run.vision is False and any(m.parts for m in messages):
         from dataclasses import replace
 
-        messages = [replace(m, parts=()) if m.parts else m for m in messages]
+        # A tool result's images become one line each, so the model knows what it did not get.
+        messages = [
+            replace(
+                m, content=with_image_notes(m.content, m.parts) if m.role == "tool" else m.content, parts=()
+            )
+            if m.parts
+            else m
+            for m in messages
+        ]
         if "images_dropped" not in run.warnings and any(
             isinstance(p, ImagePart) for i in run.items for p in i.parts
         ):

@@ -77,6 +77,7 @@ class ToolRound:
         self.current: LiveToolContext | None = None
         self.pending: list[_Call] = []
         self.results: list[NewRow] = []
+        self.images = False  # whether a result of this round carries images
         self._executing: asyncio.Future[Any] | None = None
 
     def cancel(self) -> None:
@@ -122,6 +123,7 @@ class ToolRound:
             last = self.results[-1]
             self.results[-1] = replace(last, content=last.content + BACKGROUND_MARKER + "\n".join(notes))
         results, self.results = self.results, []
+        self.images = any(r.parts for r in results)
         await self.session.append_rows(results)
 
     def _parse(self, stored: StoredToolCall) -> _Call:
@@ -320,6 +322,7 @@ class ToolRound:
                 duration_s=(time.monotonic() - call.started) if call.started else 0.0,
                 file_change=result.file_change,
                 todos=result.todos,
+                images=result.images,
             )
         )
         meta: dict[str, Any] = {"is_error": result.is_error}
@@ -338,6 +341,7 @@ class ToolRound:
                 call_id=call.stored.call_id,
                 provider_call_id=call.stored.provider_call_id,
                 tool_name=call.stored.name,
+                parts=result.images,
                 meta=meta,
             )
         )

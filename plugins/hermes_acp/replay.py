@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
 from hermes_acp.subagent_calls import replay_results
-from hermes_core import FileChange, cut_off_note
+from hermes_core import FileChange, ImagePart, cut_off_note
 
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
@@ -153,7 +153,12 @@ def replay(
                     "sessionUpdate": "tool_call_update",
                     "toolCallId": call_id,
                     "status": "failed" if failed else "completed",
-                    "content": toolcalls.final_content(name, args, row.content, change),
+                    "content": toolcalls.final_content(name, args, row.content, change)
+                    + [
+                        toolcalls.image_block(part)
+                        for part in row.parts
+                        if isinstance(part, ImagePart) and part.data is not None
+                    ],
                 },
             )
             if isinstance(meta.get("todos"), list):

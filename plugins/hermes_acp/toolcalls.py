@@ -3,13 +3,14 @@ lifecycle."""
 
 from __future__ import annotations
 
+import base64
 import difflib
 import logging
 import os
 import re
 from typing import Any
 
-from hermes_core import FileChange
+from hermes_core import FileChange, ImagePart
 
 log = logging.getLogger("hermes_acp")
 
@@ -102,6 +103,12 @@ def locations(name: str, paths: tuple[str, ...], change: FileChange | None) -> l
                 entry["line"] = line
         out.append(entry)
     return out
+
+
+def image_block(image: ImagePart) -> dict[str, Any]:
+    """Wrap an image a tool returned as tool-call content (base64 data and its MIME type)."""
+    data = base64.b64encode(image.data or b"").decode("ascii")
+    return {"type": "content", "content": {"type": "image", "mimeType": image.mime, "data": data}}
 
 
 def text_block(text: str) -> dict[str, Any]:

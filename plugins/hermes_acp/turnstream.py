@@ -184,7 +184,8 @@ class TurnStream:
             "sessionUpdate": "tool_call_update",
             "toolCallId": event.call_id,
             "status": "failed" if failed else "completed",
-            "content": toolcalls.final_content(name, args, event.result_text, event.file_change),
+            "content": toolcalls.final_content(name, args, event.result_text, event.file_change)
+            + [toolcalls.image_block(image) for image in event.images if image.data is not None],
         }
         if name == "search" and not failed:
             found = toolcalls.search_locations(event.result_text, str(self.session.core.cwd))

@@ -107,7 +107,16 @@ def content_blocks(message: ChatMessage) -> list[dict[str, Any]]:
     """Return the content blocks of one history message."""
     if message.role == "tool":
         result: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id or ""}
-        if message.content:
+        images = [
+            source for part in message.parts if isinstance(part, ImagePart) and (source := image_source(part))
+        ]
+        if images:
+            # A result with images is a list of blocks: the text, then each image.
+            parts: list[dict[str, Any]] = (
+                [{"type": "text", "text": message.content}] if message.content else []
+            )
+            result["content"] = parts + [{"type": "image", "source": source} for source in images]
+        elif message.content:
             result["content"] = message.content
         return [result]
     if message.role == "assistant":

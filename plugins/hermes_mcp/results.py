@@ -1,8 +1,9 @@
-"""An MCP ``CallToolResult`` as the text result the model gets.
+"""An MCP ``CallToolResult`` as the result the model gets.
 
 Text blocks are kept as they are; structured content is added as JSON when the text does not
-already carry it; images, audio and binary resources cannot travel in a tool result to the
-providers yet, so each becomes a one-line note saying what was left out.
+already carry it; images of the types providers take (PNG, JPEG, GIF, WebP) travel as the
+result's images (a model that cannot see them reads one line each instead); audio, other image
+types and binary resources each become a one-line note saying what was left out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import binascii
 import json
 from typing import Any
 
-from hermes_core import ToolResult
+from hermes_core import IMAGE_MIME, ImagePart, ToolResult
+
+_SHOWN_MIME = frozenset(IMAGE_MIME.values())
 
 
 def _size(data: str) -> int:
@@ -63,9 +66,27 @@ def _same(text: str, structured: Any) -> bool:
     )
 
 
+def _image(block: Any) -> ImagePart | None:
+    """The image of an ``image`` block the providers can take, else None (it becomes a note)."""
+    if getattr(block, "type", None) != "image" or block.mime_type not in _SHOWN_MIME:
+        return None
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return ImagePart(data=data, mime=block.mime_type) if data else None
+
+
 def to_tool_result(result: Any) -> ToolResult:
     """Turn a ``CallToolResult`` into a :class:`ToolResult` (``is_error`` carried over)."""
-    parts = [_block(b) for b in result.content]
+    images: list[ImagePart] = []
+    parts: list[str] = []
+    for block in result.content:
+        image = _image(block)
+        if image is not None:
+            images.append(image)
+        else:
+            parts.append(_block(block))
     text = "\n".join(p for p in parts if p)
     structured = result.structured_content
     if structured is not None:
@@ -75,4 +96,6 @@ def to_tool_result(result: Any) -> ToolResult:
             text = dumped
         elif not same and dumped not in text:
             text = f"{text}\n[structured content] {dumped}"
-    return ToolResult(text or "(no output)", is_error=bool(result.is_error))
+    if not text and images:
+        text = f"{len(images)} image{'s' if len(images) > 1 else ''}"
+    return ToolResult(text or "(no output)", is_error=bool(result.is_error), images=tuple(images))

@@ -127,8 +127,34 @@ def build_messages(request: ChatRequest) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(message_entry(message) for message in request.messages)
+    shown: list[ChatMessage] = []  # tool results with images, shown after their batch
+    for message in request.messages:
+        if shown and message.role != "tool":
+            messages.append(tool_images_entry(shown))
+            shown = []
+        messages.append(message_entry(message))
+        if message.role == "tool" and any(isinstance(part, ImagePart) for part in message.parts):
+            shown.append(message)
+    if shown:
+        messages.append(tool_images_entry(shown))
     return messages
+
+
+def tool_images_entry(results: list[ChatMessage]) -> dict[str, Any]:
+    """Return the user message carrying the images of a batch of tool results.
+
+    A ``tool`` message holds text only, so the images follow the batch (after every result, as
+    the API wants the results right after the call) in one user message, each image under a
+    line naming the call it came from.
+    """
+    content: list[dict[str, Any]] = []
+    for result in results:
+        content.append({"type": "text", "text": f"Images returned by tool call {result.tool_call_id or ''}:"})
+        for part in result.parts:
+            url = image_url(part) if isinstance(part, ImagePart) else None
+            if url:
+                content.append({"type": "image_url", "image_url": {"url": url}})
+    return {"role": "user", "content": content}
 
 
 def message_entry(message: ChatMessage) -> dict[str, Any]:

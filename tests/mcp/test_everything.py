@@ -94,5 +94,10 @@ def test_reference_server_image_and_structured_results(home: Home, tmp_path: Pat
     directed = _check(frames)
     done = [u for u in wire.updates(directed) if u.get("status") == "completed"]
     text = json.dumps(done)
-    assert "[image image/png" in text and "not shown to the model" in text
+    images = [
+        c["content"] for u in done for c in u.get("content") or [] if c["content"].get("type") == "image"
+    ]
+    assert (
+        images and images[0]["mimeType"] == "image/png" and images[0]["data"]
+    )  # the image reached the editor
     assert "temperature" in text  # the structured weather report reached the editor

@@ -39,7 +39,7 @@ def test_cli_reload_mcp_reports_each_server(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "Reloaded 2 MCP servers:"
-    assert "  tiny (stdio): ready, 11 tools" in lines
+    assert "  tiny (stdio): ready, 12 tools" in lines
     gone = [line for line in lines if line.startswith("  gone (stdio): ")]
     assert gone and "command not found" in gone[0] and "0 tools" in gone[0]
 
@@ -54,7 +54,7 @@ def test_tui_reload_mcp_and_an_approved_call(tmp_path: Path) -> None:
         answer = tui.call("reload.mcp", session_id=sid, confirm=True, timeout=120)
         assert answer["status"] == "reloaded"
         assert [(s["name"], s["state"], s["tools"], s["transport"]) for s in answer["servers"]] == [
-            ("tiny", "ready", 11, "stdio")
+            ("tiny", "ready", 12, "stdio")
         ]
         info = tui.wait_event(sid, "session.info", where=lambda e: "mcp" in e["payload"].get("tools", {}))
         assert "mcp_tiny_write_note" in info["payload"]["tools"]["mcp"]
@@ -99,7 +99,7 @@ def test_plugins_and_acp_check_show_the_configured_servers(tmp_path: Path) -> No
     listed = hermes("plugins")
     assert listed.returncode == 0, listed.stderr
     rows = [line.split(None, 5) for line in listed.stdout.split("SERVER", 1)[1].splitlines()[1:]]
-    assert ["tiny", "mcp", "stdio", "ready", "11", "-"] in rows
+    assert ["tiny", "mcp", "stdio", "ready", "12", "-"] in rows
     (bad,) = [r for r in rows if r[0] == "bad"]
     assert (
         bad[3] in ("restarting", "circuit_open")
@@ -108,7 +108,7 @@ def test_plugins_and_acp_check_show_the_configured_servers(tmp_path: Path) -> No
 
     check = hermes("acp", "--check")
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "ok   mcp tiny: stdio, 11 tools" in check.stdout.splitlines()
+    assert "ok   mcp tiny: stdio, 12 tools" in check.stdout.splitlines()
     assert any(
         line.startswith("warn mcp bad: stdio, ") and "command not found" in line
         for line in check.stdout.splitlines()

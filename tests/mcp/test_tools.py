@@ -28,13 +28,14 @@ async def test_stdio_server_tools_register_and_answer(tmp_path: Path) -> None:
             "mcp_tiny_get_prompt",
             "mcp_tiny_list_prompts",
             "mcp_tiny_list_resources",
+            "mcp_tiny_picture",
             "mcp_tiny_pid",
             "mcp_tiny_read_resource",
             "mcp_tiny_wait_cancel",
             "mcp_tiny_write_note",
         ]
         (status,) = kernel.tool_sources.status()
-        assert (status.name, status.tools, status.transport) == ("tiny", 10, "stdio")
+        assert (status.name, status.tools, status.transport) == ("tiny", 11, "stdio")
         spec = kernel.registry.tool("mcp_tiny_add")
         assert spec is not None and spec.kind == "read"
         assert spec.schema["properties"]["a"]["type"] == "integer" and spec.schema["required"] == ["a", "b"]
@@ -88,7 +89,7 @@ async def test_streamable_http_server(tmp_path: Path) -> None:
             # The server may still be starting: the runner reconnects with backoff until it answers.
             await eventually(lambda: kernel.registry.tool("mcp_web_echo"), timeout=60, what="http tools")
             (status,) = kernel.tool_sources.status()
-            assert (status.state, status.transport, status.tools) == ("ready", "http", 11)
+            assert (status.state, status.transport, status.tools) == ("ready", "http", 12)
             session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
             _, (done,) = await run_turn(session, '[[tool mcp_web_echo {"text": "over http"}]]')
             assert done.result_text == "echo: over http"

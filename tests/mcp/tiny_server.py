@@ -8,12 +8,13 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import sys
 import time
 
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 
 server = MCPServer("tiny")
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -65,6 +66,20 @@ async def wait_cancel(marker: str) -> str:
             fh.write("cancelled\n")
         raise
     return "not cancelled"
+
+
+# The bytes the ``picture`` tool returns as a PNG image (tests compare them).
+PICTURE = b"\x89PNG\r\n\x1a\ntiny-picture"
+
+
+@server.tool(annotations=READ_ONLY)
+def picture() -> list[TextContent | ImageContent]:
+    """Return a caption and a small PNG image."""
+    data = base64.b64encode(PICTURE).decode("ascii")
+    return [
+        TextContent(type="text", text="a tiny picture"),
+        ImageContent(type="image", data=data, mime_type="image/png"),
+    ]
 
 
 @server.tool(annotations=READ_ONLY)
