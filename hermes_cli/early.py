@@ -5,7 +5,8 @@ for the reply to its first request all that time. A plugin that can answer that 
 static data declares an entry point in the group ``hermes.early``, named like its command
 (``acp = "hermes_acp.early:begin"``). For ``hermes NAME`` the CLI finds that entry point by reading
 the installed distributions' ``entry_points.txt`` files directly (``importlib.metadata`` alone
-costs more than the whole early step) and calls it with the arguments after ``NAME``, before
+costs more than the whole early step) and calls it with the arguments after ``NAME`` and a
+function telling whether the environment's plugin selection includes a plugin name, before
 anything else is imported. The callable must be quick, must not raise, and must leave its work in
 a state that the plugin's transport factory picks up later. Built-in command names never get
 an early hook, and a plugin disabled by
@@ -90,7 +91,8 @@ def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bo
     name = args[0]
     from hermes_cli.root_help import BUILTINS
 
-    if name in BUILTINS or _disabled(name, os.environ if env is None else env):
+    environ = os.environ if env is None else env
+    if name in BUILTINS or _disabled(name, environ):
         return False
     target = find_early(name)
     if target is None:
@@ -100,7 +102,7 @@ def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bo
         import importlib
 
         hook = getattr(importlib.import_module(module_name.strip()), attr.strip())
-        hook(list(args[1:]))
+        hook(list(args[1:]), lambda plugin: not _disabled(plugin, environ))
     except Exception:
         return False
     return True

@@ -84,6 +84,10 @@ class AcpConnection:
 
     # ------------------------------------------------------------------ peer hooks
 
+    def mcp_loaded(self) -> bool:
+        """Whether the ``mcp`` plugin loaded, so editor MCP servers can be started."""
+        return any(record.name == "mcp" and not record.failed for record in self.kernel.registry.plugins)
+
     def fast_path(self, message: dict[str, Any]) -> Mapping[str, Any] | None:
         """Answer ``initialize`` from static data (docs/reference/acp.md#start-up); nothing else.
 
@@ -92,7 +96,7 @@ class AcpConnection:
         """
         if message["method"] != "initialize":
             return None
-        result, caps = initialize_result(message["params"], __version__)
+        result, caps = initialize_result(message["params"], __version__, mcp_loaded=self.mcp_loaded())
         self.caps = caps
         self.initialized.set()
         return {"result": result}

@@ -20,6 +20,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from hermes_core.rpc import ProtectedStdout
 
 #: The longest first line the thread buffers before leaving everything to the peer.
@@ -35,13 +37,16 @@ _pending: EarlyHandshake | None = None
 class EarlyHandshake:
     """The stdout guard and the first-line reader started before the plugins load."""
 
-    def __init__(self, guard: ProtectedStdout, fd: int = 0) -> None:
+    def __init__(self, guard: ProtectedStdout, fd: int = 0, *, mcp_selected: bool = True) -> None:
         """Take over stdin's first line.
 
         :param guard: the protected stdout (frames go to ``guard.frame_fd``).
         :param fd: the descriptor to read (stdin).
+        :param mcp_selected: whether the plugin selection includes ``mcp`` (what ``initialize``
+            advertises for editor MCP servers).
         """
         self.guard = guard
+        self._mcp_selected = mcp_selected
         self.answered: dict[str, Any] | None = None
         self.rest = b""
         self._fd = fd
@@ -92,7 +97,8 @@ class EarlyHandshake:
                 found = None if self._stopped else split_initialize(data)
                 if found is None:
                     return
-                frame = encode_frame(initialize_frame(found[0], __version__))
+                mcp = None if self._mcp_selected else False
+                frame = encode_frame(initialize_frame(found[0], __version__, mcp_loaded=mcp))
             except Exception:
                 return  # never lose input: the peer gets every byte read so far
             finally:
@@ -109,10 +115,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def begin(args: list[str]) -> None:
+def begin(args: list[str], selected: Callable[[str], bool] | None = None) -> None:
     """Start the early handshake for a plain ``hermes acp`` whose stdin is not a terminal.
 
     :param args: the arguments after ``acp`` (any option, e.g. ``--check``, means no early step).
+    :param selected: tells whether the plugin selection includes a plugin name.
     """
     global _pending
     if args or _pending is not None:
@@ -122,7 +129,8 @@ def begin(args: list[str]) -> None:
             return
         from hermes_core.rpc import protect_stdout
 
-        handshake = EarlyHandshake(protect_stdout("stderr"))
+        mcp_selected = selected is None or selected("mcp")
+        handshake = EarlyHandshake(protect_stdout("stderr"), mcp_selected=mcp_selected)
     except (OSError, ValueError):
         return
     handshake.start()

@@ -52,7 +52,7 @@ async def _initialize(conn: AcpConnection, params: dict[str, Any]) -> Any:
     from hermes_acp.static import initialize_result
     from hermes_core import __version__
 
-    result, conn.caps = initialize_result(params, __version__)
+    result, conn.caps = initialize_result(params, __version__, mcp_loaded=conn.mcp_loaded())
     return result
 
 

@@ -65,35 +65,41 @@ def parse_client_caps(params: dict[str, Any]) -> ClientCaps:
     )
 
 
-def mcp_http() -> bool:
-    """Whether the ``mcp`` plugin and its SDK are installed, so HTTP MCP servers can be used.
+def mcp_http(loaded: bool | None = None) -> bool:
+    """Whether HTTP MCP servers can be used: the ``mcp`` plugin is in use and its SDK installed.
 
-    Answered before plugins load (``initialize`` comes first), so it looks for both packages
-    without importing either.
+    :param loaded: whether the plugin loaded (or, before plugins load, whether it is selected),
+        when the caller knows; ``None`` checks only that it is installed. Nothing is imported.
     """
     from importlib.util import find_spec
 
-    return find_spec("hermes_mcp") is not None and find_spec("mcp") is not None
+    if loaded is None:
+        loaded = find_spec("hermes_mcp") is not None
+    return loaded and find_spec("mcp") is not None
 
 
-def agent_capabilities() -> dict[str, Any]:
+def agent_capabilities(mcp_loaded: bool | None = None) -> dict[str, Any]:
     """Return the advertised ``agentCapabilities`` (a fresh dict).
 
+    :param mcp_loaded: whether the ``mcp`` plugin loaded, when known (see :func:`mcp_http`).
     :returns: the capabilities object of docs/reference/acp.md#initialize.
     """
     return {
         "loadSession": True,
         "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-        "mcpCapabilities": {"http": mcp_http(), "sse": False},
+        "mcpCapabilities": {"http": mcp_http(mcp_loaded), "sse": False},
         "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "fork": {}},
     }
 
 
-def initialize_result(params: dict[str, Any], version: str) -> tuple[dict[str, Any], ClientCaps]:
+def initialize_result(
+    params: dict[str, Any], version: str, *, mcp_loaded: bool | None = None
+) -> tuple[dict[str, Any], ClientCaps]:
     """Check the ``initialize`` params and build the result.
 
     :param params: the request params (``{}`` when absent).
     :param version: the package version for ``agentInfo``.
+    :param mcp_loaded: whether the ``mcp`` plugin loaded, once plugins are loaded.
     :returns: the result object and the parsed client capabilities.
     :raises RpcError: ``protocolVersion`` missing or not an integer (``-32602``).
     """
@@ -111,7 +117,7 @@ def initialize_result(params: dict[str, Any], version: str) -> tuple[dict[str, A
     methods.append(dict(CONFIG_METHOD))
     result = {
         "protocolVersion": PROTOCOL_VERSION,
-        "agentCapabilities": agent_capabilities(),
+        "agentCapabilities": agent_capabilities(mcp_loaded),
         "authMethods": methods,
         "agentInfo": {"name": "hermes", "title": "Hermes", "version": version},
     }
@@ -148,15 +154,18 @@ def split_initialize(data: bytes) -> tuple[dict[str, Any], bytes] | None:
     return message, rest
 
 
-def initialize_frame(message: dict[str, Any], version: str) -> dict[str, Any]:
+def initialize_frame(
+    message: dict[str, Any], version: str, *, mcp_loaded: bool | None = None
+) -> dict[str, Any]:
     """Build the whole response frame to an ``initialize`` request (result or ``-32602``).
 
     :param message: a request accepted by :func:`split_initialize`.
     :param version: the package version for ``agentInfo``.
+    :param mcp_loaded: ``False`` when the ``mcp`` plugin is left out (see :func:`mcp_http`).
     :returns: the JSON-RPC response object.
     """
     try:
-        result, _caps = initialize_result(message["params"], version)
+        result, _caps = initialize_result(message["params"], version, mcp_loaded=mcp_loaded)
     except RpcError as exc:
         return {"jsonrpc": "2.0", "id": message["id"], "error": exc.to_error()}
     return {"jsonrpc": "2.0", "id": message["id"], "result": result}

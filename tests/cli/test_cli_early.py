@@ -13,12 +13,13 @@ import json
 import sys
 
 
-def begin(args):
-    sys.stderr.write("EARLY " + json.dumps({"args": args, "click": "click" in sys.modules}) + "\\n")
+def begin(args, selected):
+    report = {"args": args, "click": "click" in sys.modules, "tools": selected("tools")}
+    sys.stderr.write("EARLY " + json.dumps(report) + "\\n")
     sys.stderr.flush()
 
 
-def explode(args):
+def explode(args, selected):
     raise RuntimeError("early hook failed on purpose")
 '''
 
@@ -45,8 +46,16 @@ def test_hook_runs_first_with_the_arguments(tmp_path: Path) -> None:
     root = _dist(tmp_path / "dist")
     result = run_hermes(tmp_path, "throwaway", "--flag", "x", pythonpath=[root])
     assert result.returncode == 0, result.stderr
-    early = result.stderr.index('EARLY {"args": ["--flag", "x"], "click": false}')
+    early = result.stderr.index('EARLY {"args": ["--flag", "x"], "click": false, "tools": true}')
     assert early < result.stderr.index("factory started")
+
+
+def test_hook_is_told_the_plugin_selection(tmp_path: Path) -> None:
+    """The hook's ``selected`` follows HERMES_DISABLE_PLUGINS, so a static answer can follow it."""
+    root = _dist(tmp_path / "dist")
+    env = {"HERMES_DISABLE_PLUGINS": "tools"}
+    result = run_hermes(tmp_path, "throwaway", "--flag", "x", env=env, pythonpath=[root])
+    assert 'EARLY {"args": ["--flag", "x"], "click": false, "tools": false}' in result.stderr
 
 
 def test_disabled_plugin_gets_no_early_call(tmp_path: Path) -> None:

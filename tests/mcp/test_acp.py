@@ -122,3 +122,33 @@ async def test_server_dying_mid_call_reaches_the_editor_and_the_session_goes_on(
         return "echo: again" in agent.text(sid)
 
     await eventually(back, timeout=60, interval=0.5, what="the restarted server answered")
+
+
+def _initialize_over_stdio(home: Home, *argv: str, **env: str) -> dict[str, Any]:
+    """Answer one ``initialize`` from a real ``hermes ... acp`` and return its result."""
+    import json
+
+    from tests.acp.conftest import HERMES
+
+    request = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    done = subprocess.run(
+        [HERMES, *argv],
+        input=json.dumps(request) + "\n",
+        env=home.env(**env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    reply = json.loads(done.stdout.splitlines()[0])
+    return reply["result"]  # type: ignore[no-any-return]
+
+
+def test_a_deselected_mcp_plugin_is_not_advertised(home: Home) -> None:
+    # The early answer (before plugins load) follows the environment's selection ...
+    early = _initialize_over_stdio(home, "acp", HERMES_DISABLE_PLUGINS="mcp")
+    assert early["agentCapabilities"]["mcpCapabilities"] == {"http": False, "sse": False}
+    # ... and the answer after loading follows what actually loaded.
+    loaded = _initialize_over_stdio(home, "--no-plugin", "mcp", "acp")
+    assert loaded["agentCapabilities"]["mcpCapabilities"] == {"http": False, "sse": False}
+    selected = _initialize_over_stdio(home, "acp")
+    assert selected["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": False}
