@@ -12,16 +12,24 @@ from tests.acp.helpers import calls, final, tool
 from tests.timing import eventually, scaled
 
 
+def _chunks(agent: Any, sid: str) -> int:
+    return sum(1 for u in agent.updates(sid) if u.get("sessionUpdate") == "agent_message_chunk")
+
+
 async def _start_prompt(agent: Any, sid: str, text: str) -> asyncio.Task[Any]:
-    return asyncio.create_task(agent.prompt(sid, text))
+    task = asyncio.create_task(agent.prompt(sid, text))
+    task.chunks_before = _chunks(agent, sid)  # type: ignore[attr-defined]
+    return task
 
 
-async def _streaming(agent: Any, sid: str) -> None:
-    """Wait until the session's running turn has sent its first text chunk."""
-    await eventually(
-        lambda: any(u.get("sessionUpdate") == "agent_message_chunk" for u in agent.updates(sid)),
-        what="the first agent_message_chunk",
-    )
+async def _streaming(agent: Any, sid: str, task: asyncio.Task[Any]) -> None:
+    """Wait until the turn ``task`` started has sent its first text chunk.
+
+    Chunks of an earlier prompt of the session do not count: they would let the test go on
+    before this prompt reached the agent.
+    """
+    before: int = task.chunks_before  # type: ignore[attr-defined]
+    await eventually(lambda: _chunks(agent, sid) > before, what="the turn's first agent_message_chunk")
 
 
 def _prompts_sent(agent: Any) -> int:
@@ -37,7 +45,7 @@ async def test_cancel_while_streaming(spawn: Any, home: Home) -> None:
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     task = await _start_prompt(agent, sid, "[[delay 200]] [[tokens 50]]")
-    await _streaming(agent, sid)
+    await _streaming(agent, sid, task)
     start = time.monotonic()
     await agent.notify("session/cancel", {"sessionId": sid})
     assert (await task) == {"stopReason": "cancelled"}
@@ -103,7 +111,7 @@ async def test_queued_prompts_run_in_order(spawn: Any, home: Home) -> None:
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     first = await _start_prompt(agent, sid, "[[delay 20]] [[tokens 10]]")
-    await _streaming(agent, sid)
+    await _streaming(agent, sid, first)
     second = await _start_prompt(agent, sid, "second one")
     assert (await first) == {"stopReason": "end_turn"}
     assert (await second) == {"stopReason": "end_turn"}
@@ -116,7 +124,7 @@ async def test_cancel_discards_queued_prompts(spawn: Any, home: Home) -> None:
     agent = await spawn(initialize={})
     sid = (await agent.new(home.workspace))["sessionId"]
     first = await _start_prompt(agent, sid, "[[delay 200]] [[tokens 20]]")
-    await _streaming(agent, sid)
+    await _streaming(agent, sid, first)
     second = await _start_prompt(agent, sid, "queued")
     # The agent reads frames in order: once the second prompt is on the wire, the cancel follows it.
     await eventually(lambda: _prompts_sent(agent) == 2)
@@ -132,7 +140,7 @@ async def test_close_during_a_slow_turn(spawn: Any, home: Home) -> None:
     sid = (await agent.new(home.workspace))["sessionId"]
     await agent.prompt(sid, "first")
     task = await _start_prompt(agent, sid, "[[delay 200]] [[tokens 30]]")
-    await _streaming(agent, sid)
+    await _streaming(agent, sid, task)
     assert (await agent.request("session/close", {"sessionId": sid})) == {}
     assert (await task) == {"stopReason": "cancelled"}
     order = [m.get("id") for d, m in agent.frames if d == "in" and "method" not in m]
