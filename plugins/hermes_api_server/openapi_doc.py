@@ -280,8 +280,15 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                         }
                     )
                 },
-                READ,
-                params=[{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}],
+                ("400", *READ, "503"),
+                params=[
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                    }
+                ],
             ),
         },
         "/v1/runs/{run_id}": {

@@ -20,7 +20,8 @@ from tests.timing import scaled
 OPERATION_IDS = {
     "getHealth", "getHealthV1", "getHealthDetailed", "listModels", "retrieveModel", "getModelOptions",
     "getCapabilities", "getOpenApiDocument", "createChatCompletion", "createResponse", "retrieveResponse",
-    "deleteResponse", "createRun", "getRun", "streamRunEvents", "steerRun", "respondRunApproval", "stopRun",
+    "deleteResponse", "createRun", "listRuns", "getRun", "streamRunEvents", "steerRun", "respondRunApproval",
+    "stopRun",
     "registerBrowserController", "connectBrowserControl",
 }  # fmt: skip
 
