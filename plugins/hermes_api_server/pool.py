@@ -65,6 +65,8 @@ class SessionPool:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         # How many sessions may be opening at once (see OPENING_AT_ONCE).
         self._opening = asyncio.Semaphore(OPENING_AT_ONCE)
+        # Released sessions waiting for their background children to end before closing.
+        self._waiting: set[asyncio.Task[None]] = set()
 
     def _lock(self, session_id: str) -> asyncio.Lock:
         lock = self._locks.get(session_id)
@@ -161,11 +163,34 @@ class SessionPool:
                 from hermes_api_server.browser_control import hub_owner
 
                 hub_owner.pop(session_id, None)
+            if self.kernel.sessions.children.children(session_id, active_only=True):
+                # Background children outlive the request that started them (and closing the
+                # parent would stop them): the session closes once the last of them ends.
+                task = asyncio.ensure_future(self._close_after_children(session_id, session))
+                self._waiting.add(task)
+                task.add_done_callback(self._waiting.discard)
+                return
             if not session.busy:
-                try:
-                    await session.close()
-                except Exception:
-                    log.warning("closing session %s failed", session_id, exc_info=True)
+                await self._close(session_id, session)
+
+    async def _close(self, session_id: str, session: Session) -> None:
+        try:
+            await session.close()
+        except Exception:
+            log.warning("closing session %s failed", session_id, exc_info=True)
+
+    async def _close_after_children(self, session_id: str, session: Session) -> None:
+        """Close a released session once its running children have ended, unless it was reused."""
+        events = session.subscribe()  # before the check: a child ending in between still wakes us
+        try:
+            while self.kernel.sessions.children.children(session_id, active_only=True):
+                if await anext(events, None) is None:
+                    return  # the session was closed meanwhile
+        finally:
+            events.close()
+        async with self._lock(session_id):
+            if session_id not in self._users and not session.busy:
+                await self._close(session_id, session)
 
     def adopt(self, session: Session) -> None:
         """Count a session opened elsewhere (a fork) as one user of the pool."""

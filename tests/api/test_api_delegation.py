@@ -104,3 +104,30 @@ async def test_a_running_child_cannot_be_driven_as_a_session_of_its_own(server: 
     error = reply.json["error"]
     assert error["code"] == "session_in_use"
     assert f"running subagent of session {start['parent_id']}" in error["message"]
+
+
+async def test_a_background_child_outlives_the_run_that_started_it(server: Server) -> None:
+    """The run's session is released when the run ends; its background child still finishes."""
+    import subprocess
+
+    from tests.api.api_helpers import HERMES
+    from tests.timing import eventually
+
+    quick = {"goal": "[[tokens 40]] [[delay 25]] on its own", "background": True}
+    run = await start_run(server, {"input": f"[[tool delegate_task {json.dumps(quick)}]]"})
+    frames = [f["data"] for f in await events(server, run["run_id"])]
+    assert frames[-1]["event"] == "run.completed"
+    [start] = [f for f in frames if f["event"] == "subagent.start"]
+
+    def shown() -> str:
+        done = subprocess.run(
+            [HERMES, "sessions", "show", start["subagent_id"]],
+            env={"HERMES_HOME": str(server.home), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return done.stdout
+
+    # Its whole answer is stored: it ran to the end instead of being stopped with the run.
+    await eventually(lambda: "t39" in shown(), timeout=60, interval=0.3, what="the child's whole answer")
