@@ -19,9 +19,13 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie still answers kill(0); it is gone for our purpose.
-    with open(f"/proc/{pid}/stat") as fh:
-        return fh.read().split(")")[-1].split()[0] != "Z"
+    # A zombie still answers kill(0); it is gone for our purpose. It may also be reaped between
+    # the two looks, and then reading its /proc entry fails.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def pids(path: Path) -> list[int]:
