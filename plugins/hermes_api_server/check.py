@@ -1,7 +1,9 @@
 """``hermes api --check``: verify storage, the run bus and the default model, print one line each, exit.
 
-Start-up already opened (and migrated) storage, so a server that cannot be reached ends the
-command before this runs, with one ``Error:`` line. Exit code 0 when every check passed, else 1.
+Every check runs even when an earlier one failed: storage that cannot be opened is a ``FAIL``
+line, and the bus is still pinged, so one run tells an operator everything that is wrong. A
+configuration error (an unknown backend, a missing DSN…) is still the single ``Error:`` line of
+any start-up. Exit code 0 when every check passed, else 1.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hermes_core import Kernel
+    from hermes_core import Kernel, TransportContext
 
 
 def storage_line(report: dict[str, Any]) -> str:
@@ -53,16 +55,37 @@ async def bus_check(kernel: Kernel) -> dict[str, Any]:
         await bus.close()
 
 
-async def run_check(kernel: Kernel) -> int:
-    """Print the report on stdout; return the exit code."""
+async def run_check(ctx: TransportContext[Any]) -> int:
+    """Wait for start-up, print the report on stdout; return the exit code.
+
+    :raises hermes_core.HermesError: start-up failed for another reason than storage.
+    """
+    from hermes_core import StorageError
+
+    kernel = ctx.kernel
     lines: list[str] = []
-    report = await kernel.sessions.storage_report()
+    try:
+        await ctx.ready
+    except StorageError as exc:
+        # The kernel did not start: report it and go on with what can be checked without it.
+        backend = kernel.settings.storage.backend
+        report: dict[str, Any] = {"ok": False, "backend": backend, "message": str(exc)}
+        started = False
+    else:
+        report = await kernel.sessions.storage_report()
+        started = True
     lines.append(storage_line(report))
     failed = not report.get("ok")
     if kernel.settings.bus.backend != "memory":
         bus_report = await bus_check(kernel)
         lines.append(bus_line(bus_report))
         failed = failed or not bus_report.get("ok")
+    if not started:
+        lines.append("skip model: not checked, the kernel did not start")
+        lines.append("Hermes API check: FAILED")
+        sys.stdout.write("\n".join(lines) + "\n")
+        sys.stdout.flush()
+        return 1
     model = kernel.model_status()
     if model.problem is not None:
         lines.append(f"FAIL model: {model.problem}")

@@ -53,6 +53,10 @@ def keyring_for(settings: ApiSettings, data_dir: Path) -> KeyRing:
 
 async def serve(ctx: TransportContext[ApiSettings]) -> int:
     """Run the API server until SIGINT or SIGTERM; return the exit code."""
+    if ctx.options.get("check"):
+        from hermes_api_server.check import run_check
+
+        return await run_check(ctx)
     await ctx.ready
     from hermes_api_server.settings import ApiSettings
 
@@ -64,10 +68,6 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
         settings = ApiSettings.model_validate(dict(settings or {}))
     kernel = ctx.kernel
     data_dir = data_dir_of(kernel)
-    if ctx.options.get("check"):
-        from hermes_api_server.check import run_check
-
-        return await run_check(kernel)
     show_key = bool(ctx.options.get("show-key"))
     if show_key:
         if settings.configured_keys:
@@ -156,6 +156,24 @@ def workspace_banner(state: ServerState) -> str:
         f"Workspace: a new empty folder per session in {state.pool.workspaces} "
         "(start with --workspace DIR to let the tools work on a project)"
     )
+
+
+async def backends_banner(state: ServerState) -> list[str]:
+    """Return the start-up lines that say where sessions are stored and how runs are shared.
+
+    An operator behind a load balancer sees at a glance that an instance uses the shared database
+    and bus, not a file of its own.
+    """
+    storage = await state.kernel.sessions.storage_report()
+    where = storage.get("server") or storage.get("path") or "this process's memory (lost at exit)"
+    lines = [f"Storage: {storage.get('backend', '?')} at {where}"]
+    bus = state.runs.bus
+    if bus.name == "memory":
+        lines.append("Run bus: in-process (runs are served by this instance only)")
+    else:
+        report = await bus.diagnostics()
+        lines.append(f"Run bus: {bus.name} at {report.get('server', '?')} (this instance: {bus.instance_id})")
+    return lines
 
 
 async def _build_state(
@@ -265,6 +283,8 @@ async def _run(state: ServerState) -> int:
     else:
         _say(f"API key: generated; read it from {state.keyring.path} (or run: hermes api --show-key)")
     _say(workspace_banner(state))
+    for line in await backends_banner(state):
+        _say(line)
     if settings.console:
         _say(f"Console: http://{host}:{port}/console (sign in with the API key)")
     state.runs.start()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.api.api_helpers import HERMES, Server, assert_error, call, clean_env, write_config
 from tests.api.conftest import BASE_CONFIG
+from tests.timing import eventually
 
 README = "Project Zephyr: a tiny demo project\n\nIt has two parts.\n"
 
@@ -82,6 +83,10 @@ async def test_without_a_workspace_each_session_gets_its_own_folder_and_start_up
     folders = server.home / "workspaces"
     assert f"Workspace: a new empty folder per session in {folders}" in log
     assert "--workspace DIR" in log
+    # It also says where sessions are kept and that runs are not shared with other instances.
+    log = await eventually(lambda: "Run bus:" in "".join(server.log) and "".join(server.log))
+    assert f"Storage: sqlite at {server.home / 'hermes.sqlite3'}" in log
+    assert "Run bus: in-process (runs are served by this instance only)" in log
     health = (await call(server, "GET", "/health/detailed")).json["api_server"]["workspace"]
     assert health == {"mode": "per_session", "path": str(folders)}
 

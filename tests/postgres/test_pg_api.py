@@ -12,7 +12,7 @@ from pathlib import Path
 import openai
 import psycopg
 import pytest
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from tests.api.api_helpers import HERMES, call, clean_env, start_server, write_config
 from tests.timing import eventually, scaled
@@ -52,6 +52,11 @@ async def test_turns_are_stored_in_postgres_and_health_reports_it(tmp_path: Path
                 ("user", "hello postgres"),
                 ("assistant", "You said: hello postgres"),
             ]
+
+        parts = conninfo_to_dict(pg_dsn)
+        log = await eventually(lambda: "Run bus:" in "".join(server.log) and "".join(server.log))
+        assert f"Storage: postgres at {parts['host']}:{parts['port']}/{parts['dbname']}" in log
+        assert str(parts["password"]) not in log  # the start-up lines never show the password
 
         health = await call(server, "GET", "/health/detailed")
         assert health.status == 200
@@ -154,10 +159,46 @@ def test_a_missing_or_wrong_server_is_one_clear_start_up_error(
         dsn = make_conninfo(pg_dsn, host="127.0.0.1", port="1", password=secret)
         expected = "check that PostgreSQL is running"
 
-    for args in (("api", "--port", "0"), ("api", "--check")):
-        done = run_hermes(home, *args, dsn=dsn)
-        assert done.returncode != 0
+    done = run_hermes(home, "api", "--port", "0", dsn=dsn)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and expected in errors[0], done.stderr
+    assert secret not in done.stderr + done.stdout
+    assert "listening on" not in done.stderr
+
+    # --check reports a server it cannot use as a FAIL line of its report; a missing DSN is a
+    # configuration error, the same single Error: line as any start-up.
+    done = run_hermes(home, "api", "--check", dsn=dsn)
+    assert done.returncode == (2 if problem == "no-dsn" else 1), done.stderr
+    assert secret not in done.stderr + done.stdout
+    if problem == "no-dsn":
         errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
         assert len(errors) == 1 and expected in errors[0], done.stderr
-        assert secret not in done.stderr + done.stdout
-        assert "listening on" not in done.stderr
+    else:
+        lines = done.stdout.splitlines()
+        assert lines[0].startswith("FAIL storage (postgres): cannot open PostgreSQL storage at 127.0.0.1:")
+        assert expected in lines[0], done.stdout
+        assert lines[-1] == "Hermes API check: FAILED"
+        assert "Error:" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_check_reports_every_server_that_is_down_in_one_run(tmp_path: Path, pg_dsn: str) -> None:
+    """A wrong database does not hide a wrong Redis: both are reported at once."""
+    home = tmp_path / "home"
+    write_config(home, CONFIG + '\n[bus]\nbackend = "redis"\n')
+    env = clean_env(
+        home,
+        {
+            "HERMES_POSTGRES_DSN": make_conninfo(pg_dsn, host="127.0.0.1", port="1"),
+            "HERMES_REDIS_URL": "redis://127.0.0.1:1/0",
+        },
+    )
+    done = subprocess.run(
+        [HERMES, "api", "--check"], env=env, cwd=str(home), capture_output=True, text=True, timeout=scaled(60)
+    )
+
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("FAIL storage (postgres):") and "check that PostgreSQL is running" in lines[0]
+    assert lines[1].startswith("FAIL bus (redis): Redis at 127.0.0.1:1/0 is not reachable"), done.stdout
+    assert lines[-1] == "Hermes API check: FAILED"

@@ -178,6 +178,8 @@ async def test_an_approval_posted_to_b_reaches_the_owner(tmp_path: Path, shared:
         bus = health.json["readiness"]["checks"]["bus"]
         assert health.status == 200 and bus["ok"] is True and bus["backend"] == "redis"
         assert bus["server"] == shared.url.split("//", 1)[1] and bus["instance_id"].count("-") >= 2
+        log = await eventually(lambda: "Run bus:" in "".join(b.log) and "".join(b.log))
+        assert f"Run bus: redis at {bus['server']} (this instance: {bus['instance_id']})" in log
         run_id = await start_run(a, GUARDED)
         waiting = await wait_status(b, run_id, "waiting_for_approval")
         assert waiting["approval"]["tool"] == "terminal"
