@@ -202,11 +202,13 @@ def _cursor(request: web.Request) -> int:
     if raw is None or raw == "":
         return 0
     value = raw.strip()
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()) or len(value) > 18:
+        # Event seqs are small positive integers; 18 digits keeps every cursor within what a
+        # shared stream's entry ids can hold (an integer below 2**63).
         raise ApiError(
             400,
             "invalid_last_event_id",
-            "The event cursor must be a non-negative integer",
+            "The event cursor must be a non-negative integer of at most 18 digits",
             param="Last-Event-ID",
         )
     return int(value)

@@ -57,6 +57,10 @@ async def stream_remote(
     writer = SseWriter(request, {"X-Hermes-Session-Id": remote.session_id})
     try:
         await writer.open()
+        if terminal is not None and cursor > int(terminal["seq"]):
+            # A cursor past the end of a settled run: say how it ended, as the owner does.
+            await writer.raw(_frame(int(terminal["seq"]), dumps(terminal)) + ": stream closed\n\n")
+            return writer.response
         bounds = await bus.bounds(run_id)
         if bounds is None and terminal is not None:
             if cursor < int(terminal["seq"]):
@@ -89,6 +93,11 @@ async def stream_remote(
                 await writer.raw(": stream closed\n\n")
                 return writer.response
             settled = await bus.reap(run_id)  # an owner that is gone: the run ends (owner_lost)
+            if not settled:
+                # A cursor at or past the terminal event of a run that settled meanwhile: done.
+                record = await bus.lookup(run_id)
+                final = record["status"].get("terminal_event") if record is not None else None
+                settled = final is not None and int(final["seq"]) <= cursor
             if time.monotonic() - quiet_since >= KEEPALIVE_S:
                 await writer.raw(": keepalive\n\n")
                 quiet_since = time.monotonic()

@@ -223,6 +223,18 @@ async def test_reconnect_with_last_event_id_loses_and_duplicates_nothing(server:
     assert_error(
         await call(server, "GET", f"/v1/runs/{run_id}/events?after=-1"), 400, "invalid_last_event_id"
     )
+    for bad in ("²", "1" * 19, "99999999999999999999999"):
+        assert_error(
+            await call(server, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": bad}),
+            400,
+            "invalid_last_event_id",
+        )
+    past = await call(
+        server, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(terminal + 5)}
+    )
+    frames = parse_sse(past.text)
+    assert past.status == 200 and [f["data"]["seq"] for f in frames if "data" in f] == [terminal]
+    assert past.text.rstrip().endswith(": stream closed")
 
 
 async def test_journal_overflow_yields_a_gap_then_newest_events(make_server: Callable[..., Server]) -> None:

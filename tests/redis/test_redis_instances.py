@@ -319,6 +319,41 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
         b.stop()
 
 
+async def test_a_cursor_past_the_end_gets_the_same_answer_on_every_instance(
+    tmp_path: Path, shared: Shared
+) -> None:
+    a, b = instances(tmp_path, shared)
+    try:
+        # A cursor ahead of a running run: the reader on B waits, and is released when the run
+        # settles before reaching it (it does not keep the stream open forever).
+        run_id = await start_run(a, "[[tokens 20]] [[delay 20]] go")
+        async with Events(b, run_id, last_id=10_000) as ahead:
+            frames = []
+            while (frame := await ahead.next()) is not None:
+                frames.append(frame)
+            assert ahead.closed and frames == []
+        done = await wait_status(b, run_id, "completed")
+        last = int(done["last_seq"])
+        for server in (a, b):
+            past = await call(
+                server, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(last + 3)}
+            )
+            frames = [f for f in parse_sse(past.text) if "data" in f]
+            assert past.status == 200 and [int(f["id"]) for f in frames] == [last], past.text
+            assert frames[0]["data"]["event"] == "run.completed" and past.text.rstrip().endswith(
+                ": stream closed"
+            )
+            for bad in ("1" * 19, "99999999999999999999999"):
+                assert_error(
+                    await call(server, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": bad}),
+                    400,
+                    "invalid_last_event_id",
+                )
+    finally:
+        a.stop()
+        b.stop()
+
+
 async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
     tmp_path: Path, private_redis: tuple[str, Any]
 ) -> None:
