@@ -7,10 +7,11 @@ that went away, fails with ``StorageUnavailable`` (HTTP 503 upstream) instead of
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_core import (
     HermesError,
@@ -26,6 +27,16 @@ from hermes_core import (
 from hermes_postgres import lease_ops, message_ops, session_ops
 from hermes_postgres.dsn import advice, describe_server, scrub
 from hermes_postgres.schema import SCHEMA_VERSION, current_version, migrate
+
+T = TypeVar("T")
+
+
+class ConnectionLost(StorageUnavailable):
+    """A pooled connection the server dropped (a restart, a fail-over, an administrator).
+
+    Nothing was committed by the statement that found out; reads are tried again on another
+    connection, writes fail with 503 for the client to retry.
+    """
 
 
 class PostgresStorage:
@@ -53,6 +64,7 @@ class PostgresStorage:
         # The leases this storage holds: session id → (owner, epoch); writes to these sessions
         # are fenced on the epoch.
         self._held: dict[str, tuple[str, int]] = {}
+        self._checking: asyncio.Task[None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------
     def _connect_kwargs(self) -> dict[str, Any]:
@@ -122,6 +134,10 @@ class PostgresStorage:
     async def close(self) -> None:
         """Close the pool; later calls fail."""
         self._closed = True
+        checking, self._checking = self._checking, None
+        if checking is not None:
+            checking.cancel()
+            await asyncio.gather(checking, return_exceptions=True)
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -136,6 +152,11 @@ class PostgresStorage:
         pool = self._pool
         if pool is None:
             raise StorageError(f"storage at {self.server} is {'closed' if self._closed else 'not open'}")
+        checking = self._checking
+        if checking is not None and not checking.done():
+            # The server dropped a connection a moment ago: let the pool weed out the other dead
+            # ones first, so this call does not fail on one of them.
+            await asyncio.wait([checking], timeout=self.pool_timeout_s)
         try:
             async with pool.connection() as conn:
                 if transaction:
@@ -154,7 +175,8 @@ class PostgresStorage:
         except psycopg.OperationalError as exc:
             text = scrub(str(exc).strip(), self._dsn).splitlines()
             reason = text[0] if text else type(exc).__name__
-            raise StorageUnavailable(f"PostgreSQL at {self.server} is unavailable: {reason}") from None
+            self._check_idle_connections()
+            raise ConnectionLost(f"PostgreSQL at {self.server} is unavailable: {reason}") from None
         except psycopg.Error as exc:
             text = scrub(str(exc).strip(), self._dsn).splitlines()
             raise StorageError(
@@ -163,6 +185,32 @@ class PostgresStorage:
         except (TypeError, ValueError, OverflowError) as exc:
             # Values a column or JSON cannot hold; the transaction was rolled back.
             raise StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}") from None
+
+    def _check_idle_connections(self) -> None:
+        """After a dropped connection, test the idle ones in the background and discard the dead.
+
+        A server restart kills every pooled connection at once; without this each of them would
+        fail one request before the pool noticed.
+        """
+        pool = self._pool
+        if pool is None or (self._checking is not None and not self._checking.done()):
+            return
+        self._checking = asyncio.get_running_loop().create_task(pool.check(), name="hermes-pg-check")
+
+    async def _read(self, op: Callable[[Any], Awaitable[T]]) -> T:
+        """Run a read-only ``op(cursor)``; on a dropped connection, run it again on another one.
+
+        Every dead connection is discarded when it fails, so ``pool_size + 1`` tries always reach
+        a fresh one (or a server that is really down, which fails as before).
+        """
+        for _ in range(self.pool_size):
+            try:
+                async with self._cursor() as cur:
+                    return await op(cur)
+            except ConnectionLost:
+                continue
+        async with self._cursor() as cur:
+            return await op(cur)
 
     def _fence(self, session_id: str) -> tuple[str, int] | None:
         return self._held.get(session_id)
@@ -185,9 +233,13 @@ class PostgresStorage:
 
     async def diagnostics(self) -> dict[str, Any]:
         """Report the server, schema version and pool state (health checks, ``--check``)."""
-        async with self._cursor() as cur:
+
+        async def versions(cur: Any) -> tuple[str, int]:
             await cur.execute("SELECT current_setting('server_version'), version FROM hermes_schema")
-            server_version, schema_version = await cur.fetchone()
+            found = await cur.fetchone()
+            return str(found[0]), int(found[1])
+
+        server_version, schema_version = await self._read(versions)
         stats = self._pool.get_stats() if self._pool is not None else {}
         return {
             "backend": "postgres",
@@ -206,12 +258,10 @@ class PostgresStorage:
 
     # -- sessions -----------------------------------------------------------------------------
     async def get_session(self, session_id: str) -> SessionRecord | None:
-        async with self._cursor() as cur:
-            return await session_ops.get_session(cur, session_id)
+        return await self._read(lambda cur: session_ops.get_session(cur, session_id))
 
     async def find_session_by_title(self, title: str) -> SessionRecord | None:
-        async with self._cursor() as cur:
-            return await session_ops.find_session_by_title(cur, title)
+        return await self._read(lambda cur: session_ops.find_session_by_title(cur, title))
 
     async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
         now = time.time()
@@ -236,14 +286,14 @@ class PostgresStorage:
         title: str | None = None,
         hidden_sources: Sequence[str] = ("tool",),
     ) -> SessionPage:
-        async with self._cursor() as cur:
-            return await session_ops.list_sessions(
+        return await self._read(
+            lambda cur: session_ops.list_sessions(
                 cur, limit=limit, cursor=cursor, cwd=cwd, title=title, hidden_sources=tuple(hidden_sources)
             )
+        )
 
     async def latest_session_for_channel(self, channel_key: str) -> str | None:
-        async with self._cursor() as cur:
-            return await session_ops.latest_session_for_channel(cur, channel_key)
+        return await self._read(lambda cur: session_ops.latest_session_for_channel(cur, channel_key))
 
     # -- leases -------------------------------------------------------------------------------
     async def acquire_lease(
@@ -281,8 +331,7 @@ class PostgresStorage:
             return ids
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
-        async with self._cursor() as cur:
-            return await message_ops.load_rows(cur, session_id, include_archived)
+        return await self._read(lambda cur: message_ops.load_rows(cur, session_id, include_archived))
 
     async def rewrite(
         self,
