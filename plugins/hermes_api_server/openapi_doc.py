@@ -299,7 +299,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 "streamRunEvents",
                 "A run's events (SSE with replay)",
                 {"200": _json(OBJECT), "204": {"description": "The cursor is at the terminal event"}},
-                ("400", *READ, "429"),
+                ("400", *READ, "429", "503"),
                 params=[
                     *run_id,
                     _header("Last-Event-ID"),
@@ -313,7 +313,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 "steerRun",
                 "Queue guidance for a running run",
                 {"200": _json(_ref("SteerAccepted"))},
-                ("400", "401", "403", "404", "409", "413", "500"),
+                ("400", "401", "403", "404", "409", "413", "500", "503"),
                 body=_ref("SteerRequest"),
                 params=run_id,
             )
@@ -323,7 +323,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 "respondRunApproval",
                 "Answer a run's approval request",
                 {"200": _json(_ref("ApprovalResolved"))},
-                ("400", "401", "403", "404", "409", "413", "500"),
+                ("400", "401", "403", "404", "409", "413", "500", "503"),
                 body=_ref("ApprovalRequest"),
                 params=run_id,
             )
@@ -333,7 +333,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 "stopRun",
                 "Stop a run",
                 {"200": _json(_ref("RunStopped"))},
-                ("400", "401", "403", "404", "409", "413", "500"),
+                ("400", "401", "403", "404", "409", "413", "500", "503"),
                 params=run_id,
             )
         },

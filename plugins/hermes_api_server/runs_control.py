@@ -17,6 +17,24 @@ if TYPE_CHECKING:
 CONTROL_TIMEOUT_S = 2.0
 
 
+def require_reachable(state: ServerState, found: Any, run_id: str) -> None:
+    """Refuse to act on a run another instance serves when the bus cannot say which one.
+
+    On shared storage a stored status that is not terminal belongs to a run some instance is
+    still serving; if the bus is down (or restarted empty and has not been told again yet),
+    answering from the stored copy would lie (a "stop" that stops nothing). 503, try again.
+    """
+    from hermes_api_server.run_state import TERMINAL
+
+    if isinstance(found, dict) and state.store.shared and found.get("status") not in TERMINAL:
+        raise ApiError(
+            503,
+            "run_owner_unavailable",
+            f"The instance serving run {run_id} cannot be reached through the run bus right now; try again",
+            headers={"Retry-After": "1"},
+        )
+
+
 def apply_steer(state: ServerState, run: Run, text: str) -> dict[str, Any]:
     """Queue steer text for a running run of this process."""
     if run.status != "running" or run.session is None:

@@ -26,7 +26,7 @@ from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.responses import Target, chained_target, mint_session_id
 from hermes_api_server.run_state import Run
-from hermes_api_server.runs_control import apply_approval, apply_steer, forward
+from hermes_api_server.runs_control import apply_approval, apply_steer, forward, require_reachable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
 from hermes_api_server.turns import image_warning
@@ -220,6 +220,7 @@ async def run_events(request: web.Request) -> web.StreamResponse:
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
     cursor = _cursor(request)
+    require_reachable(state, found, run_id)
     if isinstance(found, RemoteRun):
         from hermes_api_server.runs_remote import stream_remote
 
@@ -325,6 +326,7 @@ async def steer_run(request: web.Request) -> web.Response:
     state = get_state(request)
     run_id = request.match_info["run_id"]
     found = await state.runs.find(principal(request), run_id)
+    require_reachable(state, found, run_id)
     if isinstance(found, RemoteRun):
         text = _steer_text(await read_json(request))
         return json_response(await forward(state, found, "steer", {"text": text}))
@@ -361,6 +363,7 @@ async def run_approval(request: web.Request) -> web.Response:
             400, "invalid_approval_choice", "choice must be once, session, always or deny", param="choice"
         )
     assert choice is not None
+    require_reachable(state, found, run_id)
     if isinstance(found, RemoteRun):
         args = {"request_id": request_id, "all": resolve_all, "choice": choice}
         return json_response(await forward(state, found, "approval", args))
@@ -372,7 +375,9 @@ async def run_approval(request: web.Request) -> web.Response:
 async def stop_run(request: web.Request) -> web.Response:
     """Stop a run (docs/reference/api-server.md#stop-a-run)."""
     state = get_state(request)
-    found = await state.runs.find(principal(request), request.match_info["run_id"])
+    run_id = request.match_info["run_id"]
+    found = await state.runs.find(principal(request), run_id)
+    require_reachable(state, found, run_id)
     if isinstance(found, RemoteRun):
         return json_response(await forward(state, found, "stop", {}))
     if not isinstance(found, Run):

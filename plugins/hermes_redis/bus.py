@@ -62,6 +62,9 @@ class RedisRunBus:
         self._writer: asyncio.Task[None] | None = None
         self.control = ControlLoop(self)
         self.dropped = 0
+        # The shared records of this instance's unsettled runs, as last sent: run id →
+        # (principal, session id, status JSON). A Redis that restarted empty is told them again.
+        self._open: dict[str, tuple[str, str, str]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, on_control: ControlHandler) -> None:
@@ -125,13 +128,30 @@ class RedisRunBus:
 
     def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None:
         """Queue the run's shared record: this instance owns it."""
-        self._queue.append(("claim", (run_id, principal, session_id, json.dumps(status))))
+        data = json.dumps(status)
+        self._open[run_id] = (principal, session_id, data)
+        self._queue.append(("claim", (run_id, principal, session_id, data)))
         self._kick()
 
     def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None:
         """Queue the run's latest status for other instances."""
-        self._queue.append(("status", (run_id, json.dumps(status), terminal)))
+        data = json.dumps(status)
+        held = self._open.get(run_id)
+        if terminal:
+            self._open.pop(run_id, None)
+        elif held is not None:
+            self._open[run_id] = (held[0], held[1], data)
+        self._queue.append(("status", (run_id, data, terminal)))
         self._kick()
+
+    def reclaim(self) -> int:
+        """Send the records of every unsettled run of this instance again (after Redis lost them:
+        a restart without persistence, a fail-over); return how many."""
+        for run_id, (principal, session_id, data) in self._open.items():
+            self._queue.append(("claim", (run_id, principal, session_id, data)))
+        if self._open:
+            self._kick()
+        return len(self._open)
 
     def _kick(self) -> None:
         self._idle.clear()

@@ -37,21 +37,27 @@ class ControlLoop:
         return max(100, int(self.bus.heartbeat_s * 3000))
 
     async def start(self, handler: ControlHandler) -> None:
-        import redis.exceptions
-
         self._handler = handler
         me = self.bus.instance_id
         await self.client.set(keys.alive(me), str(time.time()), px=self.ttl_ms)
         await self.client.sadd(keys.INSTANCES, me)
-        try:
-            await self.client.xgroup_create(keys.control(me), keys.CONTROL_GROUP, id="0", mkstream=True)
-        except redis.exceptions.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        await self._create_group()
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name="hermes-redis-heartbeat"),
             asyncio.create_task(self._control_loop(), name="hermes-redis-control"),
         ]
+
+    async def _create_group(self) -> None:
+        """Create this instance's control stream and its consumer group (if they are missing)."""
+        import redis.exceptions
+
+        try:
+            await self.client.xgroup_create(
+                keys.control(self.bus.instance_id), keys.CONTROL_GROUP, id="0", mkstream=True
+            )
+        except redis.exceptions.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -67,10 +73,19 @@ class ControlLoop:
             await asyncio.sleep(self.bus.heartbeat_s)
             try:
                 await self.client.set(keys.alive(me), str(time.time()), px=self.ttl_ms)
-                await self.client.sadd(keys.INSTANCES, me)
+                if await self.client.sadd(keys.INSTANCES, me):
+                    await self._announce_again()
                 await self.reap_dead()
             except Exception:
                 log.warning("run bus heartbeat failed", exc_info=True)
+
+    async def _announce_again(self) -> None:
+        """Redis no longer knew this instance (it restarted empty, or failed over): make the
+        control group again and send the records of the runs this instance is serving, so other
+        instances can find, follow and command them again."""
+        await self._create_group()
+        count = self.bus.reclaim()
+        log.warning("the run bus lost its records (a Redis restart?); announced %d open run(s) again", count)
 
     async def reap_dead(self) -> None:
         """End the open runs of every instance that stopped heartbeating (one reaper each)."""
@@ -151,8 +166,14 @@ class ControlLoop:
                         await self.client.xdel(stream, entry_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("run bus control read failed", exc_info=True)
+            except Exception as exc:
+                if "NOGROUP" in str(exc):
+                    # Redis lost the stream and its group (a restart without persistence): make
+                    # them again and keep reading; commands sent since then are in the new stream.
+                    with contextlib.suppress(Exception):
+                        await self._create_group()
+                        continue
+                log.warning("run bus control read failed: %s", exc)
                 await asyncio.sleep(0.5)
 
     async def _apply(self, fields: dict[str, str]) -> None:

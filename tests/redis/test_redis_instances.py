@@ -382,6 +382,41 @@ async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
         a.stop()
 
 
+async def test_a_redis_restart_loses_no_control_of_running_runs(
+    tmp_path: Path, shared: Shared, private_redis: tuple[str, Any]
+) -> None:
+    """Redis going away, then coming back empty (no persistence): while it is away a command
+    through another instance is a clear 503, never an answer from a stale copy; once it is back
+    the owner announces its runs again and the same command works."""
+    url, (start, stop) = private_redis
+    mine = Shared(url, shared.config, {**shared.env, "HERMES_REDIS_URL": url})
+    a, b = instances(tmp_path, mine)
+    try:
+        run_id = await start_run(a, "[[tokens 3000]] [[delay 20]] go")
+        await wait_status(b, run_id, "running")
+        stop()
+        for path, body in ((f"/v1/runs/{run_id}/stop", None), (f"/v1/runs/{run_id}/steer", {"text": "hi"})):
+            reply = await call(b, "POST", path, body)
+            assert reply.status == 503, reply.text
+            assert reply.json["error"]["code"] in ("run_owner_unavailable", "bus_unavailable")
+            assert reply.headers["Retry-After"] == "1"
+        start()
+
+        async def stopped() -> dict[str, Any] | None:
+            reply = await call(b, "POST", f"/v1/runs/{run_id}/stop")
+            return dict(reply.json) if reply.status == 200 else None
+
+        answer = await eventually(stopped, timeout=30, interval=0.2, what="a stop through b after restart")
+        assert answer["run_id"] == run_id
+        done = await wait_status(a, run_id, "cancelled")
+        assert done["last_event"] == "run.cancelled"
+        # b follows the run again too: its record came back with the owner's announcement.
+        assert (await call(b, "GET", f"/v1/runs/{run_id}")).json["status"] == "cancelled"
+    finally:
+        a.stop()
+        b.stop()
+
+
 async def test_readers_of_a_remote_run_are_capped_and_counted(tmp_path: Path, shared: Shared) -> None:
     a, b = instances(tmp_path, shared)
     try:
