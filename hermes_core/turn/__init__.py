@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import vision
-from hermes_core.errors import ConfigError, HermesError
+from hermes_core.errors import ConfigError, HermesError, StorageError
 from hermes_core.events import (
     TurnCompleted,
     TurnOutcome,
@@ -85,6 +85,17 @@ class TurnRun:
             outcome = failed.outcome
             if outcome.partial:
                 await self._save_partial("error")  # keep what the user already saw
+        except StorageError as exc:
+            # The database went away mid-turn (the user row was stored at the start): a failure
+            # of the storage layer, reported as such, not a crash of the agent loop.
+            log.warning("turn %s failed: storage: %s", self.turn_id, exc)
+            outcome = TurnOutcome(
+                status="error",
+                reason="tool_crash",
+                layer="storage",
+                partial=self.emitted_delta,
+                message=self.kernel.redactor(str(exc)),
+            )
         except Exception as exc:  # an unexpected crash of the loop
             log.exception("turn %s crashed", self.turn_id)
             outcome = TurnOutcome(
