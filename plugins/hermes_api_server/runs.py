@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.bus import LocalBus, RemoteRun
 from hermes_api_server.errors import ApiError
-from hermes_api_server.idempotency import InFlight
+from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
 from hermes_api_server.run_state import Run, approval_payload
@@ -114,7 +114,7 @@ class RunManager:
                 del self.runs[run_id]
             elif now - closed > settings.run_journal_retention_s:
                 run.journal.events.clear()
-        await self.state.store.sweep(settings.run_status_retention_s)
+        await self.state.store.sweep(settings.run_status_retention_s, TTL_S)
         self._stored = await self.state.store.count_runs()
 
     async def reconcile_after_restart(self) -> None:
