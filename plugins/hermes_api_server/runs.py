@@ -17,6 +17,7 @@ from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
 from hermes_api_server.run_state import Run, approval_payload
+from hermes_api_server.runs_lookup import RunLookup
 from hermes_api_server.tool_diff import progress_tail, unified_diff
 from hermes_api_server.turns import EventPump, submit_turn
 from hermes_core import (
@@ -61,6 +62,7 @@ class RunManager:
         self.bus: RunBus = LocalBus()
         #: Readers here of runs other instances own, by run id.
         self.remote_subscribers: dict[str, int] = {}
+        self.lookup = RunLookup(self)
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -115,82 +117,20 @@ class RunManager:
             elif now - closed > settings.run_journal_retention_s:
                 run.journal.events.clear()
         await self.state.store.sweep(settings.run_status_retention_s, TTL_S)
+        await self.lookup.sweep()
         self._stored = await self.state.store.count_runs()
 
     async def reconcile_after_restart(self) -> None:
-        """Settle runs a previous process left non-terminal as ``interrupted``
-        (docs/reference/api-server.md#shutdown-and-restart)."""
-        store = self.state.store
-        for run_id, who, status in await store.non_terminal_runs():
-            if store.shared and not await self._owner_gone(run_id):
-                continue  # another instance is running it
-            last_seq = int(status.get("last_seq") or 0)
-            journal = Journal(run_id, self.state.settings.run_journal_events, last_seq + 1)
-            fields = {
-                "error": "The server restarted before this run settled.",
-                "completed": False,
-                "interrupted": True,
-                "turn_exit_reason": "interrupted_by_system(shutdown)",
-            }
-            payload = journal.append("run.interrupted", fields, terminal=True)
-            status.update(fields)
-            status.update(
-                status="interrupted",
-                updated_at=time.time(),
-                last_event="run.interrupted",
-                last_seq=payload["seq"],
-                terminal_event=payload,
-            )
-            await self.state.store.put_run(run_id, who, status, True)
+        """Settle the runs a dead process left unfinished (see :class:`RunLookup`)."""
+        await self.lookup.reconcile_after_restart()
 
-    async def _owner_gone(self, run_id: str) -> bool:
-        """True when no live instance owns ``run_id`` (as far as the bus can tell)."""
-        try:
-            record = await self.bus.lookup(run_id)
-        except Exception:
-            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
-            return False
-        return record is None or not record["alive"]
-
-    # -- lookup --------------------------------------------------------------------------------
     async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
-        """Return the live run, else its stored status, else (on a shared bus) the run another
-        instance owns; 404 for unknown or foreign runs."""
-        run = self.runs.get(run_id)
-        if run is not None:
-            if run.principal != who:
-                raise not_found(run_id)
-            return run
-        stored = await self.state.store.get_run(run_id)
-        if stored is not None:
-            if stored[0] != who:
-                raise not_found(run_id)
-            if not self.state.store.shared:
-                return stored[1]
-            # A shared record: the run's owner on the bus still serves its events and commands.
-        try:
-            record = await self.bus.lookup(run_id)
-        except Exception as exc:
-            if stored is not None:
-                return stored[1]
-            raise bus_unavailable(exc) from None
-        if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
-            if stored is not None:
-                return stored[1]
-            raise not_found(run_id)
-        return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
+        """Return the run here, on another instance, or its stored status (see :class:`RunLookup`)."""
+        return await self.lookup.find(who, run_id)
 
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
-        """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
-        found: dict[str, dict[str, Any]] = {}
-        for status in await self.state.store.runs_of(who, limit):
-            status.pop("terminal_event", None)
-            found[str(status.get("run_id"))] = status
-        for run in self.runs.values():
-            if run.principal == who:
-                found[run.run_id] = run.status_object()
-        ordered = sorted(found.values(), key=lambda s: float(s.get("created_at") or 0), reverse=True)
-        return ordered[:limit]
+        """Return ``who``'s newest runs, newest first (see :class:`RunLookup`)."""
+        return await self.lookup.recent(who, limit)
 
     # -- events --------------------------------------------------------------------------------
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
@@ -514,19 +454,3 @@ class RunManager:
 
     def usage_of(self, done: TurnCompleted) -> dict[str, int]:
         return usage_dict(done)
-
-
-def bus_unavailable(exc: Exception) -> ApiError:
-    """Return the 503 of a run bus that cannot be reached."""
-    log.warning("run bus unavailable: %s", exc)
-    return ApiError(
-        503,
-        "bus_unavailable",
-        "The run bus (Redis) cannot be reached; try again",
-        headers={"Retry-After": "1"},
-    )
-
-
-def not_found(run_id: str) -> ApiError:
-    """Return the 404 of an unknown, expired or foreign run."""
-    return ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
