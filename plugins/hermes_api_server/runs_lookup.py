@@ -164,13 +164,10 @@ class RunLookup:
             "interrupted": True,
             "turn_exit_reason": "interrupted_by_system(shutdown)",
         }
+        limit = self.runs.state.settings.run_journal_events
         await self.runs.state.store.put_run(
-            run_id, who, _ended(run_id, status, "interrupted", fields, self._journal_events), True
+            run_id, who, _ended(run_id, status, "interrupted", fields, limit), True
         )
-
-    @property
-    def _journal_events(self) -> int:
-        return self.runs.state.settings.run_journal_events
 
 
 def _lost(run_id: str, status: dict[str, Any], journal_events: int) -> dict[str, Any]:
