@@ -84,7 +84,9 @@ class PgResponseStore:
             await pool.close()
 
     @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[Any]:
+    async def _tx(self, *, cache: bool = False) -> AsyncIterator[Any]:
+        """A transaction; ``cache`` for records whose loss in a server crash costs only a recomputation
+        (idempotency results): their commit does not wait for the disk."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -92,6 +94,8 @@ class PgResponseStore:
             raise StorageUnavailable("the API server's PostgreSQL records are closed")
         try:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                if cache:
+                    await cur.execute("SET LOCAL synchronous_commit = off")
                 yield cur
         except PoolTimeout:
             raise StorageUnavailable(
@@ -261,7 +265,7 @@ class PgResponseStore:
         ident = (principal, scope, key)
         for _ in range(3):
             now = time.time()
-            async with self._tx() as cur:
+            async with self._tx(cache=True) as cur:
                 await cur.execute(
                     "DELETE FROM api_turn_keys WHERE principal=%s AND scope=%s AND key=%s"
                     " AND (created < %s OR (result IS NULL AND touched < %s))",
@@ -286,7 +290,7 @@ class PgResponseStore:
 
     async def touch_key(self, principal: str, scope: str, key: str) -> None:
         """Mark the computation under ``key`` alive."""
-        async with self._tx() as cur:
+        async with self._tx(cache=True) as cur:
             await cur.execute(
                 "UPDATE api_turn_keys SET touched=%s WHERE principal=%s AND scope=%s AND key=%s"
                 " AND result IS NULL",
@@ -296,7 +300,7 @@ class PgResponseStore:
     async def finish_key(self, principal: str, scope: str, key: str, result: Any) -> None:
         """Store the result of the computation under ``key``; its TTL starts now."""
         text = json.dumps(result, ensure_ascii=False)
-        async with self._tx() as cur:
+        async with self._tx(cache=True) as cur:
             await cur.execute(
                 "UPDATE api_turn_keys SET result=%s, created=%s WHERE principal=%s AND scope=%s AND key=%s",
                 (text, time.time(), principal, scope, key),
@@ -304,7 +308,7 @@ class PgResponseStore:
 
     async def drop_key(self, principal: str, scope: str, key: str) -> None:
         """Release an unfinished claim."""
-        async with self._tx() as cur:
+        async with self._tx(cache=True) as cur:
             await cur.execute(
                 "DELETE FROM api_turn_keys WHERE principal=%s AND scope=%s AND key=%s AND result IS NULL",
                 (principal, scope, key),
