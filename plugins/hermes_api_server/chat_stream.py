@@ -135,33 +135,30 @@ class ChatChunks:
         if not self.state.settings.tool_progress_events:
             return None
         kernel = self.state.kernel
-        if isinstance(event, ToolAnnounced):
+        if isinstance(event, ToolAnnounced | ToolCompleted):
             if event.name.startswith("_"):
                 return None
             spec = kernel.registry.tools.get(event.name)
-            payload = self.chunk(
-                None,
-                tool=event.name,
-                emoji=(spec.emoji if spec and spec.emoji else "🔧"),
-                label=kernel.redactor(event.preview)[:200],
-                toolCallId=event.call_id,
-                status="running",
-            )
-        elif isinstance(event, ToolCompleted):
-            if event.name.startswith("_"):
-                return None
-            spec = kernel.registry.tools.get(event.name)
-            payload = self.chunk(
-                None,
-                tool=event.name,
-                emoji=(spec.emoji if spec and spec.emoji else "🔧"),
-                toolCallId=event.call_id,
-                status="completed",
-                # Not ``error``: the openai SDK aborts the whole stream on any frame whose
-                # top-level ``error`` is truthy, and a failed tool is not a failed stream.
-                failed=event.is_error,
-                duration=round(event.duration_s, 3),
-            )
+            tool = {"tool": event.name, "emoji": spec.emoji if spec and spec.emoji else "🔧"}
+            if isinstance(event, ToolAnnounced):
+                payload = self.chunk(
+                    None,
+                    **tool,
+                    label=kernel.redactor(event.preview)[:200],
+                    toolCallId=event.call_id,
+                    status="running",
+                )
+            else:
+                payload = self.chunk(
+                    None,
+                    **tool,
+                    toolCallId=event.call_id,
+                    status="completed",
+                    # Not ``error``: the openai SDK aborts the whole stream on any frame whose
+                    # top-level ``error`` is truthy, and a failed tool is not a failed stream.
+                    failed=event.is_error,
+                    duration=round(event.duration_s, 3),
+                )
         elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
             # A child agent shows like a tool: running when it starts, completed when it ends.
             done = event.kind == "complete"
