@@ -62,7 +62,7 @@ def error_response(err: ApiError) -> web.Response:
     }
     body.update(err.extra)
     headers = dict(err.headers)
-    headers["X-Should-Retry"] = "true" if err.status in (429, 503) else "false"
+    headers.setdefault("X-Should-Retry", "true" if err.status in (429, 503) else "false")
     response = json_response({"error": body}, status=err.status, headers=headers)
     if err.status == 408:
         # The request was not read to its end: the connection cannot carry another one.

@@ -1,8 +1,9 @@
 """Build the static OpenAPI 3.1 document (docs/reference/api-server.md#get-openapijson): every route, its
 operationId, statuses and schemas.
 
-Request and response schemas come from the pydantic models in ``request_models`` and
-``response_models``, converted with pydantic's JSON Schema generator when the document is built.
+Request and response schemas come from the pydantic models in ``request_models``,
+``response_models`` and ``response_models_runs``, converted with pydantic's JSON Schema generator
+when the document is built.
 """
 
 from __future__ import annotations
@@ -107,8 +108,9 @@ def _schemas() -> dict[str, Any]:
 
     from hermes_api_server.request_models import REQUEST_MODELS
     from hermes_api_server.response_models import RESPONSE_MODELS
+    from hermes_api_server.response_models_runs import RUN_MODELS
 
-    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS]
+    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS, *RUN_MODELS]
     _, top = models_json_schema(
         [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
     )

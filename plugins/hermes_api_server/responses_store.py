@@ -30,6 +30,9 @@ CREATE TABLE IF NOT EXISTS runs (
 CREATE TABLE IF NOT EXISTS run_keys (
     principal TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, run_id TEXT NOT NULL,
     created REAL NOT NULL, PRIMARY KEY (principal, key));
+CREATE TABLE IF NOT EXISTS turn_keys (
+    principal TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    result TEXT, created REAL NOT NULL, touched REAL NOT NULL, PRIMARY KEY (principal, scope, key));
 """
 
 
@@ -220,16 +223,70 @@ class ResponseStore:
 
         await self._call(write)
 
-    async def sweep(self, retention_s: float) -> None:
+    async def sweep(self, retention_s: float, key_ttl_s: float) -> None:
         """Drop run statuses and idempotency records past their retention."""
-        cutoff = time.time() - retention_s
+        now = time.time()
+        cutoff = now - retention_s
 
         def delete(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM runs WHERE terminal=1 AND updated < ?", (cutoff,))
             db.execute("DELETE FROM run_keys WHERE created < ?", (cutoff,))
+            db.execute("DELETE FROM turn_keys WHERE created < ?", (now - key_ttl_s,))
 
         await self._call(delete)
 
     async def count_runs(self) -> int:
         """Return how many run statuses are stored."""
         return await self._call(lambda db: int(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]))
+
+    # -- results of non-streamed turns, by Idempotency-Key ---------------------------------------
+    async def claim_key(
+        self, principal: str, scope: str, key: str, fp: str, ttl_s: float, stale_s: float
+    ) -> tuple[str, Any] | None:
+        """Claim ``key`` for a computation, or return ``(fingerprint, result)`` of its holder."""
+        ident = (principal, scope, key)
+
+        def claim(db: sqlite3.Connection) -> tuple[str, Any] | None:
+            now = time.time()
+            db.execute(
+                "DELETE FROM turn_keys WHERE principal=? AND scope=? AND key=?"
+                " AND (created < ? OR (result IS NULL AND touched < ?))",
+                (*ident, now - ttl_s, now - stale_s),
+            )
+            row = db.execute(
+                "SELECT fingerprint, result FROM turn_keys WHERE principal=? AND scope=? AND key=?", ident
+            ).fetchone()
+            if row is not None:
+                return (row[0], None if row[1] is None else json.loads(row[1]))
+            db.execute("INSERT INTO turn_keys VALUES (?, ?, ?, ?, NULL, ?, ?)", (*ident, fp, now, now))
+            return None
+
+        return await self._call(claim)
+
+    async def touch_key(self, principal: str, scope: str, key: str) -> None:
+        """Mark the computation under ``key`` alive."""
+        await self._call(
+            lambda db: db.execute(
+                "UPDATE turn_keys SET touched=? WHERE principal=? AND scope=? AND key=? AND result IS NULL",
+                (time.time(), principal, scope, key),
+            )
+        )
+
+    async def finish_key(self, principal: str, scope: str, key: str, result: Any) -> None:
+        """Store the result of the computation under ``key``; its TTL starts now."""
+        text = json.dumps(result, ensure_ascii=False)
+        await self._call(
+            lambda db: db.execute(
+                "UPDATE turn_keys SET result=?, created=? WHERE principal=? AND scope=? AND key=?",
+                (text, time.time(), principal, scope, key),
+            )
+        )
+
+    async def drop_key(self, principal: str, scope: str, key: str) -> None:
+        """Release an unfinished claim."""
+        await self._call(
+            lambda db: db.execute(
+                "DELETE FROM turn_keys WHERE principal=? AND scope=? AND key=? AND result IS NULL",
+                (principal, scope, key),
+            )
+        )

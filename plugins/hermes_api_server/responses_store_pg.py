@@ -1,7 +1,7 @@
 """The API server's records in the shared PostgreSQL database, for instances behind one load
 balancer (docs/deploy.md#what-lives-where).
 
-Same methods as :class:`hermes_api_server.responses_store.ResponseStore`; chosen when the kernel's
+Implements :class:`hermes_api_server.records.ApiRecords`, like the SQLite file; chosen when the kernel's
 storage backend is ``postgres``, so a stored response, a conversation name, a run's status and an
 idempotency key written by one instance are seen by all. The tables carry an ``api_`` prefix and
 live next to the kernel's in the schema the connection string selects.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core import StorageUnavailable
 
 if TYPE_CHECKING:
-    from hermes_api_server.responses_store import ResponseStore
+    from hermes_api_server.records import ApiRecords
     from hermes_core import Kernel
 
 #: Serialises the ``CREATE TABLE IF NOT EXISTS`` of instances starting together.
@@ -38,6 +38,10 @@ CREATE INDEX IF NOT EXISTS api_runs_principal ON api_runs(principal, updated);
 CREATE TABLE IF NOT EXISTS api_run_keys (
     principal TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, run_id TEXT NOT NULL,
     created DOUBLE PRECISION NOT NULL, PRIMARY KEY (principal, key));
+CREATE TABLE IF NOT EXISTS api_turn_keys (
+    principal TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    result TEXT, created DOUBLE PRECISION NOT NULL, touched DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (principal, scope, key));
 """
 
 
@@ -80,7 +84,9 @@ class PgResponseStore:
             await pool.close()
 
     @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[Any]:
+    async def _tx(self, *, cache: bool = False) -> AsyncIterator[Any]:
+        """A transaction; ``cache`` for records whose loss in a server crash costs only a recomputation
+        (idempotency results): their commit does not wait for the disk."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -88,6 +94,8 @@ class PgResponseStore:
             raise StorageUnavailable("the API server's PostgreSQL records are closed")
         try:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                if cache:
+                    await cur.execute("SET LOCAL synchronous_commit = off")
                 yield cur
         except PoolTimeout:
             raise StorageUnavailable(
@@ -229,12 +237,14 @@ class PgResponseStore:
                 (principal, key, fp, run_id, time.time()),
             )
 
-    async def sweep(self, retention_s: float) -> None:
+    async def sweep(self, retention_s: float, key_ttl_s: float) -> None:
         """Drop run statuses and idempotency records past their retention."""
-        cutoff = time.time() - retention_s
+        now = time.time()
+        cutoff = now - retention_s
         async with self._tx() as cur:
             await cur.execute("DELETE FROM api_runs WHERE terminal AND updated < %s", (cutoff,))
             await cur.execute("DELETE FROM api_run_keys WHERE created < %s", (cutoff,))
+            await cur.execute("DELETE FROM api_turn_keys WHERE created < %s", (now - key_ttl_s,))
 
     async def count_runs(self) -> int:
         """Return how many run statuses are stored."""
@@ -243,8 +253,69 @@ class PgResponseStore:
             row = await cur.fetchone()
         return int(row[0]) if row else 0
 
+    # -- results of non-streamed turns, by Idempotency-Key ---------------------------------------
+    async def claim_key(
+        self, principal: str, scope: str, key: str, fp: str, ttl_s: float, stale_s: float
+    ) -> tuple[str, Any] | None:
+        """Claim ``key`` for a computation, or return ``(fingerprint, result)`` of its holder.
 
-def choose_store(kernel: Kernel, data_dir: Path, max_responses: int) -> ResponseStore | PgResponseStore:
+        Twins on several instances race on the primary key: one insert wins, the others wait for
+        its commit (``ON CONFLICT DO NOTHING``) and then read the winner's record.
+        """
+        ident = (principal, scope, key)
+        for _ in range(3):
+            now = time.time()
+            async with self._tx(cache=True) as cur:
+                await cur.execute(
+                    "DELETE FROM api_turn_keys WHERE principal=%s AND scope=%s AND key=%s"
+                    " AND (created < %s OR (result IS NULL AND touched < %s))",
+                    (*ident, now - ttl_s, now - stale_s),
+                )
+                await cur.execute(
+                    "INSERT INTO api_turn_keys VALUES (%s, %s, %s, %s, NULL, %s, %s) ON CONFLICT DO NOTHING",
+                    (*ident, fp, now, now),
+                )
+                if cur.rowcount == 1:
+                    return None
+                await cur.execute(
+                    "SELECT fingerprint, result FROM api_turn_keys"
+                    " WHERE principal=%s AND scope=%s AND key=%s",
+                    ident,
+                )
+                row = await cur.fetchone()
+            if row is not None:
+                return (str(row[0]), None if row[1] is None else json.loads(row[1]))
+            # The holder released its claim between our insert and our read: try again.
+        raise StorageUnavailable("an Idempotency-Key record kept changing under a claim; try again")
+
+    async def touch_key(self, principal: str, scope: str, key: str) -> None:
+        """Mark the computation under ``key`` alive."""
+        async with self._tx(cache=True) as cur:
+            await cur.execute(
+                "UPDATE api_turn_keys SET touched=%s WHERE principal=%s AND scope=%s AND key=%s"
+                " AND result IS NULL",
+                (time.time(), principal, scope, key),
+            )
+
+    async def finish_key(self, principal: str, scope: str, key: str, result: Any) -> None:
+        """Store the result of the computation under ``key``; its TTL starts now."""
+        text = json.dumps(result, ensure_ascii=False)
+        async with self._tx(cache=True) as cur:
+            await cur.execute(
+                "UPDATE api_turn_keys SET result=%s, created=%s WHERE principal=%s AND scope=%s AND key=%s",
+                (text, time.time(), principal, scope, key),
+            )
+
+    async def drop_key(self, principal: str, scope: str, key: str) -> None:
+        """Release an unfinished claim."""
+        async with self._tx(cache=True) as cur:
+            await cur.execute(
+                "DELETE FROM api_turn_keys WHERE principal=%s AND scope=%s AND key=%s AND result IS NULL",
+                (principal, scope, key),
+            )
+
+
+def choose_store(kernel: Kernel, data_dir: Path, max_responses: int) -> ApiRecords:
     """Return the (unopened) record store: the shared PostgreSQL database when the kernel's sessions
     live there, else the instance's own SQLite file ``<data_dir>/api_server.sqlite3``."""
     options = kernel.settings.storage

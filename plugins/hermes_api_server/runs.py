@@ -1,5 +1,9 @@
-"""Runs: lifecycle, durable status, idempotency, approvals, steer and stop
-(docs/reference/api-server.md#runs)."""
+"""Runs: lifecycle, durable status, settling and stop (docs/reference/api-server.md#runs).
+
+The relay of a run's turn events is :mod:`hermes_api_server.runs_events`; finding runs beyond this
+process (records, other instances) and settling a dead owner's runs is
+:mod:`hermes_api_server.runs_lookup`; steer and approvals are :mod:`hermes_api_server.runs_control`.
+"""
 
 from __future__ import annotations
 
@@ -13,25 +17,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.bus import LocalBus, RemoteRun
 from hermes_api_server.errors import ApiError
-from hermes_api_server.idempotency import InFlight
+from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import run_terminal, usage_dict
-from hermes_api_server.run_state import Run, approval_payload
-from hermes_api_server.tool_diff import progress_tail, unified_diff
-from hermes_api_server.turns import EventPump, submit_turn
-from hermes_core import (
-    DeltaCoalescer,
-    QuestionClosed,
-    QuestionRequested,
-    SteerDelivered,
-    SubagentEvent,
-    ToolAnnounced,
-    ToolCompleted,
-    ToolProgress,
-    TurnCompleted,
-    TurnStarted,
-    subagent_payload,
-)
+from hermes_api_server.run_state import Run
+from hermes_api_server.runs_events import RunEvents
+from hermes_api_server.runs_lookup import RunLookup
+from hermes_api_server.turns import submit_turn
+from hermes_core import TurnCompleted
 
 if TYPE_CHECKING:
     from hermes_api_server.bus import RunBus
@@ -39,7 +32,6 @@ if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.responses import Target
     from hermes_api_server.state import ServerState
-    from hermes_core import Event, FileChange, Turn
 
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
@@ -48,7 +40,7 @@ CLAIM_WAIT_S = 1.0
 
 
 class RunManager:
-    """Every run of this process, plus the durable records in the plugin's SQLite file."""
+    """Every run of this process, plus their durable statuses in the plugin's records."""
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
@@ -61,6 +53,7 @@ class RunManager:
         self.bus: RunBus = LocalBus()
         #: Readers here of runs other instances own, by run id.
         self.remote_subscribers: dict[str, int] = {}
+        self.lookup = RunLookup(self)
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -114,83 +107,21 @@ class RunManager:
                 del self.runs[run_id]
             elif now - closed > settings.run_journal_retention_s:
                 run.journal.events.clear()
-        await self.state.store.sweep(settings.run_status_retention_s)
+        await self.state.store.sweep(settings.run_status_retention_s, TTL_S)
+        await self.lookup.sweep()
         self._stored = await self.state.store.count_runs()
 
     async def reconcile_after_restart(self) -> None:
-        """Settle runs a previous process left non-terminal as ``interrupted``
-        (docs/reference/api-server.md#shutdown-and-restart)."""
-        store = self.state.store
-        for run_id, who, status in await store.non_terminal_runs():
-            if store.shared and not await self._owner_gone(run_id):
-                continue  # another instance is running it
-            last_seq = int(status.get("last_seq") or 0)
-            journal = Journal(run_id, self.state.settings.run_journal_events, last_seq + 1)
-            fields = {
-                "error": "The server restarted before this run settled.",
-                "completed": False,
-                "interrupted": True,
-                "turn_exit_reason": "interrupted_by_system(shutdown)",
-            }
-            payload = journal.append("run.interrupted", fields, terminal=True)
-            status.update(fields)
-            status.update(
-                status="interrupted",
-                updated_at=time.time(),
-                last_event="run.interrupted",
-                last_seq=payload["seq"],
-                terminal_event=payload,
-            )
-            await self.state.store.put_run(run_id, who, status, True)
+        """Settle the runs a dead process left unfinished (see :class:`RunLookup`)."""
+        await self.lookup.reconcile_after_restart()
 
-    async def _owner_gone(self, run_id: str) -> bool:
-        """True when no live instance owns ``run_id`` (as far as the bus can tell)."""
-        try:
-            record = await self.bus.lookup(run_id)
-        except Exception:
-            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
-            return False
-        return record is None or not record["alive"]
-
-    # -- lookup --------------------------------------------------------------------------------
     async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
-        """Return the live run, else its stored status, else (on a shared bus) the run another
-        instance owns; 404 for unknown or foreign runs."""
-        run = self.runs.get(run_id)
-        if run is not None:
-            if run.principal != who:
-                raise not_found(run_id)
-            return run
-        stored = await self.state.store.get_run(run_id)
-        if stored is not None:
-            if stored[0] != who:
-                raise not_found(run_id)
-            if not self.state.store.shared:
-                return stored[1]
-            # A shared record: the run's owner on the bus still serves its events and commands.
-        try:
-            record = await self.bus.lookup(run_id)
-        except Exception as exc:
-            if stored is not None:
-                return stored[1]
-            raise bus_unavailable(exc) from None
-        if record is None or record["principal"] != who or record["owner"] == self.bus.instance_id:
-            if stored is not None:
-                return stored[1]
-            raise not_found(run_id)
-        return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], record["status"])
+        """Return the run here, on another instance, or its stored status (see :class:`RunLookup`)."""
+        return await self.lookup.find(who, run_id)
 
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
-        """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
-        found: dict[str, dict[str, Any]] = {}
-        for status in await self.state.store.runs_of(who, limit):
-            status.pop("terminal_event", None)
-            found[str(status.get("run_id"))] = status
-        for run in self.runs.values():
-            if run.principal == who:
-                found[run.run_id] = run.status_object()
-        ordered = sorted(found.values(), key=lambda s: float(s.get("created_at") or 0), reverse=True)
-        return ordered[:limit]
+        """Return ``who``'s newest runs, newest first (see :class:`RunLookup`)."""
+        return await self.lookup.recent(who, limit)
 
     # -- events --------------------------------------------------------------------------------
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
@@ -293,7 +224,7 @@ class RunManager:
                 turn = await submit_turn(session, conv, choice, run.principal, frozenset({"approval"}))
                 run.turn = turn
                 await self.set_status(run, "queued" if turn.position > 0 else "running")
-                await self._pump(run, turn)
+                await RunEvents(self).pump(run, turn)
         except ApiError as err:
             await self._finish_failed(run, err.message, err.code)
         except asyncio.CancelledError:
@@ -312,103 +243,6 @@ class RunManager:
                 await asyncio.shield(abandon(run.session, run.turn))
             run.session = None
 
-    async def _pump(self, run: Run, turn: Turn) -> None:
-        pump = EventPump(turn)
-        deltas = DeltaCoalescer(keep_reasoning=self.state.settings.show_reasoning)
-        try:
-            async for batch in pump.batches(keepalive_s=3600):
-                if batch is None:
-                    continue
-                output: dict[str, str] = {}
-                for event in batch:
-                    if deltas.add(event):
-                        continue
-                    self._flush(run, deltas)
-                    if isinstance(event, ToolProgress):
-                        # One tool.progress per call and batch, however the output was chunked.
-                        output[event.call_id] = output.get(event.call_id, "") + event.chunk
-                        continue
-                    self._flush_output(run, output)
-                    await self._on_event(run, event)
-                self._flush(run, deltas)
-                self._flush_output(run, output)
-        finally:
-            await pump.close()
-
-    def _flush(self, run: Run, deltas: DeltaCoalescer) -> None:
-        """Emit pending text and reasoning as one coalesced event each."""
-        text, reasoning = deltas.take()
-        if text is not None:
-            run.output += text
-            self.emit(run, "message.delta", {"delta": text})
-        if reasoning is not None:
-            self.emit(run, "reasoning.delta", {"delta": reasoning})
-
-    def _flush_output(self, run: Run, output: dict[str, str]) -> None:
-        for call_id, text in output.items():
-            self.emit(run, "tool.progress", {"tool_call_id": call_id, "chunk": progress_tail(text)})
-        output.clear()
-
-    async def _on_event(self, run: Run, event: Event) -> None:
-        match event:
-            case TurnStarted():
-                if run.status == "queued":
-                    await self.set_status(run, "running")
-            case ToolAnnounced():
-                self.emit(
-                    run,
-                    "tool.started",
-                    {
-                        "tool": event.name,
-                        "tool_call_id": event.call_id,
-                        "preview": self.state.kernel.redactor(event.preview)[:200],
-                        **self._diff(run, event.proposed_change),
-                    },
-                )
-            case ToolCompleted():
-                self.emit(
-                    run,
-                    "tool.completed",
-                    {
-                        "tool": event.name,
-                        "tool_call_id": event.call_id,
-                        "duration": round(event.duration_s, 3),
-                        "error": event.is_error,
-                        **self._diff(run, event.file_change),
-                    },
-                )
-            case QuestionRequested(kind="approval"):
-                run.approvals[event.request_id] = event
-                if run.status == "running":
-                    await self.set_status(run, "waiting_for_approval")
-                self.emit(run, "approval.request", approval_payload(event))
-            case QuestionClosed(kind="approval"):
-                if run.approvals.pop(event.request_id, None) is None:
-                    return
-                if event.reason == "answered":
-                    self.emit(
-                        run,
-                        "approval.responded",
-                        {"request_id": event.request_id, "choice": event.choice, "resolved": 1},
-                    )
-                else:
-                    why = {"timeout": "timeout", "shutdown": "shutdown"}.get(event.reason, "stopped")
-                    self.emit(run, "approval.expired", {"request_id": event.request_id, "reason": why})
-                if not run.approvals and run.status == "waiting_for_approval":
-                    await self.set_status(run, "running")
-            case SteerDelivered():
-                self.emit(run, "run.steer_delivered", {"chars": event.chars})
-            case SubagentEvent():
-                self.emit(run, f"subagent.{event.kind}", subagent_payload(event, self.state.kernel.redactor))
-            case TurnCompleted():
-                await self._finish(run, event)
-
-    def _diff(self, run: Run, change: FileChange | None) -> dict[str, str]:
-        """Return ``{"diff": …}`` for a tool's file change (redacted), else nothing."""
-        cwd = run.session.cwd if run.session is not None else None
-        text = unified_diff(change, cwd) if change is not None else None
-        return {"diff": self.state.kernel.redactor(text)} if text else {}
-
     # -- settling ------------------------------------------------------------------------------
     async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:
         # What settles a run is kept and served for a day: no secret may be in it.
@@ -423,7 +257,8 @@ class RunManager:
         self.emit(run, event, payload_fields, terminal=True)
         await self.persist(run)
 
-    async def _finish(self, run: Run, done: TurnCompleted) -> None:
+    async def finish(self, run: Run, done: TurnCompleted) -> None:
+        """Settle the run as its turn ended."""
         status, fields = run_terminal(done, run.stop_requested)
         if status == "interrupted" and run.stop_requested:
             status = "cancelled"
@@ -514,19 +349,3 @@ class RunManager:
 
     def usage_of(self, done: TurnCompleted) -> dict[str, int]:
         return usage_dict(done)
-
-
-def bus_unavailable(exc: Exception) -> ApiError:
-    """Return the 503 of a run bus that cannot be reached."""
-    log.warning("run bus unavailable: %s", exc)
-    return ApiError(
-        503,
-        "bus_unavailable",
-        "The run bus (Redis) cannot be reached; try again",
-        headers={"Retry-After": "1"},
-    )
-
-
-def not_found(run_id: str) -> ApiError:
-    """Return the 404 of an unknown, expired or foreign run."""
-    return ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")

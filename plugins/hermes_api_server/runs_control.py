@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
-from hermes_api_server.runs import bus_unavailable
+from hermes_api_server.runs_lookup import bus_unavailable
 
 if TYPE_CHECKING:
     from hermes_api_server.run_state import Run

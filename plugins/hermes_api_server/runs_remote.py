@@ -12,7 +12,7 @@ from aiohttp import web
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import ApiError, dumps
 from hermes_api_server.journal import MAX_SUBSCRIBERS
-from hermes_api_server.runs import bus_unavailable
+from hermes_api_server.runs_lookup import bus_unavailable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import ServerState
 

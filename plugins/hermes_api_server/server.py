@@ -179,7 +179,7 @@ async def backends_banner(state: ServerState) -> list[str]:
 async def _build_state(
     kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
 ) -> ServerState:
-    from hermes_api_server.idempotency import IdempotencyCache
+    from hermes_api_server.idempotency import TurnKeys
     from hermes_api_server.pool import SessionPool
     from hermes_api_server.responses_store_pg import choose_store
     from hermes_api_server.runs import RunManager
@@ -198,7 +198,7 @@ async def _build_state(
         pool=pool,
         store=store,
         runs=None,  # type: ignore[arg-type]
-        idempotency=IdempotencyCache(),
+        idempotency=TurnKeys(store),
     )
     state.runs = RunManager(state)
     if settings.browser_control.enabled:

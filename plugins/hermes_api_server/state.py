@@ -14,11 +14,10 @@ from aiohttp import web
 from hermes_api_server.errors import ApiError
 
 if TYPE_CHECKING:
-    from hermes_api_server.idempotency import IdempotencyCache
+    from hermes_api_server.idempotency import TurnKeys
     from hermes_api_server.keys import KeyRing
     from hermes_api_server.pool import SessionPool
-    from hermes_api_server.responses_store import ResponseStore
-    from hermes_api_server.responses_store_pg import PgResponseStore
+    from hermes_api_server.records import ApiRecords
     from hermes_api_server.runs import RunManager
     from hermes_api_server.settings import ApiSettings
     from hermes_core import Kernel
@@ -34,9 +33,9 @@ class ServerState:
     data_dir: Path
     version: str
     pool: SessionPool
-    store: ResponseStore | PgResponseStore
+    store: ApiRecords
     runs: RunManager
-    idempotency: IdempotencyCache
+    idempotency: TurnKeys
     started_at: float = field(default_factory=time.time)
     host: str = "127.0.0.1"
     port: int = 0

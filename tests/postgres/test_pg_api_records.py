@@ -67,7 +67,7 @@ async def test_least_recently_used_responses_are_evicted_and_old_runs_swept(pg_d
         await store.put_run("done", "p1", {"status": "completed"}, True)
         await store.put_run("live", "p1", {"status": "running"}, False)
         await store.put_run_key("p1", "k", "fp", "done")
-        await store.sweep(-1.0)  # everything is past a negative retention
+        await store.sweep(-1.0, -1.0)  # everything is past a negative retention
         assert await store.get_run("done") is None
         assert await store.get_run("live") is not None  # an unsettled run is never swept
         assert await store.run_key("p1", "k") is None

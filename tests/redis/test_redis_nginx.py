@@ -199,6 +199,14 @@ async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]
         victim.proc.wait(10)  # reaped, as a supervisor would: no zombie left holding its pid
         end = (await stream.until("run.failed"))[-1]
     assert end["data"]["error_code"] == "owner_lost"
+    for _ in range(len(backends)):  # the survivors tell the stream's story, whichever answers
+        status = await call(front, "GET", f"/v1/runs/{run_id}")
+        assert (status.json["status"], status.json["error_code"]) == ("failed", "owner_lost"), status.text
+        assert status.json["last_seq"] == end["id"]
+        if "HERMES_POSTGRES_DSN" in shared.env:  # the run records are shared: every listing has it
+            runs = (await call(front, "GET", "/v1/runs")).json["data"]
+            listed = next(r for r in runs if r["run_id"] == run_id)
+            assert (listed["status"], listed.get("error_code")) == ("failed", "owner_lost"), listed
     lost = await call(front, "POST", f"/v1/runs/{run_id}/steer", {"input": "anyone?"})
     assert_error(lost, 409, "run_not_accepting_steer")
 

@@ -1,0 +1,221 @@
+"""The SSE frames of a streamed ``POST /v1/chat/completions``: role, coalesced content and
+reasoning deltas, tool progress, the outcome and ``[DONE]``
+(docs/reference/api-server.md#chat-completions)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.errors import dumps
+from hermes_api_server.outcomes import chat_finish, hermes_block
+from hermes_api_server.turns import KEEPALIVE_S
+from hermes_core import DeltaCoalescer, SubagentEvent, ToolAnnounced, ToolCompleted, TurnCompleted
+
+if TYPE_CHECKING:
+    from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.sse import SseWriter
+    from hermes_api_server.state import ServerState
+    from hermes_api_server.turns import EventPump
+    from hermes_core import Event
+
+HEAD_WAIT_S = 0.05  # longest the response head waits to leave with the first frame
+
+
+class ChatChunks:
+    """Encodes one streamed chat turn as ``chat.completion.chunk`` frames."""
+
+    def __init__(
+        self, state: ServerState, chat_id: str, created: int, choice: ModelChoice, session_id: str
+    ) -> None:
+        self.state = state
+        self.id = chat_id
+        self.created = created
+        self.choice = choice
+        self.requested = choice.requested
+        self.session_id = session_id
+        self._delta_head: str | None = None
+
+    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
+        chunk: dict[str, Any] = {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.requested,
+            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        chunk.update(extra)
+        return chunk
+
+    async def pump(
+        self,
+        writer: SseWriter,
+        pump: EventPump,
+        model_ref: str,
+        source: str,
+        include_usage: bool,
+    ) -> str:
+        """Stream the turn's frames; return the last ones (the outcome and ``[DONE]``), unwritten."""
+        settings = self.state.settings
+        loop = asyncio.get_running_loop()
+        # The head and the role chunk leave with the first frame (one packet on the path to the
+        # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
+        head: str | None = _frame(self.chunk({"role": "assistant"}))
+        head_by = loop.time() + HEAD_WAIT_S
+        deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
+        while True:
+            wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
+            batch = await pump.next(wait)
+            if batch is None:
+                if head is not None:
+                    await writer.open(head)
+                    head = None
+                else:
+                    await writer.raw(": keepalive\n\n")
+                continue
+            out: list[str] = []
+            ended = not batch
+
+            for event in batch:
+                if deltas.add(event):
+                    continue
+                match event:
+                    case ToolAnnounced() | ToolCompleted() | SubagentEvent():
+                        frame = self._progress(event)
+                        if frame is not None:
+                            self._flush(out, deltas)
+                            out.append(frame)
+                    case TurnCompleted():
+                        self._flush(out, deltas)
+                        out.extend(self._final(event, model_ref, source, include_usage))
+                        ended = True
+            self._flush(out, deltas)
+            if head is not None and (out or ended):
+                out.insert(0, head)
+                head = None
+            if ended:
+                # An empty batch means the events stopped without an outcome (a discarded queue
+                # item); the stream still ends the way clients expect.
+                out.append("data: [DONE]\n\n")
+                return "".join(out)
+            if not out:
+                continue
+            if writer.opened:
+                await writer.raw("".join(out))
+            else:
+                await writer.open("".join(out))
+
+    def _flush(self, out: list[str], deltas: DeltaCoalescer) -> None:
+        """Turn pending text and reasoning into one content chunk."""
+        text, reasoning = deltas.take()
+        if text is not None or reasoning is not None:
+            # The same bytes as _frame(self.chunk(delta)), without building and encoding the
+            # whole chunk for every delta: only the delta's strings are encoded.
+            fields: list[str] = []
+            if text is not None:
+                fields.append('"content":' + dumps(text))
+            if reasoning is not None:
+                fields.append('"reasoning_content":' + dumps(reasoning))
+            head = self._delta_head
+            if head is None:
+                head = self._delta_head = "".join(
+                    (
+                        'data: {"id":',
+                        dumps(self.id),
+                        ',"object":"chat.completion.chunk","created":',
+                        str(self.created),
+                        ',"model":',
+                        dumps(self.requested),
+                        ',"choices":[{"index":0,"delta":{',
+                    )
+                )
+            out.append(head + ",".join(fields) + '},"finish_reason":null}]}\n\n')
+
+    def _progress(self, event: Event) -> str | None:
+        if not self.state.settings.tool_progress_events:
+            return None
+        kernel = self.state.kernel
+        if isinstance(event, ToolAnnounced | ToolCompleted):
+            if event.name.startswith("_"):
+                return None
+            spec = kernel.registry.tools.get(event.name)
+            tool = {"tool": event.name, "emoji": spec.emoji if spec and spec.emoji else "🔧"}
+            if isinstance(event, ToolAnnounced):
+                payload = self.chunk(
+                    None,
+                    **tool,
+                    label=kernel.redactor(event.preview)[:200],
+                    toolCallId=event.call_id,
+                    status="running",
+                )
+            else:
+                payload = self.chunk(
+                    None,
+                    **tool,
+                    toolCallId=event.call_id,
+                    status="completed",
+                    # Not ``error``: the openai SDK aborts the whole stream on any frame whose
+                    # top-level ``error`` is truthy, and a failed tool is not a failed stream.
+                    failed=event.is_error,
+                    duration=round(event.duration_s, 3),
+                )
+        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
+            # A child agent shows like a tool: running when it starts, completed when it ends.
+            done = event.kind == "complete"
+            ended: dict[str, Any] = (
+                {"failed": event.status != "completed", "duration": event.payload.get("duration_s")}
+                if done
+                else {}
+            )
+            payload = self.chunk(
+                None,
+                tool="subagent",
+                emoji="🤖",
+                label=kernel.redactor(event.goal)[:200],
+                toolCallId=f"subagent-{event.subagent_id}",
+                status="completed" if done else "running",
+                subagent_id=event.subagent_id,
+                parent_id=event.parent_id,
+                depth=event.depth,
+                task_index=event.task_index,
+                task_count=event.task_count,
+                **ended,
+            )
+        else:
+            return None
+        return "event: hermes.tool.progress\ndata: " + dumps(payload) + "\n\n"
+
+    def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
+        finish, block, _ = chat_finish(done)
+        if finish is None:
+            finish = "error"
+            block = {
+                "completed": False,
+                "partial": False,
+                "failed": True,
+                "error_code": "provider_error" if done.outcome.reason == "provider_error" else "agent_error",
+            }
+            if done.outcome.status == "interrupted":
+                block["error_code"] = "interrupted"
+        usage = done.turn_usage
+        usage_obj = {
+            "prompt_tokens": usage.input,
+            "completion_tokens": usage.output,
+            "total_tokens": usage.total or usage.input + usage.output,
+        }
+        extra: dict[str, Any] = {}
+        if finish != "stop" or done.warnings:  # a complete turn only needs it to carry warnings
+            extra["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
+        if finish == "error":
+            message = self.state.kernel.redactor(done.outcome.message or "The agent turn failed")
+            extra["error"] = {"message": message, "type": "server_error"}
+        if not include_usage:
+            extra["usage"] = usage_obj
+        frames = [_frame(self.chunk({}, finish, **extra))]
+        if include_usage:
+            frames.append(_frame(self.chunk(None, usage=usage_obj)))
+        return frames
+
+
+def _frame(payload: dict[str, Any]) -> str:
+    return "data: " + dumps(payload) + "\n\n"

@@ -1,0 +1,71 @@
+"""What the API server keeps durably, whichever database holds it (docs/reference/api-server.md#persistence).
+
+:class:`ApiRecords` is the one interface the handlers and the run manager type against; the
+instance's own SQLite file (:mod:`hermes_api_server.responses_store`) and the shared PostgreSQL
+tables (:mod:`hermes_api_server.responses_store_pg`) both implement it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ApiRecords(Protocol):
+    """Stored responses, conversation names, run statuses and idempotency keys."""
+
+    #: True when other instances write the same records (a non-terminal run may be theirs).
+    shared: bool
+    max_responses: int
+
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+
+    # -- responses
+    async def put_response(
+        self,
+        response_id: str,
+        principal: str,
+        session_id: str,
+        through_row_id: int | None,
+        instructions: str | None,
+        obj: dict[str, Any],
+        conversation: str | None,
+    ) -> None: ...
+    async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None: ...
+    async def delete_response(self, principal: str, response_id: str) -> bool: ...
+    async def conversation(self, principal: str, name: str) -> str | None: ...
+
+    # -- runs
+    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None: ...
+    async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None: ...
+    async def non_terminal_runs(self) -> list[tuple[str, str, dict[str, Any]]]: ...
+    async def runs_of(self, principal: str, limit: int) -> list[dict[str, Any]]: ...
+    async def run_key(self, principal: str, key: str) -> tuple[str, str] | None: ...
+    async def put_run_key(self, principal: str, key: str, fp: str, run_id: str) -> None: ...
+    async def sweep(self, retention_s: float, key_ttl_s: float) -> None: ...
+    async def count_runs(self) -> int: ...
+
+    # -- results of non-streamed chat and Responses requests, by Idempotency-Key
+    async def claim_key(
+        self, principal: str, scope: str, key: str, fp: str, ttl_s: float, stale_s: float
+    ) -> tuple[str, Any] | None:
+        """Claim ``key`` for a computation, or return what holds it.
+
+        :returns: None when the caller now holds the key; else ``(fingerprint, result)`` of the
+            record there, ``result`` None while its computation is still under way. A record
+            older than ``ttl_s``, or an unfinished one whose holder has not touched it for
+            ``stale_s`` (its instance died), is replaced by the caller's claim.
+        """
+        ...
+
+    async def touch_key(self, principal: str, scope: str, key: str) -> None:
+        """Tell twins the computation under ``key`` is still alive."""
+        ...
+
+    async def finish_key(self, principal: str, scope: str, key: str, result: Any) -> None:
+        """Store the result (JSON) of the computation under ``key``."""
+        ...
+
+    async def drop_key(self, principal: str, scope: str, key: str) -> None:
+        """Release an unfinished claim (the computation failed: a retry computes again)."""
+        ...

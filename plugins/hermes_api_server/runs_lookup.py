@@ -1,0 +1,204 @@
+"""Finding a run wherever it lives — this process, the durable records, another instance on the
+bus — and settling the runs whose owner is gone (docs/reference/api-server.md#run-bus,
+#shutdown-and-restart).
+
+A run whose owning instance died ends one way everywhere: ``run.failed`` with ``error_code``
+``owner_lost``. The bus's reaper appends that event to the run's stream; :meth:`RunLookup.settle_lost`
+copies the same status, terminal event included, into the durable record, so ``GET /v1/runs/{id}``,
+``GET /v1/runs`` and the event stream tell the same story on every instance, also one started
+after the owner died.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.bus import RemoteRun
+from hermes_api_server.errors import ApiError
+from hermes_api_server.journal import Journal
+from hermes_api_server.run_state import TERMINAL
+
+if TYPE_CHECKING:
+    from hermes_api_server.run_state import Run
+    from hermes_api_server.runs import RunManager
+
+log = logging.getLogger("hermes.api.runs")
+LOST_MESSAGE = "The instance that owned this run stopped answering; the run ended."
+
+
+def bus_unavailable(exc: Exception) -> ApiError:
+    """Return the 503 of a run bus that cannot be reached."""
+    log.warning("run bus unavailable: %s", exc)
+    return ApiError(
+        503,
+        "bus_unavailable",
+        "The run bus (Redis) cannot be reached; try again",
+        headers={"Retry-After": "1"},
+    )
+
+
+def not_found(run_id: str) -> ApiError:
+    """Return the 404 of an unknown, expired or foreign run."""
+    return ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
+
+
+def settled(status: dict[str, Any]) -> bool:
+    """Tell whether a stored status is a terminal one."""
+    return status.get("status") in TERMINAL
+
+
+class RunLookup:
+    """The run manager's view of runs beyond this process."""
+
+    def __init__(self, runs: RunManager) -> None:
+        self.runs = runs
+
+    async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
+        """Return the live run, else its stored status, else (on a shared bus) the run another
+        instance owns; 404 for unknown or foreign runs. A run whose owner is gone is settled
+        (``owner_lost``) on the way."""
+        runs = self.runs
+        run = runs.runs.get(run_id)
+        if run is not None:
+            if run.principal != who:
+                raise not_found(run_id)
+            return run
+        store = runs.state.store
+        stored = await store.get_run(run_id)
+        if stored is not None:
+            if stored[0] != who:
+                raise not_found(run_id)
+            if not store.shared:
+                return stored[1]
+            # A shared record: the run's owner on the bus still serves its events and commands.
+        try:
+            record = await runs.bus.lookup(run_id)
+        except Exception as exc:
+            if stored is not None:
+                return stored[1]
+            raise bus_unavailable(exc) from None
+        if record is None or record["principal"] != who or record["owner"] == runs.bus.instance_id:
+            if stored is not None:
+                return stored[1]
+            raise not_found(run_id)
+        status = record["status"]
+        if not record["alive"] and store.shared and (stored is None or not settled(stored[1])):
+            status = await self.settle_lost(run_id, who, stored[1] if stored is not None else status)
+        return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], status)
+
+    async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
+        """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
+        runs = self.runs
+        found: dict[str, dict[str, Any]] = {}
+        for status in await runs.state.store.runs_of(who, limit):
+            run_id = str(status.get("run_id"))
+            if runs.state.store.shared and not settled(status) and run_id not in runs.runs:
+                if await self.owner_gone(run_id, unknown=False):
+                    status = await self.settle_lost(run_id, who, status)
+            status.pop("terminal_event", None)
+            found[run_id] = status
+        for run in runs.runs.values():
+            if run.principal == who:
+                found[run.run_id] = run.status_object()
+        ordered = sorted(found.values(), key=lambda s: float(s.get("created_at") or 0), reverse=True)
+        return ordered[:limit]
+
+    async def reconcile_after_restart(self) -> None:
+        """Settle the runs a dead process left non-terminal: on this instance's own records as
+        ``interrupted`` (the server restarted), on shared records as ``owner_lost`` (their owner
+        is gone; runs other instances are serving are left alone)."""
+        store = self.runs.state.store
+        for run_id, who, status in await store.non_terminal_runs():
+            if not store.shared:
+                await self._interrupted(run_id, who, status)
+            elif await self.owner_gone(run_id, unknown=True):
+                await self.settle_lost(run_id, who, status)
+
+    async def sweep(self) -> None:
+        """Settle shared runs whose owner is gone and that nobody asked about since."""
+        store = self.runs.state.store
+        if not store.shared:
+            return
+        for run_id, who, status in await store.non_terminal_runs():
+            if run_id not in self.runs.runs and await self.owner_gone(run_id, unknown=False):
+                await self.settle_lost(run_id, who, status)
+
+    async def owner_gone(self, run_id: str, *, unknown: bool) -> bool:
+        """True when the bus knows ``run_id``'s owner and it is dead; ``unknown`` is the answer
+        for a run the bus does not know. An unreachable bus answers False."""
+        try:
+            record = await self.runs.bus.lookup(run_id)
+        except Exception:
+            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
+            return False
+        if record is None:
+            return unknown
+        return not record["alive"]
+
+    async def settle_lost(self, run_id: str, who: str, status: dict[str, Any]) -> dict[str, Any]:
+        """End a run whose owner is gone with ``run.failed`` (``owner_lost``) on the bus's stream
+        and in the durable record; return the final status (the bus's, when it has one)."""
+        bus = self.runs.bus
+        final: dict[str, Any] | None = None
+        try:
+            if await bus.reap(run_id):
+                record = await bus.lookup(run_id)
+                if record is not None and settled(record["status"]):
+                    final = record["status"]
+        except Exception:
+            log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
+        if final is None:
+            final = _lost(run_id, status, self.runs.state.settings.run_journal_events)
+        try:
+            await self.runs.state.store.put_run(run_id, who, final, True)
+        except Exception:
+            log.warning("writing the end of run %s failed", run_id, exc_info=True)
+        return final
+
+    async def _interrupted(self, run_id: str, who: str, status: dict[str, Any]) -> None:
+        fields = {
+            "error": "The server restarted before this run settled.",
+            "completed": False,
+            "interrupted": True,
+            "turn_exit_reason": "interrupted_by_system(shutdown)",
+        }
+        limit = self.runs.state.settings.run_journal_events
+        await self.runs.state.store.put_run(
+            run_id, who, _ended(run_id, status, "interrupted", fields, limit), True
+        )
+
+
+def _lost(run_id: str, status: dict[str, Any], journal_events: int) -> dict[str, Any]:
+    """Return the ``owner_lost`` end of a run the bus holds nothing about."""
+    fields = {
+        "error": LOST_MESSAGE,
+        "output": status.get("output", ""),
+        "usage": status.get("usage"),
+        "completed": False,
+        "partial": bool(status.get("output")),
+        "error_code": "owner_lost",
+        "turn_exit_reason": "error",
+        "pending_steer": None,
+    }
+    return _ended(run_id, status, "failed", fields, journal_events)
+
+
+def _ended(
+    run_id: str, status: dict[str, Any], state: str, fields: dict[str, Any], journal_events: int
+) -> dict[str, Any]:
+    """Return ``status`` ended as ``state`` by a terminal event carrying ``fields``."""
+    last_seq = int(status.get("last_seq") or 0)
+    journal = Journal(run_id, journal_events, last_seq + 1)
+    payload = journal.append(f"run.{state}", fields, terminal=True)
+    ended = dict(status)
+    ended.update(fields)
+    ended.update(
+        status=state,
+        updated_at=time.time(),
+        last_event=f"run.{state}",
+        last_seq=payload["seq"],
+        terminal_event=payload,
+    )
+    return ended
