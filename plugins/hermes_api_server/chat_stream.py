@@ -8,7 +8,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import dumps
-from hermes_api_server.outcomes import chat_finish, hermes_block
+from hermes_api_server.outcomes import chat_finish, error_code, hermes_block
 from hermes_api_server.turns import KEEPALIVE_S
 from hermes_core import DeltaCoalescer, SubagentEvent, ToolAnnounced, ToolCompleted, TurnCompleted
 
@@ -193,7 +193,7 @@ class ChatChunks:
                 "completed": False,
                 "partial": False,
                 "failed": True,
-                "error_code": "provider_error" if done.outcome.reason == "provider_error" else "agent_error",
+                "error_code": error_code(done.outcome),
             }
             if done.outcome.status == "interrupted":
                 block["error_code"] = "interrupted"

@@ -10,14 +10,17 @@ from hermes_core import redact
 
 if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
-    from hermes_core import TurnCompleted
+    from hermes_core import TurnCompleted, TurnOutcome
 
 
 _HEADER_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
-def _error_code(reason: str) -> str:
-    return "provider_error" if reason == "provider_error" else "agent_error"
+def error_code(outcome: TurnOutcome) -> str:
+    """Return the ``error_code`` of a failed turn: the provider, storage, or the agent itself."""
+    if outcome.reason == "provider_error":
+        return "provider_error"
+    return "storage_error" if outcome.layer == "storage" else "agent_error"
 
 
 def chat_finish(done: TurnCompleted) -> tuple[str | None, dict[str, Any], dict[str, str]]:
@@ -42,10 +45,10 @@ def chat_finish(done: TurnCompleted) -> tuple[str | None, dict[str, Any], dict[s
     if not done.text:
         return (
             None,
-            {"completed": False, "partial": False, "failed": True, "error_code": _error_code(reason)},
+            {"completed": False, "partial": False, "failed": True, "error_code": error_code(outcome)},
             {},
         )
-    block = {"completed": False, "partial": True, "failed": True, "error_code": _error_code(reason)}
+    block = {"completed": False, "partial": True, "failed": True, "error_code": error_code(outcome)}
     message = redact(outcome.message or "the agent turn failed")[:200]
     # A header value may hold no control character (aiohttp would refuse the whole response).
     return "error", block, {"X-Hermes-Error": _HEADER_UNSAFE.sub(" ", message)}
@@ -89,7 +92,7 @@ def responses_status(done: TurnCompleted) -> tuple[str, dict[str, Any] | None, d
         return "incomplete", None, {"reason": "interrupted"}
     if reason == "interrupted_by_system":
         return "failed", {"code": "interrupted", "message": "The turn was interrupted"}, None
-    code = "max_iterations_reached" if reason == "iteration_cap" else _error_code(reason)
+    code = "max_iterations_reached" if reason == "iteration_cap" else error_code(outcome)
     message = redact(outcome.message or "The agent turn failed")
     return "failed", {"code": code, "message": message}, None
 
@@ -133,7 +136,7 @@ def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, dict[str, Any
     fields.update(
         error=redact(outcome.message or "The agent turn failed"),
         partial=bool(outcome.partial),
-        error_code=_error_code(reason),
+        error_code=error_code(outcome),
         turn_exit_reason="error",
     )
     return "failed", fields
