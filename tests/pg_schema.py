@@ -31,3 +31,25 @@ async def fresh_schema() -> AsyncIterator[str]:
     finally:
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
             await admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def own_connections(dsn: str) -> tuple[str, str]:
+    """Return ``(dsn, name)``: ``dsn`` with a unique ``application_name``, so a test can make the
+    server drop this client's connections (:func:`drop_connections`) and nobody else's."""
+    from psycopg.conninfo import make_conninfo
+
+    name = f"hermes-test-{secrets.token_hex(4)}"
+    return make_conninfo(dsn, application_name=name), name
+
+
+async def drop_connections(dsn: str, name: str) -> int:
+    """Make the server terminate every connection named ``name`` (as a restart would); return how many."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+        cur = await admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
+            (name,),
+        )
+        found = await cur.fetchone()
+    return int(found[0]) if found else 0

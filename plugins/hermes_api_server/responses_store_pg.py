@@ -9,9 +9,10 @@ live next to the kernel's in the schema the connection string selects.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,11 @@ from hermes_core import StorageUnavailable
 if TYPE_CHECKING:
     from hermes_api_server.records import ApiRecords
     from hermes_core import Kernel
+
+
+class _ConnectionLost(StorageUnavailable):
+    """A pooled connection the server dropped; the statement that found out changed nothing."""
+
 
 #: Serialises the ``CREATE TABLE IF NOT EXISTS`` of instances starting together.
 SCHEMA_LOCK = 0x4E524D45
@@ -57,17 +63,22 @@ class PgResponseStore:
         self.pool_size = pool_size
         self.pool_timeout_s = pool_timeout_s
         self._pool: Any = None
+        self._checking: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         """Connect and create the tables when missing."""
+        from psycopg.conninfo import conninfo_to_dict
         from psycopg_pool import AsyncConnectionPool
 
+        kwargs: dict[str, Any] = {"autocommit": True}
+        if "application_name" not in conninfo_to_dict(self._dsn):
+            kwargs["application_name"] = "hermes-api"
         pool = AsyncConnectionPool(
             self._dsn,
             min_size=1,
             max_size=self.pool_size,
             timeout=self.pool_timeout_s,
-            kwargs={"autocommit": True, "application_name": "hermes-api"},
+            kwargs=kwargs,
             open=False,
             name="hermes-api",
         )
@@ -79,6 +90,10 @@ class PgResponseStore:
 
     async def close(self) -> None:
         """Close the pool."""
+        checking, self._checking = self._checking, None
+        if checking is not None:
+            checking.cancel()
+            await asyncio.gather(checking, return_exceptions=True)
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -92,6 +107,10 @@ class PgResponseStore:
 
         if self._pool is None:
             raise StorageUnavailable("the API server's PostgreSQL records are closed")
+        if self._checking is not None and not self._checking.done():
+            # The server dropped a connection a moment ago (a restart): let the pool weed out the
+            # other dead ones before this call takes one.
+            await asyncio.wait([self._checking], timeout=self.pool_timeout_s)
         try:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
                 if cache:
@@ -103,7 +122,22 @@ class PgResponseStore:
             ) from None
         except psycopg.OperationalError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise StorageUnavailable(f"PostgreSQL is unavailable: {first}") from None
+            if self._pool is not None and (self._checking is None or self._checking.done()):
+                self._checking = asyncio.get_running_loop().create_task(self._pool.check())
+            raise _ConnectionLost(f"PostgreSQL is unavailable: {first}") from None
+
+    async def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Run one read (or an idempotent touch) and return its rows; a connection the server
+        dropped is discarded and the statement is run again on another one."""
+        for attempt in range(self.pool_size + 1):
+            try:
+                async with self._tx() as cur:
+                    await cur.execute(sql, params)
+                    return list(await cur.fetchall())
+            except _ConnectionLost:
+                if attempt == self.pool_size:
+                    raise
+        raise AssertionError("unreachable")
 
     # -- responses ----------------------------------------------------------------------------
     async def put_response(
@@ -144,15 +178,14 @@ class PgResponseStore:
 
     async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None:
         """Return ``{session_id, through_row_id, instructions, object}`` and refresh its LRU slot."""
-        async with self._tx() as cur:
-            await cur.execute(
-                "UPDATE api_responses SET accessed=%s WHERE id=%s AND principal=%s"
-                " RETURNING session_id, through_row_id, instructions, object",
-                (time.time(), response_id, principal),
-            )
-            row = await cur.fetchone()
-        if row is None:
+        rows = await self._fetch(
+            "UPDATE api_responses SET accessed=%s WHERE id=%s AND principal=%s"
+            " RETURNING session_id, through_row_id, instructions, object",
+            (time.time(), response_id, principal),
+        )
+        if not rows:
             return None
+        row = rows[0]
         return {
             "session_id": row[0],
             "through_row_id": row[1],
@@ -175,12 +208,10 @@ class PgResponseStore:
 
     async def conversation(self, principal: str, name: str) -> str | None:
         """Return the response id a conversation name points at."""
-        async with self._tx() as cur:
-            await cur.execute(
-                "SELECT response_id FROM api_conversations WHERE principal=%s AND name=%s", (principal, name)
-            )
-            row = await cur.fetchone()
-        return str(row[0]) if row else None
+        rows = await self._fetch(
+            "SELECT response_id FROM api_conversations WHERE principal=%s AND name=%s", (principal, name)
+        )
+        return str(rows[0][0]) if rows else None
 
     # -- runs ---------------------------------------------------------------------------------
     async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None:
@@ -196,36 +227,28 @@ class PgResponseStore:
 
     async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
         """Return (principal, status) of a stored run."""
-        async with self._tx() as cur:
-            await cur.execute("SELECT principal, status FROM api_runs WHERE run_id=%s", (run_id,))
-            row = await cur.fetchone()
-        return (str(row[0]), json.loads(row[1])) if row else None
+        rows = await self._fetch("SELECT principal, status FROM api_runs WHERE run_id=%s", (run_id,))
+        return (str(rows[0][0]), json.loads(rows[0][1])) if rows else None
 
     async def non_terminal_runs(self) -> list[tuple[str, str, dict[str, Any]]]:
         """Return (run_id, principal, status) of runs not settled yet (on any instance)."""
-        async with self._tx() as cur:
-            await cur.execute("SELECT run_id, principal, status FROM api_runs WHERE NOT terminal")
-            rows = await cur.fetchall()
+        rows = await self._fetch("SELECT run_id, principal, status FROM api_runs WHERE NOT terminal", ())
         return [(str(r[0]), str(r[1]), json.loads(r[2])) for r in rows]
 
     async def runs_of(self, principal: str, limit: int) -> list[dict[str, Any]]:
         """Return the stored statuses of one principal's runs, most recently updated first."""
-        async with self._tx() as cur:
-            await cur.execute(
-                "SELECT status FROM api_runs WHERE principal=%s ORDER BY updated DESC LIMIT %s",
-                (principal, limit),
-            )
-            rows = await cur.fetchall()
+        rows = await self._fetch(
+            "SELECT status FROM api_runs WHERE principal=%s ORDER BY updated DESC LIMIT %s",
+            (principal, limit),
+        )
         return [json.loads(r[0]) for r in rows]
 
     async def run_key(self, principal: str, key: str) -> tuple[str, str] | None:
         """Return (fingerprint, run_id) recorded for an idempotency key."""
-        async with self._tx() as cur:
-            await cur.execute(
-                "SELECT fingerprint, run_id FROM api_run_keys WHERE principal=%s AND key=%s", (principal, key)
-            )
-            row = await cur.fetchone()
-        return (str(row[0]), str(row[1])) if row else None
+        rows = await self._fetch(
+            "SELECT fingerprint, run_id FROM api_run_keys WHERE principal=%s AND key=%s", (principal, key)
+        )
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None
 
     async def put_run_key(self, principal: str, key: str, fp: str, run_id: str) -> None:
         """Record an idempotency key."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from hermes_api_server.responses_store_pg import PgResponseStore
+from hermes_core import StorageUnavailable
+from tests.pg_schema import drop_connections, own_connections
 
 
 async def test_two_instances_share_responses_names_runs_and_keys(pg_dsn: str) -> None:
@@ -72,5 +74,33 @@ async def test_least_recently_used_responses_are_evicted_and_old_runs_swept(pg_d
         assert await store.get_run("live") is not None  # an unsettled run is never swept
         assert await store.run_key("p1", "k") is None
         assert await store.count_runs() == 1
+    finally:
+        await store.close()
+
+
+async def test_a_server_restart_costs_reads_nothing_and_writes_at_most_one_failure(pg_dsn: str) -> None:
+    dsn, name = own_connections(pg_dsn)  # the server drops this store's connections, no one else's
+    store = PgResponseStore(dsn, 100, pool_size=3)
+    await store.open()
+    try:
+        await store.put_run("run_r", "p1", {"run_id": "run_r", "status": "running"}, False)
+
+        async def drop_all() -> None:
+            await asyncio.gather(*(store.get_run("run_r") for _ in range(3)))
+            assert await drop_connections(pg_dsn, name) >= 1
+
+        await drop_all()
+        assert await store.get_run("run_r") == ("p1", {"run_id": "run_r", "status": "running"})
+        assert [s["run_id"] for s in await store.runs_of("p1", 5)] == ["run_r"]
+
+        await drop_all()
+        failed = 0
+        for i in range(3):
+            try:
+                await store.put_run(f"run_w{i}", "p1", {"run_id": f"run_w{i}"}, True)
+            except StorageUnavailable:
+                failed += 1
+        assert failed <= 1
+        assert len(await store.runs_of("p1", 10)) == 1 + 3 - failed
     finally:
         await store.close()

@@ -4,7 +4,6 @@ bounded pool."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 
 import psycopg
@@ -15,6 +14,7 @@ from hermes_core import ConfigError, NewRow, SessionRecord, StorageError, Storag
 from hermes_postgres.plugin import make_storage
 from hermes_postgres.schema import SCHEMA_VERSION
 from hermes_postgres.store import PostgresStorage
+from tests.pg_schema import drop_connections, own_connections
 from tests.timing import eventually, scaled
 
 
@@ -142,10 +142,8 @@ def test_the_dsn_host_and_database_are_what_messages_show() -> None:
 async def test_the_pool_recovers_after_the_server_dropped_its_connections(pg_dsn: str) -> None:
     """A server restart (here: every connection of this store terminated) costs reads nothing and
     writes at most the one that found out; the pool replaces the dead connections by itself."""
-    name = f"hermes-test-{secrets.token_hex(4)}"  # terminate this store's connections, no one else's
-    store: PostgresStorage = make_storage(
-        dsn=make_conninfo(pg_dsn, application_name=name), pool_size=3, pool_timeout_s=5
-    )
+    dsn, name = own_connections(pg_dsn)  # the server drops this store's connections, no one else's
+    store: PostgresStorage = make_storage(dsn=dsn, pool_size=3, pool_timeout_s=5)
     await store.open()
     try:
         await store.create_session(record("s1"))
@@ -153,13 +151,7 @@ async def test_the_pool_recovers_after_the_server_dropped_its_connections(pg_dsn
         async def drop_all() -> None:
             # Three connections open and idle, then the server drops them all.
             await asyncio.gather(*(store.get_session("s1") for _ in range(3)))
-            async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
-                cur = await admin.execute(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE application_name = %s",
-                    (name,),
-                )
-                assert (await cur.fetchone())[0] >= 1
+            assert await drop_connections(pg_dsn, name) >= 1
 
         await drop_all()
         assert (await store.get_session("s1")) is not None  # a read is tried again on a fresh connection
