@@ -178,6 +178,17 @@ async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]
 
     front, backends = cluster
     await listening(front)
+
+    def chat(text: str, model: str = "hermes-agent") -> str:
+        done = sdk(front).chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"X-Hermes-Session-Id": "k9"},
+        )
+        return str(done.choices[0].message.content)
+
+    for text in ("first", "second"):  # committed turns before the owner dies
+        assert await asyncio.to_thread(chat, text) == f"You said: {text}"
     reply = await call(
         front,
         "POST",
@@ -210,16 +221,12 @@ async def test_kill_9_of_the_owner_behind_nginx(cluster: tuple[Any, list[Server]
     lost = await call(front, "POST", f"/v1/runs/{run_id}/steer", {"input": "anyone?"})
     assert_error(lost, 409, "run_not_accepting_steer")
 
-    def chat() -> str:
-        done = sdk(front).chat.completions.create(
-            model="hermes-agent",
-            messages=[{"role": "user", "content": "still there?"}],
-            extra_headers={"X-Hermes-Session-Id": "k9"},
-        )
-        return str(done.choices[0].message.content)
-
-    # The dead owner's session is usable again from the survivors.
-    assert (await asyncio.to_thread(chat)) == "You said: still there?"
+    # The dead owner's session is usable again from the survivors, and no committed row was lost:
+    # the history model repeats every stored user message, the killed run's prompt included.
+    assert (await asyncio.to_thread(chat, "still there?")) == "You said: still there?"
+    assert (await asyncio.to_thread(chat, "recap", "mock:history")) == (
+        "Turns: first | second | go | still there? | recap"
+    )
 
 
 async def test_responses_chain_conversations_and_run_listing_are_shared_behind_nginx(
