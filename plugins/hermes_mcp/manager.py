@@ -16,10 +16,10 @@ from hermes_core import ConfigError, ToolResult, ToolServerStatus, ToolSpec
 from hermes_mcp.config import ServerConfig, from_acp, from_settings
 from hermes_mcp.naming import tool_name
 from hermes_mcp.results import to_tool_result
-from hermes_mcp.runner import ServerRunner
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, ToolContext
+    from hermes_mcp.runner import ServerRunner
 
 log = logging.getLogger("hermes_mcp")
 OWNER = "mcp"
@@ -181,6 +181,8 @@ class McpManager:
         return section if isinstance(section, Mapping) else {}
 
     def _runner(self, config: ServerConfig) -> ServerRunner:
+        from hermes_mcp.runner import ServerRunner  # only once a server is configured or attached
+
         return ServerRunner(config, publish=self._publish, withdraw=self._withdraw, spawn=self.kernel.spawn)
 
     def _publish(self, runner: ServerRunner, tools: list[Any], capabilities: Any) -> int:
