@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_acp import fresh_home
+from bench_acp import bytecode_note, fresh_home
 
 CODE = "import sys; from hermes_cli.main import main; sys.argv = ['hermes', 'acp']; sys.exit(main())"
 
@@ -75,6 +75,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("trees", nargs="+", help="NAME=PATH of a source tree")
     args = parser.parse_args()
+    note = bytecode_note()
+    if note:
+        print(note)
     base, work, _ = fresh_home()
     envs: dict[str, dict[str, str]] = {}
     for spec in args.trees:
