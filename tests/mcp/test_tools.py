@@ -182,3 +182,23 @@ async def test_a_name_goes_back_to_the_next_server_when_its_holder_stops(tmp_pat
         assert spec is not None and "(MCP server a_b, tool echo)" in spec.description
         by_name = {s.name: s for s in kernel.tool_sources.status()}
         assert (by_name["a_b"].tools, by_name["a_b"].left_out) == (1, ())
+
+
+async def test_a_configured_server_keeps_a_name_from_a_sessions_server(tmp_path: Path) -> None:
+    # The configured "a.b" connects after the session's own "a_b": the configured one still wins.
+    gate = tmp_path / "open"
+    kernel = kernel_with({"a.b": stdio_server(include=["echo"], env={"TINY_WAIT_FOR": str(gate)})})
+    entry = {"name": "a_b", "command": stdio_server()["command"], "args": stdio_server()["args"], "env": []}
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        await kernel.tool_sources.attach("mcp", session.id, [entry])
+
+        def holder() -> str:
+            spec = kernel.registry.tool("mcp_a_b_echo", session.id)
+            return spec.description.rsplit("(", 1)[1] if spec is not None else ""
+
+        await eventually(lambda: holder() == "MCP server a_b, tool echo)", timeout=60, what="session's tool")
+        gate.write_text("")
+        await eventually(lambda: holder() == "MCP server a.b, tool echo)", timeout=60, what="configured wins")
+        statuses = {s.name: s for s in kernel.tool_sources.status(session.id)}
+        assert statuses["a_b"].left_out == ("mcp_a_b_echo",) and statuses["a.b"].left_out == ()
