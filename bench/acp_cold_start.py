@@ -15,13 +15,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bench_acp import cold_start
+from bench_acp import bytecode_note, cold_start
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--spawns", type=int, default=20)
     args = parser.parse_args()
+    note = bytecode_note()
+    if note:
+        print(note)
     times, ready = await cold_start(args.spawns)
     ordered = sorted(times)
     p95 = ordered[max(0, int(len(ordered) * 0.95) - 1)]

@@ -27,7 +27,9 @@ def render_catalog(catalog: dict[str, Any]) -> str:
         status = str(probe.get("status", "-"))
         if probe.get("error"):
             status += f" ({probe['error']})"
-        if provider.get("requires_key") is False:
+        if provider.get("has_key"):  # configured, whether or not the provider needs one
+            auth = "yes"
+        elif provider.get("requires_key") is False:
             auth = "not needed"
         else:
             auth = "yes" if provider.get("authenticated") else "no"

@@ -77,5 +77,11 @@ def _servers_table(kernel: Any, raw: Any) -> str:
     servers = event_loop.run(connect())
     if not servers:
         return "MCP servers: configured, but the mcp plugin is not loaded"
-    rows = [[s.name, s.source, s.transport, s.state, str(s.tools), s.error or "-"] for s in servers]
+    rows = [[s.name, s.source, s.transport, s.state, str(s.tools), _problems(s)] for s in servers]
     return format_table(["SERVER", "SOURCE", "TRANSPORT", "STATE", "TOOLS", "ERROR"], rows)
+
+
+def _problems(server: Any) -> str:
+    """The error column: the server's error and the tools it lost to a name clash."""
+    left = f"left out (name taken): {', '.join(server.left_out)}" if server.left_out else ""
+    return "; ".join(part for part in (server.error, left) if part) or "-"

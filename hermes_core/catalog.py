@@ -68,6 +68,7 @@ async def build_catalog(
             "is_user_defined": hub.is_custom(name),
             "authenticated": hub.authenticated(name),
             "requires_key": hub.requires_key(name),
+            "has_key": hub.has_key(name),
             "models": [m.id for m in models],
             "total_models": len(models),
             "model_details": {m.id: {"context_window": m.context_window, "vision": m.vision} for m in models},

@@ -151,6 +151,10 @@ class ProviderHub:
         entry = self._entries[name]
         return entry.preset.requires_key if entry.preset else entry.spec.requires_key
 
+    def has_key(self, name: str) -> bool:
+        """Whether an API key is configured for the provider (needed or not)."""
+        return bool(self._entries[name].settings.get("api_key"))
+
     def authenticated(self, name: str) -> bool:
         """Whether the provider has what it needs to be called (a key where one is required)."""
         entry = self._entries[name]

@@ -26,6 +26,8 @@ class ToolServerStatus:
     :param state: ``starting``, ``ready``, ``restarting``, ``failed``, ``circuit_open``,
         ``stopped`` or ``unavailable`` (the source's library is missing).
     :param session_id: set for a server started for one session only.
+    :param left_out: the server's tools that are not registered because their name is taken
+        (by a server listed before it, or by another tool).
     """
 
     name: str
@@ -35,6 +37,7 @@ class ToolServerStatus:
     error: str | None = None
     session_id: str | None = None
     transport: str = "stdio"
+    left_out: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape the transports send."""
@@ -49,6 +52,8 @@ class ToolServerStatus:
             out["error"] = self.error
         if self.session_id:
             out["session_id"] = self.session_id
+        if self.left_out:
+            out["left_out"] = list(self.left_out)
         return out
 
 

@@ -325,7 +325,13 @@ class ToolRound:
                 images=result.images,
             )
         )
-        meta: dict[str, Any] = {"is_error": result.is_error}
+        # The kind and title the call was announced with, so a replay shows the same even when
+        # the tool is gone by then (a session's MCP server, an uninstalled plugin).
+        meta: dict[str, Any] = {
+            "is_error": result.is_error,
+            "kind": call.spec.kind if call.spec else "other",
+            "title": self._describe(call)[0],
+        }
         if result.file_change is not None:
             fc = result.file_change
             meta["file_change"] = {"path": fc.path, "old_text": fc.old_text, "new_text": fc.new_text}

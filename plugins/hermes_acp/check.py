@@ -199,7 +199,12 @@ async def _check_mcp(report: Report, ctx: TransportContext[AcpSettings]) -> None
         return
     for server in await ctx.kernel.tool_sources.reload():
         tools = _count(server.tools, "tool")
-        if server.state == "ready":
+        if server.state == "ready" and server.left_out:
+            left = ", ".join(server.left_out)
+            report.add(
+                "warn", f"mcp {server.name}", f"{server.transport}, {tools}; left out (name taken): {left}"
+            )
+        elif server.state == "ready":
             report.add("ok", f"mcp {server.name}", f"{server.transport}, {tools}")
         else:
             report.add(

@@ -59,25 +59,26 @@ async def model_state(kernel: Kernel, session: Session) -> tuple[str, list[tuple
     :returns: ``(current, choices, window)``; the window is ``None`` when unknown.
     """
     current = session.info().model or ""
-    catalog = await kernel.model_catalog(network=False, session=session)
-    window: int | None = None
     now = ModelRef.split(current)
     provider_now, model_now = now.provider, now.model
+    directory = kernel.providers
+    window: int | None = None
     choices: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for provider in catalog.get("providers") or []:
-        slug = str(provider.get("slug"))
-        if slug == provider_now:
-            details = (provider.get("model_details") or {}).get(model_now) or {}
-            size = details.get("context_window") if isinstance(details, dict) else None
-            window = size if isinstance(size, int) and size > 0 else None
-        if not provider.get("authenticated", True) and not provider.get("is_current"):
+    for slug in directory.names():
+        # A provider without its key is not offered, so it is not even built: listing it
+        # would import its HTTP code and validate its settings for nothing.
+        if slug != provider_now and directory.missing_key_hint(slug) is not None:
             continue
-        for model in provider.get("models") or []:
-            value = f"{slug}:{model}"
+        models = await directory.offline_models(slug)
+        if slug == provider_now:
+            size = next((m.context_window for m in models if m.id == model_now), None)
+            window = size if isinstance(size, int) and size > 0 else None
+        for model in models:
+            value = f"{slug}:{model.id}"
             if value not in seen:
                 seen.add(value)
-                choices.append((value, f"{model} ({slug})"))
+                choices.append((value, f"{model.id} ({slug})"))
     choices = choices[:MAX_MODELS]
     if current and current not in seen:
         ref = ModelRef.split(current)

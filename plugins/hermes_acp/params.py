@@ -13,7 +13,9 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="ignore", strict=True)
+    # defer_build: each model builds its validator on first use, so the first session/new does
+    # not pay for the params of methods it does not call.
+    model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
 
 class AuthenticateParams(_Params):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
@@ -21,15 +21,18 @@ def _text(kind: str, text: str, message_id: str) -> dict[str, Any]:
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}, "messageId": message_id}
 
 
-def spec_title(conn: AcpConnection, name: str, args: dict[str, Any]) -> tuple[str | None, str | None]:
+def spec_title(
+    conn: AcpConnection, name: str, args: dict[str, Any], session_id: str | None = None
+) -> tuple[str | None, str | None]:
     """Return a tool's declared kind and its title for these arguments.
 
     :param conn: the connection.
     :param name: the tool name.
     :param args: the arguments.
+    :param session_id: look among this session's own tools first.
     :returns: ``(kind, title)``, each ``None`` when unknown.
     """
-    spec = conn.kernel.registry.tools.get(name)
+    spec = conn.kernel.registry.tool(name, session_id)
     if spec is None:
         return None, None
     title = spec.title
@@ -40,8 +43,21 @@ def spec_title(conn: AcpConnection, name: str, args: dict[str, Any]) -> tuple[st
     return spec.kind, text
 
 
-def _paths(conn: AcpConnection, cwd: str, name: str, args: dict[str, Any]) -> tuple[str, ...]:
-    spec = conn.kernel.registry.tools.get(name)
+def _as_announced(
+    conn: AcpConnection, meta: Mapping[str, Any] | None, name: str, args: dict[str, Any], session_id: str
+) -> tuple[str | None, str | None]:
+    """The kind and title a call was shown with live: stored with its result (since they were),
+    else from the session's tools as they are now."""
+    kind, title = (meta or {}).get("kind"), (meta or {}).get("title")
+    if isinstance(kind, str) and isinstance(title, str):
+        return kind, title
+    return spec_title(conn, name, args, session_id)
+
+
+def _paths(
+    conn: AcpConnection, cwd: str, name: str, args: dict[str, Any], session_id: str
+) -> tuple[str, ...]:
+    spec = conn.kernel.registry.tool(name, session_id)
     keys = spec.path_args if spec is not None and spec.path_args else ("path",)
     out: list[str] = []
     for key in keys:
@@ -105,6 +121,8 @@ def replay(
     send = conn.update
     announced: dict[str, tuple[str, dict[str, Any]]] = {}
     todos: Any = None
+    # What each call was announced with live, stored on its result row.
+    shown = {row.call_id: row.meta for row in rows if row.role == "tool" and row.call_id and row.meta}
     for row in rows:
         mid = f"row-{row.id}"
         if row.role == "user":
@@ -125,8 +143,8 @@ def replay(
                     send(session_id, _text("agent_message_chunk", f"\n\n{note}", mid))
             for call in row.tool_calls:
                 args = _args(call.arguments)
-                kind, title = spec_title(conn, call.name, args)
-                paths = _paths(conn, cwd, call.name, args)
+                kind, title = _as_announced(conn, shown.get(call.call_id or ""), call.name, args, session_id)
+                paths = _paths(conn, cwd, call.name, args, session_id)
                 send(
                     session_id,
                     toolcalls.announce(call.call_id or "", call.name, kind, title, args, paths, None),

@@ -124,6 +124,7 @@ class ProviderOption(Open):
     is_user_defined: bool
     authenticated: bool
     requires_key: bool = True
+    has_key: bool = False
     base_url: str | None = None
     models: list[str]
     total_models: int

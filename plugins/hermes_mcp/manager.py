@@ -8,6 +8,7 @@ through ``kernel.registry.add_tool``; a name already taken is refused with a war
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -16,10 +17,10 @@ from hermes_core import ConfigError, ToolResult, ToolServerStatus, ToolSpec
 from hermes_mcp.config import ServerConfig, from_acp, from_settings
 from hermes_mcp.naming import tool_name
 from hermes_mcp.results import to_tool_result
-from hermes_mcp.runner import ServerRunner
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, ToolContext
+    from hermes_mcp.runner import ServerRunner
 
 log = logging.getLogger("hermes_mcp")
 OWNER = "mcp"
@@ -67,13 +68,18 @@ class McpManager:
         self.unavailable: list[ServerConfig] = []
         #: (session id or None, registered tool name) → (runner, registered name, asks before running)
         self.tools: dict[tuple[str | None, str], tuple[ServerRunner, str, bool]] = {}
+        #: what each connected server offers (spec, only reads), to hand a name back when its
+        #: holder goes away
+        self.offered: dict[ServerRunner, list[tuple[ToolSpec, bool]]] = {}
+        #: per server, its tools that are not registered → why
+        self.left_out: dict[ServerRunner, dict[str, str]] = {}
 
     # -- ToolSource --------------------------------------------------------------------------
     def capabilities(self) -> Mapping[str, bool]:
         return {"stdio": self.available, "http": self.available, "sse": False}
 
     def status(self, session_id: str | None = None) -> list[ToolServerStatus]:
-        out = [r.status() for r in self.configured.values()]
+        out = [self._status(r) for r in self.configured.values()]
         out += [
             ToolServerStatus(
                 name=c.name, source="mcp", state="unavailable", error=MISSING_SDK, transport=c.transport
@@ -81,8 +87,13 @@ class McpManager:
             for c in self.unavailable
         ]
         if session_id is not None:
-            out += [r.status() for r in self.by_session.get(session_id, {}).values()]
+            out += [self._status(r) for r in self.by_session.get(session_id, {}).values()]
         return out
+
+    def _status(self, runner: ServerRunner) -> ToolServerStatus:
+        left_out = self.left_out.get(runner)
+        status = runner.status()
+        return dataclasses.replace(status, left_out=tuple(left_out)) if left_out else status
 
     async def reload(self) -> list[ToolServerStatus]:
         """Re-read ``[mcp_servers]``, stop every configured server and start the new set.
@@ -114,7 +125,7 @@ class McpManager:
             runner = self._runner(config)
             own[config.name] = runner
             runner.start()
-        return [r.status() for r in own.values()]
+        return [self._status(r) for r in own.values()]
 
     async def session_closed(self, session_id: str) -> None:
         runners = self.by_session.pop(session_id, {})
@@ -181,34 +192,116 @@ class McpManager:
         return section if isinstance(section, Mapping) else {}
 
     def _runner(self, config: ServerConfig) -> ServerRunner:
+        from hermes_mcp.runner import ServerRunner  # only once a server is configured or attached
+
         return ServerRunner(config, publish=self._publish, withdraw=self._withdraw, spawn=self.kernel.spawn)
 
     def _publish(self, runner: ServerRunner, tools: list[Any], capabilities: Any) -> int:
         """Register the server's tools and its resource and prompt helpers (replacing what it
-        had); return how many were registered."""
+        had); return how many were registered.
+
+        Two servers whose tools get the same name (``a.b`` and ``a_b`` sanitise alike): the one
+        listed first keeps it (configured servers in ``config.toml`` order, then a session's in
+        the editor's order), whichever connected first; the other's tool is left out, logged
+        and listed in its status.
+        """
         from hermes_mcp.extras import helper_specs
 
-        self._withdraw(runner)
+        freed = self._drop(runner)
         config = runner.config
-        count = 0
         wanted = [(self._spec(runner, t), read_only(t)) for t in tools if config.wants(t.name)]
         wanted += [(spec, True) for op, spec in helper_specs(runner, capabilities) if config.wants(op)]
-        for spec, only_reads in wanted:
+        self.offered[runner] = wanted
+        self.left_out[runner] = {}
+        count = self._register(runner, wanted)
+        self._hand_back(freed - self._names_of(runner))
+        return count
+
+    def _register(self, runner: ServerRunner, specs: Sequence[tuple[ToolSpec, bool]]) -> int:
+        """Register ``specs`` of ``runner``, taking a name from a server listed after it."""
+        config = runner.config
+        left_out = self.left_out.setdefault(runner, {})
+        count = 0
+        for spec, only_reads in specs:
+            holder = self._holder(spec.name, config.session_id)
+            if holder is not None and holder is not runner:
+                if self._rank(holder) < self._rank(runner):
+                    self._leave_out(runner, spec.name, f"the name is taken by MCP server {holder.name!r}")
+                    continue
+                self._take_from(holder, spec.name, runner)
             try:
                 self.kernel.registry.add_tool(spec, owner=OWNER, session_id=config.session_id)
             except ConfigError as exc:
-                log.warning("MCP server %s: tool %s left out: %s", runner.name, spec.name, exc)
+                self._leave_out(runner, spec.name, str(exc))
                 continue
             asks = config.trust == "untrusted" and not only_reads
             self.tools[(config.session_id, spec.name)] = (runner, spec.name, asks)
+            left_out.pop(spec.name, None)
             count += 1
         return count
 
-    def _withdraw(self, runner: ServerRunner) -> None:
+    def _rank(self, runner: ServerRunner) -> tuple[int, int]:
+        """Where ``runner`` is listed: configured servers first, then a session's own."""
+        session_id = runner.config.session_id
+        table = self.configured if session_id is None else self.by_session.get(session_id, {})
+        names = list(table)
+        return (
+            0 if session_id is None else 1,
+            names.index(runner.name) if runner.name in names else len(names),
+        )
+
+    def _holder(self, name: str, session_id: str | None) -> ServerRunner | None:
+        """The server whose tool ``name`` a server of ``session_id`` (None: configured) would
+        clash with."""
+        for (owner_session, tool), (holder, _name, _asks) in self.tools.items():
+            if tool == name and (session_id is None or owner_session in (None, session_id)):
+                return holder
+        return None
+
+    def _names_of(self, runner: ServerRunner) -> set[str]:
+        return {key[1] for key, (owner, _name, _asks) in self.tools.items() if owner is runner}
+
+    def _leave_out(self, runner: ServerRunner, name: str, why: str) -> None:
+        self.left_out.setdefault(runner, {})[name] = why
+        log.warning("MCP server %s: tool %s left out: %s", runner.name, name, why)
+
+    def _take_from(self, holder: ServerRunner, name: str, winner: ServerRunner) -> None:
+        """Unregister ``holder``'s tool ``name``: ``winner`` is listed before it."""
+        self.kernel.registry.remove_tool(name, session_id=holder.config.session_id)
+        del self.tools[(holder.config.session_id, name)]
+        holder.tool_count = max(0, holder.tool_count - 1)
+        self._leave_out(holder, name, f"the name is taken by MCP server {winner.name!r}, listed before it")
+
+    def _drop(self, runner: ServerRunner) -> set[str]:
+        """Unregister every tool of ``runner``; return their names."""
+        freed: set[str] = set()
         for key, (owner, _tool, _asks) in list(self.tools.items()):
             if owner is runner:
                 self.kernel.registry.remove_tool(key[1], session_id=runner.config.session_id)
                 del self.tools[key]
+                freed.add(key[1])
+        return freed
+
+    def _hand_back(self, names: set[str]) -> None:
+        """Offer freed tool names to the servers that were left without them, best listed first."""
+        if not names:
+            return
+        waiting = sorted(
+            (r for r, left in self.left_out.items() if names & set(left) and r in self.offered),
+            key=self._rank,
+        )
+        for runner in waiting:
+            specs = [(spec, reads) for spec, reads in self.offered[runner] if spec.name in names]
+            specs = [(spec, reads) for spec, reads in specs if spec.name in self.left_out[runner]]
+            runner.tool_count += self._register(runner, specs)
+
+    def _withdraw(self, runner: ServerRunner) -> None:
+        """The server stopped or lost its connection: its tools go, and a name it held goes to the
+        next server offering it."""
+        freed = self._drop(runner)
+        self.offered.pop(runner, None)
+        self.left_out.pop(runner, None)
+        self._hand_back(freed)
 
     def _spec(self, runner: ServerRunner, tool: Any) -> ToolSpec:
         server = runner.name

@@ -72,5 +72,7 @@ async def reload_mcp_command(ctx: CommandContext) -> CommandResult:
             lines.append(
                 f"  {s.name} ({s.transport}): {s.state}, {tools}{f' ({s.error})' if s.error else ''}"
             )
+            if s.left_out:
+                lines.append(f"    left out (name taken): {', '.join(s.left_out)}")
         output = "\n".join(lines)
     return CommandResult(kind="exec", output=output, data={"servers": [s.as_dict() for s in servers]})

@@ -37,3 +37,21 @@ def test_a_configured_key_says_yes(hermes: Hermes, home: Path) -> None:
     assert keys[("openai", "gpt-4.1")] == "yes"
     assert keys[("mock", "echo")] == "not needed"
     assert "sk-test-123" not in result.stdout
+
+
+def test_a_custom_endpoint_with_a_key_says_yes(hermes: Hermes, home: Path) -> None:
+    # Custom endpoints need no key, but one that has a key configured says so (never showing it).
+    (home / "config.toml").write_text(
+        "[[providers.custom]]\n"
+        'name = "keyed"\nbase_url = "http://127.0.0.1:9/v1"\napi_key_env = "KEYED_ENDPOINT_KEY"\n'
+        "[[providers.custom]]\n"
+        'name = "open"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[providers.keyed]\nmodels = ["box-1"]\n'
+        '[providers.open]\nmodels = ["box-2"]\n'
+    )
+    result = hermes("models", env={"KEYED_ENDPOINT_KEY": "sk-custom-456"})
+    assert result.returncode == 0, result.stderr
+    keys = key_column(result.stdout)
+    assert keys[("keyed", "box-1")] == "yes"
+    assert keys[("open", "box-2")] == "not needed"
+    assert "sk-custom-456" not in result.stdout + result.stderr

@@ -113,3 +113,41 @@ def test_plugins_and_acp_check_show_the_configured_servers(tmp_path: Path) -> No
         line.startswith("warn mcp bad: stdio, ") and "command not found" in line
         for line in check.stdout.splitlines()
     )
+
+
+def test_cli_reports_a_tool_lost_to_a_name_clash(tmp_path: Path) -> None:
+    # "a.b" and "a_b" both give mcp_a_b_echo; "a.b" is listed first and keeps it.
+    write_config(
+        tmp_path,
+        'model = "mock:echo"\n'
+        + server_toml('"a.b"', 'include = ["echo"]\n')
+        + server_toml("a_b", 'include = ["echo", "add"]\n'),
+    )
+
+    def hermes(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [HERMES, *args],
+            env=hermes_env(tmp_path),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    reloaded = hermes("run", "/reload-mcp")
+    assert reloaded.returncode == 0, reloaded.stderr
+    lines = reloaded.stdout.splitlines()
+    assert "  a.b (stdio): ready, 1 tool" in lines
+    at = lines.index("  a_b (stdio): ready, 1 tool")
+    assert lines[at + 1] == "    left out (name taken): mcp_a_b_echo"
+
+    listed = hermes("plugins")
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split(None, 5) for line in listed.stdout.split("SERVER", 1)[1].splitlines()[1:]]
+    assert ["a.b", "mcp", "stdio", "ready", "1", "-"] in rows
+    assert ["a_b", "mcp", "stdio", "ready", "1", "left out (name taken): mcp_a_b_echo"] in rows
+
+    check = hermes("acp", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "warn mcp a_b: stdio, 1 tool; left out (name taken): mcp_a_b_echo" in check.stdout.splitlines()

@@ -129,19 +129,76 @@ async def test_resource_and_prompt_helpers(tmp_path: Path) -> None:
         assert missing.is_error and "note://missing" in missing.result_text
 
 
-async def test_a_tool_name_taken_twice_is_refused_clearly(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
-    # "a.b" and "a_b" sanitise alike: the second server's echo would be mcp_a_b_echo again.
+async def test_a_tool_name_taken_twice_goes_to_the_server_listed_first(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    # "a.b" and "a_b" sanitise alike: both servers' echo would be mcp_a_b_echo. "a.b" is listed
+    # first but is held back until "a_b" is ready, so it connects last and must still win.
+    gate = tmp_path / "open"
     kernel = kernel_with(
-        {"a.b": stdio_server(include=["echo"]), "a_b": stdio_server(include=["echo", "add"])}
+        {
+            "a.b": stdio_server(include=["echo"], env={"TINY_WAIT_FOR": str(gate)}),
+            "a_b": stdio_server(include=["echo", "add"]),
+        }
     )
     async with kernel.running():
-        await eventually(
-            lambda: all(s.state == "ready" for s in kernel.tool_sources.status()),
-            timeout=60,
-            what="both ready",
-        )
-        # Whichever server is ready first keeps mcp_a_b_echo; the other's is left out, not swapped.
-        counts = sorted(s.tools for s in kernel.tool_sources.status())
-        assert counts in ([1, 1], [0, 2]) and kernel.registry.tool("mcp_a_b_echo") is not None
+
+        def state() -> dict[str, str]:
+            return {s.name: s.state for s in kernel.tool_sources.status()}
+
+        await eventually(lambda: state()["a_b"] == "ready", timeout=60, what="a_b ready")
+        assert state()["a.b"] == "starting"
+        spec = kernel.registry.tool("mcp_a_b_echo")
+        assert spec is not None and "(MCP server a_b, tool echo)" in spec.description  # for now
+        gate.write_text("")
+        await eventually(lambda: state()["a.b"] == "ready", timeout=60, what="a.b ready")
+        spec = kernel.registry.tool("mcp_a_b_echo")
+        assert spec is not None and "(MCP server a.b, tool echo)" in spec.description
         assert kernel.registry.tool("mcp_a_b_add") is not None
-    assert "tool 'mcp_a_b_echo' is already registered (by mcp)" in caplog.text
+        by_name = {s.name: s for s in kernel.tool_sources.status()}
+        assert (by_name["a.b"].tools, by_name["a.b"].left_out) == (1, ())
+        assert (by_name["a_b"].tools, by_name["a_b"].left_out) == (1, ("mcp_a_b_echo",))
+        assert by_name["a_b"].as_dict()["left_out"] == ["mcp_a_b_echo"]
+        # The model sees the winner's tool: a call runs on "a.b".
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        _, done = await run_turn(session, '[[tool mcp_a_b_echo {"text": "hi"}]]')
+        assert done[0].result_text == "echo: hi"
+        assert kernel.tool_sources.get("mcp").server_of("mcp_a_b_echo", session.id) == "a.b"  # type: ignore[attr-defined]
+    assert (
+        "MCP server a_b: tool mcp_a_b_echo left out: the name is taken by MCP server 'a.b', listed before it"
+        in caplog.text
+    )
+
+
+async def test_a_name_goes_back_to_the_next_server_when_its_holder_stops(tmp_path: Path) -> None:
+    kernel = kernel_with({"a.b": stdio_server(include=["echo"]), "a_b": stdio_server(include=["echo"])})
+    async with kernel.running():
+        await eventually(
+            lambda: all(s.state == "ready" for s in kernel.tool_sources.status()), timeout=60, what="ready"
+        )
+        spec = kernel.registry.tool("mcp_a_b_echo")
+        assert spec is not None and "(MCP server a.b, tool echo)" in spec.description
+        manager = kernel.tool_sources.get("mcp")
+        await manager.configured["a.b"].stop()  # type: ignore[attr-defined]
+        spec = kernel.registry.tool("mcp_a_b_echo")
+        assert spec is not None and "(MCP server a_b, tool echo)" in spec.description
+        by_name = {s.name: s for s in kernel.tool_sources.status()}
+        assert (by_name["a_b"].tools, by_name["a_b"].left_out) == (1, ())
+
+
+async def test_a_configured_server_keeps_a_name_from_a_sessions_server(tmp_path: Path) -> None:
+    # The configured "a.b" connects after the session's own "a_b": the configured one still wins.
+    gate = tmp_path / "open"
+    kernel = kernel_with({"a.b": stdio_server(include=["echo"], env={"TINY_WAIT_FOR": str(gate)})})
+    entry = {"name": "a_b", "command": stdio_server()["command"], "args": stdio_server()["args"], "env": []}
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        await kernel.tool_sources.attach("mcp", session.id, [entry])
+
+        def holder() -> str:
+            spec = kernel.registry.tool("mcp_a_b_echo", session.id)
+            return spec.description.rsplit("(", 1)[1] if spec is not None else ""
+
+        await eventually(lambda: holder() == "MCP server a_b, tool echo)", timeout=60, what="session's tool")
+        gate.write_text("")
+        await eventually(lambda: holder() == "MCP server a.b, tool echo)", timeout=60, what="configured wins")
+        statuses = {s.name: s for s in kernel.tool_sources.status(session.id)}
+        assert statuses["a_b"].left_out == ("mcp_a_b_echo",) and statuses["a.b"].left_out == ()

@@ -4,6 +4,8 @@
     python tiny_server.py http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
 
 ``TINY_PID_FILE`` (when set) receives the server's pid, so tests can check it ended.
+``TINY_WAIT_FOR`` (when set) names a file the server waits for before it answers anything, so a
+test decides which of two servers is ready first.
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ if __name__ == "__main__":
     if pid_file:
         with open(pid_file, "a") as fh:
             fh.write(f"{os.getpid()}\n")
+    gate = os.environ.get("TINY_WAIT_FOR")
+    while gate and not os.path.exists(gate):
+        time.sleep(0.05)
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
