@@ -143,16 +143,21 @@ async def archive_rows(cur: Any, session_id: str, row_ids: Sequence[int], reason
         raise StorageError(f"cannot archive rows: some of them are not rows of session {session_id}")
 
 
-async def update_row_meta(cur: Any, row_id: int, meta: Mapping[str, Any]) -> None:
-    """Merge keys into one row's ``meta`` inside the caller's transaction.
+async def row_session(cur: Any, row_id: int) -> tuple[str, Any]:
+    """Lock one row for a meta update inside the caller's transaction; return its session and meta.
 
     :raises StorageError: when there is no such row.
     """
-    await cur.execute("SELECT meta FROM hermes_messages WHERE id = %s FOR UPDATE", (row_id,))
+    await cur.execute("SELECT session_id, meta FROM hermes_messages WHERE id = %s FOR UPDATE", (row_id,))
     found = await cur.fetchone()
     if found is None:
         raise StorageError(f"no message row with id {row_id}")
-    merged = load_mapping(found[0])
+    return str(found[0]), found[1]
+
+
+async def update_row_meta(cur: Any, row_id: int, stored: Any, meta: Mapping[str, Any]) -> None:
+    """Merge keys into the ``meta`` (as stored, see :func:`row_session`) of a locked row."""
+    merged = load_mapping(stored)
     merged.update(meta)
     await cur.execute(
         "UPDATE hermes_messages SET meta = %s WHERE id = %s", (dump_json(merged) if merged else None, row_id)

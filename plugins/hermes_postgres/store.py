@@ -310,5 +310,13 @@ class PostgresStorage:
             return ids
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
+        """Merge keys into a row's ``meta``, fenced like every write to the row's session.
+
+        :raises StorageError: when there is no such row.
+        :raises LeaseLost: when this storage held the session's lease and another took it over.
+        """
+        meta = dict(meta)
         async with self._cursor(transaction=True) as cur:
-            await message_ops.update_row_meta(cur, row_id, dict(meta))
+            session_id, stored = await message_ops.row_session(cur, row_id)
+            await self._check_fence(cur, session_id)
+            await message_ops.update_row_meta(cur, row_id, stored, meta)
