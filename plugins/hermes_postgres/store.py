@@ -127,42 +127,59 @@ class PostgresStorage:
             await pool.close()
 
     # -- plumbing -----------------------------------------------------------------------------
-    @asynccontextmanager
-    async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
-        """Borrow a connection and give a cursor; translate every failure into a typed error."""
-        import psycopg
-        from psycopg_pool import PoolTimeout
-
+    def _open_pool(self) -> Any:
         pool = self._pool
         if pool is None:
             raise StorageError(f"storage at {self.server} is {'closed' if self._closed else 'not open'}")
+        return pool
+
+    def _failure(self, exc: Exception) -> Exception:
+        """Translate a failure of a call into a typed error (others come back as they are)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if isinstance(exc, HermesError):
+            return exc
+        if isinstance(exc, PoolTimeout):
+            return StorageUnavailable(
+                f"no free PostgreSQL connection within {self.pool_timeout_s:g} s "
+                f"(storage.pool_size = {self.pool_size}); try again"
+            )
+        if isinstance(exc, psycopg.OperationalError):
+            text = scrub(str(exc).strip(), self._dsn).splitlines()
+            reason = text[0] if text else type(exc).__name__
+            return StorageUnavailable(f"PostgreSQL at {self.server} is unavailable: {reason}")
+        if isinstance(exc, psycopg.Error):
+            text = scrub(str(exc).strip(), self._dsn).splitlines()
+            return StorageError(f"storage error at {self.server}: {text[0] if text else type(exc).__name__}")
+        if isinstance(exc, (TypeError, ValueError, OverflowError)):
+            # Values a column or JSON cannot hold; the transaction was rolled back.
+            return StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}")
+        return exc
+
+    @asynccontextmanager
+    async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
+        """Borrow a connection and give a cursor; translate every failure into a typed error."""
+        pool = self._open_pool()
         try:
-            async with pool.connection() as conn:
+            # getconn/putconn rather than pool.connection(): its extra ``async with conn`` only
+            # commits, and these connections are in autocommit (a transaction is explicit below).
+            # putconn still checks the connection and replaces a broken one.
+            conn = await pool.getconn()
+            try:
                 if transaction:
                     async with conn.transaction(), conn.cursor() as cur:
                         yield cur
                 else:
                     async with conn.cursor() as cur:
                         yield cur
-        except HermesError:
-            raise
-        except PoolTimeout:
-            raise StorageUnavailable(
-                f"no free PostgreSQL connection within {self.pool_timeout_s:g} s "
-                f"(storage.pool_size = {self.pool_size}); try again"
-            ) from None
-        except psycopg.OperationalError as exc:
-            text = scrub(str(exc).strip(), self._dsn).splitlines()
-            reason = text[0] if text else type(exc).__name__
-            raise StorageUnavailable(f"PostgreSQL at {self.server} is unavailable: {reason}") from None
-        except psycopg.Error as exc:
-            text = scrub(str(exc).strip(), self._dsn).splitlines()
-            raise StorageError(
-                f"storage error at {self.server}: {text[0] if text else type(exc).__name__}"
-            ) from None
-        except (TypeError, ValueError, OverflowError) as exc:
-            # Values a column or JSON cannot hold; the transaction was rolled back.
-            raise StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}") from None
+            finally:
+                await pool.putconn(conn)
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is exc:
+                raise
+            raise failure from None
 
     def _fence(self, session_id: str) -> tuple[str, int] | None:
         return self._held.get(session_id)
@@ -274,11 +291,23 @@ class PostgresStorage:
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         if not rows:
             return []
-        async with self._cursor() as cur:
-            ids = await message_ops.append_rows(cur, session_id, rows, self._fence(session_id))
-            if not ids:
-                raise await self._refused(cur, session_id)
-            return ids
+        # What _cursor does, written out: this is the call made once per message.
+        pool = self._open_pool()
+        try:
+            conn = await pool.getconn()
+            try:
+                ids = await message_ops.append_rows(conn, session_id, rows, self._fence(session_id))
+                if not ids:
+                    async with conn.cursor() as cur:
+                        raise await self._refused(cur, session_id)
+                return ids
+            finally:
+                await pool.putconn(conn)
+        except Exception as exc:
+            failure = self._failure(exc)
+            if failure is exc:
+                raise
+            raise failure from None
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         async with self._cursor() as cur:
