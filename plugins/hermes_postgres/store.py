@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 from hermes_core import (
     HermesError,
@@ -157,6 +157,12 @@ class PostgresStorage:
             return StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}")
         return exc
 
+    def _reraise(self, exc: Exception) -> NoReturn:
+        failure = self._failure(exc)
+        if failure is exc:
+            raise exc
+        raise failure from None
+
     @asynccontextmanager
     async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
         """Borrow a connection and give a cursor; translate every failure into a typed error."""
@@ -176,10 +182,7 @@ class PostgresStorage:
             finally:
                 await pool.putconn(conn)
         except Exception as exc:
-            failure = self._failure(exc)
-            if failure is exc:
-                raise
-            raise failure from None
+            self._reraise(exc)
 
     def _fence(self, session_id: str) -> tuple[str, int] | None:
         return self._held.get(session_id)
@@ -304,10 +307,7 @@ class PostgresStorage:
             finally:
                 await pool.putconn(conn)
         except Exception as exc:
-            failure = self._failure(exc)
-            if failure is exc:
-                raise
-            raise failure from None
+            self._reraise(exc)
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         async with self._cursor() as cur:
