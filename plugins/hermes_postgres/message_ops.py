@@ -12,16 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import NewRow, Row, StorageError
-from hermes_postgres.codec import (
-    INSERT_COLUMNS,
-    INSERT_TYPES,
-    LOAD_COLUMNS,
-    dump_json,
-    load_mapping,
-    row_from_values,
-    row_values,
-)
+from hermes_core import NewRow, Row, StorageError, storage_kit
+from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
 
 ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
@@ -178,8 +170,9 @@ async def row_session(cur: Any, row_id: int) -> tuple[str, Any]:
 
 async def update_row_meta(cur: Any, row_id: int, stored: Any, meta: Mapping[str, Any]) -> None:
     """Merge keys into the ``meta`` (as stored, see :func:`row_session`) of a locked row."""
-    merged = load_mapping(stored)
+    merged = storage_kit.load_mapping(stored)
     merged.update(meta)
     await cur.execute(
-        "UPDATE hermes_messages SET meta = %s WHERE id = %s", (dump_json(merged) if merged else None, row_id)
+        "UPDATE hermes_messages SET meta = %s WHERE id = %s",
+        (storage_kit.dump_json(merged) if merged else None, row_id),
     )
