@@ -98,6 +98,7 @@ _EXPORTS: dict[str, str] = {
     "SessionRecord": "hermes_core.storage",
     "SessionPage": "hermes_core.storage",
     "Storage": "hermes_core.storage",
+    "storage_kit": "hermes_core.storage_kit",
     # tools
     "ToolError": "hermes_core.tools",
     "ToolResult": "hermes_core.tools",
@@ -186,7 +187,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, provider_kit, rpc, testing, transport_kit  # noqa: F401
+    from hermes_core import approvals, provider_kit, rpc, storage_kit, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.events import *  # noqa: F403

@@ -195,5 +195,9 @@ class Storage(Protocol):
         ...
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
-        """Merge keys into a row's ``meta`` JSON (e.g. a tool result's final state)."""
+        """Merge keys into a row's ``meta`` JSON (e.g. a tool result's final state).
+
+        A write to the row's session like any other: a backend that fences writes on the writer
+        lease refuses it with ``LeaseLost`` (changing nothing) once another process took it over.
+        """
         ...

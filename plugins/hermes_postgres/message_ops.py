@@ -3,7 +3,7 @@
 Rows are never deleted; archiving sets ``active = false`` and keeps the first reason. An append
 is one statement (so one implicit transaction and one round trip): it bumps the session's
 ``updated_at`` at most once a second, fences on the writer lease when this storage holds it,
-takes ids from the table's sequence and inserts every row.
+checks that the session is stored, takes ids from the table's sequence and inserts every row.
 """
 
 from __future__ import annotations
@@ -12,18 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import NewRow, Row, SessionNotFound, StorageError
-from hermes_postgres.codec import (
-    INSERT_COLUMNS,
-    INSERT_TYPES,
-    LOAD_COLUMNS,
-    dump_json,
-    load_mapping,
-    row_from_values,
-    row_values,
-)
+from hermes_core import NewRow, Row, StorageError, storage_kit
+from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
 
-ACTIVITY_INTERVAL_S = 1.0
+ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
 
 _SEQUENCE = "'hermes_messages_id_seq'"  # the identity column's sequence (see schema)
@@ -36,21 +28,40 @@ _INSERT_TARGET = f"INSERT INTO hermes_messages (id, session_id, {', '.join(INSER
 _INSERT_SELECT = ", ".join(
     "coalesce(r.position, r.id)" if c == "position" else f"r.{c}" for c in INSERT_COLUMNS
 )
-# One row: plain parameters rather than arrays (the common case, a message at a time).
-_ONE_SELECT = ", ".join(
-    f"coalesce(%s::{k}, n.id)" if c == "position" else f"%s::{k}"
-    for c, k in zip(INSERT_COLUMNS, INSERT_TYPES, strict=True)
-)
-# The lease row, share-locked so that a takeover waits for this write to commit.
+
+
+# The append is one statement with numbered parameters, each value sent once: $1 the session id,
+# $2 the time, $3 and $4 the lease's owner and epoch when fenced, then the rows' values (one
+# parameter a column for one row, the common case; else one array a column).
+def _one_select(first: int) -> str:
+    return ", ".join(
+        f"coalesce(${i}::{k}, n.id)" if c == "position" else f"${i}::{k}"
+        for i, (c, k) in enumerate(zip(INSERT_COLUMNS, INSERT_TYPES, strict=True), start=first)
+    )
+
+
+def _many_rows(first: int) -> str:
+    arrays = ", ".join(f"${i}::{k}[]" for i, k in enumerate(INSERT_TYPES, start=first))
+    return (
+        f"r AS (SELECT nextval({_SEQUENCE}) AS id, u.* FROM unnest({arrays}) WITH ORDINALITY "
+        f"AS u({', '.join(INSERT_COLUMNS)}, ord))"
+    )
+
+
+# The lease row, share-locked so that a takeover waits for this write to commit (and a takeover
+# that committed first is seen: the lock reads the newest version of the row).
 _FENCE_CTE = (
-    "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
+    "l AS (SELECT 1 FROM hermes_leases WHERE session_id = $1 AND owner = $3 AND epoch = $4::bigint FOR SHARE)"
 )
-# updated_at moves when it is more than a second behind (listing order is by the second); a
-# session that does not exist fails the foreign key of the insert instead.
+# updated_at moves when it is more than a second behind (listing order is by the second).
 _BUMP = (
-    "s AS (UPDATE hermes_sessions SET updated_at = %s WHERE id = %s "
-    "AND NOT (updated_at <= %s AND updated_at > %s){fence} RETURNING 1)"
+    "s AS (UPDATE hermes_sessions SET updated_at = $2::float8 WHERE id = $1 "
+    f"AND NOT (updated_at <= $2::float8 AND updated_at > $2::float8 - {ACTIVITY_INTERVAL_S}){{fence}} "
+    "RETURNING 1)"
 )
+# Rows are written only for a stored session. No foreign key does this (its check locks the
+# session row, a write per append): sessions are never deleted, so a session seen here stays.
+_SESSION_EXISTS = "EXISTS (SELECT 1 FROM hermes_sessions WHERE id = $1)"
 
 
 def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
@@ -61,17 +72,18 @@ def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
 def append_sql(fenced: bool, one: bool) -> str:
     """Return the one-statement append: with or without the lease fence, one row or many."""
     ctes = [_FENCE_CTE] if fenced else []
-    where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
+    where = f" WHERE {_SESSION_EXISTS}" + (" AND EXISTS (SELECT 1 FROM l)" if fenced else "")
     ctes.append(_BUMP.format(fence=" AND EXISTS (SELECT 1 FROM l)" if fenced else ""))
+    first = 5 if fenced else 3
     if one:
         ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
         return (
-            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, %s, {_ONE_SELECT} FROM n{where} "
-            "RETURNING id"
+            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, $1, {_one_select(first)} "
+            f"FROM n{where} RETURNING id"
         )
-    ctes.append(_ROWS_CTE)
+    ctes.append(_many_rows(first))
     return (
-        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} "
+        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, $1, {_INSERT_SELECT} "
         f"FROM r{where} ORDER BY r.ord RETURNING id"
     )
 
@@ -79,29 +91,30 @@ def append_sql(fenced: bool, one: bool) -> str:
 APPEND_SQL = {(fenced, one): append_sql(fenced, one) for fenced in (False, True) for one in (False, True)}
 
 
-async def append_rows(cur: Any, session_id: str, rows: Sequence[NewRow], fence: Fence) -> list[int]:
-    """Append rows in one statement; return their ids (empty when the fence refused them).
+def append_params(session_id: str, rows: Sequence[NewRow], fence: Fence, now: float) -> list[Any]:
+    """Return the parameters of ``APPEND_SQL[fence is not None, len(rows) == 1]``.
 
-    :raises SessionNotFound: when the session is not stored.
+    :raises TypeError: for a value no column can hold.
     """
-    from psycopg.errors import ForeignKeyViolation
-
-    now = time.time()
-    values = [row_values(row, now) for row in rows]
-    params: list[Any] = []
-    if fence is not None:
-        params += [session_id, fence[0], fence[1]]
-    params += [now, session_id, now, now - ACTIVITY_INTERVAL_S]
-    one = len(values) == 1
-    if one:
-        params += [session_id, *values[0]]
+    params: list[Any] = [session_id, now] if fence is None else [session_id, now, *fence]
+    if len(rows) == 1:
+        params += row_values(rows[0], now)
     else:
-        params += [*_columns(values), session_id]
-    try:
-        await cur.execute(APPEND_SQL[fence is not None, one], params)
-    except ForeignKeyViolation:
-        raise SessionNotFound(session_id) from None
-    return sorted(row[0] for row in await cur.fetchall())
+        params += _columns([row_values(row, now) for row in rows])
+    return params
+
+
+async def append_rows(conn: Any, session_id: str, rows: Sequence[NewRow], fence: Fence) -> list[int]:
+    """Append rows in one statement on an autocommit connection; return their ids in order.
+
+    Empty when nothing was written: the session is not stored, or the fence refused the rows.
+    """
+    from psycopg import AsyncRawCursor
+
+    params = append_params(session_id, rows, fence, time.time())
+    async with AsyncRawCursor(conn) as cur:
+        await cur.execute(APPEND_SQL[fence is not None, len(rows) == 1], params)
+        return sorted(row[0] for row in await cur.fetchall())
 
 
 async def insert_rows(cur: Any, session_id: str, rows: Sequence[NewRow], now: float) -> list[int]:
@@ -143,17 +156,23 @@ async def archive_rows(cur: Any, session_id: str, row_ids: Sequence[int], reason
         raise StorageError(f"cannot archive rows: some of them are not rows of session {session_id}")
 
 
-async def update_row_meta(cur: Any, row_id: int, meta: Mapping[str, Any]) -> None:
-    """Merge keys into one row's ``meta`` inside the caller's transaction.
+async def row_session(cur: Any, row_id: int) -> tuple[str, Any]:
+    """Lock one row for a meta update inside the caller's transaction; return its session and meta.
 
     :raises StorageError: when there is no such row.
     """
-    await cur.execute("SELECT meta FROM hermes_messages WHERE id = %s FOR UPDATE", (row_id,))
+    await cur.execute("SELECT session_id, meta FROM hermes_messages WHERE id = %s FOR UPDATE", (row_id,))
     found = await cur.fetchone()
     if found is None:
         raise StorageError(f"no message row with id {row_id}")
-    merged = load_mapping(found[0])
+    return str(found[0]), found[1]
+
+
+async def update_row_meta(cur: Any, row_id: int, stored: Any, meta: Mapping[str, Any]) -> None:
+    """Merge keys into the ``meta`` (as stored, see :func:`row_session`) of a locked row."""
+    merged = storage_kit.load_mapping(stored)
     merged.update(meta)
     await cur.execute(
-        "UPDATE hermes_messages SET meta = %s WHERE id = %s", (dump_json(merged) if merged else None, row_id)
+        "UPDATE hermes_messages SET meta = %s WHERE id = %s",
+        (storage_kit.dump_json(merged) if merged else None, row_id),
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_core import StorageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # pg_advisory_xact_lock key for migrations: "hermes" in ASCII.
 MIGRATION_LOCK = 0x6865726D6573
 
@@ -72,7 +72,22 @@ _V1 = [
     )""",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {0: _V1}
+# Version 2: no foreign key from messages to sessions. Its check share-locked the session row on
+# every insert, a row write per appended message; an append now checks in its own statement that
+# the session is stored, which is enough because sessions are never deleted.
+_V2 = [
+    """DO $$
+    DECLARE name text;
+    BEGIN
+        FOR name IN SELECT conname FROM pg_constraint
+                    WHERE conrelid = 'hermes_messages'::regclass AND contype = 'f'
+        LOOP
+            EXECUTE format('ALTER TABLE hermes_messages DROP CONSTRAINT %I', name);
+        END LOOP;
+    END $$""",
+]
+
+MIGRATIONS: dict[int, list[str]] = {0: _V1, 1: _V2}
 
 
 async def current_version(cur: Any) -> int:

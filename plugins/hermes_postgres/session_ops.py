@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from hermes_core import InvalidValue, SessionNotFound, SessionPage, SessionRecord
-from hermes_postgres.codec import SESSION_COLUMNS, fold, session_from_row, session_params, session_value
+from hermes_core import InvalidValue, SessionNotFound, SessionPage, SessionRecord, storage_kit
+from hermes_postgres.codec import fold
+
+SESSION_COLUMNS = storage_kit.SESSION_COLUMNS
 
 _COUNT = "(SELECT count(*) FROM hermes_messages m WHERE m.session_id = s.id AND m.active)"
 # The first user message shown in the history (markers left out).
@@ -30,14 +29,14 @@ async def get_session(cur: Any, session_id: str) -> SessionRecord | None:
     """Return a stored session or None."""
     await cur.execute(f"{SELECT} WHERE s.id = %s", (session_id,))
     row = await cur.fetchone()
-    return session_from_row(row) if row else None
+    return storage_kit.session_from_values(row) if row else None
 
 
 async def find_session_by_title(cur: Any, title: str) -> SessionRecord | None:
     """Return the most recently active session titled exactly ``title``."""
     await cur.execute(f"{SELECT} WHERE s.title = %s ORDER BY s.updated_at DESC, s.id DESC LIMIT 1", (title,))
     row = await cur.fetchone()
-    return session_from_row(row) if row else None
+    return storage_kit.session_from_values(row) if row else None
 
 
 async def latest_session_for_channel(cur: Any, channel_key: str) -> str | None:
@@ -52,7 +51,7 @@ async def latest_session_for_channel(cur: Any, channel_key: str) -> str | None:
 
 async def insert_session(cur: Any, record: SessionRecord, now: float) -> bool:
     """Insert a session inside the caller's transaction; False when the id is taken."""
-    await cur.execute(INSERT, (*session_params(record, now), fold(record.title)))
+    await cur.execute(INSERT, (*storage_kit.session_params(record, now), fold(record.title)))
     return bool(cur.rowcount == 1)
 
 
@@ -76,7 +75,7 @@ async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any
     values.setdefault("updated_at", now)
     columns = sorted(values)
     assignments = [f"{c} = %s" for c in columns]
-    params = [session_value(c, values[c]) for c in columns]
+    params = [storage_kit.session_value(c, values[c]) for c in columns]
     if "title" in values:
         assignments.append("title_folded = %s")
         params.append(fold(values["title"]))
@@ -87,65 +86,20 @@ async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any
         raise SessionNotFound(session_id)
 
 
-def encode_cursor(updated_at: float, session_id: str) -> str:
-    """Make the opaque listing cursor that resumes after this session."""
-    raw = json.dumps([updated_at, session_id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+_LISTING = storage_kit.SessionListing(
+    select=SELECT,
+    always="true",
+    mark="%s",
+    title_contains="strpos(s.title_folded, %s) > 0",
+    source_not_in=lambda sources: ("NOT (s.source = ANY(%s::text[]))", [sources]),
+)
 
 
-def decode_cursor(cursor: str) -> tuple[float, str]:
-    """Read a cursor made by :func:`encode_cursor`.
+async def list_sessions(cur: Any, limit: int, **filters: Any) -> SessionPage:
+    """List sessions newest activity first with ``(updated_at, id)`` keyset paging.
 
-    :raises InvalidValue: when it was not made here.
+    :param filters: ``cursor``, ``cwd``, ``title`` and ``hidden_sources`` (see ``SessionListing``).
     """
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        updated_at, session_id = json.loads(raw)
-        if isinstance(updated_at, bool) or not isinstance(updated_at, int | float):
-            raise ValueError("bad timestamp")
-        if not isinstance(session_id, str):
-            raise ValueError("bad id")
-    except (ValueError, TypeError, binascii.Error):
-        raise InvalidValue("cursor", message="invalid cursor: pass back a next_cursor unchanged") from None
-    return float(updated_at), session_id
-
-
-async def list_sessions(
-    cur: Any,
-    *,
-    limit: int,
-    cursor: str | None,
-    cwd: str | None,
-    title: str | None,
-    hidden_sources: Sequence[str],
-) -> SessionPage:
-    """List sessions newest activity first with ``(updated_at, id)`` keyset paging."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidValue("limit", "an integer ≥ 1")
-    where: list[str] = ["true"]
-    params: list[Any] = []
-    if cursor is not None:
-        after_time, after_id = decode_cursor(cursor)
-        where.append("(s.updated_at < %s OR (s.updated_at = %s AND s.id < %s))")
-        params += [after_time, after_time, after_id]
-    if cwd is not None:
-        where.append("s.cwd = %s")
-        params.append(cwd)
-    if title:
-        where.append("strpos(s.title_folded, %s) > 0")
-        params.append(title.casefold())
-    hidden = list(dict.fromkeys(hidden_sources))
-    if hidden:
-        where.append("NOT (s.source = ANY(%s::text[]))")
-        params.append(hidden)
-    await cur.execute(
-        f"{SELECT} WHERE {' AND '.join(where)} ORDER BY s.updated_at DESC, s.id DESC LIMIT %s",
-        (*params, limit + 1),
-    )
-    rows = await cur.fetchall()
-    sessions = [session_from_row(row) for row in rows[:limit]]
-    next_cursor = None
-    if len(rows) > limit:
-        last = sessions[-1]
-        next_cursor = encode_cursor(last.updated_at, last.id)
-    return SessionPage(sessions=sessions, next_cursor=next_cursor)
+    sql, params = _LISTING.query(limit, **filters)
+    await cur.execute(sql, params)
+    return _LISTING.page(await cur.fetchall(), limit)

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from hermes_core import (
     HermesError,
@@ -143,59 +143,53 @@ class PostgresStorage:
             await pool.close()
 
     # -- plumbing -----------------------------------------------------------------------------
-    @asynccontextmanager
-    async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
-        """Borrow a connection and give a cursor; translate every failure into a typed error."""
-        import psycopg
-        from psycopg_pool import PoolTimeout
-
+    def _open_pool(self) -> Any:
         pool = self._pool
         if pool is None:
             raise StorageError(f"storage at {self.server} is {'closed' if self._closed else 'not open'}")
-        checking = self._checking
-        if checking is not None and not checking.done():
-            # The server dropped a connection a moment ago: let the pool weed out the other dead
-            # ones first, so this call does not fail on one of them.
-            await asyncio.wait([checking], timeout=self.pool_timeout_s)
-        try:
-            async with pool.connection() as conn:
-                if transaction:
-                    async with conn.transaction(), conn.cursor() as cur:
-                        yield cur
-                else:
-                    async with conn.cursor() as cur:
-                        yield cur
-        except HermesError:
-            raise
-        except PoolTimeout:
-            raise StorageUnavailable(
+        return pool
+
+    def _failure(self, exc: Exception) -> Exception:
+        """Translate a failure of a call into a typed error (others come back as they are)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        if isinstance(exc, HermesError):
+            return exc
+        if isinstance(exc, PoolTimeout):
+            return StorageUnavailable(
                 f"no free PostgreSQL connection within {self.pool_timeout_s:g} s "
                 f"(storage.pool_size = {self.pool_size}); try again"
-            ) from None
-        except psycopg.OperationalError as exc:
+            )
+        if isinstance(exc, psycopg.OperationalError):
             text = scrub(str(exc).strip(), self._dsn).splitlines()
             reason = text[0] if text else type(exc).__name__
             self._check_idle_connections()
-            raise ConnectionLost(f"PostgreSQL at {self.server} is unavailable: {reason}") from None
-        except psycopg.Error as exc:
+            return ConnectionLost(f"PostgreSQL at {self.server} is unavailable: {reason}")
+        if isinstance(exc, psycopg.Error):
             text = scrub(str(exc).strip(), self._dsn).splitlines()
-            raise StorageError(
-                f"storage error at {self.server}: {text[0] if text else type(exc).__name__}"
-            ) from None
-        except (TypeError, ValueError, OverflowError) as exc:
+            return StorageError(f"storage error at {self.server}: {text[0] if text else type(exc).__name__}")
+        if isinstance(exc, (TypeError, ValueError, OverflowError)):
             # Values a column or JSON cannot hold; the transaction was rolled back.
-            raise StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}") from None
+            return StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}")
+        return exc
 
     def _check_idle_connections(self) -> None:
         """After a dropped connection, test the idle ones in the background and discard the dead.
 
         A server restart kills every pooled connection at once; without this each of them would
-        fail one request before the pool noticed.
+        fail one request before the pool noticed. Calls made meanwhile wait for it (``_settle``).
         """
         pool = self._pool
         if pool is None or (self._checking is not None and not self._checking.done()):
             return
         self._checking = asyncio.get_running_loop().create_task(pool.check(), name="hermes-pg-check")
+
+    async def _settle(self) -> None:
+        """Wait (bounded) for a check of idle connections that a dropped one started."""
+        checking = self._checking
+        if checking is not None and not checking.done():
+            await asyncio.wait([checking], timeout=self.pool_timeout_s)
 
     async def _read(self, op: Callable[[Any], Awaitable[T]]) -> T:
         """Run a read-only ``op(cursor)``; on a dropped connection, run it again on another one.
@@ -211,6 +205,35 @@ class PostgresStorage:
                 continue
         async with self._cursor() as cur:
             return await op(cur)
+
+    def _reraise(self, exc: Exception) -> NoReturn:
+        failure = self._failure(exc)
+        if failure is exc:
+            raise exc
+        raise failure from None
+
+    @asynccontextmanager
+    async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
+        """Borrow a connection and give a cursor; translate every failure into a typed error."""
+        pool = self._open_pool()
+        if self._checking is not None:
+            await self._settle()
+        try:
+            # getconn/putconn rather than pool.connection(): its extra ``async with conn`` only
+            # commits, and these connections are in autocommit (a transaction is explicit below).
+            # putconn still checks the connection and replaces a broken one.
+            conn = await pool.getconn()
+            try:
+                if transaction:
+                    async with conn.transaction(), conn.cursor() as cur:
+                        yield cur
+                else:
+                    async with conn.cursor() as cur:
+                        yield cur
+            finally:
+                await pool.putconn(conn)
+        except Exception as exc:
+            self._reraise(exc)
 
     def _fence(self, session_id: str) -> tuple[str, int] | None:
         return self._held.get(session_id)
@@ -324,11 +347,22 @@ class PostgresStorage:
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         if not rows:
             return []
-        async with self._cursor() as cur:
-            ids = await message_ops.append_rows(cur, session_id, rows, self._fence(session_id))
-            if not ids:
-                raise await self._refused(cur, session_id)
-            return ids
+        # What _cursor does, written out: this is the call made once per message.
+        pool = self._open_pool()
+        if self._checking is not None:
+            await self._settle()
+        try:
+            conn = await pool.getconn()
+            try:
+                ids = await message_ops.append_rows(conn, session_id, rows, self._fence(session_id))
+                if not ids:
+                    async with conn.cursor() as cur:
+                        raise await self._refused(cur, session_id)
+                return ids
+            finally:
+                await pool.putconn(conn)
+        except Exception as exc:
+            self._reraise(exc)
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         return await self._read(lambda cur: message_ops.load_rows(cur, session_id, include_archived))
@@ -359,5 +393,13 @@ class PostgresStorage:
             return ids
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
+        """Merge keys into a row's ``meta``, fenced like every write to the row's session.
+
+        :raises StorageError: when there is no such row.
+        :raises LeaseLost: when this storage held the session's lease and another took it over.
+        """
+        meta = dict(meta)
         async with self._cursor(transaction=True) as cur:
-            await message_ops.update_row_meta(cur, row_id, dict(meta))
+            session_id, stored = await message_ops.row_session(cur, row_id)
+            await self._check_fence(cur, session_id)
+            await message_ops.update_row_meta(cur, row_id, stored, meta)

@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 from itertools import groupby
 from typing import Any
 
-from hermes_core import NewRow, Row, SessionNotFound, StorageError
-from hermes_sqlite.codec import dump_json, load_mapping
+from hermes_core import NewRow, Row, SessionNotFound, StorageError, storage_kit
 from hermes_sqlite.db_state import ACTIVE_ROWS, ANY_ROWS, DbState
 from hermes_sqlite.row_codec import (
     LOAD_COLUMNS,
@@ -192,9 +191,10 @@ def update_row_meta(state: DbState, row_id: int, meta: Mapping[str, Any]) -> Non
         found = conn.execute("SELECT session_id, meta FROM messages WHERE id = ?", (row_id,)).fetchone()
         if found is None:
             raise StorageError(f"no message row with id {row_id}")
-        merged = load_mapping(found[1])
+        merged = storage_kit.load_mapping(found[1])
         merged.update(meta)
         conn.execute(
-            "UPDATE messages SET meta = ? WHERE id = ?", (dump_json(merged) if merged else None, row_id)
+            "UPDATE messages SET meta = ? WHERE id = ?",
+            (storage_kit.dump_json(merged) if merged else None, row_id),
         )
     state.cache.forget(found[0])

@@ -11,20 +11,17 @@ from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any
 
-from hermes_core import NewRow, Row
-from hermes_sqlite.codec import (
-    EMPTY_META,
-    dump_meta,
-    dump_parts,
-    dump_tool_calls,
-    load_meta,
-    load_parts,
-    load_tool_calls,
-)
-from hermes_sqlite.slot_twins import ROW_FIELDS, ROW_TWIN
+from hermes_core import NewRow, Row, storage_kit
+from hermes_sqlite.codec import dump_tool_calls, load_tool_calls
+
+EMPTY_META = storage_kit.EMPTY_META
+ROW_TWIN = storage_kit.ROW_TWIN
+load_meta = storage_kit.load_meta
+load_parts = storage_kit.load_parts
+new_row_values = storage_kit.new_row_values
 
 # Message columns in Row field order (the order of row_params values).
-MESSAGE_COLUMNS: tuple[str, ...] = ROW_FIELDS
+MESSAGE_COLUMNS: tuple[str, ...] = storage_kit.ROW_FIELDS
 # What a load selects: every column but the session id, which the caller knows, and the archive
 # state, which is known for active rows; loading every row adds STATE_COLUMNS at the end.
 STATE_COLUMNS: tuple[str, ...] = ("active", "archived_reason")
@@ -46,29 +43,12 @@ def row_params(row: NewRow, row_id: int, session_id: str, now: float) -> tuple[A
     :param now: the creation time used when the row names none.
     :returns: the values.
     """
-    if not isinstance(row.role, str) or not isinstance(row.content, str):
-        raise TypeError("a row's role and content must be strings")
-    return (
-        row_id,
-        session_id,
-        row.position if row.position is not None else row_id,
-        row.role,
-        row.content,
-        dump_parts(row.parts) if row.parts else None,
-        dump_tool_calls(row.tool_calls, row_id) if row.tool_calls else None,
-        row.call_id,
-        row.provider_call_id,
-        row.tool_name,
-        row.display_kind,
-        1,
-        None,
-        row.model,
-        row.reasoning,
-        None if row.input_tokens is None else int(row.input_tokens),
-        None if row.output_tokens is None else int(row.output_tokens),
-        dump_meta(row.meta) if row.meta else None,
-        float(row.created_at) if row.created_at is not None else now,
-    )
+    tool_calls = dump_tool_calls(row.tool_calls, row_id) if row.tool_calls else None
+    values = new_row_values(row, now, tool_calls)
+    position = values[0]
+    # Into MESSAGE_COLUMNS order: the id and session first, active and no archive reason after
+    # display_kind.
+    return (row_id, session_id, row_id if position is None else position, *values[1:9], 1, None, *values[9:])
 
 
 # INSERT statements by which values are NULL. Binding None is the dearest parameter there is:
@@ -129,7 +109,7 @@ class RowBuilder:
 
     The step functions are closures with their globals bound as defaults: attribute and
     global lookups per row are what is left to save. Rows are built through a twin class
-    (see :mod:`hermes_sqlite.slot_twins`).
+    (see :mod:`hermes_core.storage_kit.rows`).
     """
 
     def __init__(self) -> None:

@@ -8,20 +8,25 @@ Every function here runs on the database thread with its connection. A session r
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import InvalidValue, NewRow, SessionNotFound, SessionPage, SessionRecord, StorageError
-from hermes_sqlite.codec import SESSION_COLUMNS, session_from_row, session_params, session_value
+from hermes_core import (
+    InvalidValue,
+    NewRow,
+    SessionNotFound,
+    SessionPage,
+    SessionRecord,
+    StorageError,
+    storage_kit,
+)
 from hermes_sqlite.db_state import DbState
 from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
 from hermes_sqlite.schema import write_transaction
 
+SESSION_COLUMNS = storage_kit.SESSION_COLUMNS
 _COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
 # The first user message shown in the history (markers left out), walked along the session index.
 _PREVIEW = (
@@ -49,7 +54,7 @@ def get_session(conn: sqlite3.Connection, session_id: str) -> SessionRecord | No
     :returns: the record with its active message count.
     """
     row = conn.execute(f"{_SELECT} WHERE s.id = ? AND s.placeholder = 0", (session_id,)).fetchone()
-    return session_from_row(row) if row else None
+    return storage_kit.session_from_values(row) if row else None
 
 
 def find_session_by_title(conn: sqlite3.Connection, title: str) -> SessionRecord | None:
@@ -63,7 +68,7 @@ def find_session_by_title(conn: sqlite3.Connection, title: str) -> SessionRecord
         f"{_SELECT} WHERE s.title = ? AND s.placeholder = 0 ORDER BY s.updated_at DESC, s.id DESC LIMIT 1",
         (title,),
     ).fetchone()
-    return session_from_row(row) if row else None
+    return storage_kit.session_from_values(row) if row else None
 
 
 def latest_session_for_channel(conn: sqlite3.Connection, channel_key: str) -> str | None:
@@ -91,7 +96,7 @@ def create_session(state: DbState, record: SessionRecord, rows: Sequence[NewRow]
     :raises StorageError: when a session with this id is already stored.
     """
     now = time.time()
-    params = session_params(record, now)
+    params = storage_kit.session_params(record, now)
     conn = state.conn
     with write_transaction(conn):
         existing = conn.execute("SELECT placeholder FROM sessions WHERE id = ?", (record.id,)).fetchone()
@@ -127,7 +132,7 @@ def set_session_fields(
     columns = sorted(values)
     cursor = conn.execute(
         f"UPDATE sessions SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ? AND placeholder = 0",
-        (*(session_value(c, values[c]) for c in columns), session_id),
+        (*(storage_kit.session_value(c, values[c]) for c in columns), session_id),
     )
     if cursor.rowcount != 1:
         raise SessionNotFound(session_id)
@@ -178,34 +183,13 @@ def rewrite(
     return [values[0] for values in inserted]
 
 
-def encode_cursor(updated_at: float, session_id: str) -> str:
-    """Make the opaque listing cursor that resumes after this session.
-
-    :param updated_at: the last listed session's ``updated_at``.
-    :param session_id: the last listed session's id.
-    :returns: the cursor.
-    """
-    raw = json.dumps([updated_at, session_id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[float, str]:
-    """Read a cursor made by :func:`encode_cursor`.
-
-    :param cursor: the cursor.
-    :returns: ``(updated_at, id)`` of the session to continue after.
-    :raises InvalidValue: when it was not made by this backend.
-    """
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        updated_at, session_id = json.loads(raw)
-        if isinstance(updated_at, bool) or not isinstance(updated_at, int | float):
-            raise ValueError("bad timestamp")
-        if not isinstance(session_id, str):
-            raise ValueError("bad id")
-    except (ValueError, TypeError, binascii.Error):
-        raise InvalidValue("cursor", message="invalid cursor: pass back a next_cursor unchanged") from None
-    return float(updated_at), session_id
+_LISTING = storage_kit.SessionListing(
+    select=_SELECT,
+    always="s.placeholder = 0",
+    mark="?",
+    title_contains="instr(hermes_casefold(s.title), ?) > 0",
+    source_not_in=lambda sources: (f"s.source NOT IN ({', '.join('?' * len(sources))})", sources),
+)
 
 
 def list_sessions(
@@ -227,34 +211,8 @@ def list_sessions(
     :param hidden_sources: sources to leave out.
     :returns: the page.
     """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidValue("limit", "an integer ≥ 1")
-    where = ["s.placeholder = 0"]
-    params: list[Any] = []
-    if cursor is not None:
-        after_time, after_id = decode_cursor(cursor)
-        where.append("(s.updated_at < ? OR (s.updated_at = ? AND s.id < ?))")
-        params += [after_time, after_time, after_id]
-    if cwd is not None:
-        where.append("s.cwd = ?")
-        params.append(cwd)
-    if title:
-        where.append("instr(hermes_casefold(s.title), ?) > 0")
-        params.append(title.casefold())
-    hidden = list(dict.fromkeys(hidden_sources))
-    if hidden:
-        where.append(f"s.source NOT IN ({', '.join('?' * len(hidden))})")
-        params += hidden
-    rows = conn.execute(
-        f"{_SELECT} WHERE {' AND '.join(where)} ORDER BY s.updated_at DESC, s.id DESC LIMIT ?",
-        (*params, limit + 1),
-    ).fetchall()
-    sessions = [session_from_row(row) for row in rows[:limit]]
-    next_cursor = None
-    if len(rows) > limit:
-        last = sessions[-1]
-        next_cursor = encode_cursor(last.updated_at, last.id)
-    return SessionPage(sessions=sessions, next_cursor=next_cursor)
+    sql, params = _LISTING.query(limit, cursor=cursor, cwd=cwd, title=title, hidden_sources=hidden_sources)
+    return _LISTING.page(conn.execute(sql, params).fetchall(), limit)
 
 
 def acquire_lease(

@@ -62,7 +62,7 @@ async def test_turns_are_stored_in_postgres_and_health_reports_it(tmp_path: Path
         assert health.status == 200
         storage = health.json["readiness"]["checks"]["storage"]
         assert storage["ok"] is True and storage["backend"] == "postgres"
-        assert storage["schema_version"] == 1 and storage["pool"]["max"] == 10
+        assert storage["schema_version"] == 2 and storage["pool"]["max"] == 10
         assert storage["server"].startswith("127.0.0.1:") and "password" not in health.text
     finally:
         server.stop()
@@ -138,7 +138,7 @@ def test_check_reports_the_storage(tmp_path: Path, pg_dsn: str) -> None:
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("ok   storage (postgres): 127.0.0.1:") and "(schema 1, pool" in lines[0]
+    assert lines[0].startswith("ok   storage (postgres): 127.0.0.1:") and "(schema 2, pool" in lines[0]
     assert lines[-1] == "Hermes API check: OK"
 
 

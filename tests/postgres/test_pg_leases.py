@@ -110,3 +110,25 @@ async def test_every_change_of_hands_raises_the_epoch(pg_dsn: str) -> None:
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_former_owner_cannot_change_a_rows_meta_after_a_takeover(pg_dsn: str) -> None:
+    a, b = await opened(pg_dsn), await opened(pg_dsn)
+    try:
+        (first,) = await a.create_session(record("s1"), [NewRow(role="tool", content="x", meta={"n": 1})])
+        assert await a.acquire_lease("s1", "inst-a", 30) is None
+        await a.update_row_meta(first, {"status": "running"})  # the holder writes
+        assert await b.acquire_lease("s1", "inst-b", 30, take_over="inst-a") is None
+
+        with pytest.raises(LeaseLost) as refused:
+            await a.update_row_meta(first, {"status": "late", "n": 2})
+        assert refused.value.holder == "inst-b"
+        assert (await b.load_rows("s1"))[0].meta == {"n": 1, "status": "running"}
+
+        await b.update_row_meta(first, {"status": "done"})  # the new holder goes on
+        assert (await a.load_rows("s1"))[0].meta == {"n": 1, "status": "done"}
+        with pytest.raises(LeaseLost):  # and the fence on a stays until it takes the lease again
+            await a.update_row_meta(first, {"status": "later"})
+    finally:
+        await a.close()
+        await b.close()

@@ -10,9 +10,9 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from hermes_core import ConfigError, NewRow, SessionRecord, StorageError, StorageUnavailable
+from hermes_core import ConfigError, NewRow, SessionNotFound, SessionRecord, StorageError, StorageUnavailable
 from hermes_postgres.plugin import make_storage
-from hermes_postgres.schema import SCHEMA_VERSION
+from hermes_postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from hermes_postgres.store import PostgresStorage
 from tests.pg_schema import drop_connections, own_connections
 from tests.timing import eventually, scaled
@@ -170,3 +170,56 @@ async def test_the_pool_recovers_after_the_server_dropped_its_connections(pg_dsn
         assert len(await store.load_rows("s1")) == 3 - failed
     finally:
         await store.close()
+
+
+async def foreign_keys(dsn: str) -> list[str]:
+    async with await psycopg.AsyncConnection.connect(dsn) as conn:
+        cur = await conn.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'hermes_messages'::regclass AND contype = 'f'"
+        )
+        return [row[0] for row in await cur.fetchall()]
+
+
+async def test_a_version_1_database_loses_its_foreign_key_and_keeps_its_rows(pg_dsn: str) -> None:
+    # What the first release created: messages referenced sessions with a foreign key.
+    async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
+        await conn.execute("CREATE TABLE hermes_schema (version integer NOT NULL)")
+        await conn.execute("INSERT INTO hermes_schema VALUES (1)")
+        for statement in MIGRATIONS[0]:
+            await conn.execute(statement)
+        await conn.execute("INSERT INTO hermes_sessions (id, created_at, updated_at) VALUES ('old', 1, 1)")
+        await conn.execute(
+            "INSERT INTO hermes_messages (session_id, position, role, content, created_at) "
+            "VALUES ('old', 1, 'user', 'from version 1', 1), ('old', 2, 'assistant', 'reply', 1)"
+        )
+    assert await foreign_keys(pg_dsn) == ["hermes_messages_session_id_fkey"]
+
+    store: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=5)
+    await store.open()
+    try:
+        assert store.schema_before_open == 1
+        assert (await store.diagnostics())["schema_version"] == SCHEMA_VERSION == 2
+        assert await foreign_keys(pg_dsn) == []
+        old = await store.load_rows("old")
+        assert [r.content for r in old] == ["from version 1", "reply"]
+        (added,) = await store.append_rows("old", [NewRow(role="user", content="from version 2")])
+        assert added > old[-1].id
+        # Without the key the append itself still refuses rows of a session that is not stored.
+        with pytest.raises(SessionNotFound):
+            await store.append_rows("missing", [NewRow(role="user", content="lost")])
+        with pytest.raises(SessionNotFound):
+            await store.append_rows(
+                "missing", [NewRow(role="user", content="a"), NewRow(role="user", content="b")]
+            )
+        async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+            cur = await conn.execute("SELECT count(*) FROM hermes_messages WHERE session_id = 'missing'")
+            assert await cur.fetchone() == (0,)
+    finally:
+        await store.close()
+    again: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=5)
+    await again.open()
+    try:
+        assert again.schema_before_open == 2
+        assert [r.content for r in await again.load_rows("old")][-1] == "from version 2"
+    finally:
+        await again.close()

@@ -200,8 +200,19 @@ async def test_rows_cannot_go_to_a_session_that_is_not_stored(storage: SqliteSto
     with pytest.raises(SessionNotFound):
         await storage.append_rows("ghost", [user("hello")])
     with pytest.raises(SessionNotFound):
+        await storage.append_rows("ghost", [user("one"), user("two")])
+    with pytest.raises(SessionNotFound):
         await storage.rewrite("ghost", append=[user("hello")])
     assert await storage.load_rows("ghost") == []
+    # A lease may reserve an id before its session is created: rows still need the session, and
+    # the holder's writes are refused as "not found", not as a lost lease.
+    assert await storage.acquire_lease("reserved", "inst-a", 30) is None
+    with pytest.raises(SessionNotFound):
+        await storage.append_rows("reserved", [user("too early")])
+    await storage.create_session(record("reserved"))
+    assert [r.content for r in await storage.load_rows("reserved")] == []
+    await storage.append_rows("reserved", [user("now")])
+    assert [r.content for r in await storage.load_rows("reserved")] == ["now"]
 
 
 async def test_an_unencodable_row_is_a_storage_error_and_writes_nothing(storage: SqliteStorage) -> None:

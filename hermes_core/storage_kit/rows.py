@@ -1,4 +1,5 @@
-"""Build frozen ``Row`` and ``StoredToolCall`` objects cheaply while loading a history.
+"""Message rows: their fields, and building frozen ``Row`` and ``StoredToolCall`` objects cheaply
+while loading a history.
 
 Both are frozen slots dataclasses. Their ``__init__`` sets each field through
 ``object.__setattr__``, and even calling the slot descriptors directly costs a C call per field;
@@ -17,9 +18,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hermes_core import Row, StoredToolCall
+from hermes_core.storage import NewRow, Row, StoredToolCall
+from hermes_core.storage_kit.json_columns import dump_meta, dump_parts
 
-# Row fields in declaration order; the twin below must list the same names.
+# Row fields in declaration order (a backend's message columns are named after them); the twin
+# below must list the same names.
 ROW_FIELDS: tuple[str, ...] = (
     "id",
     "session_id",
@@ -42,32 +45,48 @@ ROW_FIELDS: tuple[str, ...] = (
     "created_at",
 )
 TOOL_CALL_FIELDS: tuple[str, ...] = ("call_id", "provider_call_id", "name", "arguments")
+# What a NewRow gives, in ROW_FIELDS order: every field but the id, the session id and the
+# archive state, which the backend sets.
+NEW_ROW_COLUMNS: tuple[str, ...] = tuple(
+    name for name in ROW_FIELDS if name not in ("id", "session_id", "active", "archived_reason")
+)
+
+
+def new_row_values(row: NewRow, now: float, tool_calls: str | None) -> tuple[Any, ...]:
+    """Return a new row's column values in :data:`NEW_ROW_COLUMNS` order.
+
+    ``position`` stays None when the row names none (the backend uses the id then).
+
+    :param now: the creation time used when the row names none.
+    :param tool_calls: the row's tool calls as the backend stores them (None when there are none).
+    :raises TypeError: for a value no column can hold (nothing is written then).
+    """
+    if not isinstance(row.role, str) or not isinstance(row.content, str):
+        raise TypeError("a row's role and content must be strings")
+    return (
+        row.position,
+        row.role,
+        row.content,
+        dump_parts(row.parts) if row.parts else None,
+        tool_calls,
+        row.call_id,
+        row.provider_call_id,
+        row.tool_name,
+        row.display_kind,
+        row.model,
+        row.reasoning,
+        None if row.input_tokens is None else int(row.input_tokens),
+        None if row.output_tokens is None else int(row.output_tokens),
+        dump_meta(row.meta) if row.meta else None,
+        float(row.created_at) if row.created_at is not None else now,
+    )
 
 
 class RowTwin:
-    """The slot layout of ``Row`` without its frozen ``__setattr__``."""
+    """The slot layout of ``Row`` without its frozen ``__setattr__`` (fields: :data:`ROW_FIELDS`;
+    callers fill it through an ``Any``-typed reference)."""
 
     __slots__ = ROW_FIELDS
-
-    id: int
-    session_id: str
-    position: int
-    role: str
-    content: str
-    parts: tuple[Any, ...]
-    tool_calls: tuple[StoredToolCall, ...]
-    call_id: str | None
-    provider_call_id: str | None
-    tool_name: str | None
-    display_kind: str | None
-    active: bool
-    archived_reason: str | None
-    model: str | None
-    reasoning: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    meta: Any
-    created_at: float
 
 
 class ToolCallTwin:

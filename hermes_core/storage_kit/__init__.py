@@ -1,0 +1,86 @@
+"""What every storage backend does the same way, written once: column lists, the mapping from
+``SessionRecord`` / ``NewRow`` values to column values and back, and listing pages.
+
+Standard library only, no database library: a backend keeps its SQL and its driver and calls
+these for the backend-neutral part. See docs/writing-plugins.md, "Storage backends".
+
+* :mod:`~hermes_core.storage_kit.json_columns` — JSON text columns: :func:`dump_json`,
+  :func:`decode_json`, mappings, read-only row metas (:func:`load_meta` / :func:`dump_meta`,
+  :class:`ReadOnlyDict`) and content parts (:func:`dump_parts` / :func:`load_parts`);
+* :mod:`~hermes_core.storage_kit.sessions` — :data:`SESSION_COLUMNS`, :func:`session_params`,
+  :func:`session_value`, :func:`session_from_values`, and listing pages (:class:`SessionListing`,
+  :func:`check_limit`, :func:`session_page`, :func:`encode_cursor` / :func:`decode_cursor`);
+* :mod:`~hermes_core.storage_kit.rows` — :data:`ROW_FIELDS`, :data:`NEW_ROW_COLUMNS` and
+  :func:`new_row_values` (a ``NewRow``'s column values), and the twin classes that build
+  frozen ``Row`` / ``StoredToolCall`` objects without their constructors.
+"""
+
+from __future__ import annotations
+
+from hermes_core.storage_kit.json_columns import (
+    EMPTY_META,
+    ReadOnlyDict,
+    decode_json,
+    dump_json,
+    dump_mapping,
+    dump_meta,
+    dump_parts,
+    encode_string,
+    load_mapping,
+    load_meta,
+    load_parts,
+)
+from hermes_core.storage_kit.rows import (
+    NEW_ROW_COLUMNS,
+    ROW_FIELDS,
+    ROW_TWIN,
+    TOOL_CALL_FIELDS,
+    TOOL_CALL_TWIN,
+    RowTwin,
+    ToolCallTwin,
+    new_row_values,
+)
+from hermes_core.storage_kit.sessions import (
+    JSON_SESSION_COLUMNS,
+    SESSION_COLUMNS,
+    SessionListing,
+    check_limit,
+    decode_cursor,
+    encode_cursor,
+    session_from_values,
+    session_page,
+    session_params,
+    session_value,
+)
+
+__all__ = [
+    "EMPTY_META",
+    "JSON_SESSION_COLUMNS",
+    "NEW_ROW_COLUMNS",
+    "ROW_FIELDS",
+    "ROW_TWIN",
+    "SESSION_COLUMNS",
+    "TOOL_CALL_FIELDS",
+    "TOOL_CALL_TWIN",
+    "ReadOnlyDict",
+    "RowTwin",
+    "SessionListing",
+    "ToolCallTwin",
+    "check_limit",
+    "decode_cursor",
+    "decode_json",
+    "dump_json",
+    "dump_mapping",
+    "dump_meta",
+    "dump_parts",
+    "encode_cursor",
+    "encode_string",
+    "load_mapping",
+    "load_meta",
+    "load_parts",
+    "new_row_values",
+    "session_from_values",
+    "session_page",
+    "session_params",
+    "session_value",
+]
