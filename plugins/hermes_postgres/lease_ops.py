@@ -10,9 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 _NOW = "extract(epoch FROM clock_timestamp())"
+# Taking a lease commits without waiting for its WAL flush (synchronous_commit off for this one
+# transaction; the pooled connection keeps its own setting). It is on the path to a turn's first
+# token and needs no flush of its own: every write under the lease carries its owner and epoch,
+# and commits with a flush that covers the earlier lease record too. Should the server crash
+# before that, the lease is gone with it, and the writes fenced on it are refused (LeaseLost),
+# never let through.
 _ACQUIRE = f"""
 INSERT INTO hermes_leases AS l (session_id, owner, epoch, heartbeat_at, expires_at)
-VALUES (%(sid)s, %(owner)s, 1, {_NOW}, {_NOW} + %(ttl)s)
+SELECT %(sid)s, %(owner)s, 1, {_NOW}, {_NOW} + %(ttl)s
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
 ON CONFLICT (session_id) DO UPDATE
 SET owner = EXCLUDED.owner,
     epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,

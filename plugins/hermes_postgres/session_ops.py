@@ -20,9 +20,14 @@ _PREVIEW = (
 )
 SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT}, {_PREVIEW} FROM hermes_sessions s"
 UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
-INSERT = (
-    f"INSERT INTO hermes_sessions ({', '.join(SESSION_COLUMNS)}, title_folded) "
-    f"VALUES ({', '.join(['%s'] * (len(SESSION_COLUMNS) + 1))}) ON CONFLICT (id) DO NOTHING"
+
+
+# A session insert as a SELECT, so a lease fence can guard it (typed: a SELECT infers no column types).
+_CASTS = ", ".join(
+    "%s::double precision" if c in ("created_at", "updated_at") else "%s::text" for c in SESSION_COLUMNS
+)
+INSERT_SELECT = (
+    f"INSERT INTO hermes_sessions ({', '.join(SESSION_COLUMNS)}, title_folded) SELECT {_CASTS}, %s::text"
 )
 
 
@@ -50,10 +55,9 @@ async def latest_session_for_channel(cur: Any, channel_key: str) -> str | None:
     return str(row[0]) if row else None
 
 
-async def insert_session(cur: Any, record: SessionRecord, now: float) -> bool:
-    """Insert a session inside the caller's transaction; False when the id is taken."""
-    await cur.execute(INSERT, (*session_params(record, now), fold(record.title)))
-    return bool(cur.rowcount == 1)
+def insert_params(record: SessionRecord, now: float) -> tuple[Any, ...]:
+    """Return the parameters of :data:`INSERT_SELECT` for a session."""
+    return (*session_params(record, now), fold(record.title))
 
 
 def check_fields(fields: Mapping[str, Any]) -> None:

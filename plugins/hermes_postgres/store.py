@@ -215,10 +215,14 @@ class PostgresStorage:
 
     async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
         now = time.time()
-        async with self._cursor(transaction=True) as cur:
-            if not await session_ops.insert_session(cur, record, now):
-                raise StorageError(f"session {record.id} already exists")
-            return await message_ops.insert_rows(cur, record.id, tuple(rows), now)
+        fence = self._fence(record.id)
+        async with self._cursor() as cur:  # one statement: the session and its rows commit together
+            ids = await message_ops.create_session(cur, record, rows, now, fence)
+            if ids is None and fence is not None and await lease_ops.holder(cur, record.id) != fence:
+                raise await self._refused(cur, record.id)
+        if ids is None:
+            raise StorageError(f"session {record.id} already exists")
+        return ids
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         fields = dict(fields)
