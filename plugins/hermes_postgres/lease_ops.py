@@ -30,6 +30,11 @@ RETURNING epoch
 """
 
 
+# A write's fence (parameters: session id, owner, epoch): the lease row, share-locked so that a
+# takeover waits for the write to commit; the write touches nothing unless ``EXISTS (SELECT 1 FROM l)``.
+FENCE_CTE = "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
+
+
 async def acquire(
     cur: Any, session_id: str, owner: str, ttl_s: float, take_over: str | None
 ) -> tuple[str | None, int]:
@@ -62,16 +67,14 @@ async def renew(cur: Any, session_id: str, owner: str, ttl_s: float) -> int | No
 
 
 async def release(cur: Any, session_id: str, owner: str) -> None:
-    """Drop our lease. The row stays (with its epoch) while the session exists, so epochs only
-    grow; a reservation for a session that was never created goes away."""
+    """Drop our lease in one statement. The row stays (with its epoch) while the session exists,
+    so epochs only grow; a reservation for a session that was never created goes away."""
     await cur.execute(
-        "DELETE FROM hermes_leases WHERE session_id = %s AND owner = %s "
-        "AND NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %s)",
-        (session_id, owner, session_id),
-    )
-    await cur.execute(
-        "UPDATE hermes_leases SET owner = NULL, expires_at = 0 WHERE session_id = %s AND owner = %s",
-        (session_id, owner),
+        "WITH d AS (DELETE FROM hermes_leases WHERE session_id = %(sid)s AND owner = %(owner)s "
+        "AND NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %(sid)s)) "
+        "UPDATE hermes_leases SET owner = NULL, expires_at = 0 WHERE session_id = %(sid)s "
+        "AND owner = %(owner)s AND EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %(sid)s)",
+        {"sid": session_id, "owner": owner},
     )
 
 

@@ -23,6 +23,7 @@ from hermes_postgres.codec import (
     row_from_values,
     row_values,
 )
+from hermes_postgres.lease_ops import FENCE_CTE
 
 ACTIVITY_INTERVAL_S = 1.0
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
@@ -42,10 +43,6 @@ _ONE_SELECT = ", ".join(
     f"coalesce(%s::{k}, n.id)" if c == "position" else f"%s::{k}"
     for c, k in zip(INSERT_COLUMNS, INSERT_TYPES, strict=True)
 )
-# The lease row, share-locked so that a takeover waits for this write to commit.
-_FENCE_CTE = (
-    "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
-)
 # updated_at moves when it is more than a second behind (listing order is by the second); a
 # session that does not exist fails the foreign key of the insert instead.
 _BUMP = (
@@ -61,7 +58,7 @@ def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
 
 def append_sql(fenced: bool, one: bool) -> str:
     """Return the one-statement append: with or without the lease fence, one row or many."""
-    ctes = [_FENCE_CTE] if fenced else []
+    ctes = [FENCE_CTE] if fenced else []
     where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
     ctes.append(_BUMP.format(fence=" AND EXISTS (SELECT 1 FROM l)" if fenced else ""))
     if one:
@@ -123,7 +120,7 @@ def create_sql(fenced: bool) -> str:
     its first rows, fenced on the writer lease when this storage holds it. Nothing is written when
     the id is taken or the lease moved; it answers how many sessions it inserted (0 or 1) and the
     new rows' ids."""
-    fence = f"{_FENCE_CTE}, " if fenced else ""
+    fence = f"{FENCE_CTE}, " if fenced else ""
     where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
     return (
         f"WITH {fence}s AS ({session_ops.INSERT_SELECT}{where} ON CONFLICT (id) DO NOTHING RETURNING id), "

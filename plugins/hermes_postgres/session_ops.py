@@ -8,8 +8,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import InvalidValue, SessionNotFound, SessionPage, SessionRecord
+from hermes_core import InvalidValue, SessionPage, SessionRecord
 from hermes_postgres.codec import SESSION_COLUMNS, fold, session_from_row, session_params, session_value
+from hermes_postgres.lease_ops import FENCE_CTE
 
 _COUNT = "(SELECT count(*) FROM hermes_messages m WHERE m.session_id = s.id AND m.active)"
 # The first user message shown in the history (markers left out).
@@ -70,11 +71,12 @@ def check_fields(fields: Mapping[str, Any]) -> None:
         raise InvalidValue("fields", sorted(UPDATABLE), f"unknown session fields: {', '.join(unknown)}")
 
 
-async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any], now: float) -> None:
-    """Update session columns and ``updated_at`` (``now`` unless given) in the caller's transaction.
-
-    :raises SessionNotFound: when there is no such session.
-    """
+async def set_session_fields(
+    cur: Any, session_id: str, fields: Mapping[str, Any], now: float, fence: tuple[str, int] | None = None
+) -> bool:
+    """Update session columns and ``updated_at`` (``now`` unless given) in one statement, fenced
+    on the writer lease ``(owner, epoch)`` when given; False when nothing was updated (no such
+    session, or the lease moved)."""
     check_fields(fields)
     values = dict(fields)
     values.setdefault("updated_at", now)
@@ -84,11 +86,13 @@ async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any
     if "title" in values:
         assignments.append("title_folded = %s")
         params.append(fold(values["title"]))
-    await cur.execute(
-        f"UPDATE hermes_sessions SET {', '.join(assignments)} WHERE id = %s", (*params, session_id)
-    )
-    if cur.rowcount != 1:
-        raise SessionNotFound(session_id)
+    update = f"UPDATE hermes_sessions SET {', '.join(assignments)} WHERE id = %s"
+    if fence is None:
+        await cur.execute(update, (*params, session_id))
+    else:
+        fenced = f"WITH {FENCE_CTE} {update} AND EXISTS (SELECT 1 FROM l)"
+        await cur.execute(fenced, (session_id, *fence, *params, session_id))
+    return bool(cur.rowcount == 1)
 
 
 def encode_cursor(updated_at: float, session_id: str) -> str:
