@@ -4,6 +4,7 @@ bounded pool."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 
 import psycopg
@@ -139,16 +140,20 @@ def test_the_dsn_host_and_database_are_what_messages_show() -> None:
 
 
 async def test_the_pool_recovers_after_the_server_dropped_its_connections(pg_dsn: str) -> None:
-    store: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=5)
+    # Its own application name: the server is shared, only this pool's connections are dropped.
+    name = f"hermes-drop-{secrets.token_hex(4)}"
+    store: PostgresStorage = make_storage(
+        dsn=make_conninfo(pg_dsn, application_name=name), pool_size=2, pool_timeout_s=5
+    )
     await store.open()
     try:
         await store.create_session(record("s1"))
         await asyncio.gather(store.get_session("s1"), store.get_session("s1"))  # two connections open
         async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as admin:
-            await admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE application_name = 'hermes' AND pid <> pg_backend_pid()"
+            dropped = await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s", (name,)
             )
+            assert len(await dropped.fetchall()) == 2
 
         async def answers() -> bool:
             try:
