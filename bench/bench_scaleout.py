@@ -145,7 +145,8 @@ async def main(rounds: int, synchronous_commit: str) -> None:
     m1, m3 = statistics.median(one), statistics.median(three)
     print(f"{'TTFT c=1, ' + str(len(one)) + ' requests each':<52} {'median ms':>10} {'p95 ms':>10}")
     print(f"{'one hermes api, SQLite, direct':<52} {m1:>10.2f} {pct(one, 0.95):>10.2f}")
-    print(f"PostgreSQL synchronous_commit={synchronous_commit}")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"PostgreSQL synchronous_commit={synchronous_commit}; load average {load} ({os.cpu_count()} cores)")
     print(f"{'nginx -> 3 hermes api, PostgreSQL + Redis bus':<52} {m3:>10.2f} {pct(three, 0.95):>10.2f}")
     print(
         f"{'  (breakdown) one of them, direct, no nginx':<52} {statistics.median(direct):>10.2f} "
