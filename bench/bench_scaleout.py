@@ -24,39 +24,15 @@ import threading
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_api import BIN, Target, free_port, pct
+from bench_api import BIN, Target, free_port, pct  # noqa: E402
+
+from tests.nginx_front import start_nginx  # noqa: E402  (the configuration docs/deploy.md shows)
 
 KEY = "hk_" + secrets.token_urlsafe(32)
-NGINX = """worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {tmp}/body;
-  proxy_temp_path {tmp}/proxy;
-  fastcgi_temp_path {tmp}/fastcgi;
-  uwsgi_temp_path {tmp}/uwsgi;
-  scgi_temp_path {tmp}/scgi;
-  upstream hermes {{
-{servers}
-    keepalive 16;
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    location / {{
-      proxy_pass http://hermes;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-    }}
-  }}
-}}
-"""
 
 
 def need(*names: str) -> str:
@@ -138,15 +114,8 @@ async def main(rounds: int, synchronous_commit: str) -> None:
                 proc, port = start(root / f"i{i}", fake_port, shared_config, shared_env)
                 procs.append(proc)
                 ports.append(port)
-            ng = root / "nginx"
-            ng.mkdir()
             nport = free_port()
-            servers = "\n".join(f"    server 127.0.0.1:{p};" for p in ports)
-            (ng / "nginx.conf").write_text(NGINX.format(tmp=ng, servers=servers, port=nport))
-            front = subprocess.Popen(
-                [nginx, "-p", str(ng), "-c", str(ng / "nginx.conf"), "-g", "daemon off;"],
-                stderr=subprocess.DEVNULL,
-            )
+            front = start_nginx(nginx, root / "nginx", ports, nport)
             await asyncio.sleep(1.0)
             base = Target(f"http://127.0.0.1:{single_port}/v1/chat/completions", KEY, "fake:")
             scaled = Target(f"http://127.0.0.1:{nport}/v1/chat/completions", KEY, "fake:")
@@ -176,7 +145,8 @@ async def main(rounds: int, synchronous_commit: str) -> None:
     m1, m3 = statistics.median(one), statistics.median(three)
     print(f"{'TTFT c=1, ' + str(len(one)) + ' requests each':<52} {'median ms':>10} {'p95 ms':>10}")
     print(f"{'one hermes api, SQLite, direct':<52} {m1:>10.2f} {pct(one, 0.95):>10.2f}")
-    print(f"PostgreSQL synchronous_commit={synchronous_commit}")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"PostgreSQL synchronous_commit={synchronous_commit}; load average {load} ({os.cpu_count()} cores)")
     print(f"{'nginx -> 3 hermes api, PostgreSQL + Redis bus':<52} {m3:>10.2f} {pct(three, 0.95):>10.2f}")
     print(
         f"{'  (breakdown) one of them, direct, no nginx':<52} {statistics.median(direct):>10.2f} "

@@ -10,9 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 _NOW = "extract(epoch FROM clock_timestamp())"
+# Taking a lease commits without waiting for its WAL flush (synchronous_commit off for this one
+# transaction; the pooled connection keeps its own setting). It is on the path to a turn's first
+# token and needs no flush of its own: every write under the lease carries its owner and epoch,
+# and commits with a flush that covers the earlier lease record too. Should the server crash
+# before that, the lease is gone with it, and the writes fenced on it are refused (LeaseLost),
+# never let through.
 _ACQUIRE = f"""
 INSERT INTO hermes_leases AS l (session_id, owner, epoch, heartbeat_at, expires_at)
-VALUES (%(sid)s, %(owner)s, 1, {_NOW}, {_NOW} + %(ttl)s)
+SELECT %(sid)s, %(owner)s, 1, {_NOW}, {_NOW} + %(ttl)s
+FROM (SELECT set_config('synchronous_commit', 'off', true)) AS no_flush
 ON CONFLICT (session_id) DO UPDATE
 SET owner = EXCLUDED.owner,
     epoch = CASE WHEN l.owner = EXCLUDED.owner THEN l.epoch ELSE l.epoch + 1 END,
@@ -21,6 +28,11 @@ SET owner = EXCLUDED.owner,
 WHERE l.owner IS NULL OR l.owner = EXCLUDED.owner OR l.owner = %(take_over)s OR l.expires_at < {_NOW}
 RETURNING epoch
 """
+
+
+# A write's fence (parameters: session id, owner, epoch): the lease row, share-locked so that a
+# takeover waits for the write to commit; the write touches nothing unless ``EXISTS (SELECT 1 FROM l)``.
+FENCE_CTE = "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"
 
 
 async def acquire(
@@ -55,16 +67,14 @@ async def renew(cur: Any, session_id: str, owner: str, ttl_s: float) -> int | No
 
 
 async def release(cur: Any, session_id: str, owner: str) -> None:
-    """Drop our lease. The row stays (with its epoch) while the session exists, so epochs only
-    grow; a reservation for a session that was never created goes away."""
+    """Drop our lease in one statement. The row stays (with its epoch) while the session exists,
+    so epochs only grow; a reservation for a session that was never created goes away."""
     await cur.execute(
-        "DELETE FROM hermes_leases WHERE session_id = %s AND owner = %s "
-        "AND NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %s)",
-        (session_id, owner, session_id),
-    )
-    await cur.execute(
-        "UPDATE hermes_leases SET owner = NULL, expires_at = 0 WHERE session_id = %s AND owner = %s",
-        (session_id, owner),
+        "WITH d AS (DELETE FROM hermes_leases WHERE session_id = %(sid)s AND owner = %(owner)s "
+        "AND NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %(sid)s)) "
+        "UPDATE hermes_leases SET owner = NULL, expires_at = 0 WHERE session_id = %(sid)s "
+        "AND owner = %(owner)s AND EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %(sid)s)",
+        {"sid": session_id, "owner": owner},
     )
 
 

@@ -12,8 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core import NewRow, Row, StorageError, storage_kit
+from hermes_core import NewRow, Row, SessionRecord, StorageError, storage_kit
+from hermes_postgres import session_ops
 from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
+from hermes_postgres.lease_ops import FENCE_CTE
 
 ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
@@ -128,6 +130,37 @@ async def insert_rows(cur: Any, session_id: str, rows: Sequence[NewRow], now: fl
     )
     await cur.execute(sql, [*_columns(values), session_id])
     return sorted(row[0] for row in await cur.fetchall())
+
+
+def create_sql(fenced: bool) -> str:
+    """Return one statement (one round trip, one implicit transaction) that inserts a session and
+    its first rows, fenced on the writer lease when this storage holds it. Nothing is written when
+    the id is taken or the lease moved; it answers how many sessions it inserted (0 or 1) and the
+    new rows' ids."""
+    fence = f"{FENCE_CTE}, " if fenced else ""
+    where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
+    return (
+        f"WITH {fence}s AS ({session_ops.INSERT_SELECT}{where} ON CONFLICT (id) DO NOTHING RETURNING id), "
+        f"{_ROWS_CTE}, m AS ({_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} FROM r CROSS JOIN s "
+        "ORDER BY r.ord RETURNING id) SELECT (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
+    )
+
+
+CREATE_SQL = {fenced: create_sql(fenced) for fenced in (False, True)}
+
+
+async def create_session(
+    cur: Any, record: SessionRecord, rows: Sequence[NewRow], now: float, fence: Fence
+) -> list[int] | None:
+    """Insert a session and its rows in one statement; None (nothing written) when the id is taken
+    or the fence refused it."""
+    values = [row_values(row, now) for row in rows]
+    params: list[Any] = [record.id, *fence] if fence is not None else []
+    params += session_ops.insert_params(record, now)
+    params += _columns(values) if values else [[] for _ in INSERT_COLUMNS]
+    await cur.execute(CREATE_SQL[fence is not None], params)
+    found = await cur.fetchone()
+    return [int(i) for i in found[1]] if found[0] else None
 
 
 _LOAD = f"SELECT {', '.join(LOAD_COLUMNS)} FROM hermes_messages WHERE session_id = %s"

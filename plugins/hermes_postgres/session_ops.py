@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core import InvalidValue, SessionNotFound, SessionPage, SessionRecord, storage_kit
+from hermes_core import InvalidValue, SessionPage, SessionRecord, storage_kit
 from hermes_postgres.codec import fold
+from hermes_postgres.lease_ops import FENCE_CTE
 
 SESSION_COLUMNS = storage_kit.SESSION_COLUMNS
 
@@ -19,9 +20,14 @@ _PREVIEW = (
 )
 SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT}, {_PREVIEW} FROM hermes_sessions s"
 UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
-INSERT = (
-    f"INSERT INTO hermes_sessions ({', '.join(SESSION_COLUMNS)}, title_folded) "
-    f"VALUES ({', '.join(['%s'] * (len(SESSION_COLUMNS) + 1))}) ON CONFLICT (id) DO NOTHING"
+
+
+# A session insert as a SELECT, so a lease fence can guard it (typed: a SELECT infers no column types).
+_CASTS = ", ".join(
+    "%s::double precision" if c in ("created_at", "updated_at") else "%s::text" for c in SESSION_COLUMNS
+)
+INSERT_SELECT = (
+    f"INSERT INTO hermes_sessions ({', '.join(SESSION_COLUMNS)}, title_folded) SELECT {_CASTS}, %s::text"
 )
 
 
@@ -49,10 +55,9 @@ async def latest_session_for_channel(cur: Any, channel_key: str) -> str | None:
     return str(row[0]) if row else None
 
 
-async def insert_session(cur: Any, record: SessionRecord, now: float) -> bool:
-    """Insert a session inside the caller's transaction; False when the id is taken."""
-    await cur.execute(INSERT, (*storage_kit.session_params(record, now), fold(record.title)))
-    return bool(cur.rowcount == 1)
+def insert_params(record: SessionRecord, now: float) -> tuple[Any, ...]:
+    """Return the parameters of :data:`INSERT_SELECT` for a session."""
+    return (*storage_kit.session_params(record, now), fold(record.title))
 
 
 def check_fields(fields: Mapping[str, Any]) -> None:
@@ -65,11 +70,12 @@ def check_fields(fields: Mapping[str, Any]) -> None:
         raise InvalidValue("fields", sorted(UPDATABLE), f"unknown session fields: {', '.join(unknown)}")
 
 
-async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any], now: float) -> None:
-    """Update session columns and ``updated_at`` (``now`` unless given) in the caller's transaction.
-
-    :raises SessionNotFound: when there is no such session.
-    """
+async def set_session_fields(
+    cur: Any, session_id: str, fields: Mapping[str, Any], now: float, fence: tuple[str, int] | None = None
+) -> bool:
+    """Update session columns and ``updated_at`` (``now`` unless given) in one statement, fenced
+    on the writer lease ``(owner, epoch)`` when given; False when nothing was updated (no such
+    session, or the lease moved)."""
     check_fields(fields)
     values = dict(fields)
     values.setdefault("updated_at", now)
@@ -79,11 +85,13 @@ async def set_session_fields(cur: Any, session_id: str, fields: Mapping[str, Any
     if "title" in values:
         assignments.append("title_folded = %s")
         params.append(fold(values["title"]))
-    await cur.execute(
-        f"UPDATE hermes_sessions SET {', '.join(assignments)} WHERE id = %s", (*params, session_id)
-    )
-    if cur.rowcount != 1:
-        raise SessionNotFound(session_id)
+    update = f"UPDATE hermes_sessions SET {', '.join(assignments)} WHERE id = %s"
+    if fence is None:
+        await cur.execute(update, (*params, session_id))
+    else:
+        fenced = f"WITH {FENCE_CTE} {update} AND EXISTS (SELECT 1 FROM l)"
+        await cur.execute(fenced, (session_id, *fence, *params, session_id))
+    return bool(cur.rowcount == 1)
 
 
 _LISTING = storage_kit.SessionListing(

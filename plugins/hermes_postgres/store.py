@@ -288,17 +288,23 @@ class PostgresStorage:
 
     async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
         now = time.time()
-        async with self._cursor(transaction=True) as cur:
-            if not await session_ops.insert_session(cur, record, now):
-                raise StorageError(f"session {record.id} already exists")
-            return await message_ops.insert_rows(cur, record.id, tuple(rows), now)
+        fence = self._fence(record.id)
+        async with self._cursor() as cur:  # one statement: the session and its rows commit together
+            ids = await message_ops.create_session(cur, record, rows, now, fence)
+            if ids is None and fence is not None and await lease_ops.holder(cur, record.id) != fence:
+                raise await self._refused(cur, record.id)
+        if ids is None:
+            raise StorageError(f"session {record.id} already exists")
+        return ids
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         fields = dict(fields)
         session_ops.check_fields(fields)
-        async with self._cursor(transaction=True) as cur:
-            await self._check_fence(cur, session_id)
-            await session_ops.set_session_fields(cur, session_id, fields, time.time())
+        async with self._cursor() as cur:  # one statement, fenced
+            if not await session_ops.set_session_fields(
+                cur, session_id, fields, time.time(), self._fence(session_id)
+            ):
+                raise await self._refused(cur, session_id)
 
     async def list_sessions(
         self,
@@ -337,7 +343,7 @@ class PostgresStorage:
         return True
 
     async def release_lease(self, session_id: str, owner: str) -> None:
-        async with self._cursor(transaction=True) as cur:
+        async with self._cursor() as cur:
             await lease_ops.release(cur, session_id, owner)
         held = self._held.get(session_id)
         if held is not None and held[0] == owner:
@@ -388,8 +394,8 @@ class PostgresStorage:
             if archive_row_ids:
                 await message_ops.archive_rows(cur, session_id, archive_row_ids, archived_reason)
             ids = await message_ops.insert_rows(cur, session_id, tuple(append), now)
-            if fields:
-                await session_ops.set_session_fields(cur, session_id, fields, now)
+            if fields and not await session_ops.set_session_fields(cur, session_id, fields, now):
+                raise SessionNotFound(session_id)
             return ids
 
     async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:

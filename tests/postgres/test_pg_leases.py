@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from hermes_core import LeaseLost, NewRow, SessionRecord
+from hermes_core import LeaseLost, NewRow, SessionRecord, StorageError
 from hermes_postgres.plugin import make_storage
 from hermes_postgres.store import PostgresStorage
 from tests.timing import eventually
@@ -132,3 +133,56 @@ async def test_a_former_owner_cannot_change_a_rows_meta_after_a_takeover(pg_dsn:
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_new_session_is_not_created_by_an_owner_whose_lease_was_taken_over(pg_dsn: str) -> None:
+    # A session is written at its first row, after its lease was taken when it was opened: that
+    # first write is fenced like every later one.
+    a, b = await opened(pg_dsn), await opened(pg_dsn)
+    try:
+        assert await a.acquire_lease("new", "inst-a", 0.3) is None
+
+        async def b_took_over() -> bool:
+            return await b.acquire_lease("new", "inst-b", 30) is None
+
+        await eventually(b_took_over, timeout=10)
+        with pytest.raises(LeaseLost) as refused:
+            await a.create_session(record("new"), [user("late from a")])
+        assert refused.value.holder == "inst-b"
+        assert await b.get_session("new") is None
+        ids = await b.create_session(record("new"), [user("from b")])
+        assert [(r.id, r.content) for r in await a.load_rows("new")] == [(ids[0], "from b")]
+        # Taken by someone else with no lease involved, the id is refused as before.
+        with pytest.raises(StorageError, match="already exists"):
+            await b.create_session(record("new"), [user("again")])
+        assert len(await b.load_rows("new")) == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_taking_a_lease_leaves_the_connection_flushing_every_commit(pg_dsn: str) -> None:
+    # The lease commits without waiting for its flush; the rows written under it must not.
+    import psycopg
+
+    store = await opened(pg_dsn, pool_size=1)
+    settings: list[str] = []
+    real = psycopg.AsyncCursor.execute
+
+    async def noting(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        result = await real(self, query, *args, **kwargs)
+        async with self.connection.cursor() as probe:
+            await real(probe, "SHOW synchronous_commit")
+            found = await probe.fetchone()
+        settings.append(str(found[0] if found else None))
+        return result
+
+    try:
+        assert await store.acquire_lease("s1", "inst-a", 30) is None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(psycopg.AsyncCursor, "execute", noting)
+            await store.create_session(record("s1"), [user("one")])
+            await store.append_rows("s1", [user("two")])
+        assert settings == ["on", "on"]
+    finally:
+        await store.close()

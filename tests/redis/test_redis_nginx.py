@@ -6,11 +6,9 @@ run's owner ends its run with ``owner_lost`` and the session is usable again."""
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
 import signal
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,46 +17,13 @@ import openai
 import pytest
 
 from tests.api.api_helpers import Server, assert_error, call, start_server
+from tests.nginx_front import start_nginx
 from tests.redis.conftest import Shared
 from tests.redis.test_redis_instances import Events, config, start_run, wait_status
 from tests.services import nginx_binary, postgres_dsn
 from tests.timing import eventually, scaled
 
 KEY = "hk_" + secrets.token_urlsafe(32)
-
-# The configuration docs/deploy.md shows, with the ports and paths of the test filled in.
-NGINX_CONF = """
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {tmp}/body;
-  proxy_temp_path {tmp}/proxy;
-  fastcgi_temp_path {tmp}/fastcgi;
-  uwsgi_temp_path {tmp}/uwsgi;
-  scgi_temp_path {tmp}/scgi;
-  upstream hermes {{
-{servers}
-    keepalive 16;
-  }}
-  server {{
-    listen 127.0.0.1:{port};
-    client_max_body_size 10m;
-    location / {{
-      proxy_pass http://hermes;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_buffering off;
-      proxy_cache off;
-      proxy_read_timeout 1h;
-      proxy_next_upstream error timeout;
-    }}
-  }}
-}}
-"""
 
 
 def free_port() -> int:
@@ -71,18 +36,9 @@ class Front:
     """nginx in front of the instances; looks like one ``Server`` to the helpers."""
 
     def __init__(self, tmp: Path, backends: list[Server]) -> None:
-        tmp.mkdir(parents=True, exist_ok=True)
-        os.chmod(tmp, 0o777)
         self.port = free_port()
-        servers = "\n".join(f"    server 127.0.0.1:{b.port};" for b in backends)
-        conf = tmp / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(tmp=tmp, servers=servers, port=self.port), encoding="utf-8")
-        binary = nginx_binary()
-        self.proc = subprocess.Popen(
-            [binary, "-p", str(tmp), "-c", str(conf), "-g", "daemon off;"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        # The configuration of docs/deploy.md, as printed there.
+        self.proc = start_nginx(nginx_binary(), tmp, [b.port for b in backends], self.port)
         self.key = KEY
         self.base = f"http://127.0.0.1:{self.port}"
 
