@@ -319,10 +319,22 @@ async def _run(state: ServerState) -> int:
     return 0
 
 
+def only_waiting_for_answers(state: ServerState) -> bool:
+    """True when every busy top-level session waits for an answer (an approval, a clarify…).
+
+    Such turns cannot finish by themselves, so the drain does not hold the process for the whole
+    grace on their account. A subagent's question is asked on its top-level session, so a tree
+    with a child waiting counts as waiting too.
+    """
+    questions = state.kernel.questions
+    busy = [s for s in state.kernel.sessions.live if s.busy and s.lineage is None]
+    return bool(busy) and all(questions.open_for(s.id) for s in busy)
+
+
 async def _drain(state: ServerState) -> None:
     state.draining = True
     deadline = time.monotonic() + state.settings.shutdown_grace_s
-    while time.monotonic() < deadline and state.in_flight() > 0:
+    while time.monotonic() < deadline and state.in_flight() > 0 and not only_waiting_for_answers(state):
         await asyncio.sleep(0.05)
     await state.runs.interrupt_all()
     for session in list(state.kernel.sessions.live):

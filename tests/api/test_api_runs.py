@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -399,6 +400,26 @@ async def test_restart_reconciles_unsettled_runs_to_interrupted(tmp_path: Path) 
         assert status["status"] == "interrupted" and status["completed"] is False
         frames = await events(again, run["run_id"])
         assert frames[-1]["data"]["event"] == "run.interrupted"
+    finally:
+        again.stop()
+
+
+async def test_a_run_waiting_for_approval_does_not_hold_the_drain_for_the_whole_grace(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    srv = start_server(home, config=BASE_CONFIG + "[api_server]\nshutdown_grace_s = 120\n")
+    try:
+        run = await start_run(srv, {"input": '[[tool terminal {"command":"hermes-guard-test"}]] go'})
+        await wait_status(srv, run["run_id"], "waiting_for_approval")
+        started = time.monotonic()
+        assert srv.stop(timeout=scaled(60)) == 0  # nobody will answer: interrupted at once, not after 120 s
+        assert time.monotonic() - started < scaled(30)
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+    again = start_server(home, config=BASE_CONFIG)
+    try:
+        status = (await call(again, "GET", f"/v1/runs/{run['run_id']}")).json
+        assert status["status"] in ("cancelled", "interrupted") and status["completed"] is False, status
     finally:
         again.stop()
 
