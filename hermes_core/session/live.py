@@ -1,8 +1,10 @@
-"""A live session: its state, the busy queue, steer, interrupt and the event bus
+"""A live session: its state, persistence, the event bus, history and closing
 (docs/reference/core.md#core-api, #the-turn-loop).
 
-The turn loop itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress,
-branch, reconcile) in :mod:`hermes_core.session.ops`.
+Submitting, the busy queue, steer and interrupt are in :mod:`hermes_core.session.submitting`; what a
+host sets (model, cwd, profile, title…) in :mod:`hermes_core.session.controls`. The turn loop
+itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress, branch, reconcile)
+in :mod:`hermes_core.session.ops`.
 """
 
 from __future__ import annotations
@@ -17,31 +19,25 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.content import Part, normalize_content, parts_text
-from hermes_core.errors import InvalidValue, RewindError, SessionBusy
+from hermes_core.errors import RewindError, SessionBusy
 from hermes_core.events import (
     Event,
-    QuestionRequested,
     SessionChanged,
-    TurnOutcome,
     Usage,
 )
 from hermes_core.history import is_user_turn, materialize, project
-from hermes_core.ids import short_id
 from hermes_core.observers import observe
 from hermes_core.refs import ModelRef
 from hermes_core.session import ops as session_ops
-from hermes_core.session.queue import _DONE, QueueItem, Subscription, Turn, resolve_discarded
+from hermes_core.session.controls import PROFILES, SessionControls
+from hermes_core.session.queue import _DONE, QueueItem, Subscription
+from hermes_core.session.submitting import SessionQueue
 from hermes_core.session.types import (
     CompressResult,
-    DiscardedItem,
-    Interrupted,
-    ModelSwitch,
     ReconcileResult,
     RewindResult,
     SessionInfo,
     Status,
-    TitleResult,
 )
 from hermes_core.storage import NewRow, Row, SessionRecord
 
@@ -53,12 +49,10 @@ if TYPE_CHECKING:
     from hermes_core.turn import TurnRun
 
 log = logging.getLogger("hermes.session")
-MAX_QUEUED_CHARS = 1 << 20
-MAX_STEER_CHARS = 65536
-PROFILES = ("ask_everything", "default", "accept_edits", "off")
+__all__ = ["PROFILES", "Session"]
 
 
-class Session:
+class Session(SessionQueue, SessionControls):
     """A live session; create it with ``Kernel.open_session`` (never directly)."""
 
     #: Set on a delegated child by ``kernel.sessions.children`` (docs/reference/core.md#subagents).
@@ -308,268 +302,6 @@ class Session:
         """Stop delivering events to ``queue``."""
         if queue in self._subscribers:
             self._subscribers.remove(queue)
-
-    # -- submitting --------------------------------------------------------------------------
-    async def submit(
-        self,
-        content: str | Sequence[Part],
-        *,
-        owner: str,
-        merge: bool = False,
-        model: str | None = None,
-        model_options: dict[str, Any] | None = None,
-        answerable: frozenset[str] | set[str] = frozenset(),
-        display_kind: str | None = None,
-        track_events: bool = True,
-    ) -> Turn:
-        """Start a turn now, or queue it behind the running one
-        (docs/reference/core.md#busy-input-and-the-queue).
-
-        :param answerable: the question kinds (``approval``, ``clarify``, ``sudo``, ``secret``;
-            ``ALL_KINDS`` for all) someone will answer with ``Kernel.answer``. The default, none,
-            is the safe one for a host that cannot ask: a question is closed at once as
-            ``no_answerer`` (an approval is denied), so no tool ever waits for an answer.
-
-        :param track_events: keep a per-turn event queue for :meth:`Turn.events`; hosts that
-            read the session bus instead pass False so a long turn's events are not held twice.
-        """
-        self._check_open()
-        parts = normalize_content(content)
-        text = parts_text(parts)
-        if not text.strip() and len(parts) == len([p for p in parts if hasattr(p, "text")]):
-            raise InvalidValue("content", message="the prompt is empty")
-        if self.busy and self._queued_chars + len(text) > MAX_QUEUED_CHARS:
-            raise SessionBusy("queue_full", "more than 1 MiB of queued text; wait or interrupt")
-        if model is not None:
-            await self.kernel.resolve_model(model, session=self)
-        loop = asyncio.get_running_loop()
-        item = QueueItem(
-            item_id=short_id("q_"),
-            owner=owner,
-            parts=parts,
-            merge=merge,
-            model=model,
-            model_options=dict(model_options) if model_options else None,
-            answerable=frozenset(answerable),
-            display_kind=display_kind,
-            future=loop.create_future(),
-        )
-        turn = Turn(self, item, track_events=track_events)
-        self._queue.append(item)
-        self._queued_chars += len(text)
-        if self._runner is None:
-            # Start at once, synchronously: a steer or interrupt that follows sees this turn.
-            self._start_next()
-        else:
-            self.mark_changed("queued")
-        return turn
-
-    def _start_next(self) -> None:
-        from hermes_core.turn import TurnRun
-
-        batch = self._take_batch()
-        self.run = TurnRun(self, batch, queued=False)
-        self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self.id}")
-
-    def position_of(self, item: QueueItem) -> int:
-        """Return ``item``'s place in the queue (1 is next), 0 when it is not waiting."""
-        for index, waiting in enumerate(self._queue):
-            if waiting is item:
-                return index + 1
-        return 0
-
-    def _take_batch(self) -> list[QueueItem]:
-        head = self._queue.popleft()
-        batch = [head]
-        while self._queue and self._queue[0].merge:
-            batch.append(self._queue.popleft())
-        self._queued_chars -= sum(len(i.text) for i in batch)
-        return batch
-
-    async def _drain(self) -> None:
-        from hermes_core.turn import TurnRun
-
-        try:
-            while self.run is not None:
-                run = self.run
-                try:
-                    outcome = await run.execute()
-                except Exception:  # execute() settles every failure; this is the last guard
-                    log.exception("turn of session %s failed to settle", self.id)
-                    outcome = TurnOutcome(status="error", reason="tool_crash", layer="agent")
-                finally:
-                    self.set_status("idle")
-                    self.run = None
-                for item in run.items:
-                    if not item.future.done():
-                        item.future.set_result(outcome)
-                    for q in item.listeners:
-                        q.put_nowait(_DONE)
-                if self._queue and not self._closed:
-                    batch = self._take_batch()
-                    self.run = TurnRun(self, batch, queued=True)
-        finally:
-            self.run = None
-            self._runner = None
-            self.mark_changed("busy")
-
-    def cancel_queued(self, item_id: str) -> bool:
-        """Remove one waiting item; its outcome resolves ``interrupted`` (by user)."""
-        for item in list(self._queue):
-            if item.item_id == item_id:
-                self._queue.remove(item)
-                self._queued_chars -= len(item.text)
-                resolve_discarded(item, "interrupted_by_user")
-                self.mark_changed("queued")
-                return True
-        return False
-
-    def steer(self, text: str) -> Literal["accepted", "idle", "settling"]:
-        """Queue guidance for the next tool boundary of the running turn (docs/reference/core.md#steer)."""
-        if not isinstance(text, str) or not text.strip():
-            raise InvalidValue("text", message="steer text is empty")
-        if len(text) > MAX_STEER_CHARS:
-            raise InvalidValue("text", message=f"steer text is longer than {MAX_STEER_CHARS} characters")
-        run = self.run
-        if run is None:
-            return "idle"
-        if run.settling:
-            return "settling"
-        run.steer_buffer.append(text)
-        return "accepted"
-
-    async def interrupt(
-        self, *, reason: Literal["user", "system"] = "user", discard_queue: bool = False
-    ) -> Interrupted:
-        """Stop the running turn; optionally drop every waiting item (docs/reference/core.md#interrupt)."""
-        discarded: list[DiscardedItem] = []
-        why: Literal["interrupted_by_user", "interrupted_by_system"] = (
-            "interrupted_by_user" if reason == "user" else "interrupted_by_system"
-        )
-        if discard_queue:
-            while self._queue:
-                item = self._queue.popleft()
-                discarded.append(DiscardedItem(item.item_id, item.owner, item.text))
-                resolve_discarded(item, why)
-            self._queued_chars = 0
-        run = self.run
-        was_running = run is not None
-        if run is not None:
-            await run.interrupt(why)
-        if discarded:
-            self.mark_changed("queued")
-        return Interrupted(was_running, tuple(discarded))
-
-    def open_questions(self) -> list[QuestionRequested]:
-        """Return this session's unanswered questions, in their original request shape."""
-        return self.kernel.questions.open_for(self.id)
-
-    # -- settings ----------------------------------------------------------------------------
-    async def switch_model(
-        self, ref: str, *, scope: Literal["session", "global", "once"] = "session"
-    ) -> ModelSwitch:
-        """Switch the model from the next turn on
-        (docs/reference/core.md#branch-compress-titles-model-switch)."""
-        if scope not in ("session", "global", "once"):
-            raise InvalidValue("scope", ("session", "global", "once"))
-        resolved = await self.kernel.resolve_model(ref, session=self)
-        previous, _ = self.kernel.models.for_session(self)
-        if scope == "once":
-            self.once_model = resolved.ref
-            self.mark_changed("model")
-            return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
-        if scope == "global":
-            await self.kernel.models.switch(resolved.ref)
-        marker_id: int | None = None
-        await self.update_record(model=resolved.ref, provider=resolved.provider)
-        if not self._persisted:
-            # A new session writes nothing until its first turn; store the record now so the
-            # choice survives the process (``hermes run --session ID "/model X"`` then a turn).
-            await self.append_rows([])
-        elif self._rows:
-            made = await self.append_rows(
-                [
-                    NewRow(
-                        role="system",
-                        content=f"The conversation continues with model {resolved.ref}.",
-                        display_kind="model_switch",
-                        model=resolved.ref,
-                    )
-                ]
-            )
-            marker_id = made[0].id
-        self.mark_changed("model")
-        return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous, marker_id)
-
-    async def set_cwd(self, path: Path) -> None:
-        """Set the workspace: an absolute, existing directory, stored resolved."""
-        p = Path(path)
-        if not p.is_absolute():
-            raise InvalidValue("cwd", message=f"cwd must be an absolute path: {path}")
-        resolved = p.resolve()
-        if not resolved.is_dir():
-            raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-        await self.update_record(cwd=str(resolved))
-        self.mark_changed("cwd")
-
-    async def set_profile(self, profile: str) -> None:
-        """Set the approval profile (docs/reference/core.md#approval-profiles)."""
-        if profile not in PROFILES:
-            raise InvalidValue("profile", PROFILES)
-        await self.update_record(profile=profile)
-        self.mark_changed("profile")
-
-    async def set_title(self, title: str) -> TitleResult:
-        """Set an explicit title; pending until the first row exists."""
-        from hermes_core.titles import clean_title
-
-        cleaned = clean_title(title)
-        if self._persisted:
-            await self.update_record(title=cleaned, title_origin="explicit")
-        else:
-            self._pending_title = cleaned
-            self._record = dataclasses.replace(self._record, title_origin="explicit")
-        from hermes_core.events import TitleChanged
-
-        self.emit(TitleChanged(session_id=self.id, title=cleaned, origin="explicit"))
-        return TitleResult(cleaned, pending=not self._persisted)
-
-    async def set_reasoning_effort(self, effort: str | None) -> None:
-        """Set the reasoning effort (``none`` … ``xhigh``) or clear it."""
-        allowed = ("none", "minimal", "low", "medium", "high", "xhigh")
-        if effort is not None and effort not in allowed:
-            raise InvalidValue("reasoning_effort", allowed)
-        await self.update_record(reasoning_effort=effort)
-        self.mark_changed("reasoning_effort")
-
-    async def set_system_overlay(self, text: str | None) -> None:
-        """Layer extra instructions on the core system prompt (stored with the session)."""
-        await self.update_record(system_overlay=text)
-
-    async def stop_processes(self, *, grace: float = 3.0) -> int:
-        """Stop the background processes the ``terminal`` tool started for this session.
-
-        Each process group gets SIGTERM, then SIGKILL after ``grace`` seconds; running turns are
-        left alone. Returns how many were still running.
-        """
-        from hermes_core.core_tools import kill_group
-
-        alive = [p for p in self._processes if p.poll() is None]
-        self._processes.clear()
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(
-            *(loop.run_in_executor(self.kernel.executor, kill_group, p, grace) for p in alive)
-        )
-        return len(alive)
-
-    def set_tool_filter(self, hidden: frozenset[str]) -> None:
-        """Hide these tools from the model for the following turns."""
-        self._hidden_tools = frozenset(hidden)
-
-    @property
-    def hidden_tools(self) -> frozenset[str]:
-        """The tool names ``set_tool_filter`` hides from the model."""
-        return self._hidden_tools
 
     # -- history -----------------------------------------------------------------------------
     async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
