@@ -97,7 +97,7 @@ class SessionPool:
         chosen = workspace or self.default_workspace
         cwd = chosen or self.workspaces / session_id
         try:
-            return await self.kernel.open_session(
+            session = await self.kernel.open_session(
                 session_id,
                 source="api",
                 owner=owner,
@@ -107,6 +107,9 @@ class SessionPool:
                 seed=seed,
                 create_cwd=chosen is None,
             )
+            if workspace is None and session.cwd != cwd and not session.cwd.is_dir():
+                await self._move_in(session, cwd)
+            return session
         except SessionInUse:
             raise in_use_error() from None
         except SessionBusy as exc:
@@ -119,6 +122,26 @@ class SessionPool:
                     500, "internal_error", "The session's workspace folder cannot be made"
                 ) from None
             raise ApiError(400, "invalid_session_id", str(exc), param="session_id") from None
+
+    async def _move_in(self, session: Session, cwd: Path) -> None:
+        """Give a stored session whose folder is not on this host (another instance made it) this
+        instance's folder for it, so its tools never write into a path of another machine."""
+        loop = asyncio.get_running_loop()
+
+        def prepare() -> Path:
+            with contextlib.suppress(OSError):
+                cwd.mkdir(parents=True, exist_ok=True)
+            return core_check_workspace(cwd)
+
+        old = session.cwd
+        await session.set_cwd(await loop.run_in_executor(self.kernel.executor, prepare))
+        log.warning(
+            "session %s: its workspace %s is not on this instance; it continues in %s "
+            "(give every instance the same shared --workspace to keep files between them)",
+            session.id,
+            old,
+            cwd,
+        )
 
     @contextlib.asynccontextmanager
     async def use(

@@ -106,3 +106,38 @@ async def test_while_one_instance_runs_a_turn_the_other_refuses_the_session(
     finally:
         a.stop()
         b.stop()
+
+
+async def test_a_session_whose_folder_is_on_another_host_continues_in_this_instances_folder(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """Instances on different machines: the session's folder, made by the instance that started it,
+    does not exist where the next turn lands. That instance gives the session a folder of its own
+    instead of writing into a path of the other machine."""
+    import shutil
+
+    env = {"HERMES_POSTGRES_DSN": pg_dsn, "API_SERVER_KEY": KEY}
+    a = start_server(tmp_path / "a", config=CONFIG, env=env)
+    b = start_server(tmp_path / "b", config=CONFIG, env=env)
+    try:
+        write = '[[tool write_file {"path": "note.txt", "content": "from a"}]] write'
+        assert "Created note.txt" in await asyncio.to_thread(
+            chat, a, [{"role": "user", "content": write}], "far-1"
+        )
+        first = tmp_path / "a" / "workspaces" / "far-1"
+        assert (first / "note.txt").read_text() == "from a"
+        shutil.rmtree(first)  # as seen from another machine: that folder is not there
+
+        write_b = '[[tool write_file {"path": "note.txt", "content": "from b"}]] again'
+        history = [{"role": "user", "content": write}, {"role": "assistant", "content": "Done"}]
+        await asyncio.to_thread(chat, b, [*history, {"role": "user", "content": write_b}], "far-1")
+        here = tmp_path / "b" / "workspaces" / "far-1"
+        assert (here / "note.txt").read_text() == "from b"
+        assert not first.exists()  # nothing was written into the other machine's path
+        async with await psycopg.AsyncConnection.connect(pg_dsn) as conn:
+            cur = await conn.execute("SELECT cwd FROM hermes_sessions WHERE id = 'far-1'")
+            assert (await cur.fetchone()) == (str(here.resolve()),)
+        assert "is not on this instance; it continues in" in "".join(b.log)
+    finally:
+        a.stop()
+        b.stop()
