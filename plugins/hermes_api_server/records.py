@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 
 class ApiRecords(Protocol):
-    """Stored responses, conversation names, run statuses and idempotency keys."""
+    """Stored responses, conversation names, run statuses, idempotency keys and console sessions."""
 
     #: True when other instances write the same records (a non-terminal run may be theirs).
     shared: bool
@@ -44,6 +44,21 @@ class ApiRecords(Protocol):
     async def put_run_key(self, principal: str, key: str, fp: str, run_id: str) -> None: ...
     async def sweep(self, retention_s: float, key_ttl_s: float) -> None: ...
     async def count_runs(self) -> int: ...
+
+    # -- console sign-in sessions, by the SHA-256 of their cookie value (docs/console.md#security-model)
+    async def open_console_session(
+        self, digest: str, principal: str, csrf: str, expires_at: float, max_sessions: int
+    ) -> None:
+        """Store a session; past ``max_sessions`` live ones, those ending soonest are dropped."""
+        ...
+
+    async def console_session(self, digest: str) -> tuple[str, str, float] | None:
+        """Return ``(principal, csrf, expires_at)`` of a live session; None when absent or expired."""
+        ...
+
+    async def close_console_session(self, digest: str) -> bool:
+        """End a session; tell whether there was one."""
+        ...
 
     # -- results of non-streamed chat and Responses requests, by Idempotency-Key
     async def claim_key(

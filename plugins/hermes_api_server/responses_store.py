@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS run_keys (
 CREATE TABLE IF NOT EXISTS turn_keys (
     principal TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
     result TEXT, created REAL NOT NULL, touched REAL NOT NULL, PRIMARY KEY (principal, scope, key));
+CREATE TABLE IF NOT EXISTS console_sessions (
+    digest TEXT PRIMARY KEY, principal TEXT NOT NULL, csrf TEXT NOT NULL, expires_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions(expires_at);
 """
 
 
@@ -224,7 +227,7 @@ class ResponseStore:
         await self._call(write)
 
     async def sweep(self, retention_s: float, key_ttl_s: float) -> None:
-        """Drop run statuses and idempotency records past their retention."""
+        """Drop run statuses and idempotency records past their retention, and ended console sessions."""
         now = time.time()
         cutoff = now - retention_s
 
@@ -232,12 +235,51 @@ class ResponseStore:
             db.execute("DELETE FROM runs WHERE terminal=1 AND updated < ?", (cutoff,))
             db.execute("DELETE FROM run_keys WHERE created < ?", (cutoff,))
             db.execute("DELETE FROM turn_keys WHERE created < ?", (now - key_ttl_s,))
+            db.execute("DELETE FROM console_sessions WHERE expires_at <= ?", (now,))
 
         await self._call(delete)
 
     async def count_runs(self) -> int:
         """Return how many run statuses are stored."""
         return await self._call(lambda db: int(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]))
+
+    # -- console sessions ----------------------------------------------------------------------
+    async def open_console_session(
+        self, digest: str, principal: str, csrf: str, expires_at: float, max_sessions: int
+    ) -> None:
+        """Store a session; past ``max_sessions`` live ones, those ending soonest are dropped."""
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM console_sessions WHERE expires_at <= ?", (time.time(),))
+            db.execute(
+                "INSERT OR REPLACE INTO console_sessions VALUES (?, ?, ?, ?)",
+                (digest, principal, csrf, expires_at),
+            )
+            db.execute(
+                "DELETE FROM console_sessions WHERE digest IN"
+                " (SELECT digest FROM console_sessions ORDER BY expires_at DESC LIMIT -1 OFFSET ?)",
+                (max_sessions,),
+            )
+
+        await self._call(write)
+
+    async def console_session(self, digest: str) -> tuple[str, str, float] | None:
+        """Return ``(principal, csrf, expires_at)`` of a live session; None when absent or expired."""
+
+        def read(db: sqlite3.Connection) -> tuple[str, str, float] | None:
+            row = db.execute(
+                "SELECT principal, csrf, expires_at FROM console_sessions WHERE digest=? AND expires_at > ?",
+                (digest, time.time()),
+            ).fetchone()
+            return (row[0], row[1], float(row[2])) if row else None
+
+        return await self._call(read)
+
+    async def close_console_session(self, digest: str) -> bool:
+        """End a session; tell whether there was one."""
+        return await self._call(
+            lambda db: db.execute("DELETE FROM console_sessions WHERE digest=?", (digest,)).rowcount > 0
+        )
 
     # -- results of non-streamed turns, by Idempotency-Key ---------------------------------------
     async def claim_key(

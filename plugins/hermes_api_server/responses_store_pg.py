@@ -48,6 +48,10 @@ CREATE TABLE IF NOT EXISTS api_turn_keys (
     principal TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL,
     result TEXT, created DOUBLE PRECISION NOT NULL, touched DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (principal, scope, key));
+CREATE TABLE IF NOT EXISTS api_console_sessions (
+    digest TEXT PRIMARY KEY, principal TEXT NOT NULL, csrf TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL);
+CREATE INDEX IF NOT EXISTS api_console_sessions_expiry ON api_console_sessions(expires_at);
 """
 
 
@@ -261,10 +265,11 @@ class PgResponseStore:
             )
 
     async def sweep(self, retention_s: float, key_ttl_s: float) -> None:
-        """Drop run statuses and idempotency records past their retention."""
+        """Drop run statuses and idempotency records past their retention, and ended console sessions."""
         now = time.time()
         cutoff = now - retention_s
         async with self._tx() as cur:
+            await cur.execute("DELETE FROM api_console_sessions WHERE expires_at <= %s", (now,))
             await cur.execute("DELETE FROM api_runs WHERE terminal AND updated < %s", (cutoff,))
             await cur.execute("DELETE FROM api_run_keys WHERE created < %s", (cutoff,))
             await cur.execute("DELETE FROM api_turn_keys WHERE created < %s", (now - key_ttl_s,))
@@ -275,6 +280,39 @@ class PgResponseStore:
             await cur.execute("SELECT COUNT(*) FROM api_runs")
             row = await cur.fetchone()
         return int(row[0]) if row else 0
+
+    # -- console sessions ----------------------------------------------------------------------
+    async def open_console_session(
+        self, digest: str, principal: str, csrf: str, expires_at: float, max_sessions: int
+    ) -> None:
+        """Store a session; past ``max_sessions`` live ones, those ending soonest are dropped."""
+        async with self._tx() as cur:
+            await cur.execute("DELETE FROM api_console_sessions WHERE expires_at <= %s", (time.time(),))
+            await cur.execute(
+                "INSERT INTO api_console_sessions VALUES (%s, %s, %s, %s) ON CONFLICT (digest) DO UPDATE SET"
+                " principal=EXCLUDED.principal, csrf=EXCLUDED.csrf, expires_at=EXCLUDED.expires_at",
+                (digest, principal, csrf, expires_at),
+            )
+            await cur.execute(
+                "DELETE FROM api_console_sessions WHERE digest IN (SELECT digest FROM api_console_sessions"
+                " ORDER BY expires_at DESC OFFSET %s)",
+                (max_sessions,),
+            )
+
+    async def console_session(self, digest: str) -> tuple[str, str, float] | None:
+        """Return ``(principal, csrf, expires_at)`` of a live session; None when absent or expired."""
+        rows = await self._fetch(
+            "SELECT principal, csrf, expires_at FROM api_console_sessions"
+            " WHERE digest=%s AND expires_at > %s",
+            (digest, time.time()),
+        )
+        return (str(rows[0][0]), str(rows[0][1]), float(rows[0][2])) if rows else None
+
+    async def close_console_session(self, digest: str) -> bool:
+        """End a session (on every instance at once); tell whether there was one."""
+        async with self._tx() as cur:
+            await cur.execute("DELETE FROM api_console_sessions WHERE digest=%s", (digest,))
+            return bool(cur.rowcount > 0)
 
     # -- results of non-streamed turns, by Idempotency-Key ---------------------------------------
     async def claim_key(

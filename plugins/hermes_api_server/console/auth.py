@@ -13,12 +13,13 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from hermes_api_server.errors import ApiError
+from hermes_api_server.records import ApiRecords
 
 COOKIE = "hermes_console"
 PREFIX = "/console"
 COOKIE_PATH = PREFIX
 CSRF_HEADER = "X-Hermes-CSRF"
-MAX_SESSIONS = 1000
+MAX_SESSIONS = 1000  #: live sessions kept (all principals together); the oldest go first
 
 
 @dataclass(slots=True)
@@ -35,48 +36,44 @@ def _digest(token: str) -> str:
 
 
 class ConsoleSessions:
-    """The console's sessions, in memory: a restart (and so a key rotation) ends them all.
+    """The console's sessions, kept in the API server's records (``ApiRecords``): with shared
+    records every instance behind a load balancer honours a session and its sign-out at once, and
+    a restart ends none. No copy is cached here: every console call looks its session up.
 
-    Only a hash of each cookie value is kept, so the table itself grants nothing.
+    Only a hash of each cookie value is stored, so the table itself grants nothing; a session whose
+    principal is no longer one of the configured keys' is refused and dropped (key rotation).
     """
 
-    def __init__(self, principals: frozenset[str], ttl_s: float) -> None:
+    def __init__(self, records: ApiRecords, principals: frozenset[str], ttl_s: float) -> None:
+        self.records = records
         self.principals = principals
         self.ttl_s = ttl_s
-        self._sessions: dict[str, ConsoleSession] = {}
 
-    def open(self, principal: str) -> tuple[str, ConsoleSession]:
+    async def open(self, principal: str) -> tuple[str, ConsoleSession]:
         """Start a session for ``principal``; return the cookie value and the session."""
-        self._prune()
-        if len(self._sessions) >= MAX_SESSIONS:
-            oldest = min(self._sessions, key=lambda k: self._sessions[k].expires_at)
-            del self._sessions[oldest]
         token = secrets.token_urlsafe(32)
         session = ConsoleSession(principal, secrets.token_urlsafe(24), time.time() + self.ttl_s)
-        self._sessions[_digest(token)] = session
+        await self.records.open_console_session(
+            _digest(token), principal, session.csrf, session.expires_at, MAX_SESSIONS
+        )
         return token, session
 
-    def get(self, token: str | None) -> ConsoleSession | None:
-        """Return the live session of a cookie value, else None (expired ones are dropped)."""
+    async def get(self, token: str | None) -> ConsoleSession | None:
+        """Return the live session of a cookie value, else None."""
         if not token:
             return None
-        digest = _digest(token)
-        session = self._sessions.get(digest)
-        if session is None:
+        found = await self.records.console_session(_digest(token))
+        if found is None:
             return None
-        if session.expires_at <= time.time() or session.principal not in self.principals:
-            del self._sessions[digest]
+        principal, csrf, expires_at = found
+        if principal not in self.principals:
+            await self.records.close_console_session(_digest(token))
             return None
-        return session
+        return ConsoleSession(principal, csrf, expires_at)
 
-    def close(self, token: str | None) -> bool:
+    async def close(self, token: str | None) -> bool:
         """End the session of a cookie value; tell whether there was one."""
-        return token is not None and self._sessions.pop(_digest(token), None) is not None
-
-    def _prune(self) -> None:
-        now = time.time()
-        for k in [k for k, s in self._sessions.items() if s.expires_at <= now]:
-            del self._sessions[k]
+        return token is not None and await self.records.close_console_session(_digest(token))
 
 
 def is_console_path(path: str) -> bool:

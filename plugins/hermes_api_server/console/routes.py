@@ -81,7 +81,7 @@ def guarded(handler: Handler, *, csrf: bool) -> Handler:
     a state-changing call also needs the session's CSRF token."""
 
     async def wrapped(request: web.Request) -> web.StreamResponse:
-        session = sessions_of(request).get(request.cookies.get(COOKIE))
+        session = await sessions_of(request).get(request.cookies.get(COOKIE))
         if session is None:
             raise signed_out()
         if csrf:
@@ -118,7 +118,7 @@ async def sign_in(request: web.Request) -> web.Response:
         raise ApiError(401, "invalid_api_key", "Invalid API key")
     throttle.succeeded(address)
     table = sessions_of(request)
-    token, session = table.open(who)
+    token, session = await table.open(who)
     request[PRINCIPAL_KEY] = who
     response = json_response(_session_body(who, session.csrf, session.expires_at))
     set_cookie(response, request, token, table.ttl_s)
@@ -127,7 +127,7 @@ async def sign_in(request: web.Request) -> web.Response:
 
 async def whoami(request: web.Request) -> web.Response:
     """Return the current session (with its CSRF token: only this origin can read it)."""
-    session = sessions_of(request).get(request.cookies.get(COOKIE))
+    session = await sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise signed_out()
     request[PRINCIPAL_KEY] = session.principal
@@ -138,11 +138,11 @@ async def sign_out(request: web.Request) -> web.Response:
     """End the session (CSRF-checked) and drop the cookie."""
     table = sessions_of(request)
     token = request.cookies.get(COOKIE)
-    session = table.get(token)
+    session = await table.get(token)
     if session is None:
         raise signed_out()
     check_csrf(request, session)
-    table.close(token)
+    await table.close(token)
     response = json_response({"object": "hermes.console.session", "signed_out": True})
     clear_cookie(response)
     return response
@@ -160,7 +160,7 @@ async def list_runs(request: web.Request) -> web.Response:
 def install(app: web.Application, state: ServerState) -> None:
     """Add the console's routes and its session table to the application."""
     principals = frozenset(principal_of(key) for key in state.keyring.keys)
-    app[SESSIONS] = ConsoleSessions(principals, state.settings.console_session_ttl_s)
+    app[SESSIONS] = ConsoleSessions(state.store, principals, state.settings.console_session_ttl_s)
     settings = state.settings
     app[THROTTLE] = SignInThrottle(settings.console_signin_max_failures, settings.console_signin_window_s)
     r = app.router

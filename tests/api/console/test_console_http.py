@@ -216,6 +216,38 @@ async def test_key_rotation_ends_console_sessions(tmp_path: Path) -> None:
         await c.client.close()
 
 
+async def test_a_restart_keeps_console_sessions_and_a_sign_out_is_kept_too(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = f'[api_server]\nconsole = true\nkey = "{KEY_A}"\n' + BASE_CONFIG
+    first = start_server(home, config=config)
+    c, late = open_console(first), open_console(first)
+    try:
+        assert (await c.sign_in(KEY_A)).status == 200
+        assert (await late.sign_in(KEY_A)).status == 200
+        first.stop()
+        second = start_server(home, config=config)  # cookies ignore the port
+        try:
+            c.server = late.server = second
+            assert (await c.request("GET", "/console/api/runs")).status == 200
+            assert (await c.request("POST", "/console/api/runs", {"input": "still here"})).status == 202
+            kept = next(m.value for m in late.client.cookie_jar if m.key == "hermes_console")
+            assert (await late.request("DELETE", "/console/api/session")).status == 200
+        finally:
+            second.stop()
+        third = start_server(home, config=config)
+        try:
+            c.server = late.server = third
+            assert (await c.request("GET", "/console/api/runs")).status == 200
+            sent = {"Cookie": f"hermes_console={kept}"}  # whoever keeps sending the old cookie
+            gone = await call(third, "GET", "/console/api/runs", headers=sent, auth=False)
+            assert_error(gone, 401, "console_signed_out")
+        finally:
+            third.stop()
+    finally:
+        await c.client.close()
+        await late.client.close()
+
+
 async def test_served_assets_fit_the_budget_and_load_nothing_from_elsewhere(console_server: Server) -> None:
     from hermes_api_server.console.routes import ASSETS, asset_sizes
 
