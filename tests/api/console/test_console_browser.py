@@ -195,6 +195,23 @@ def test_stop_a_run(page: Page, srv: Server) -> None:
     shot(page, "07-stopped")
 
 
+def test_a_status_read_before_an_approval_does_not_hide_it(page: Page, srv: Server) -> None:
+    """The page reads the run's status once as it opens; when that answer arrives after the live
+    events (a slow request, a busy instance), it must not replace what the events showed."""
+    sign_in(page, srv)
+    held: list[Any] = []
+    page.route(re.compile(r".*/console/api/runs/run_[0-9a-f]+$"), lambda route: held.append(route))
+    start(page, GUARDED_ECHO)
+    page.locator(".event.approval.open").wait_for()
+    assert page.text_content("#status") == "waiting_for_approval"
+    route = held[0]
+    response = route.fetch()
+    stale = {**response.json(), "status": "running"}  # what it said before the approval was asked
+    route.fulfill(response=response, json=stale)
+    page.wait_for_selector("#run-meta:has-text('session ')")
+    assert page.text_content("#status") == "waiting_for_approval"
+
+
 def test_reload_mid_run_resumes_without_gaps(page: Page, srv: Server) -> None:
     sign_in(page, srv)
     start(page, "[[tokens 300]] [[delay 25]] go")

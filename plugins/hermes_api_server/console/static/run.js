@@ -56,7 +56,15 @@ export class RunView {
   async loadStatus() {
     try {
       const run = await api("GET", "/runs/" + this.runId);
-      if (!this.facts.seqs.length || !TERMINAL.has(this.lastEvent)) this.setStatus(run.status);
+      if (!this.facts.seqs.length || !TERMINAL.has(this.lastEvent)) {
+        let status = run.status;
+        if (this.facts.seqs.length) {
+          // Events already shown are newer than this snapshot: the open approvals decide.
+          if (this.approvals.size) status = "waiting_for_approval";
+          else if (status === "waiting_for_approval") status = "running";
+        }
+        this.setStatus(status);
+      }
       this.meta.textContent = [run.resolved_model || run.model, "session " + run.session_id].filter(Boolean).join(" · ");
     } catch (err) {
       if (err.status === 401) this.onAuthLost();
