@@ -13,6 +13,7 @@ from aiohttp import web
 
 from hermes_api_server.console.auth import is_console_path, same_origin
 from hermes_api_server.errors import ApiError, error_response
+from hermes_api_server.proxies import networks_of, unwrap
 from hermes_api_server.state import PRINCIPAL_KEY, get_state
 from hermes_core import StorageUnavailable
 
@@ -93,6 +94,8 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
     started = time.perf_counter()
     request_id = secrets.token_hex(4)
     status: int | None = None
+    if state.settings.trusted_proxies:
+        request = unwrap(request, networks_of(tuple(state.settings.trusted_proxies)))
     try:
         response = await _front(request, handler)
         status = response.status

@@ -51,6 +51,7 @@ SPEC = TransportSpec(
         "port": "API_SERVER_PORT",
         "key": "API_SERVER_KEY",
         "cors_origins": "API_SERVER_CORS_ORIGINS",
+        "trusted_proxies": "API_SERVER_TRUSTED_PROXIES",
         "model_name": "API_SERVER_MODEL_NAME",
         "workspace": "API_SERVER_WORKSPACE",
     },

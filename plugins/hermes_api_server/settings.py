@@ -69,10 +69,20 @@ class ApiSettings(BaseModel):
     console_signin_window_s: float = Field(default=60, gt=0, le=3600)
     approval_profile: Literal["ask_everything", "default", "accept_edits", "off"] = "accept_edits"
     workspace_roots: list[str] = Field(default_factory=list)
+    # Reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (addresses or CIDR).
+    trusted_proxies: list[str] = Field(default_factory=list)
     # Where new sessions' tools work; None gives each new session a folder of its own.
     workspace: Path | None = None
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_networks(cls, value: list[str]) -> list[str]:
+        from hermes_api_server.proxies import parse_networks
+
+        parse_networks(value)  # raises ValueError naming the bad entry
+        return [v.strip() for v in value]
+
+    @field_validator("cors_origins", "trusted_proxies", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
         # The environment variable is a comma list.
