@@ -19,6 +19,7 @@ from typing import Any
 
 from hermes_redis import keys
 from hermes_redis.control import ControlLoop
+from hermes_redis.outage import Outage
 
 log = logging.getLogger("hermes.redis")
 BATCH = 2000
@@ -61,6 +62,7 @@ class RedisRunBus:
         self._idle.set()
         self._writer: asyncio.Task[None] | None = None
         self.control = ControlLoop(self)
+        self._write_outage = Outage("writing run events")
         self.dropped = 0
         # The shared records of this instance's unsettled runs, as last sent: run id →
         # (principal, session id, status JSON). A Redis that restarted empty is told them again.
@@ -171,10 +173,11 @@ class RedisRunBus:
                 batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
                 try:
                     await self._send(batch)
+                    self._write_outage.succeeded()
                 except Exception as exc:
                     # The server is away: keep the batch (in order) and try again, so readers
                     # elsewhere get every event once it is back; past a bound, drop the oldest.
-                    log.warning("writing %d run bus entries failed (%s); retrying", len(batch), exc)
+                    self._write_outage.failed(exc)
                     self._queue.extendleft(reversed(batch))
                     while len(self._queue) > MAX_QUEUED:
                         self._queue.popleft()

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_redis import keys
+from hermes_redis.outage import Outage
 
 if TYPE_CHECKING:
     from hermes_redis.bus import ControlHandler, RedisRunBus
@@ -69,6 +70,7 @@ class ControlLoop:
     # -- heartbeat and reaper ------------------------------------------------------------------
     async def _heartbeat_loop(self) -> None:
         me = self.bus.instance_id
+        heartbeat = Outage("the heartbeat")
         while True:
             await asyncio.sleep(self.bus.heartbeat_s)
             try:
@@ -76,8 +78,9 @@ class ControlLoop:
                 if await self.client.sadd(keys.INSTANCES, me):
                     await self._announce_again()
                 await self.reap_dead()
-            except Exception:
-                log.warning("run bus heartbeat failed", exc_info=True)
+                heartbeat.succeeded()
+            except Exception as exc:
+                heartbeat.failed(exc)
 
     async def _announce_again(self) -> None:
         """Redis no longer knew this instance (it restarted empty, or failed over): make the
@@ -154,11 +157,13 @@ class ControlLoop:
     async def _control_loop(self) -> None:
         me = self.bus.instance_id
         stream = keys.control(me)
+        reading = Outage("reading commands for this instance's runs")
         while True:
             try:
                 found = await self.client.xreadgroup(
                     keys.CONTROL_GROUP, me, {stream: ">"}, count=50, block=1000
                 )
+                reading.succeeded()
                 for _, entries in found or ():
                     for entry_id, fields in entries:
                         await self._apply(fields)
@@ -173,7 +178,7 @@ class ControlLoop:
                     with contextlib.suppress(Exception):
                         await self._create_group()
                         continue
-                log.warning("run bus control read failed: %s", exc)
+                reading.failed(exc)
                 await asyncio.sleep(0.5)
 
     async def _apply(self, fields: dict[str, str]) -> None:

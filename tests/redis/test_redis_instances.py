@@ -378,6 +378,20 @@ async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
 
         await eventually(healthy, timeout=20, interval=0.1, what="the bus back")
         assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 404, "run_not_found")
+
+        # The outage is told once per retrying loop, not at every retry, and so is its end.
+        def told(text: str) -> list[str]:
+            return [line for line in a.log if line.startswith("WARNING hermes.redis") and text in line]
+
+        failures = told("retrying until Redis answers")
+        # At most one line per loop (command reader, heartbeat, event writer); the reader always
+        # notices, it waits on Redis all the time.
+        assert 1 <= len(failures) <= 3, failures
+        await eventually(
+            lambda: len(told("works again after")) == len(told("retrying until Redis answers")),
+            what="the end of the outage told by every loop that told its start",
+        )
+        assert not [line for line in a.log if "Traceback" in line]
     finally:
         a.stop()
 
