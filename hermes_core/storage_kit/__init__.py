@@ -10,6 +10,8 @@ these for the backend-neutral part. See docs/writing-plugins.md, "Storage backen
 * :mod:`~hermes_core.storage_kit.sessions` — :data:`SESSION_COLUMNS`, :func:`session_params`,
   :func:`session_value`, :func:`session_from_values`, and listing pages (:class:`SessionListing`,
   :func:`check_limit`, :func:`session_page`, :func:`encode_cursor` / :func:`decode_cursor`);
+* :mod:`~hermes_core.storage_kit.reconnect` — :class:`PoolCheck` and :func:`retried`, for a
+  pooled backend whose server dropped its connections;
 * :mod:`~hermes_core.storage_kit.rows` — :data:`ROW_FIELDS`, :data:`NEW_ROW_COLUMNS` and
   :func:`new_row_values` (a ``NewRow``'s column values), and the twin classes that build
   frozen ``Row`` / ``StoredToolCall`` objects without their constructors.
@@ -30,6 +32,7 @@ from hermes_core.storage_kit.json_columns import (
     load_meta,
     load_parts,
 )
+from hermes_core.storage_kit.reconnect import PoolCheck, retried
 from hermes_core.storage_kit.rows import (
     NEW_ROW_COLUMNS,
     ROW_FIELDS,
@@ -62,6 +65,7 @@ __all__ = [
     "SESSION_COLUMNS",
     "TOOL_CALL_FIELDS",
     "TOOL_CALL_TWIN",
+    "PoolCheck",
     "ReadOnlyDict",
     "RowTwin",
     "SessionListing",
@@ -79,6 +83,7 @@ __all__ = [
     "load_meta",
     "load_parts",
     "new_row_values",
+    "retried",
     "session_from_values",
     "session_page",
     "session_params",

@@ -9,7 +9,6 @@ live next to the kernel's in the schema the connection string selects.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -17,7 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import StorageUnavailable
+from hermes_core import StorageUnavailable, storage_kit
 
 if TYPE_CHECKING:
     from hermes_api_server.records import ApiRecords
@@ -67,7 +66,7 @@ class PgResponseStore:
         self.pool_size = pool_size
         self.pool_timeout_s = pool_timeout_s
         self._pool: Any = None
-        self._checking: asyncio.Task[None] | None = None
+        self._check = storage_kit.PoolCheck()
 
     async def open(self) -> None:
         """Connect and create the tables when missing."""
@@ -94,10 +93,7 @@ class PgResponseStore:
 
     async def close(self) -> None:
         """Close the pool."""
-        checking, self._checking = self._checking, None
-        if checking is not None:
-            checking.cancel()
-            await asyncio.gather(checking, return_exceptions=True)
+        await self._check.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -111,10 +107,10 @@ class PgResponseStore:
 
         if self._pool is None:
             raise StorageUnavailable("the API server's PostgreSQL records are closed")
-        if self._checking is not None and not self._checking.done():
+        if self._check.running:
             # The server dropped a connection a moment ago (a restart): let the pool weed out the
             # other dead ones before this call takes one.
-            await asyncio.wait([self._checking], timeout=self.pool_timeout_s)
+            await self._check.settle(self.pool_timeout_s)
         try:
             async with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
                 if cache:
@@ -126,22 +122,20 @@ class PgResponseStore:
             ) from None
         except psycopg.OperationalError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            if self._pool is not None and (self._checking is None or self._checking.done()):
-                self._checking = asyncio.get_running_loop().create_task(self._pool.check())
+            if self._pool is not None:
+                self._check.start(self._pool.check, "hermes-api-records-check")
             raise _ConnectionLost(f"PostgreSQL is unavailable: {first}") from None
 
     async def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """Run one read (or an idempotent touch) and return its rows; a connection the server
         dropped is discarded and the statement is run again on another one."""
-        for attempt in range(self.pool_size + 1):
-            try:
-                async with self._tx() as cur:
-                    await cur.execute(sql, params)
-                    return list(await cur.fetchall())
-            except _ConnectionLost:
-                if attempt == self.pool_size:
-                    raise
-        raise AssertionError("unreachable")
+
+        async def once() -> list[tuple[Any, ...]]:
+            async with self._tx() as cur:
+                await cur.execute(sql, params)
+                return list(await cur.fetchall())
+
+        return await storage_kit.retried(once, _ConnectionLost, self.pool_size + 1)
 
     # -- responses ----------------------------------------------------------------------------
     async def put_response(

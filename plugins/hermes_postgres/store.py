@@ -7,7 +7,6 @@ that went away, fails with ``StorageUnavailable`` (HTTP 503 upstream) instead of
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -23,6 +22,7 @@ from hermes_core import (
     SessionRecord,
     StorageError,
     StorageUnavailable,
+    storage_kit,
 )
 from hermes_postgres import lease_ops, message_ops, session_ops
 from hermes_postgres.dsn import advice, describe_server, scrub
@@ -64,7 +64,7 @@ class PostgresStorage:
         # The leases this storage holds: session id → (owner, epoch); writes to these sessions
         # are fenced on the epoch.
         self._held: dict[str, tuple[str, int]] = {}
-        self._checking: asyncio.Task[None] | None = None
+        self._check = storage_kit.PoolCheck()
 
     # -- lifecycle ----------------------------------------------------------------------------
     def _connect_kwargs(self) -> dict[str, Any]:
@@ -134,10 +134,7 @@ class PostgresStorage:
     async def close(self) -> None:
         """Close the pool; later calls fail."""
         self._closed = True
-        checking, self._checking = self._checking, None
-        if checking is not None:
-            checking.cancel()
-            await asyncio.gather(checking, return_exceptions=True)
+        await self._check.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -164,7 +161,10 @@ class PostgresStorage:
         if isinstance(exc, psycopg.OperationalError):
             text = scrub(str(exc).strip(), self._dsn).splitlines()
             reason = text[0] if text else type(exc).__name__
-            self._check_idle_connections()
+            if self._pool is not None:
+                # A restart drops every pooled connection: weed out the other dead ones now
+                # instead of failing one request on each (calls meanwhile wait for it).
+                self._check.start(self._pool.check, "hermes-pg-check")
             return ConnectionLost(f"PostgreSQL at {self.server} is unavailable: {reason}")
         if isinstance(exc, psycopg.Error):
             text = scrub(str(exc).strip(), self._dsn).splitlines()
@@ -174,37 +174,14 @@ class PostgresStorage:
             return StorageError(f"storage at {self.server} failed: {type(exc).__name__}: {exc}")
         return exc
 
-    def _check_idle_connections(self) -> None:
-        """After a dropped connection, test the idle ones in the background and discard the dead.
-
-        A server restart kills every pooled connection at once; without this each of them would
-        fail one request before the pool noticed. Calls made meanwhile wait for it (``_settle``).
-        """
-        pool = self._pool
-        if pool is None or (self._checking is not None and not self._checking.done()):
-            return
-        self._checking = asyncio.get_running_loop().create_task(pool.check(), name="hermes-pg-check")
-
-    async def _settle(self) -> None:
-        """Wait (bounded) for a check of idle connections that a dropped one started."""
-        checking = self._checking
-        if checking is not None and not checking.done():
-            await asyncio.wait([checking], timeout=self.pool_timeout_s)
-
     async def _read(self, op: Callable[[Any], Awaitable[T]]) -> T:
-        """Run a read-only ``op(cursor)``; on a dropped connection, run it again on another one.
+        """Run a read-only ``op(cursor)``; on a dropped connection, run it again on another one."""
 
-        Every dead connection is discarded when it fails, so ``pool_size + 1`` tries always reach
-        a fresh one (or a server that is really down, which fails as before).
-        """
-        for _ in range(self.pool_size):
-            try:
-                async with self._cursor() as cur:
-                    return await op(cur)
-            except ConnectionLost:
-                continue
-        async with self._cursor() as cur:
-            return await op(cur)
+        async def once() -> T:
+            async with self._cursor() as cur:
+                return await op(cur)
+
+        return await storage_kit.retried(once, ConnectionLost, self.pool_size + 1)
 
     def _reraise(self, exc: Exception) -> NoReturn:
         failure = self._failure(exc)
@@ -216,8 +193,8 @@ class PostgresStorage:
     async def _cursor(self, *, transaction: bool = False) -> AsyncIterator[Any]:
         """Borrow a connection and give a cursor; translate every failure into a typed error."""
         pool = self._open_pool()
-        if self._checking is not None:
-            await self._settle()
+        if self._check.running:
+            await self._check.settle(self.pool_timeout_s)
         try:
             # getconn/putconn rather than pool.connection(): its extra ``async with conn`` only
             # commits, and these connections are in autocommit (a transaction is explicit below).
@@ -355,8 +332,8 @@ class PostgresStorage:
             return []
         # What _cursor does, written out: this is the call made once per message.
         pool = self._open_pool()
-        if self._checking is not None:
-            await self._settle()
+        if self._check.running:
+            await self._check.settle(self.pool_timeout_s)
         try:
             conn = await pool.getconn()
             try:

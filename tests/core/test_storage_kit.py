@@ -188,3 +188,47 @@ def test_twins_become_rows_equal_to_constructed_ones() -> None:
     call.call_id, call.provider_call_id, call.name, call.arguments = "a", "b", "c", "{}"
     call.__class__ = StoredToolCall
     assert call == StoredToolCall("a", "b", "c", "{}")
+
+
+async def test_retried_calls_again_while_the_connection_is_lost_and_no_more() -> None:
+    import asyncio
+
+    calls = 0
+
+    class Lost(Exception):
+        pass
+
+    async def flaky() -> str:
+        nonlocal calls
+        calls += 1
+        if calls < 3:
+            raise Lost
+        return "rows"
+
+    assert await storage_kit.retried(flaky, Lost, 3) == "rows" and calls == 3
+    calls = 0
+    with pytest.raises(Lost):
+        await storage_kit.retried(flaky, Lost, 2)  # the last try's failure is the caller's
+    assert calls == 2
+
+    # One check at a time; settle waits for it, close stops it.
+    check = storage_kit.PoolCheck()
+    gate = asyncio.Event()
+    started = 0
+
+    async def pool_check() -> None:
+        nonlocal started
+        started += 1
+        await gate.wait()
+
+    check.start(pool_check, "t")
+    check.start(pool_check, "t")
+    await asyncio.sleep(0)
+    assert check.running and started == 1
+    await check.settle(0.01)  # bounded: the check still runs
+    gate.set()
+    await check.settle(5)
+    assert not check.running
+    check.start(pool_check, "t")
+    await check.close()
+    assert not check.running
