@@ -1,8 +1,9 @@
-"""A live session: its state, persistence, the event bus, history and closing
+"""A live session: its state, persistence, the event bus and closing
 (docs/reference/core.md#core-api, #the-turn-loop).
 
 Submitting, the busy queue, steer and interrupt are in :mod:`hermes_core.session.submitting`; what a
-host sets (model, cwd, profile, title…) in :mod:`hermes_core.session.controls`. The turn loop
+host sets (model, cwd, profile, title…) in :mod:`hermes_core.session.controls`; the transcript
+(history, rewind, compress, branch…) in :mod:`hermes_core.session.transcript`. The turn loop
 itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress, branch, reconcile)
 in :mod:`hermes_core.session.ops`.
 """
@@ -19,30 +20,25 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.errors import RewindError, SessionBusy
 from hermes_core.events import (
     Event,
     SessionChanged,
     Usage,
 )
-from hermes_core.history import is_user_turn, materialize, project
+from hermes_core.history import materialize
 from hermes_core.observers import observe
 from hermes_core.refs import ModelRef
-from hermes_core.session import ops as session_ops
 from hermes_core.session.controls import PROFILES, SessionControls
 from hermes_core.session.queue import _DONE, QueueItem, Subscription
 from hermes_core.session.submitting import SessionQueue
+from hermes_core.session.transcript import SessionTranscript
 from hermes_core.session.types import (
-    CompressResult,
-    ReconcileResult,
-    RewindResult,
     SessionInfo,
     Status,
 )
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
-    from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.subagents import Lineage
     from hermes_core.tools import FileAccess
@@ -52,7 +48,7 @@ log = logging.getLogger("hermes.session")
 __all__ = ["PROFILES", "Session"]
 
 
-class Session(SessionQueue, SessionControls):
+class Session(SessionQueue, SessionControls, SessionTranscript):
     """A live session; create it with ``Kernel.open_session`` (never directly)."""
 
     #: Set on a delegated child by ``kernel.sessions.children`` (docs/reference/core.md#subagents).
@@ -302,65 +298,6 @@ class Session(SessionQueue, SessionControls):
         """Stop delivering events to ``queue``."""
         if queue in self._subscribers:
             self._subscribers.remove(queue)
-
-    # -- history -----------------------------------------------------------------------------
-    async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
-        """Return the projection hosts see (docs/reference/core.md#messages-and-the-projection)."""
-        if include_archived and self._persisted:
-            rows = await self.kernel.storage.load_rows(self.id, include_archived=True)
-            return [r for r in rows if not r.active or r in project([r], replay=replay)]
-        return project(self._rows, replay=replay)
-
-    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
-        """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
-        return await session_ops.rewind(self, before_row_id=before_row_id, allow_empty=allow_empty)
-
-    async def undo(self) -> RewindResult:
-        """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;
-        docs/reference/core.md#rewind-and-reconcile).
-
-        The typed command is the consent, so emptying the transcript is allowed.
-
-        :returns: the ``RewindResult``, with ``survivor_user_row_ids``.
-        :raises SessionBusy: while a turn runs or prompts wait.
-        :raises RewindError: code 4018 when there is no user turn to undo.
-        """
-        if self.busy:
-            raise SessionBusy("busy", "cannot undo while a turn is running; interrupt first")
-        last = next((r for r in reversed(self._rows) if is_user_turn(r)), None)
-        if last is None:
-            raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
-        return await self.rewind(before_row_id=last.id, allow_empty=True)
-
-    async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
-        """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
-        return await session_ops.reconcile(self, messages)
-
-    async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
-        """Summarise older turns into one row; see :func:`session_ops.compress`."""
-        return await session_ops.compress(self, focus_topic=focus_topic)
-
-    async def branch(
-        self,
-        *,
-        owner: str,
-        count: int | None = None,
-        up_to_row_id: int | None = None,
-        title: str | None = None,
-        cwd: Path | None = None,
-    ) -> Session:
-        return await session_ops.branch(
-            self, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
-        )
-
-    def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
-        """Run a separate one-shot agent on this session's model, cwd and profile
-        (docs/reference/core.md#background-tasks-and-one-shot-calls).
-
-        :param answerable: the question kinds the host answers for the task, as for
-            :meth:`submit`; by default none, so a question is denied at once instead of waiting.
-        """
-        return self.kernel.sessions.start_background(self, text, answerable=frozenset(answerable))
 
     # -- closing -----------------------------------------------------------------------------
     def _check_open(self) -> None:

@@ -1,0 +1,100 @@
+"""A live session's transcript as hosts work with it: the projected history, rewind and undo,
+reconcile, compress, branch and background tasks (docs/reference/core.md#rewind-and-reconcile,
+#branch-compress-titles-model-switch, #background-tasks-and-one-shot-calls).
+
+:class:`SessionTranscript` is a part of :class:`~hermes_core.session.Session`; the operations
+themselves are in :mod:`hermes_core.session.ops`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from hermes_core.errors import RewindError, SessionBusy
+from hermes_core.history import is_user_turn, project
+from hermes_core.session import ops as session_ops
+from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
+from hermes_core.storage import Row
+
+if TYPE_CHECKING:
+    from hermes_core.content import SeedMessage
+    from hermes_core.kernel import Kernel
+    from hermes_core.session.live import Session
+
+
+class SessionTranscript:
+    """The part of a session that reads and reshapes its transcript."""
+
+    kernel: Kernel
+    id: str
+    _rows: list[Row]
+    _persisted: bool
+
+    if TYPE_CHECKING:  # provided by Session
+
+        @property
+        def busy(self) -> bool: ...
+
+    @property
+    def _me(self) -> Session:
+        return cast("Session", self)
+
+    async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
+        """Return the projection hosts see (docs/reference/core.md#messages-and-the-projection)."""
+        if include_archived and self._persisted:
+            rows = await self.kernel.storage.load_rows(self.id, include_archived=True)
+            return [r for r in rows if not r.active or r in project([r], replay=replay)]
+        return project(self._rows, replay=replay)
+
+    async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
+        """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
+        return await session_ops.rewind(self._me, before_row_id=before_row_id, allow_empty=allow_empty)
+
+    async def undo(self) -> RewindResult:
+        """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;
+        docs/reference/core.md#rewind-and-reconcile).
+
+        The typed command is the consent, so emptying the transcript is allowed.
+
+        :returns: the ``RewindResult``, with ``survivor_user_row_ids``.
+        :raises SessionBusy: while a turn runs or prompts wait.
+        :raises RewindError: code 4018 when there is no user turn to undo.
+        """
+        if self.busy:
+            raise SessionBusy("busy", "cannot undo while a turn is running; interrupt first")
+        last = next((r for r in reversed(self._rows) if is_user_turn(r)), None)
+        if last is None:
+            raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
+        return await self.rewind(before_row_id=last.id, allow_empty=True)
+
+    async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
+        """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
+        return await session_ops.reconcile(self._me, messages)
+
+    async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
+        """Summarise older turns into one row; see :func:`session_ops.compress`."""
+        return await session_ops.compress(self._me, focus_topic=focus_topic)
+
+    async def branch(
+        self,
+        *,
+        owner: str,
+        count: int | None = None,
+        up_to_row_id: int | None = None,
+        title: str | None = None,
+        cwd: Path | None = None,
+    ) -> Session:
+        return await session_ops.branch(
+            self._me, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
+        )
+
+    def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
+        """Run a separate one-shot agent on this session's model, cwd and profile
+        (docs/reference/core.md#background-tasks-and-one-shot-calls).
+
+        :param answerable: the question kinds the host answers for the task, as for
+            :meth:`submit`; by default none, so a question is denied at once instead of waiting.
+        """
+        return self.kernel.sessions.start_background(self._me, text, answerable=frozenset(answerable))
