@@ -95,6 +95,7 @@ class Gateway:
         from hermes_tui_gateway import (
             methods_attach,
             methods_commands,
+            methods_compress,
             methods_config,
             methods_env,
             methods_prompt,
@@ -106,6 +107,7 @@ class Gateway:
 
         modules = (
             methods_session,
+            methods_compress,
             methods_state,
             methods_prompt,
             methods_config,

@@ -267,62 +267,6 @@ async def history(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"count": len(rows), "messages": [encode.row_obj(r, archived) for r in rows]}
 
 
-async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``session.compress``: in place; same id, survivors keep their ids."""
-    live = await gw.live_checked(session_id(p))
-    focus = opt_str(p, "focus_topic")
-    if focus is not None and len(focus) > 1000:
-        raise GatewayError(4002, "focus_topic is longer than 1000 characters")
-    session = live.session
-    if session.busy:
-        raise GatewayError(4009, "session busy", {"reason": "busy"})
-    before_rows = await session.history()
-    before_tokens = sum(len(r.content.split()) for r in before_rows)
-    live.stream.emit("status.update", {"kind": "compressing", "text": "compressing the conversation…"})
-    try:
-        result = await session.compress(focus_topic=focus)
-    except Exception as exc:
-        if isinstance(exc, rpc.RpcError):
-            raise
-        from hermes_core import SessionBusy
-
-        if isinstance(exc, SessionBusy):
-            raise GatewayError(4009, "session busy", {"reason": "busy"}) from exc
-        live.stream.emit("status.update", {"kind": "ready", "text": "compression failed"})
-        from hermes_core import ProviderError
-
-        if isinstance(exc, ProviderError):
-            raise gw.map_error(exc, "session.compress") from exc
-        raise GatewayError(5005, f"compress failed: {type(exc).__name__}") from exc
-    rows = await session.history()
-    after_tokens = sum(len(r.content.split()) for r in rows)
-    noop = result.summary_row_id is None
-    # Count the messages the host saw disappear; the core's count also includes hidden rows
-    # (tool-call-only assistant rows, markers), which would report more than there were.
-    kept = {r.id for r in rows}
-    removed = sum(1 for r in before_rows if r.id not in kept)
-    live.stream.emit("status.update", {"kind": "ready", "text": "ready"})
-    live.stream.emit_info(force=True)
-    return {
-        "status": "noop" if noop else "compressed",
-        "removed": removed,
-        "before_messages": len(before_rows),
-        "after_messages": len(rows),
-        "before_tokens": before_tokens,
-        "after_tokens": after_tokens,
-        "summary": {
-            "headline": "nothing to compress" if noop else f"compressed {removed} messages into a summary",
-            "token_line": f"{before_tokens} → {after_tokens} words",
-            "noop": noop,
-            "row_id": result.summary_row_id,
-            "text": result.summary,
-        },
-        "usage": encode.usage_obj(session.usage, session.info().model),
-        "info": live.stream.info_payload(),
-        "messages": [encode.row_obj(r) for r in rows],
-    }
-
-
 async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``session.branch``: a new persisted session with this one as parent."""
     live = await gw.live_checked(session_id(p))
@@ -410,7 +354,6 @@ def register(gw: Gateway) -> None:
             "session.activate": bind(activate),
             "session.close": bind(close),
             "session.history": bind(history),
-            "session.compress": bind(compress),
             "session.branch": bind(branch),
             "session.title": bind(title),
         }
