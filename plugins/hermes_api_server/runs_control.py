@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
+from hermes_api_server.run_state import TERMINAL
 from hermes_api_server.runs_lookup import bus_unavailable
 
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ def require_reachable(state: ServerState, found: Any, run_id: str) -> None:
     still serving; if the bus is down (or restarted empty and has not been told again yet),
     answering from the stored copy would lie (a "stop" that stops nothing). 503, try again.
     """
-    from hermes_api_server.run_state import TERMINAL
-
     if isinstance(found, dict) and state.store.shared and found.get("status") not in TERMINAL:
         raise ApiError(
             503,
