@@ -127,6 +127,7 @@ class RunManager:
     def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Append a run event and refresh the status stamp."""
         payload = run.journal.append(event, fields, terminal=terminal)
+        run.journal.show(payload["seq"])
         self.bus.publish(run.run_id, payload["seq"], payload, terminal)
         run.last_event = event
         run.updated_at = payload["timestamp"]

@@ -88,6 +88,14 @@ class RunLookup:
             status = await self.settle_lost(run_id, who, stored[1] if stored is not None else status)
         return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], status)
 
+    async def stored_end(self, run_id: str) -> dict[str, Any] | None:
+        """Return the terminal event of a run settled in the durable records, else None."""
+        stored = await self.runs.state.store.get_run(run_id)
+        if stored is None or not settled(stored[1]):
+            return None
+        end: dict[str, Any] | None = stored[1].get("terminal_event")
+        return end
+
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
         """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
         runs = self.runs

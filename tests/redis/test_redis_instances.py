@@ -304,12 +304,15 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
             6,
             7,
         )
-        # The stream expired: the stored terminal event still ends the run for a reader.
+        # The stream expired: the stored terminal event still ends the run for a reader, after a
+        # stream.gap for the events it no longer holds.
         await client.delete(f"hermes:run:{run_id}")
         async with Events(b, run_id, last_id=2) as stream:
             assert stream.resp is not None
             frames = [f for f in parse_sse(await stream.resp.text()) if "data" in f]
-        assert [f["data"]["event"] for f in frames] == ["run.completed"] and int(frames[0]["id"]) == last
+        assert [f["data"]["event"] for f in frames] == ["stream.gap", "run.completed"]
+        assert (frames[0]["data"]["from_seq"], frames[0]["data"]["to_seq"]) == (3, last - 1)
+        assert int(frames[1]["id"]) == last
         assert (
             await call(b, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(last)})
         ).status == 204
