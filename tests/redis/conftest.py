@@ -100,3 +100,27 @@ def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+
+
+@pytest.fixture
+async def world(tmp_path: Path, private_redis: tuple[str, Any]) -> AsyncIterator[Any]:
+    """Instances to break on purpose: one PostgreSQL schema, this test's own Redis (see
+    ``tests/redis/fault_world.py``); every instance is resumed and stopped at the end."""
+    import signal
+
+    from tests.pg_schema import fresh_schema
+    from tests.redis.fault_world import World, redis_answers
+    from tests.services import postgres_dsn
+
+    postgres_dsn()  # the durable records must be shared: PostgreSQL
+    url, (start, stop) = private_redis
+    await redis_answers(url)
+    async with fresh_schema() as dsn:
+        made = World(tmp_path, url, dsn, start, stop)
+        try:
+            yield made
+        finally:
+            for server in made.servers:
+                if server.proc.poll() is None:
+                    server.proc.send_signal(signal.SIGCONT)  # a stopped process would not stop
+                server.stop()

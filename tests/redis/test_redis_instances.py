@@ -44,6 +44,7 @@ refine = false
 [bus]
 backend = "redis"
 heartbeat_s = 0.5
+owner_grace_s = 3
 [api_server]
 approval_profile = "ask_everything"
 """
@@ -219,8 +220,8 @@ async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, 
             assert await stream.next() is None and stream.closed
         end = rest[-1]
         assert end["data"]["error_code"] == "owner_lost" and end["data"]["completed"] is False
-        # Heartbeat 0.5 s: gone after 1.5 s without one, noticed within a poll.
-        assert took < scaled(5), took
+        # Heartbeat 0.5 s, grace 3 s: gone 3 s after the last one, noticed within a poll.
+        assert took < scaled(6), took
         status = await wait_status(b, run_id, "failed")
         assert status["error_code"] == "owner_lost"
         stop = await call(b, "POST", f"/v1/runs/{run_id}/stop")
@@ -371,15 +372,23 @@ async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
         assert "not reachable" in health.json["readiness"]["checks"]["bus"]["message"]
         err = assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 503, "bus_unavailable")
         assert "Redis" in err["message"]
-        # A run on this instance still works from its own journal meanwhile.
+        # A run can still be started on this instance meanwhile: its turn runs, but the end of a
+        # run is committed on the bus (a run ends once, everywhere), so it waits for Redis.
         run_id = await start_run(a, "hello while redis is away")
-        assert (await wait_status(a, run_id, "completed"))["output"] == "You said: hello while redis is away"
+
+        async def answered() -> dict[str, Any] | None:
+            status = dict((await call(a, "GET", f"/v1/runs/{run_id}")).json)
+            return status if status["output"] == "You said: hello while redis is away" else None
+
+        status = await eventually(answered, timeout=20, interval=0.1, what="the turn to answer")
+        assert status["status"] == "running" and status["last_seq"] == 0, status  # nothing reserved yet
         start()
 
         async def healthy() -> bool:
             return (await call(a, "GET", "/health/detailed")).status == 200
 
         await eventually(healthy, timeout=20, interval=0.1, what="the bus back")
+        assert (await wait_status(a, run_id, "completed"))["output"] == "You said: hello while redis is away"
         assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 404, "run_not_found")
 
         # The outage is told once per retrying loop, not at every retry, and so is its end.
