@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidValue": "hermes_core.errors",
     "ModelNotFound": "hermes_core.errors",
     "ModelAmbiguous": "hermes_core.errors",
+    "ModelNeedsKey": "hermes_core.errors",
     "RewindError": "hermes_core.errors",
     "CommandUsageError": "hermes_core.errors",
     "CommandNotAvailable": "hermes_core.errors",

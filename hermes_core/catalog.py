@@ -62,7 +62,7 @@ async def build_catalog(
         row: dict[str, Any] = {
             "slug": name,
             "name": hub.spec(name).summary
-            if not hub.is_custom(name) and name == hub.spec(name).name
+            if not hub.is_custom_entry(name) and name == hub.spec(name).name
             else name,
             "is_current": name == current_provider,
             "is_user_defined": hub.is_custom(name),
