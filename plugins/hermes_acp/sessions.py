@@ -101,7 +101,10 @@ def available_commands(conn: AcpConnection) -> list[dict[str, Any]]:
 
 
 def _announce(conn: AcpConnection, acp_session: AcpSession, window: int | None) -> None:
-    """After a session response: the command list, then usage when the window is known."""
+    """After a session response: the command list, then usage when the window is known; and
+    the model list of a user-defined endpoint is fetched in the background."""
+    from hermes_acp.config_methods import probe_custom_models
+
     session_id = acp_session.id
 
     def hook() -> None:
@@ -114,6 +117,7 @@ def _announce(conn: AcpConnection, acp_session: AcpSession, window: int | None) 
         if size:
             used = min(int(usage.context_used or 0), int(size))
             conn.update(session_id, {"sessionUpdate": "usage_update", "used": used, "size": int(size)})
+        conn.background(probe_custom_models(conn, acp_session), f"hermes-acp-models-{session_id}")
 
     after_response(hook)
 
