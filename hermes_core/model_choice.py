@@ -148,6 +148,7 @@ class Models:
             current,
             known=known,
             runnable_only=runnable_only,
+            probe_timeout=kernel.settings.catalog.probe_timeout_s,
         )
 
     def require_usable(self, resolved: ResolvedModel, requested: str) -> None:

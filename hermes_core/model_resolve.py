@@ -33,6 +33,7 @@ async def resolve(
     *,
     known: Known | None = None,
     runnable_only: bool = True,
+    probe_timeout: float | None = None,
 ) -> ResolvedModel:
     """Resolve a model reference.
 
@@ -41,6 +42,8 @@ async def resolve(
     :param known: ids to treat as listed, by provider (a session's models).
     :param runnable_only: refuse a bare name that only keyless providers offer
         (:class:`ModelNeedsKey`); False resolves it like any other (the default model).
+    :param probe_timeout: when given, a bare name first fetches the current provider's list if it
+        is a user-defined endpoint this process has never asked (the catalog's policy on open).
     :raises ModelNotFound: nothing matches; ``candidates`` holds suggestions.
     :raises ModelAmbiguous: several equally good answers.
     """
@@ -55,6 +58,9 @@ async def resolve(
             hub, {}, aliases[ref], current_provider, known=known, runnable_only=runnable_only
         )
     current = current_provider if current_provider and hub.has(current_provider) else None
+    if probe_timeout is not None and current is not None:
+        if hub.is_custom(current) and not hub.asked(current):
+            await hub.probe(current, probe_timeout)
     names = hub.names()
     runs = {n: hub.authenticated(n) for n in names}
     first = [current] if current is not None and (runs[current] or not runnable_only) else []

@@ -242,13 +242,19 @@ class ProviderHub:
             state["error"] = entry.probe_error
         return state
 
+    def asked(self, name: str) -> bool:
+        """Whether this process has probed the provider (successfully or not) since its cache
+        was last emptied."""
+        entry = self._entries[name]
+        return entry.fetched_at is not None or entry.probe_error is not None
+
     def cache_age(self, name: str) -> float | None:
         entry = self._entries[name]
         return None if entry.fetched_at is None else time.time() - entry.fetched_at
 
     def clear_cache(self) -> None:
         for entry in self._entries.values():
-            entry.cache, entry.fetched_at = None, None
+            entry.cache, entry.fetched_at, entry.probe_error = None, None, None
 
     def base_url(self, name: str) -> str | None:
         entry = self._entries[name]

@@ -12,7 +12,7 @@ import pytest
 from hermes_core import Kernel, ModelNeedsKey, ModelNotFound
 from hermes_core.model_family import FAMILY, VENDOR_EXACT, best_match
 from hermes_core.testing import make_kernel
-from tests.providers.upstream_fakes import FakeUpstream
+from tests.providers.upstream_fakes import FakeUpstream, closed_port
 
 PLUGINS = ["mock", "openai", "anthropic"]
 
@@ -128,9 +128,12 @@ async def test_self_hosted_openai_url_lists_the_server_and_knows_the_current_mod
     kernel = self_hosted_kernel(self_hosted)
     async with kernel.running():
         session = await kernel.open_session(source="cli", owner="t", cwd=workspace)
-        # Nothing probed yet: the current model's own name still means the current model.
-        assert (await kernel.resolve_model("gpt-4.1-mini", session=session)).ref == "openai:gpt-4.1-mini"
+        # A bare name asks the current user-defined endpoint for its list once.
+        assert (
+            await kernel.resolve_model("qwen3-coder-30b", session=session)
+        ).ref == "openai:qwen3-coder-30b"
         assert (await kernel.resolve_model("gpt-4.1-mini")).ref == "openai:gpt-4.1-mini"
+        assert len(self_hosted.requests) == 1
         catalog = await kernel.model_catalog(session=session)
         row = next(p for p in catalog["providers"] if p["slug"] == "openai")
         assert row["is_user_defined"] is True and row["probe"]["status"] == "live"
@@ -169,3 +172,22 @@ async def test_models_a_session_used_resolve_although_no_list_has_them(
         assert (await session.switch_model("gpt-4.1-mini")).ref == "openai:gpt-4.1-mini"
         assert kernel.models.used_models(session) == ["openai:gpt-4.1-mini", "mock:alt"]
         assert self_hosted.requests == []  # resolving never waited on the network
+
+
+async def test_a_dead_self_hosted_server_still_knows_the_current_model() -> None:
+    kernel = make_kernel(
+        entry_points=PLUGINS,
+        settings={
+            "model": "openai:gpt-4.1-mini",
+            "providers": {"openai": {"api_key": "sk-x", "base_url": f"http://127.0.0.1:{closed_port()}/v1"}},
+            "catalog": {"probe_timeout_s": 2},
+        },
+    )
+    async with kernel.running():
+        assert (await kernel.resolve_model("gpt-4.1-mini")).ref == "openai:gpt-4.1-mini"
+        with pytest.raises(ModelNeedsKey):  # not served here; only keyless providers list it
+            await kernel.resolve_model("claude-sonnet-4")
+        row = next(
+            p for p in (await kernel.model_catalog(network=False))["providers"] if p["slug"] == "openai"
+        )
+        assert row["probe"]["status"] == "skipped" and "error" in row["probe"]
