@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core import InvalidValue, ModelAmbiguous, ModelNotFound
+from hermes_core import InvalidValue, ModelAmbiguous, ModelNeedsKey, ModelNotFound
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, workspace
 from hermes_tui_gateway.stream import VERBOSE
@@ -86,7 +86,10 @@ def _model_result(done: Any, scope: str) -> dict[str, Any]:
 
 
 def _model_error(exc: ModelAmbiguous | ModelNotFound) -> GatewayError:
-    return GatewayError(4002, str(exc), {"key": "model", "candidates": list(exc.candidates)})
+    data: dict[str, Any] = {"key": "model", "candidates": list(exc.candidates)}
+    if isinstance(exc, ModelNeedsKey):
+        data["keys"] = dict(exc.keys)
+    return GatewayError(4002, str(exc), data)
 
 
 async def switch(live: Live, raw: str, *, global_scope: bool = False) -> dict[str, Any]:
