@@ -57,9 +57,10 @@ def last_user_text(body: dict[str, Any]) -> str:
 class SelfHosted(FakeUpstream):
     """The fake server; ``chats()`` are the chat requests it received."""
 
-    def __init__(self, served: Sequence[str] = SERVED) -> None:
+    def __init__(self, served: Sequence[str] = SERVED, key: str = KEY) -> None:
         super().__init__()
         self.served = list(served)
+        self.key = key
 
     async def __aenter__(self) -> SelfHosted:
         await super().__aenter__()
@@ -83,7 +84,7 @@ class SelfHosted(FakeUpstream):
         return [r for r in self.requests if r.method == "GET" and r.path == "/v1/models"]
 
     def _refuse(self, request: web.Request) -> web.Response | None:
-        if request.headers.get("Authorization") != f"Bearer {KEY}":
+        if request.headers.get("Authorization") != f"Bearer {self.key}":
             error = {"message": "Incorrect API key provided", "type": "invalid_request_error"}
             return web.json_response({"error": error}, status=401)
         return None
@@ -136,7 +137,7 @@ def assert_chat(server: SelfHosted, text: str, model: str) -> None:
     """Check the turn that sent ``text``, exactly where it matters: route, key, model, streaming."""
     request = server.turn(text)
     assert (request.method, request.path) == ("POST", "/v1/chat/completions")
-    assert request.headers.get("Authorization") == f"Bearer {KEY}"
+    assert request.headers.get("Authorization") == f"Bearer {server.key}"
     body = request.body
     assert body["model"] == model
     assert body["stream"] is True
