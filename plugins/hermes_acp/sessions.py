@@ -273,6 +273,8 @@ async def list_sessions(conn: AcpConnection, params: dict[str, Any]) -> dict[str
     if args.cwd is not None:
         import os
 
+        if "\x00" in args.cwd:
+            raise invalid("cwd", "cwd is not a valid path: it contains a NUL character")
         if not os.path.isabs(args.cwd):
             raise invalid("cwd", "cwd must be an absolute path")
         from pathlib import Path

@@ -221,8 +221,8 @@ async def set_verbose(c: Change) -> dict[str, Any]:
 
 async def set_display(c: Change) -> dict[str, Any]:
     """A display key: any string of at most 64 characters, kept by the session or written."""
-    if not isinstance(c.value, str) or len(c.value) > 64:
-        raise c.invalid(f"invalid {c.key} value", ["a string of at most 64 characters"])
+    if not isinstance(c.value, str) or len(c.value) > 64 or "\x00" in c.value:
+        raise c.invalid(f"invalid {c.key} value", ["a string of at most 64 characters, without NUL"])
     if c.live is not None and not c.to_global:
         c.live.session.extra[f"tui.display.{c.key}"] = c.value
     else:
