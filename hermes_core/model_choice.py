@@ -180,9 +180,18 @@ class Models:
         return list(dict.fromkeys(found))
 
     async def catalog(
-        self, *, refresh: bool = False, network: bool = True, session: Session | None = None
+        self,
+        *,
+        refresh: bool = False,
+        network: bool = True,
+        session: Session | None = None,
+        prices: bool = False,
     ) -> dict[str, Any]:
-        """Return the provider-aware model catalog with its probe policy."""
+        """Return the provider-aware model catalog with its probe policy.
+
+        :param prices: add per-model prices from the ``hermes_price_sources`` tables (the
+            picker surfaces; the first lookup may load a table on the executor).
+        """
         from hermes_core.catalog import build_catalog
 
         kernel = self._kernel
@@ -196,6 +205,8 @@ class Models:
             probe_timeout_s=settings.probe_timeout_s,
             cache_ttl_s=settings.cache_ttl_s,
             background=kernel.background_tasks,
+            prices=list(kernel.registry.prices.values()) if prices else None,
+            executor=kernel.executor,
         )
 
     def status(self, session: Session | None = None) -> ModelStatus:

@@ -136,6 +136,33 @@ class ProviderSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """What one model costs, in US dollars per million tokens (None: the table does not say)."""
+
+    input: float | None
+    output: float | None
+    cache_read: float | None = None
+
+
+PriceLookup = Callable[[str, "str | None", "tuple[str, ...]"], Mapping[str, ModelPrice]]
+"""``lookup(provider, base_url, model_ids)``: the prices of the ids the table knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceSource:
+    """A table of per-model prices the model catalog shows (``hermes_price_sources``).
+
+    ``lookup`` may be slow (it may load its table on first use): the catalog calls it on the
+    kernel's executor, and only for the picker surfaces that show prices. It must not raise for
+    an unknown provider or model; it leaves them out.
+    """
+
+    name: str
+    summary: str
+    lookup: PriceLookup
+
+
+@dataclass(frozen=True, slots=True)
 class CommandResult:
     """What a slash command handler returns (docs/slash-commands.md#where-commands-are-recognised)."""
 
