@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from hermes_core.models import ProviderHub
+from hermes_core.providers import ModelInfo
 from hermes_core.records import ModelPrice, PriceSource
 from hermes_core.refs import ModelRef
 
@@ -31,6 +32,7 @@ async def build_catalog(
     background: set[asyncio.Task[None]],
     prices: Sequence[PriceSource] | None = None,
     executor: Executor | None = None,
+    known: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """Return the catalog payload shared by ``model.options`` and ``/api/model/options``.
 
@@ -38,6 +40,8 @@ async def build_catalog(
     :param background: a set that keeps background refresh tasks alive.
     :param prices: the price tables to consult (the picker surfaces); None leaves prices out.
     :param executor: where the price lookups run (they may load a large table).
+    :param known: model ids each provider is known to serve although its list may not say so
+        (the models the session used); they are listed after the provider's own.
     """
     current_ref = ModelRef.split(current)
     current_provider, current_model = current_ref.provider or "", current_ref.model
@@ -67,6 +71,8 @@ async def build_catalog(
     providers: list[dict[str, Any]] = []
     for name in hub.names():
         models = await hub.offline_models(name)
+        listed = {m.id for m in models}
+        models += [ModelInfo(i) for i in dict.fromkeys((known or {}).get(name, ())) if i not in listed]
         if name not in statuses:
             statuses[name] = "cached" if hub.cache_age(name) is not None else "skipped"
         row: dict[str, Any] = {

@@ -135,18 +135,13 @@ class Models:
             current = ModelRef.split(ref_now).provider
         elif self._default:
             current = ModelRef.split(self._default).provider
-        known: dict[str, list[str]] = {}
-        for used in self.used_models(session):
-            split = ModelRef.split(used)
-            if split.provider:
-                known.setdefault(split.provider, []).append(split.model)
         kernel = self._kernel
         return await resolve(
             kernel.hub,
             kernel.settings.model_aliases,
             ref,
             current,
-            known=known,
+            known=self._known(session),
             runnable_only=runnable_only,
             probe_timeout=kernel.settings.catalog.probe_timeout_s,
         )
@@ -162,6 +157,15 @@ class Models:
         refusal = needs_key(self._kernel.hub, resolved, requested)
         if refusal is not None:
             raise refusal
+
+    def _known(self, session: Session | None) -> dict[str, list[str]]:
+        """The :meth:`used_models` by provider: ids to treat as listed."""
+        known: dict[str, list[str]] = {}
+        for used in self.used_models(session):
+            split = ModelRef.split(used)
+            if split.provider:
+                known.setdefault(split.provider, []).append(split.model)
+        return known
 
     def used_models(self, session: Session | None) -> list[str]:
         """Return the models a session can go back to, newest first, without repeats.
@@ -207,6 +211,7 @@ class Models:
             background=kernel.background_tasks,
             prices=list(kernel.registry.prices.values()) if prices else None,
             executor=kernel.executor,
+            known=self._known(session),
         )
 
     def status(self, session: Session | None = None) -> ModelStatus:

@@ -191,3 +191,7 @@ async def test_a_dead_self_hosted_server_still_knows_the_current_model() -> None
             p for p in (await kernel.model_catalog(network=False))["providers"] if p["slug"] == "openai"
         )
         assert row["probe"]["status"] == "skipped" and "error" in row["probe"]
+        assert row["models"] == ["gpt-4.1-mini"]  # the current model is listed all the same
+        live = await kernel.model_catalog()  # the normal open probes it again, and fails again
+        row = next(p for p in live["providers"] if p["slug"] == "openai")
+        assert row["probe"]["status"] == "failed" and row["models"] == ["gpt-4.1-mini"]
