@@ -6,6 +6,10 @@ numbers, an eight-digit date or ``latest`` only breaks ties between equal versio
 ``claude-sonnet-4-5`` is newer than the dated ``claude-sonnet-4-20250514``). An id whose tail holds
 a word (``gpt-4.1-mini``) is a variant, not a version: it is picked only when it is the family's
 only member, and two members with the same version are a tie the caller must break.
+
+:func:`best_match` is what the resolver asks per provider: the exact id, else the id that is the
+name after a ``vendor/`` prefix (OpenRouter's ``openai/gpt-4.1``), else the newest family member,
+vendor prefixes set aside (``claude-sonnet-4`` → ``anthropic/claude-sonnet-4.6``).
 """
 
 from __future__ import annotations
