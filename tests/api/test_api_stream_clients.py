@@ -26,9 +26,12 @@ SCRIPTS = Path(__file__).with_name("clients")
 TOOL_TURN = 'go [[tool terminal {"command":"echo hi"}]]'
 FAILING_TURN = "x [[error quota exhausted]]"
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("HERMES_TEST_SKIP_CLIENTS") == "1", reason="HERMES_TEST_SKIP_CLIENTS=1 was set"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        os.environ.get("HERMES_TEST_SKIP_CLIENTS") == "1", reason="HERMES_TEST_SKIP_CLIENTS=1 was set"
+    ),
+    pytest.mark.timeout(600),  # a first run installs the client (@librechat/agents: ~2 minutes)
+]
 
 PYTHON_SDKS = {"openai-python-2": ["openai>=2,<3"], "openai-python-3": ["openai>=3,<4"]}
 NODE_CLIENTS = {
