@@ -159,6 +159,10 @@ def _wait_healthy(ui: WebUI) -> None:
     raise AssertionError("Open WebUI did not answer /health:\n" + ui.log_path.read_text()[-4000:])
 
 
+def _completions(ui: WebUI) -> int:
+    return sum("POST /v1/chat/completions 200" in line for line in ui.hermes.log)
+
+
 class Client:
     """One signed-in Open WebUI user, talking to Open WebUI's HTTP API."""
 
@@ -266,7 +270,9 @@ async def test_two_users_concurrent_chats_with_one_opener_stay_apart(
     b_read = (await bob.send(READ, b_chat, b_first))[1]
     read = (await bob.message(b_chat, b_read))["content"]
     assert read.startswith("Done: ") and "private note of A" not in read
-    # Each history holds its own turns only (the task prompts Open WebUI sent meanwhile neither).
+    # Open WebUI asks for a title and tags of each chat (### Task: prompts): 4 turns + 4 tasks.
+    await eventually(lambda: _completions(webui) >= 8, timeout=60, what="Open WebUI's title and tag requests")
+    # Each history holds its own turns only, none of the task prompts.
     a_next = (await ada.send("and now?", a_chat, a_write))[1]
     assert (await ada.message(a_chat, a_next))["content"] == "Turns: good morning | note please | and now?"
     b_next = (await bob.send("what now?", b_chat, b_read))[1]
