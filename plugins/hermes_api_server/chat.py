@@ -75,7 +75,8 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
     if key is None:
         status, payload, headers = await job.complete()
         return json_response(payload, status=status, headers=headers)
-    print_ = fingerprint({"body": body, "session_id": target.header_id, "session_key": channel})
+    # The effective session is part of the request: one key reused for another chat id conflicts.
+    print_ = fingerprint({"body": body, "session_id": target.id, "session_key": channel})
     (status, payload, headers), replayed = await state.idempotency.run(
         (who, "chat", key), print_, job.complete
     )

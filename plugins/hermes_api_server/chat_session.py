@@ -35,14 +35,10 @@ class ChatSession:
 
     :param id: the effective session id.
     :param derived: True when the body is the truth (reconciled with storage at the turn's start).
-    :param header_id: the ``X-Hermes-Session-Id`` value, when sent.
-    :param source: ``header``, ``frontend_chat`` or ``opener``.
     """
 
     id: str
     derived: bool
-    header_id: str | None
-    source: str
 
 
 def is_meta_request(text: str) -> bool:
@@ -104,10 +100,10 @@ def chat_session(
     """
     header_id = header_session_id(request)
     if header_id is not None:
-        return ChatSession(header_id, False, header_id, "header")
+        return ChatSession(header_id, derived=False)
     user = frontend_value(request, user_id_headers)
     chat = frontend_value(request, chat_id_headers)
     if chat is not None:
-        return ChatSession(frontend_session_id(chat, principal, user), True, None, "frontend_chat")
+        return ChatSession(frontend_session_id(chat, principal, user), derived=True)
     first_user = next((m.text for m in conv.history if m.role == "user"), conv.text)
-    return ChatSession(derived_session_id(conv.system, first_user, principal, user), True, None, "opener")
+    return ChatSession(derived_session_id(conv.system, first_user, principal, user), derived=True)

@@ -145,3 +145,17 @@ async def test_task_prompts_are_never_stored_whatever_session_they_name(
     answer, again = await ask(server, *history, headers=headers)
     assert again == session_id
     assert answer == "Turns: one | two"
+
+
+async def test_one_idempotency_key_for_two_frontend_chats_is_a_conflict(server: Server) -> None:
+    body = {"messages": [user("hi")]}
+    first = {"X-OpenWebUI-Chat-Id": "idem-chat-1", "Idempotency-Key": "idem-key-7"}
+    second = {"X-OpenWebUI-Chat-Id": "idem-chat-2", "Idempotency-Key": "idem-key-7"}
+    assert (await call(server, "POST", "/v1/chat/completions", body, headers=first)).status == 200
+    replay = await call(server, "POST", "/v1/chat/completions", body, headers=first)
+    assert replay.headers.get("Idempotency-Replayed") == "true"
+    assert_error(
+        await call(server, "POST", "/v1/chat/completions", body, headers=second),
+        409,
+        "idempotency_key_conflict",
+    )
