@@ -12,6 +12,8 @@ with ``CI=true`` that is a failure.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -76,7 +78,11 @@ class WebUI:
                 self.proc.wait(10)
 
 
-def _environment(data: Path, hermes: Server) -> dict[str, str]:
+# Where forwarding cannot be turned on: the connection's own headers, filled in by Open WebUI.
+CONNECTION_HEADERS = {"X-OpenWebUI-Chat-Id": "{{CHAT_ID}}", "X-OpenWebUI-User-Id": "{{USER_ID}}"}
+
+
+def _environment(data: Path, hermes: Server, forwarding: bool) -> dict[str, str]:
     keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
@@ -86,8 +92,8 @@ def _environment(data: Path, hermes: Server) -> dict[str, str]:
         OPENAI_API_BASE_URL=f"{hermes.base}/v1",
         OPENAI_API_KEY=hermes.key,
         # How a multi-user deployment runs (docs/protocols/api-server.md#open-webui): the chat and
-        # user ids go with every request.
-        ENABLE_FORWARD_USER_INFO_HEADERS="true",
+        # user ids go with every request, forwarded or as the connection's headers.
+        ENABLE_FORWARD_USER_INFO_HEADERS="true" if forwarding else "false",
         ENABLE_SIGNUP="true",
         DEFAULT_USER_ROLE="user",
         BYPASS_MODEL_ACCESS_CONTROL="true",
@@ -111,14 +117,16 @@ def _environment(data: Path, hermes: Server) -> dict[str, str]:
         ANONYMIZED_TELEMETRY="false",
         USER_AGENT="hermes-tests",
     )
+    if not forwarding:
+        env["OPENAI_API_CONFIGS"] = json.dumps({"0": {"enable": True, "headers": CONNECTION_HEADERS}})
     return env
 
 
-@pytest.fixture(scope="module")
-def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
+@contextlib.contextmanager
+def _running(factory: pytest.TempPathFactory, forwarding: bool) -> Iterator[WebUI]:
     python = _install()
-    hermes = start_server(tmp_path_factory.mktemp("hermes"), config=HERMES_CONFIG)
-    data = tmp_path_factory.mktemp("open-webui")
+    hermes = start_server(factory.mktemp("hermes"), config=HERMES_CONFIG)
+    data = factory.mktemp("open-webui")
     port = closed_port()
     log_path = data / "open-webui.log"
     # Open WebUI's own "open-webui serve", run through the venv's python (no script shebang).
@@ -128,7 +136,7 @@ def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
         proc = subprocess.Popen(
             [str(python), "-c", serve],
             cwd=data,
-            env=_environment(data, hermes),
+            env=_environment(data, hermes, forwarding),
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
@@ -140,6 +148,20 @@ def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
     finally:
         ui.stop()
         hermes.stop()
+
+
+@pytest.fixture(scope="module")
+def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
+    """Open WebUI with user-info forwarding on."""
+    with _running(tmp_path_factory, forwarding=True) as ui:
+        yield ui
+
+
+@pytest.fixture(scope="module")
+def webui_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
+    """Open WebUI with forwarding off and the ids sent as the connection's templated headers."""
+    with _running(tmp_path_factory, forwarding=False) as ui:
+        yield ui
 
 
 def _wait_healthy(ui: WebUI) -> None:
@@ -235,8 +257,8 @@ class Client:
         return out[::-1]
 
 
-@pytest.fixture
-async def users(webui: WebUI) -> AsyncIterator[dict[str, Client]]:
+@contextlib.asynccontextmanager
+async def _signed_in(webui: WebUI) -> AsyncIterator[dict[str, Client]]:
     """Ada (the first sign-up, so the admin) and Bob (a user she adds), signed in."""
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=scaled(60))) as http:
         if not webui.tokens:
@@ -246,6 +268,12 @@ async def users(webui: WebUI) -> AsyncIterator[dict[str, Client]]:
             admin = {"Authorization": f"Bearer {webui.tokens['ada']}"}
             webui.tokens["bob"] = await _token(http, f"{webui.url}/api/v1/auths/add", bob, admin)
         yield {name: Client(webui, http, token) for name, token in webui.tokens.items()}
+
+
+@pytest.fixture
+async def users(webui: WebUI) -> AsyncIterator[dict[str, Client]]:
+    async with _signed_in(webui) as clients:
+        yield clients
 
 
 async def _token(http: aiohttp.ClientSession, url: str, form: dict[str, str], headers: Any = None) -> str:
@@ -258,6 +286,15 @@ async def _token(http: aiohttp.ClientSession, url: str, form: dict[str, str], he
 async def test_two_users_concurrent_chats_with_one_opener_stay_apart(
     webui: WebUI, users: dict[str, Client]
 ) -> None:
+    await _two_users_stay_apart(webui, users)
+
+
+async def test_the_connection_headers_keep_chats_apart_without_forwarding(webui_headers: WebUI) -> None:
+    async with _signed_in(webui_headers) as users:
+        await _two_users_stay_apart(webui_headers, users)
+
+
+async def _two_users_stay_apart(webui: WebUI, users: dict[str, Client]) -> None:
     ada, bob = users["ada"], users["bob"]
     (a_chat, a_first), (b_chat, b_first) = await asyncio.gather(
         ada.send("[[delay 30]] good morning"), bob.send("[[delay 30]] good morning")
