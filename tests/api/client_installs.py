@@ -2,11 +2,12 @@
 
 Each client gets a place of its own so that it never touches the test environment: a venv
 (``<name>/venv``) for a Python client, an npm prefix (``<name>/node_modules``) for a Node one.
-The places live in ``$HERMES_TEST_CLIENT_CACHE`` (default ``~/.cache/hermes-test-clients``), so a
-fresh clone on the same machine (CI) reuses them, and ``.ci/clients/<name>`` of the checkout
-links to each. A finished install leaves a stamp naming what was asked for and how long it took;
-the next run asking the same reuses it. An install that cannot complete raises
-:class:`ClientUnavailable` with the installer's own words, and the test decides what that means.
+The places live in ``.ci/clients/`` of the checkout (gitignored), or in
+``$HERMES_TEST_CLIENT_CACHE`` when it is set, so that several checkouts on one machine share one
+copy; ``.ci/clients/<name>`` then links to each. A finished install leaves a stamp naming what
+was asked for and how long it took; the next run asking the same reuses it. An install that
+cannot complete raises :class:`ClientUnavailable` with the installer's own words, and the test
+decides what that means.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ INSTALL_TIMEOUT_S = 1500
 def cache_root() -> Path:
     """Return where installed clients are kept."""
     configured = os.environ.get("HERMES_TEST_CLIENT_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "hermes-test-clients"
+    return Path(configured) if configured else LINKS
 
 
 class ClientUnavailable(RuntimeError):
@@ -69,6 +70,8 @@ def _finish(name: str, place: Path, wanted: dict[str, object], started: float) -
 
 def _link(name: str, place: Path) -> None:
     link = LINKS / name
+    if link == place:  # installed in the checkout itself: nothing to link
+        return
     if link.is_symlink() and link.resolve() == place.resolve():
         return
     LINKS.mkdir(parents=True, exist_ok=True)
