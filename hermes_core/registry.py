@@ -6,7 +6,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hermes_core.records import CommandSpec, ProviderSpec, RunBusSpec, StorageSpec, TransportSpec
+    from hermes_core.records import (
+        CommandSpec,
+        ConfigSection,
+        ProviderSpec,
+        RunBusSpec,
+        StorageSpec,
+        TransportSpec,
+    )
     from hermes_core.tools import ToolSpec
 
 FIRST_PARTY_DISTRIBUTION = "hermes-agent"
@@ -29,7 +36,7 @@ class PluginRecord:
 
 @dataclass(slots=True)
 class Registry:
-    """Transports, providers, commands, tools and storage backends, by name."""
+    """Transports, providers, commands, tools, storage backends, run buses and config sections, by name."""
 
     transports: dict[str, TransportSpec] = field(default_factory=dict)
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
@@ -37,6 +44,8 @@ class Registry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     storage: dict[str, StorageSpec] = field(default_factory=dict)
     buses: dict[str, RunBusSpec] = field(default_factory=dict)
+    #: ``config.toml`` tables plugins read (``mcp_servers``, ``delegation``), by table name.
+    config_sections: dict[str, ConfigSection] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
