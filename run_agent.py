@@ -12,8 +12,9 @@ methods can be called from any code, async programs included.
     agent = AIAgent(model="openai:gpt-4.1-mini", enabled_toolsets=["file"])
     print(agent.chat("What does README.md say?"))
 
-Like a client of the kernel (``hermes_cli``), this module uses only the kernel's public names and
-the CLI's settings loader, never a plugin.
+Like a client of the kernel (``hermes_cli``), this module uses only the kernel's public names, the
+CLI's settings loader and the launcher's check for upstream's clashing ``hermes-agent``, never a
+plugin.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import contextlib
 import inspect
 import logging
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -194,6 +196,13 @@ class AIAgent:
     def _start(self) -> asyncio.AbstractEventLoop:
         if self._loop is not None:
             return self._loop
+        from hermes_launcher import clash_message, find_clash
+
+        # Upstream's hermes-agent ships a run_agent module and a hermes_cli package of its own:
+        # beside it, the settings loader imported below may be the other project's.
+        clash = find_clash(sys.path)
+        if clash is not None:
+            raise RuntimeError(clash_message(*clash))
         kernel = self._build_kernel()
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="run_agent", daemon=True)

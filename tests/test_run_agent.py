@@ -213,3 +213,24 @@ def test_the_module_is_installed_and_its_example_runs(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "You said: hello\n"
+
+
+def test_beside_upstreams_hermes_agent_it_refuses_with_one_clear_error(tmp_path: Path) -> None:
+    """Upstream ships ``run_agent`` and ``hermes_cli`` too: mixed, the facade says so and stops."""
+    site = tmp_path / "site"
+    info = site / "hermes_agent-0.19.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hermes-agent\nVersion: 0.19.0\n\n")
+    code = (
+        "from run_agent import AIAgent\n"
+        "try:\n"
+        "    AIAgent(model='mock:echo').chat('hello')\n"
+        "except RuntimeError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = {"HERMES_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"hermes-agent 0.19.0 is installed in this environment too ({site}); ")
