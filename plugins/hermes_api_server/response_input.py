@@ -11,6 +11,7 @@ gets an ``id`` when it has none, the cursor ``after`` and ``before`` name.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -53,8 +54,21 @@ def _text(text: str, kind: str) -> dict[str, Any]:
     )
 
 
-def input_items(value: Any) -> list[dict[str, Any]]:
-    """Return the items of a request's ``input`` (already validated by ``convert.response_items``)."""
+def redacted(value: Any, redact: Callable[[str], str]) -> Any:
+    """Return ``value`` with ``redact`` applied to every string in it (the server's keys never
+    reach the stored records, even when a request quotes one)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redacted(v, redact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, redact) for v in value]
+    return value
+
+
+def input_items(value: Any, redact: Callable[[str], str] = str) -> list[dict[str, Any]]:
+    """Return the items of a request's ``input`` (already validated by ``convert.response_items``),
+    their texts passed through ``redact``."""
     raw = [value] if isinstance(value, str) else list(value)
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -79,7 +93,7 @@ def input_items(value: Any) -> list[dict[str, Any]]:
         if not isinstance(given, str) or not given or given in seen:
             entry["id"] = _new_id(kind)
         seen.add(entry["id"])
-        out.append(entry)
+        out.append(redacted(entry, redact))
     return out
 
 

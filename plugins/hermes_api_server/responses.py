@@ -106,7 +106,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     who = principal(request)
     body = await read_json(request)
     conv = response_items(body.get("input"))
-    items = input_items(body.get("input"))
+    items = input_items(body.get("input"), state.kernel.redactor)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions must be a string", "instructions")
