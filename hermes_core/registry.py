@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from hermes_core.records import (
         CommandSpec,
         ConfigSection,
+        PriceSource,
         ProviderSpec,
         RunBusSpec,
         StorageSpec,
@@ -38,7 +39,8 @@ class PluginRecord:
 
 @dataclass(slots=True)
 class Registry:
-    """Transports, providers, commands, tools, storage backends, run buses and config sections, by name."""
+    """Transports, providers, commands, tools, storage backends, run buses, price tables and config
+    sections, by name."""
 
     transports: dict[str, TransportSpec] = field(default_factory=dict)
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
@@ -48,6 +50,7 @@ class Registry:
     buses: dict[str, RunBusSpec] = field(default_factory=dict)
     #: ``config.toml`` tables plugins read (``mcp_servers``, ``delegation``), by table name.
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
+    prices: dict[str, PriceSource] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)
