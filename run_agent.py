@@ -285,6 +285,10 @@ class AIAgent:
         overlay = system_message if system_message is not None else self.ephemeral_system_prompt
         if (overlay or None) != session.record.system_overlay:
             await session.set_system_overlay(overlay or None)
+        # Let tool servers still connecting (MCP) register first, so the filter covers their tools;
+        # what this reports is said once per session, here rather than by the turn.
+        assert self._kernel is not None
+        notes = await self._kernel.tool_sources.settle(session.id)
         session.set_tool_filter(self._hidden_tools(session))
         kinds = {
             k for k, cb in (("approval", self.approval_callback), ("clarify", self.clarify_callback)) if cb
@@ -301,7 +305,9 @@ class AIAgent:
             elif isinstance(event, TurnCompleted):
                 done = event
         assert done is not None  # run_prompt ends with the turn's TurnCompleted
-        return self._result(session, done)
+        result = self._result(session, done)
+        result["warnings"] = [*notes, *result["warnings"]]
+        return result
 
     async def _session_for(self, history: Sequence[Mapping[str, Any]] | None) -> Session:
         """Continue the last conversation when given its messages back, else open a new session."""

@@ -234,3 +234,34 @@ def test_beside_upstreams_hermes_agent_it_refuses_with_one_clear_error(tmp_path:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"hermes-agent 0.19.0 is installed in this environment too ({site}); ")
+
+
+async def test_enabled_toolsets_also_filter_the_tools_of_mcp_servers(home: Path, tmp_path: Path) -> None:
+    """A configured MCP server still connecting when the call starts is waited for, so its tools
+    are filtered like the others: only the named toolsets reach the model."""
+    from tests.mcp.helpers import stdio_server
+
+    async with FakeUpstream() as up:
+        up.replies("/v1/chat/completions", [text("one"), text("two")])
+        settings = {"mcp_servers": {"tiny": stdio_server(), "gone": {"command": str(tmp_path / "nope")}}}
+        only_files = AIAgent(
+            model="openai:gpt-4.1-mini", base_url=f"{up.url}/v1", api_key=KEY, cwd=tmp_path,
+            enabled_toolsets=["file"], settings=settings,
+        )  # fmt: skip
+        try:
+            result = await asyncio.to_thread(only_files.run_conversation, "hello")
+        finally:
+            await asyncio.to_thread(only_files.close)
+        with_mcp = AIAgent(
+            model="openai:gpt-4.1-mini", base_url=f"{up.url}/v1", api_key=KEY, cwd=tmp_path,
+            enabled_toolsets=["mcp:tiny"], settings=settings,
+        )  # fmt: skip
+        try:
+            await asyncio.to_thread(with_mcp.run_conversation, "hello")
+        finally:
+            await asyncio.to_thread(with_mcp.close)
+    first, second = (r.body for r in up.requests if r.path == "/v1/chat/completions")
+    assert offered(first) == FILE_TOOLS
+    assert offered(second) and all(name.startswith("mcp_tiny_") for name in offered(second))
+    (note,) = result["warnings"]  # the server that failed is named once
+    assert note.startswith("MCP server 'gone' is not available (")
