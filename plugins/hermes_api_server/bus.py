@@ -33,6 +33,10 @@ class RunOwner(Protocol):
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
 
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        """This instance ended another instance's run (its owner is gone); ``status`` is its final
+        status, to be stored durably at once."""
+
     async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Of these runs, about to be announced again after the bus lost its records, return the
         final status of those the durable records say ended elsewhere."""

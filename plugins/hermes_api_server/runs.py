@@ -152,6 +152,13 @@ class RunManager:
         """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
         self.ends.lost(run_id, status)
 
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        """This instance ended another instance's run on the bus: store that end durably now, so
+        that it outlives a Redis that forgets it before the fenced owner hears of it."""
+        self.state.kernel.spawn(
+            self.ends.store_end(run_id, principal, status), name=f"hermes-api-reaped-{run_id}"
+        )
+
     async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Of these runs, those the durable records say ended elsewhere (see :class:`RunEnds`)."""
         return await self.ends.ended_elsewhere(run_ids)

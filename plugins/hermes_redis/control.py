@@ -168,6 +168,7 @@ class ControlLoop:
             )
             if answer == "reaped":
                 log.warning("run %s ended: its owner %s is gone", run_id, owner or "(unknown)")
+                self.bus.owned.reaped(run_id, record.get("principal", ""), final)
                 return True
             if answer == "ended":
                 return True
@@ -199,6 +200,7 @@ class ControlLoop:
         )
         if answer == "reaped":
             log.warning("run %s ended: the bus lost it and no instance announced it again", run_id)
+            self.bus.owned.reaped(run_id, principal, final)
         return answer
 
     # -- control -------------------------------------------------------------------------------

@@ -207,6 +207,14 @@ class OwnedRuns:
         if self.owner is not None:
             self.owner.lost(run_id, status)
 
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        """This instance ended another instance's run (``owner_lost``): have the owner side store
+        that end durably at once. Redis may forget it (a restart without persistence) before the
+        run's owner learns it was fenced; the owner then finds it in the durable records before it
+        claims the run again (``RunOwner.ended_elsewhere``)."""
+        if self.owner is not None:
+            self.owner.reaped(run_id, principal, status)
+
     async def settle(
         self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
     ) -> dict[str, Any] | None:

@@ -4,10 +4,11 @@ still replayed with a ``stream.gap`` before its stored end, never a silent jump.
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 from tests.api.api_helpers import call
-from tests.redis.fault_world import Tap, World, create_run, one_ending, read_all
+from tests.redis.fault_world import GRACE, Tap, World, create_run, one_ending, read_all, transcript
 from tests.redis.stream_checks import check_stream
 from tests.redis.test_redis_instances import wait_status
 from tests.timing import eventually
@@ -95,3 +96,29 @@ async def test_a_run_settled_before_redis_restarted_empty_is_replayed_with_a_gap
     # The bus works as before for a run started after the restart.
     again = await create_run(b, "[[tokens 5]] after")
     assert (await one_ending([a, b], again, world.dsn))["event"] == "run.completed"
+
+
+async def test_a_run_ended_for_a_stalled_owner_stays_ended_when_redis_restarts_before_it_resumes(
+    world: World,
+) -> None:
+    # The reaper's end reached the stream (a reader saw it) but Redis forgot it before the owner
+    # could learn it was fenced: the durable record must already hold it, so that the owner, when
+    # it claims its runs again, stops this one instead of finishing it.
+    a, b = world.instances(2)
+    await healthy(a, b)
+    run_id = await create_run(a, "[[tokens 40]] [[delay 100]] go", "stall-restart")
+    on_b = Tap(b, run_id)
+    await eventually(lambda: on_b.count("message.delta") >= 2)
+    a.proc.send_signal(signal.SIGSTOP)
+    try:
+        await eventually(
+            lambda: on_b.end is not None, timeout=GRACE + 15, interval=0.05, what="b ends the run"
+        )
+        await world.restart_redis_empty()
+    finally:
+        a.proc.send_signal(signal.SIGCONT)
+    end = await one_ending([a, b], run_id, world.dsn, taps=(on_b,))
+    assert (end["event"], end["error_code"]) == ("run.failed", "owner_lost"), end
+    await eventually(lambda: "was ended by another instance" in "".join(a.log), what="a fenced")
+    rows = await transcript(world.dsn, "stall-restart")
+    assert all(meta.get("cut_off") for role, text, meta in rows if role == "assistant" and text), rows
