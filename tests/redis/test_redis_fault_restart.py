@@ -5,6 +5,7 @@ still replayed with a ``stream.gap`` before its stored end, never a silent jump.
 from __future__ import annotations
 
 import signal
+import time
 from typing import Any
 
 from tests.api.api_helpers import call
@@ -122,3 +123,40 @@ async def test_a_run_ended_for_a_stalled_owner_stays_ended_when_redis_restarts_b
     await eventually(lambda: "was ended by another instance" in "".join(a.log), what="a fenced")
     rows = await transcript(world.dsn, "stall-restart")
     assert all(meta.get("cut_off") for role, text, meta in rows if role == "assistant" and text), rows
+
+
+async def test_a_dead_owners_run_that_redis_forgot_ends_once_after_the_grace_period(world: World) -> None:
+    # The owner is killed and Redis restarts empty: nothing on the bus says the run exists. It is
+    # ended (owner_lost) only once the bus has been back for the grace period with nobody
+    # announcing it again, and then once, the same way for every reader and record.
+    a, b = world.instances(2)
+    await healthy(a, b)
+    run_id = await create_run(a, "[[tokens 200]] [[delay 100]] go", "dead-forgotten")
+    await eventually(lambda: _running(b, run_id), timeout=20, interval=0.1, what="the run streaming on a")
+    a.proc.send_signal(signal.SIGKILL)
+    a.proc.wait(10)
+    await world.restart_redis_empty()
+    back = time.monotonic()
+    answers: list[tuple[float, str]] = []
+
+    async def ended() -> bool:
+        reply = await call(b, "GET", f"/v1/runs/{run_id}")
+        assert reply.status in (200, 503), reply.text
+        if reply.status == 200:
+            answers.append((time.monotonic() - back, reply.json["status"]))
+        return bool(answers) and answers[-1][1] == "failed"
+
+    await eventually(ended, timeout=GRACE + 30, interval=0.2, what="the forgotten run ended")
+    # Asked all along, it stayed as it was until the bus had been back for the grace period.
+    assert all(status == "running" for took, status in answers[:-1]), answers
+    assert answers[-1][0] >= GRACE - 0.5, answers
+    end = await one_ending([b], run_id, world.dsn)
+    assert (end["event"], end["error_code"]) == ("run.failed", "owner_lost"), end
+    # The conversation is free again on the surviving instance.
+    follow = await create_run(b, "still there?", "dead-forgotten")
+    assert (await wait_status(b, follow, "completed"))["output"] == "You said: still there?"
+
+
+async def _running(server: Any, run_id: str) -> bool:
+    reply = await call(server, "GET", f"/v1/runs/{run_id}")
+    return reply.status == 200 and reply.json["status"] == "running" and reply.json["last_seq"] >= 3
