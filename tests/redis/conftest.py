@@ -4,7 +4,6 @@ instances share (a fresh PostgreSQL schema when the test server is there, else o
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.services import redis_url
+from tests.services import redis_server_binary, redis_url
 
 
 @dataclass
@@ -72,10 +71,7 @@ def free_port() -> int:
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     """A Redis of this test's own (it is stopped and started again)."""
-    redis_url()  # skipped (failed under CI) like every Redis test when there is none
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server not on PATH")
+    binary = redis_server_binary()  # skipped (failed under CI) like every Redis test without it
     port = free_port()
     procs: list[subprocess.Popen[bytes]] = []
 
