@@ -6,7 +6,8 @@ summary row, the latest turn stays. The result names the first kept entry and es
 way pi does (characters / 4). A compaction the core runs on its own before a turn (the context
 went past ``compression.auto_threshold``) is reported as ``compaction_start``/``compaction_end``
 with reason ``threshold``, and also under pi's older names ``auto_compaction_start``/``_end``,
-which pi-acp reads.
+which pi-acp reads. Either way ``entry_appended`` then carries the new ``compaction`` entry, the
+one entry of a Hermes session that no message event announces.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hermes_pi.entries import compaction_entry
 from hermes_pi.wire import BadCommand
 
 if TYPE_CHECKING:
@@ -62,7 +64,15 @@ async def compact(session: Session, instructions: str | None, send: Send) -> dic
         raise BadCommand(message)
     data = result_object(session, result.summary_row_id, tokens_before)
     send({"type": "compaction_end", "reason": "manual", "result": data, "aborted": False, "willRetry": False})
+    _announce(session, result.summary_row_id, send)
     return data
+
+
+def _announce(session: Session, summary_row_id: int, send: Send) -> None:
+    """Send ``entry_appended`` for the compaction entry: the one entry no message event announces."""
+    summary = next((r for r in session.rows if r.id == summary_row_id), None)
+    if summary is not None:
+        send({"type": "entry_appended", "entry": compaction_entry(summary, session.rows)})
 
 
 def automatic(session: Session, send: Send) -> None:
@@ -83,6 +93,7 @@ def automatic(session: Session, send: Send) -> None:
                 "willRetry": False,
             }
         )
+    _announce(session, summary.id, send)
 
 
 def _failed(reason: str, message: str) -> dict[str, Any]:

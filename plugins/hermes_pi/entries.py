@@ -70,6 +70,18 @@ def _compaction(summary: Row, rows: Sequence[Row]) -> dict[str, Any]:
     }
 
 
+def compaction_entry(summary: Row, rows: Sequence[Row]) -> dict[str, Any]:
+    """Return the ``compaction`` entry of a summary row just written (its parent: the row before it)."""
+    earlier = [r.id for r in rows if r.id < summary.id and r.display_kind not in MARKERS]
+    return {
+        "type": "compaction",
+        "id": str(summary.id),
+        "parentId": str(max(earlier)) if earlier else None,
+        "timestamp": _iso(summary.created_at),
+        **_compaction(summary, rows),
+    }
+
+
 def json_string(text: str) -> str:
     """Return ``text`` as a JSON string literal."""
     return _ENCODER.encode(text)

@@ -265,3 +265,29 @@ def test_export_html(pi: PiProcess, workspace: Path) -> None:
     assert "&lt;b&gt;escaped&lt;/b&gt;" in page and "<script" not in page
     assert pi.call("export_html", outputPath="x.html") == {"path": str(workspace / "x.html")}
     assert pi.fail("export_html", outputPath="no-such-dir/x.html").startswith("Cannot write ")
+
+
+def test_automatic_compaction_is_reported(spawn: Callable[..., PiProcess], home: Path) -> None:
+    write_config(home, 'model = "mock:script"\n[compression]\nauto_threshold = 0.01\n')
+    pi = spawn()
+    pi.prompt_and_wait("first [[tokens 400]]")
+    records = pi.prompt_and_wait("second")
+    types = [r["type"] for r in records]
+    kinds = [t for t in types if "compaction" in t or t == "entry_appended"]
+    assert kinds == [
+        "compaction_start",
+        "auto_compaction_start",
+        "compaction_end",
+        "auto_compaction_end",
+        "entry_appended",
+    ]
+    start = next(r for r in records if r["type"] == "compaction_start")
+    end = next(r for r in records if r["type"] == "compaction_end")
+    assert start["reason"] == end["reason"] == "threshold"
+    assert end["result"]["summary"].startswith("Summary of")
+    entry = next(r for r in records if r["type"] == "entry_appended")["entry"]
+    assert entry["type"] == "compaction" and entry["firstKeptEntryId"] == end["result"]["firstKeptEntryId"]
+    assert types.index("auto_compaction_end") < types.index("agent_settled")
+    assert entry["id"] in {e["id"] for e in pi.call("get_entries")["entries"]}
+    roles = [m["role"] for m in pi.call("get_messages")["messages"]]
+    assert roles == ["compactionSummary", "user", "assistant"]
