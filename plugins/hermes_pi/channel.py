@@ -26,9 +26,11 @@ class JsonlChannel:
     :param reader: the descriptor commands come from (stdin).
     :param writer: the descriptor records go to (the protected stdout).
     :param on_lost: called once on the loop when the output is gone (the client left).
+    :param prefix: input already read from ``reader`` (by the early step), handled first.
     """
 
-    def __init__(self, reader: int, writer: int, on_lost: Callable[[], None]) -> None:
+    def __init__(self, reader: int, writer: int, on_lost: Callable[[], None], prefix: bytes = b"") -> None:
+        self._prefix = prefix
         self._reader = rpc.FdReader(reader)
         self._splitter = rpc.LineSplitter(MAX_LINE_BYTES)
         self._on_lost = on_lost
@@ -58,6 +60,9 @@ class JsonlChannel:
 
     async def lines(self) -> AsyncIterator[bytes | None]:
         """Yield each non-blank input line (``None`` for one over the size cap) until EOF."""
+        prefix, self._prefix = self._prefix, b""
+        for line in self._splitter.feed(prefix):
+            yield line
         while True:
             try:
                 chunk = await self._reader.read()

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core import HermesError, SessionInUse, SessionNotFound, rpc
 from hermes_pi import commands_bash, commands_model, commands_run, commands_session, commands_state
+from hermes_pi import early as early_step
 from hermes_pi.channel import JsonlChannel
 from hermes_pi.dispatch import Dispatcher, Handler, parse
 from hermes_pi.host import Flags, PiHost
 from hermes_pi.models import LEVEL_TO_EFFORT, cli_reference
-from hermes_pi.wire import PI_VERSION
+from hermes_pi.wire import PI_VERSION, Command
 
 if TYPE_CHECKING:
     from hermes_core import Session, TransportContext
@@ -79,10 +80,11 @@ async def serve(ctx: TransportContext[PiSettings]) -> int:
         sys.stdout.write(PI_VERSION + "\n")
         sys.stdout.flush()
         return 0
-    guard = rpc.protect_stdout("stderr")
+    early = early_step.take()
+    guard = early.guard if early is not None and early.guard is not None else rpc.protect_stdout("stderr")
     stop = asyncio.Event()
     hangup = _on_hangup(stop)
-    channel = JsonlChannel(0, guard.frame_fd, stop.set)
+    channel = JsonlChannel(0, guard.frame_fd, stop.set, early.rest if early is not None else b"")
     try:
         await ctx.ready
     except Exception as exc:
@@ -99,11 +101,13 @@ async def serve(ctx: TransportContext[PiSettings]) -> int:
     )
     host = PiHost(ctx.kernel, ctx.settings, channel, flags)
     try:
-        host.attach(await open_start(host, flags))
+        host.attach(await open_start(host, flags, early.session_id if early is not None else None))
     except StartError as exc:
         sys.stderr.write(f"hermes pi: {exc}\n")
         await channel.close()
         return 1
+    if early is not None:
+        await _remember(host, early)
     dispatcher = Dispatcher(host, HANDLERS)
     handlers: set[asyncio.Task[None]] = set()
     reader = asyncio.create_task(_read(channel, dispatcher, handlers), name="pi-reader")
@@ -169,8 +173,17 @@ async def _shutdown(host: PiHost, channel: JsonlChannel, handlers: set[asyncio.T
         await channel.close(timeout=2.0)
 
 
-async def open_start(host: PiHost, flags: Flags) -> Session:
+async def _remember(host: PiHost, early: early_step.EarlyState) -> None:
+    """Cache this start's ``get_state`` answer for the next early step (and say if it was stale)."""
+    data = await commands_state.get_state(host, Command({"type": "get_state"}))
+    if await asyncio.to_thread(early_step.remember, early, data) and early.answered:
+        log.warning("pi: the early get_state answer did not match the session; the cache is updated")
+
+
+async def open_start(host: PiHost, flags: Flags, session_id: str | None = None) -> Session:
     """Open the session the command line asks for, with its model, thinking level and name.
+
+    :param session_id: the id of a new session (the one the early step already answered with).
 
     :raises StartError: an unknown session, a session in use, an unknown model.
     """
@@ -190,7 +203,7 @@ async def open_start(host: PiHost, flags: Flags) -> Session:
             if flags.name:
                 await session.set_title(flags.name)
         else:
-            session = await host.open_session(model=ref, title=flags.name)
+            session = await host.open_session(session_id, model=ref, title=flags.name)
         if thinking:
             await session.set_reasoning_effort(LEVEL_TO_EFFORT[thinking])
     except SessionInUse:
