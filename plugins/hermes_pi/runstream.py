@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -246,7 +247,7 @@ class RunStream:
                 self._send(
                     {
                         "type": "extension_ui_request",
-                        "id": f"problem-{int(time.time() * 1000)}",
+                        "id": str(uuid.uuid4()),
                         "method": "notify",
                         "message": ev.message,
                         "notifyType": "error",
