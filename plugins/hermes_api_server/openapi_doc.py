@@ -69,6 +69,17 @@ RUN_EVENTS = (
 )
 
 
+CHAT_STREAM_NOTE = (
+    "With stream: data frames are chat.completion.chunk objects, then data: [DONE]. Named "
+    "hermes.tool.progress frames carry a chunk whose one choice has an empty delta, the progress "
+    "fields and a top-level status event ({type: status, data: {description, done}}). A failed "
+    'turn sends, just before its final chunk, a bare JSON line {"error": {message, type}} that '
+    "is no SSE field (SSE parsers ignore it; Open WebUI stores it with the message). "
+    "X-OpenWebUI-Chat-Id and X-OpenWebUI-User-Id are the default chat_id_headers and "
+    "user_id_headers (docs/reference/api-server.md#chat-sessions)."
+)
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -227,9 +238,16 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 {"200": _json(_ref("ChatCompletion"))},
                 AGENT,
                 body=_ref("ChatCompletionRequest"),
-                params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
+                params=[
+                    *session_headers,
+                    _header("Idempotency-Key"),
+                    _header("X-Hermes-Workspace"),
+                    _header("X-OpenWebUI-Chat-Id"),
+                    _header("X-OpenWebUI-User-Id"),
+                ],
                 stream=True,
             )
+            | {"description": CHAT_STREAM_NOTE}
         },
         "/v1/responses": {
             "post": _op(

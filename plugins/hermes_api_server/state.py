@@ -53,10 +53,6 @@ class ServerState:
             roots.append(str(self.pool.default_workspace))
         return roots
 
-    @property
-    def multi_key(self) -> bool:
-        return len(self.keyring.keys) > 1
-
     def in_flight(self) -> int:
         """Return chat/Responses turns being served plus non-terminal runs."""
         return self.active_turns + self.runs.non_terminal_count()

