@@ -2,7 +2,8 @@
 (docs/reference/pi.md#models-and-thinking-levels).
 
 A pi model is named by ``provider`` and ``id``; a Hermes reference is ``provider:model``. The
-catalog gives each model's context window and whether it sees images; costs are unknown (zero).
+catalog gives each model's context window, whether it sees images and, from the price tables,
+its cost in US dollars per million tokens (zero where no table prices it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def model_object(
     """
     details = details or {}
     window = details.get("context_window") or 0
+    price = details.get("pricing") or {}
     return {
         "id": model_id,
         "name": model_id,
@@ -59,7 +61,12 @@ def model_object(
         "input": ["text", "image"] if details.get("vision") else ["text"],
         "contextWindow": int(window),
         "maxTokens": 0,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "cost": {
+            "input": price.get("input") or 0,
+            "output": price.get("output") or 0,
+            "cacheRead": price.get("cache_read") or 0,
+            "cacheWrite": 0,
+        },
     }
 
 
@@ -71,7 +78,7 @@ class ModelCatalog:
 
     async def available(self, session: Session | None = None) -> list[dict[str, Any]]:
         """Return a ``Model`` object for every model of every usable provider (no network)."""
-        catalog = await self._kernel.model_catalog(network=False, session=session)
+        catalog = await self._kernel.models.catalog(network=False, session=session, prices=True)
         out: list[dict[str, Any]] = []
         for row in catalog.get("providers", []):
             if not row.get("authenticated"):
@@ -89,7 +96,7 @@ class ModelCatalog:
         split = ModelRef.split(ref)
         if not split.provider:
             return None
-        catalog = await self._kernel.model_catalog(network=False, session=session)
+        catalog = await self._kernel.models.catalog(network=False, session=session, prices=True)
         for row in catalog.get("providers", []):
             if row.get("slug") == split.provider:
                 details = (row.get("model_details") or {}).get(split.model)

@@ -106,8 +106,7 @@ async def serve(ctx: TransportContext[PiSettings]) -> int:
         sys.stderr.write(f"hermes pi: {exc}\n")
         await channel.close()
         return 1
-    if early is not None:
-        await _remember(host, early)
+    remembering = asyncio.create_task(_remember(host, early), name="pi-early-cache") if early else None
     dispatcher = Dispatcher(host, HANDLERS)
     handlers: set[asyncio.Task[None]] = set()
     reader = asyncio.create_task(_read(channel, dispatcher, handlers), name="pi-reader")
@@ -117,6 +116,8 @@ async def serve(ctx: TransportContext[PiSettings]) -> int:
     finally:
         stopper.cancel()
         reader.cancel()
+        if remembering is not None:
+            await asyncio.wait([remembering], timeout=SHUTDOWN_GRACE_S)
         await _shutdown(host, channel, handlers)
     return EXIT_HUP if hangup.is_set() else 0
 
@@ -174,10 +175,26 @@ async def _shutdown(host: PiHost, channel: JsonlChannel, handlers: set[asyncio.T
 
 
 async def _remember(host: PiHost, early: early_step.EarlyState) -> None:
-    """Cache this start's ``get_state`` answer for the next early step (and say if it was stale)."""
-    data = await commands_state.get_state(host, Command({"type": "get_state"}))
-    if await asyncio.to_thread(early_step.remember, early, data) and early.answered:
-        log.warning("pi: the early get_state answer did not match the session; the cache is updated")
+    """Cache this start's ``get_state`` answer for the next early step (and say if it was stale).
+
+    It runs beside the first commands (the first price lookup may load a table); an answer taken
+    while one of them changed the session (its model, thinking level, name, or the session itself)
+    is not stored.
+    """
+
+    def facts() -> tuple[object, ...]:
+        session = host.session
+        return session.id, session.info().model, session.info().reasoning_effort, session.info().title
+
+    try:
+        before = facts()
+        data = await commands_state.get_state(host, Command({"type": "get_state"}))
+        if facts() != before or data.get("sessionId") != early.session_id:
+            return
+        if await asyncio.to_thread(early_step.remember, early, data) and early.answered:
+            log.warning("pi: the early get_state answer did not match the session; the cache is updated")
+    except Exception:
+        log.warning("pi: could not cache the early get_state answer", exc_info=True)
 
 
 async def open_start(host: PiHost, flags: Flags, session_id: str | None = None) -> Session:
