@@ -162,11 +162,15 @@ class BashRunner:
             asyncio.get_running_loop().call_later(KILL_GRACE_S, _signal, proc, signal.SIGKILL)
         return len(procs)
 
-    def take_context(self) -> str:
-        """Return the outputs the next prompt carries (and forget every pending record)."""
-        texts = [r.context() for r in self.pending if not r.exclude]
-        self.pending = []
-        return "\n\n".join(texts)
+    def take_context(self) -> tuple[str, list[BashRecord]]:
+        """Return the outputs the next prompt carries and the records taken (forgotten here;
+        :meth:`give_back` restores them when that prompt was refused)."""
+        taken, self.pending = self.pending, []
+        return "\n\n".join(r.context() for r in taken if not r.exclude), taken
+
+    def give_back(self, taken: list[BashRecord]) -> None:
+        """Put records taken by :meth:`take_context` back in front of the pending ones."""
+        self.pending[:0] = taken
 
 
 def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:

@@ -157,15 +157,17 @@ class PiHost:
             log.warning("pi: cannot write the session file %s: %s", path, exc)
 
     # -- submitting ---------------------------------------------------------------------------
-    async def submit(self, parts: Sequence[Part], *, merge: bool = False) -> str:
+    async def submit(self, parts: Sequence[Part]) -> str:
         """Submit one user message (with the pending bash output in front); return its item id."""
-        context = self.bash.take_context()
+        context, taken = self.bash.take_context()
         content = list(parts)
         if context:
             content = merge_parts([[TextPart(context)], content])
-        turn = await self.session.submit(
-            content, owner=OWNER, answerable=self.answer, merge=merge, track_events=False
-        )
+        try:
+            turn = await self.session.submit(content, owner=OWNER, answerable=self.answer, track_events=False)
+        except BaseException:
+            self.bash.give_back(taken)
+            raise
         return turn.item_id
 
     async def start_run(self, parts: Sequence[Part]) -> None:
@@ -221,7 +223,8 @@ class PiHost:
         if self.stream.aborted:
             return False
         queue = self.queue
-        if queue.held_steer:
+        steering = bool(queue.held_steer)
+        if steering:
             chosen, queue.held_steer = queue.held_steer, []
         elif queue.held_follow:
             count = len(queue.held_follow) if self.follow_up_mode == "all" else 1
@@ -231,7 +234,11 @@ class PiHost:
         try:
             await self.submit(merge_parts([p.parts for p in chosen]) if len(chosen) > 1 else chosen[0].parts)
         except BaseException:
-            log.warning("pi: could not submit the next queued message", exc_info=True)
+            # Nothing is lost: the messages go back to the head of their queue.
+            if steering:
+                queue.held_steer[:0] = chosen
+            else:
+                queue.held_follow[:0] = chosen
             raise
         finally:
             self.queue_changed()

@@ -50,13 +50,13 @@ class StreamHost(Protocol):
     """What the stream asks of the transport that owns it."""
 
     def turn_started(self, ev: TurnStarted) -> None:
-        """A turn began: its queued prompt left the follow-up queue."""
+        """A turn of the run began."""
 
     def steer_delivered(self) -> None:
         """The accepted steering texts reached the model."""
 
     def turn_finished(self, ev: TurnCompleted) -> None:
-        """A turn ended: submit what pi would run next in the same run (late steering)."""
+        """A turn ended: keep the steering it could not deliver for the run's next turn."""
 
     def compaction_seen(self) -> None:
         """The core compacted the history on its own, before a turn."""
