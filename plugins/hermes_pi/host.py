@@ -122,20 +122,24 @@ class PiHost:
         )
 
     async def replace(self, session: Session) -> None:
-        """Switch to another session: end the run on the old one, close it, attach the new one."""
-        old = self._session
+        """Switch to another session: end the run on the old one, attach the new one, close the old.
+
+        The swap itself does not wait, so a command read meanwhile acts on one session or the
+        other, never on a half-closed one; the old stream and session are closed afterwards.
+        """
+        while self._session is not session and self._stream is not None and self._stream.active:
+            await self.abort()
+        old, old_stream = self._session, self._stream
         if old is session:
             return
-        if self._stream is not None:
-            if self._stream.active:
-                await self.abort()
-            await self._stream.close()
         self.dialogs.forget_all()
         self.queue.reset()
         self.bash.pending.clear()
+        self.attach(session)
+        if old_stream is not None:
+            await old_stream.close()
         if old is not None:
             await old.close()
-        self.attach(session)
 
     async def open_session(self, session_id: str | None = None, **options: Any) -> Session:
         """Open (or create) a session the way pi's commands do: this transport's source and owner."""

@@ -100,6 +100,7 @@ class RunStream(TurnEncoder):
         self.messages: list[dict[str, Any]] = []
         self._init_turns()
         self._holds = 0
+        self._closed = False
         self._settled_waiters: list[asyncio.Future[None]] = []
         self._sub = session.subscribe()
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"pi-stream-{session.id}")
@@ -115,6 +116,7 @@ class RunStream(TurnEncoder):
         """Undo :meth:`begin` when the prompt that began the run was refused."""
         if self.active and not self.started:
             self.active = False
+            self._wake()
 
     def hold(self) -> None:
         """Keep the run from settling until :meth:`release` (more of it is being submitted)."""
@@ -126,8 +128,8 @@ class RunStream(TurnEncoder):
         self.maybe_settle()
 
     async def settled(self) -> None:
-        """Wait until the current run (if any) has sent ``agent_settled``."""
-        if not self.active:
+        """Wait until the current run (if any) has sent ``agent_settled`` or the stream closed."""
+        if not self.active or self._closed:
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._settled_waiters.append(future)
@@ -145,23 +147,26 @@ class RunStream(TurnEncoder):
         self._send({"type": "agent_settled", "aborted": self.aborted})
         self.active = self.started = False
         self.messages = []
+        self._wake()
+
+    def _wake(self) -> None:
+        """Resolve every :meth:`settled` waiter."""
         waiters, self._settled_waiters = self._settled_waiters, []
         for future in waiters:
             if not future.done():
                 future.set_result(None)
 
     async def close(self) -> None:
-        """Stop reading the session's events (pending ones are dropped)."""
+        """Stop reading the session's events (pending ones are dropped); nothing waits on it after."""
+        self._closed = True
         self._sub.close()
         self._task.cancel()
         try:
             await self._task
         except BaseException:
             pass
-        for future in self._settled_waiters:
-            if not future.done():
-                future.set_result(None)
-        self._settled_waiters = []
+        self.active = False
+        self._wake()
 
     # -- the pump -----------------------------------------------------------------------------
     async def _pump(self) -> None:

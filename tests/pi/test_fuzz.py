@@ -110,24 +110,32 @@ def _line(rng: random.Random, index: int) -> tuple[bytes, str | None, bool]:
 def test_ten_thousand_lines_crash_nothing(spawn: Callable[..., PiProcess]) -> None:
     pi = spawn()
     rng = random.Random(SEED)
-    expected: list[str] = []
+    expected: dict[str, bytes] = {}
     parse_errors = 0
     batch: list[bytes] = []
     for index in range(LINES):
         line, command_id, bad = _line(rng, index)
         batch.append(line + b"\n")
         if command_id is not None:
-            expected.append(command_id)
+            expected[command_id] = line
         parse_errors += bad
         if len(batch) == 200:
             pi.send_raw(b"".join(batch))
             batch = []
     pi.send_raw(b"".join(batch))
-    state = pi.call("get_state", timeout=300)
+    # The waits stay inside the test's own timeout, so a failure says what went unanswered.
+    state = pi.call("get_state", timeout=40)
     assert isinstance(state["sessionId"], str), f"seed {SEED}"
     missing = [i for i in expected if i not in pi.responses]
     if missing:  # a few handlers may still be finishing (an abort waits for its run)
-        pi.wait(lambda: all(i in pi.responses for i in expected), 120, f"every response (seed {SEED})")
+        try:
+            pi.wait(lambda: all(i in pi.responses for i in expected), 10, "every response")
+        except AssertionError:
+            unanswered = [expected[i][:200] for i in expected if i not in pi.responses]
+            raise AssertionError(
+                f"seed {SEED}: {len(unanswered)} commands unanswered, first {unanswered[:5]!r}; "
+                f"stderr: {pi.stderr()[-2000:]}"
+            ) from None
     responses = [r for r in pi.records if r.get("type") == "response"]
     with_ids = [r["id"] for r in responses if "id" in r]
     assert sorted(with_ids) == sorted([*expected, *[r for r in with_ids if not str(r).startswith("f")]])
