@@ -166,3 +166,36 @@ async def gated_upstream() -> AsyncIterator[tuple[FakeUpstream, asyncio.Event]]:
 
         up.on("POST", PATH, handler)
         yield up, gate
+
+
+async def test_automatic_compaction_asks_the_upstream_for_the_summary(spawn: Spawn, home: Path) -> None:
+    async with FakeUpstream() as up:
+        summaries: list[dict[str, Any]] = []
+
+        async def handler(request: web.Request) -> web.StreamResponse:
+            body = await request.json()
+            if "compress conversations" in str(body["messages"][0]):
+                summaries.append(body)
+                return await stream(request, openai_reply("Auto summary."))
+            return await stream(request, openai_reply("word " * 3000))
+
+        up.on("POST", PATH, handler)
+        window = 'models = [{ id = "gpt-test", context_window = 6000 }]\n'
+        configure(home, up.url, window + "[compression]\nauto_threshold = 0.5\n")
+        pi = await start(spawn)
+        await blocking(pi.call, "set_auto_compaction", enabled=False)
+        await blocking(pi.prompt_and_wait, "one")
+        records = await blocking(pi.prompt_and_wait, "two")
+        assert not summaries and not [r for r in records if "compaction" in r["type"]]
+
+        await blocking(pi.call, "set_auto_compaction", enabled=True)
+        records = await blocking(pi.prompt_and_wait, "three")
+        assert len(summaries) == 1 and "one" in str(summaries[0]["messages"])
+        kinds = [r["type"] for r in records if "compaction" in r["type"]]
+        assert kinds == ["compaction_start", "auto_compaction_start", "compaction_end", "auto_compaction_end"]
+        end = next(r for r in records if r["type"] == "compaction_end")
+        assert end["reason"] == "threshold" and end["result"]["summary"] == "Auto summary."
+        turn = up.requests[-1].body["messages"]
+        assert "Auto summary." in str(turn) and turn[-1] == {"role": "user", "content": "three"}
+        assert not any(m["content"] == "one" for m in turn if m["role"] == "user")
+        await blocking(pi.close)
