@@ -199,3 +199,23 @@ async def test_automatic_compaction_asks_the_upstream_for_the_summary(spawn: Spa
         assert "Auto summary." in str(turn) and turn[-1] == {"role": "user", "content": "three"}
         assert not any(m["content"] == "one" for m in turn if m["role"] == "user")
         await blocking(pi.close)
+
+
+async def test_cycle_model_and_fork_shape_the_next_request(spawn: Spawn, home: Path) -> None:
+    async with FakeUpstream() as up:
+        up.replies(PATH, [openai_reply(f"answer {n}") for n in range(4)])
+        configure(home, up.url, 'models = ["gpt-test", "gpt-two"]\n')
+        pi = await start(spawn)
+        for text in ("one", "two"):
+            await blocking(pi.prompt_and_wait, text)
+        cycled = await blocking(pi.call, "cycle_model")
+        assert cycled["model"]["provider"] == "openai" and cycled["model"]["id"] != "gpt-test"
+        forks = (await blocking(pi.call, "get_fork_messages"))["messages"]
+        assert [m["text"] for m in forks] == ["one", "two"]
+        assert (await blocking(pi.call, "fork", entryId=forks[1]["entryId"]))["text"] == "two"
+        await blocking(pi.prompt_and_wait, "three")
+        body = up.requests[-1].body
+        assert body["model"] == cycled["model"]["id"]
+        assert [m["content"] for m in body["messages"] if m["role"] == "user"] == ["one", "three"]
+        assert [m["content"] for m in body["messages"] if m["role"] == "assistant"] == ["answer 0"]
+        await blocking(pi.close)
