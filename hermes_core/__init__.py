@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Part": "hermes_core.content",
     "SeedMessage": "hermes_core.content",
     "parts_text": "hermes_core.content",
+    "comparable_messages": "hermes_core.session.compare",
     # events
     "ALL_KINDS": "hermes_core.events",
     "Usage": "hermes_core.events",
@@ -214,6 +215,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
+    from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
