@@ -1,0 +1,52 @@
+"""Fixtures for the Ink TUI tests: a HERMES_HOME with the mock model, a workspace, and TUIs in tmux."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.tui.client import write_config
+from tests.tui.ink import bundle
+from tests.tui.ink.contract import check_recording
+from tests.tui.ink.screen import InkTui
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A HERMES_HOME whose config selects ``mock:echo``."""
+    root = tmp_path / "home"
+    write_config(root)
+    return root
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The folder the user starts the TUI in."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def ink(home: Path, workspace: Path) -> Iterator[Callable[..., InkTui]]:
+    """Start Ink TUIs; each is stopped after the test, and its recorded frames are checked
+    against the fields the TUI reads (tests/tui/ink/contract.py)."""
+    bundle.entry_js()
+    bundle.node()
+    bundle.tmux()
+    started: list[InkTui] = []
+
+    def start(**kw: Any) -> InkTui:
+        tui = InkTui(kw.pop("home", home), kw.pop("workspace", workspace), **kw)
+        started.append(tui)
+        return tui
+
+    yield start
+    problems: list[str] = []
+    for tui in started:
+        problems += check_recording(tui.recording)
+        tui.close()
+    assert not problems, "frames the Ink TUI reads are missing fields:\n" + "\n".join(problems)
