@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -201,3 +202,24 @@ def test_subagent_events_carry_the_names_the_tui_reads(tui: TuiProcess) -> None:
     assert done["duration_seconds"] == done["duration_s"] and done["tool_count"] == done["tool_calls"]
     assert done["output_tokens"] == done["usage"]["output"]
     tui.wait_complete(sid, timeout=30)
+
+
+def test_events_after_an_answer_wait_behind_its_response(spawn, tmp_path: Path) -> None:
+    """``tui.answer_settle_s``: what the answer causes is written that long after the response,
+    so a host reading frames in batches sees the response on its own."""
+    home = tmp_path / "settle"
+    write_config(home, 'model = "mock:echo"\n[tui]\nanswer_settle_s = 0.6\n')
+    tui = spawn(home=home)
+    sid = tui.create()
+    tui.call("prompt.submit", session_id=sid, text=GUARD)
+    request = tui.wait_event(sid, "approval.request")["payload"]
+    before = len(tui.col.frames)
+    answered_at = time.monotonic()
+    tui.call("approval.respond", session_id=sid, choice="once", request_id=request["request_id"])
+    tui.wait_event(sid, "tool.complete")
+    assert time.monotonic() - answered_at >= 0.6
+    later = tui.col.frames[before:]
+    response_at = next(i for i, f in enumerate(later) if f.get("result") == {"resolved": 1})
+    first_event = next(i for i, f in enumerate(later) if f.get("method") == "event")
+    assert response_at < first_event
+    tui.wait_complete(sid)

@@ -8,17 +8,16 @@ from typing import Any
 
 import pytest
 
-from tests.tui.client import write_config
 from tests.tui.ink import bundle
 from tests.tui.ink.contract import check_recording
-from tests.tui.ink.screen import InkTui
+from tests.tui.ink.screen import InkTui, ink_config
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     """A HERMES_HOME whose config selects ``mock:echo``."""
     root = tmp_path / "home"
-    write_config(root)
+    ink_config(root)
     return root
 
 

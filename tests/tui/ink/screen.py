@@ -20,13 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.timing import eventually_sync
-from tests.tui.client import hermes_env
+from tests.timing import eventually_sync, scaled
+from tests.tui.client import hermes_env, write_config
 from tests.tui.ink import bundle
 
 PROXY = Path(__file__).with_name("frame_proxy.py")
 GATEWAY_CODE = "import sys; from hermes_cli.main import main; sys.exit(main(sys.argv[1:]))"
 Frame = dict[str, Any]
+
+
+def ink_config(home: Path, body: str = 'model = "mock:echo"\n') -> None:
+    """Write ``config.toml``: ``body`` plus a ``[tui]`` table whose answer pause grows with
+    ``HERMES_TEST_TIME_SCALE`` (the TUI redraws slower on a loaded machine; see
+    ``tui.answer_settle_s`` in docs/reference/tui-gateway.md#settings)."""
+    write_config(home, f"{body}\n[tui]\nanswer_settle_s = {min(scaled(0.8), 5.0)}\n")
 
 
 def gateway_command(hermes_args: Sequence[str] = ("tui",)) -> list[str]:
@@ -214,7 +221,13 @@ class InkTui:
     def submit(self, text: str, timeout: float = 20) -> None:
         """Type a line, wait for it to echo in the input line, press Enter."""
         self.type(text)
-        self.wait_for(lambda _s: self.composer().endswith(text[-40:]), timeout, what=f"{text!r} to echo")
+        tail = text[-20:]
+
+        def echoed(screen: str) -> bool:
+            bottom = "".join(line.strip() for line in screen.splitlines()[-8:])
+            return tail in bottom
+
+        self.wait_for(echoed, timeout, what=f"{text!r} to echo")
         self.keys("Enter")
 
     def wait_request(self, method: str, count: int = 1, timeout: float = 20) -> Frame:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tui.client import write_config
 from tests.tui.ink.bundle import skip_unless_wanted
+from tests.tui.ink.screen import ink_config
 
 pytestmark = skip_unless_wanted
 
@@ -32,7 +32,7 @@ def test_start_shows_the_session_panel_and_takes_a_prompt(ink, workspace: Path) 
 
 
 def test_setup_required_without_a_model(ink, home: Path) -> None:
-    write_config(home, "")
+    ink_config(home, "")
     tui = ink()
     screen = tui.wait_for("Setup Required", timeout=40)
     assert "needs a model provider" in screen
