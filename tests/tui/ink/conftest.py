@@ -46,6 +46,7 @@ def ink(home: Path, workspace: Path) -> Iterator[Callable[..., InkTui]]:
     yield start
     problems: list[str] = []
     for tui in started:
-        problems += check_recording(tui.recording)
         tui.close()
+        problems += check_recording(tui.recording)
+        tui.remove()
     assert not problems, "frames the Ink TUI reads are missing fields:\n" + "\n".join(problems)

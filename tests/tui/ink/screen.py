@@ -228,6 +228,17 @@ class InkTui:
             return tail in bottom
 
         self.wait_for(echoed, timeout, what=f"{text!r} to echo")
+        if text.startswith("/") and " " not in text:
+            # Enter applies a completion still showing for an earlier prefix: wait for this one's.
+            eventually_sync(
+                lambda: any(
+                    r["params"].get("text") == text and _answered(self.recording, r)
+                    for r in self.recording.requests("complete.slash")
+                ),
+                timeout=timeout,
+                what=f"the completions for {text!r}",
+            )
+            time.sleep(0.1)  # the TUI applies them on its next render
         self.keys("Enter")
 
     def wait_request(self, method: str, count: int = 1, timeout: float = 20) -> Frame:
@@ -257,7 +268,7 @@ class InkTui:
         )
 
     def close(self) -> None:
-        """Stop the TUI (SIGHUP through tmux), wait for the gateway to end, remove the tmux server."""
+        """Stop the TUI (SIGHUP through tmux) and wait for it and its gateway to end."""
         gateways = _gateway_pids(self.dir)
         panes = self._tmux("list-panes", "-a", "-F", "#{pane_pid}").stdout.split()
         gateways += [int(pid) for pid in panes if pid.isdigit()]
@@ -272,7 +283,14 @@ class InkTui:
             for pid in gateways:
                 if _alive(pid):
                     os.kill(pid, 9)
+
+    def remove(self) -> None:
+        """Delete the tmux socket, scripts and recorded frames (after :meth:`close`)."""
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _answered(recording: Recording, request: Frame) -> bool:
+    return any(f.get("id") == request.get("id") and "method" not in f for f in recording.sent())
 
 
 def _alive(pid: int) -> bool:
