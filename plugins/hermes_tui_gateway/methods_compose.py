@@ -76,6 +76,8 @@ def _completion_root(gw: Gateway, conn: Conn, p: Params) -> Path:
     """The folder relative paths complete in: ``cwd``, else the session's, else the caller's
     newest session's, else the gateway's own folder."""
     raw = opt_str(p, "cwd")
+    if raw and "\x00" in raw:
+        raise bad("cwd", "a folder path (no NUL character)")
     if raw:
         return Path(raw).expanduser()
     sid = session_id(p)
@@ -205,6 +207,8 @@ async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise bad("command", "string")
     if not command or not command.strip():
         raise GatewayError(4004, "empty command")
+    if "\x00" in command:
+        raise GatewayError(4004, "the command contains a NUL character")
     guarded = approvals.match_guards(command)
     if guarded:
         raise GatewayError(

@@ -170,16 +170,20 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise bad("text", "string")
     if not text or not text.strip():
         raise GatewayError(4012, "text required")
+    # A quick task's background.complete must not be read together with this response (the Ink
+    # TUI would count the task as still running): it waits behind it, like an answer's events.
+    release = _settle_behind_response(gw, live.session.id)
     try:
         task_id = live.session.background(text, answerable=ALL_KINDS)
     except SessionBusy as exc:
+        release()
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
     live.stream.open_tasks.add(task_id)
     return {"task_id": task_id}
 
 
 # -- answering questions -----------------------------------------------------------------------
-def _settle_after_answer(gw: Gateway, session_id: str) -> Callable[[], None]:
+def _settle_behind_response(gw: Gateway, session_id: str) -> Callable[[], None]:
     """Hold the session's events until the answer's response is on the wire, and a moment longer.
 
     What an answer causes (the tool finishing, the reply) can follow within a few milliseconds.
@@ -206,7 +210,7 @@ def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, An
     request = broker.get(request_id)
     if request is not None and request.kind != kind:
         raise GatewayError(4009, f"no pending {kind} request")
-    release = _settle_after_answer(gw, request.session_id) if request is not None else None
+    release = _settle_behind_response(gw, request.session_id) if request is not None else None
     status = gw.kernel.answer(request_id, value)
     if status != "ok" and release is not None:
         release()
@@ -289,7 +293,7 @@ def approval_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             raise GatewayError(
                 4002, f"choice {raw_choice!r} was not offered", {"key": "choice", "allowed": list(allowed)}
             )
-    release = _settle_after_answer(gw, live.session.id)
+    release = _settle_behind_response(gw, live.session.id)
     resolved = 0
     for q in targets:
         if gw.kernel.answer(q.request_id, choice) == "ok":

@@ -223,3 +223,90 @@ def test_events_after_an_answer_wait_behind_its_response(spawn, tmp_path: Path) 
     first_event = next(i for i, f in enumerate(later) if f.get("method") == "event")
     assert response_at < first_event
     tui.wait_complete(sid)
+
+
+NEW_METHODS = (
+    "setup.status",
+    "complete.slash",
+    "complete.path",
+    "input.detect_drop",
+    "shell.exec",
+    "paste.collapse",
+    "session.most_recent",
+    "session.undo",
+    "session.save",
+    "session.delete",
+    "plugins.manage",
+    "tools.configure",
+)
+JUNK: tuple[dict[str, object], ...] = (
+    {"session_id": 7, "text": ["x"], "word": {"a": 1}, "command": 3.5, "cwd": False},
+    {"session_id": None, "text": None, "word": None, "command": None},
+    {"session_id": "", "text": "\x00", "word": "\x00/\x00", "cwd": "/\x00", "command": "\x00"},
+    {"session_id": "x" * 5000, "text": "y" * 100_000, "word": "~" + "/a" * 3000, "slug": [], "action": {}},
+    {"hash": {"a": 1}, "state": [], "graphics": "yes", "id": None, "amount_usd": [], "value": {}},
+)
+
+
+def test_bad_params_never_get_an_internal_error(tui: TuiProcess) -> None:
+    """Every new method and every "off" answer, fed junk params: an answer or a 4xxx/-32602 error,
+    never -32603, and the gateway keeps going."""
+    from hermes_tui_gateway.feature_off import ANSWERS
+
+    for method in (*NEW_METHODS, *ANSWERS):
+        for params in JUNK:
+            frame = tui.response(tui.start(method, params), timeout=30)
+            if "error" in frame:
+                code = frame["error"]["code"]
+                assert code == -32602 or 4000 <= code < 6000, (method, params, frame["error"])
+    assert tui.call("gateway.ping")["ok"] is True
+
+
+def test_plugins_manage_lists_the_loaded_plugins(tui: TuiProcess) -> None:
+    listed = tui.call("plugins.manage", action="list")
+    names = {row["name"]: row for row in listed["plugins"]}
+    assert names["tui"]["status"] == "enabled" and names["tui"]["source"] == "bundled"
+    assert listed["bundled_count"] == len(listed["plugins"]) and listed["user_count"] == 0
+    assert tui.error("plugins.manage", action="toggle", name="mcp").code == 5026
+    assert tui.error("plugins.manage", action="toggle").code == 4019
+    assert tui.error("plugins.manage", action="nope").code == 4017
+
+
+def test_tools_configure_hides_tools_from_the_session(tui: TuiProcess) -> None:
+    sid = tui.create()
+    got = tui.call(
+        "tools.configure", action="disable", names=["delegation", "terminal", "nope"], session_id=sid
+    )
+    assert got == {
+        "changed": ["delegation", "terminal"],
+        "unknown": ["nope"],
+        "missing_servers": [],
+        "reset": False,
+    }
+    again = tui.call("tools.configure", action="disable", names=["terminal"], session_id=sid)
+    assert again["changed"] == []
+    done = tui.turn(sid, '[[tool terminal {"command": "echo hidden"}]]')
+    assert "hidden" not in done["text"]  # the model was not offered the tool, so it did not run
+    back = tui.call("tools.configure", action="enable", names=["terminal"], session_id=sid)
+    assert back["changed"] == ["terminal"]
+    assert tui.error("tools.configure", action="zap", names=["x"], session_id=sid).code == 4017
+    assert tui.error("tools.configure", action="enable", names=[], session_id=sid).code == 4018
+
+
+def test_a_quick_background_task_ends_behind_its_response(spawn, tmp_path: Path) -> None:
+    home = tmp_path / "bg"
+    write_config(home, 'model = "mock:echo"\n[tui]\nanswer_settle_s = 0.5\n')
+    tui = spawn(home=home)
+    sid = tui.create()
+    before = len(tui.col.frames)
+    started = time.monotonic()
+    task = tui.call("prompt.background", session_id=sid, text="quick [[tokens 2]]")["task_id"]
+    done = tui.wait_event(sid, "background.complete")["payload"]
+    assert done["task_id"] == task and done["text"] == "t0 t1"
+    assert time.monotonic() - started >= 0.5
+    later = tui.col.frames[before:]
+    response = next(i for i, f in enumerate(later) if f.get("result") == {"task_id": task})
+    complete = next(
+        i for i, f in enumerate(later) if f.get("params", {}).get("type") == "background.complete"
+    )
+    assert response < complete

@@ -212,6 +212,14 @@ class InkTui:
                 return stripped[1:].strip()
         return ""
 
+    def _completion_box(self) -> bool:
+        """Whether a completion list is drawn right above the input line."""
+        lines = self.lines()
+        for i in range(len(lines) - 1, 0, -1):
+            if lines[i].strip().startswith("❯"):
+                return lines[i - 1].strip().startswith("╚")
+        return False
+
     def ready(self, timeout: float = 40) -> str:
         """Wait for the first prompt: the session panel and an idle status bar."""
         return self.wait_for(
@@ -228,7 +236,7 @@ class InkTui:
             return tail in bottom
 
         self.wait_for(echoed, timeout, what=f"{text!r} to echo")
-        if text.startswith("/") and " " not in text:
+        if text.startswith("/") and " " not in text and self._completion_box():
             # Enter applies a completion still showing for an earlier prefix: wait for this one's.
             eventually_sync(
                 lambda: any(
