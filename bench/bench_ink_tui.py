@@ -11,7 +11,7 @@ figure includes). Run: ``.venv/bin/python bench/bench_ink_tui.py [--runs N] [--u
 * ``hermes --tui`` → first reply: from the start to the reply of a prompt typed the moment it
   is ready ("first prompt accepted").
 * upstream ``hermes --tui`` → ready: the same for upstream's own ``hermes --tui`` from its own
-  venv (``--upstream-venv``, default ``.ci/ink-tui/upstream-venv``: ``python -m venv`` there and
+  venv (``--upstream-venv``, default ``.ci/ink-tui/.venv-upstream``: ``python -m venv`` there and
   ``pip install hermes-agent==0.19.0``; never this project's venv). It is given a dummy
   OpenRouter key so it creates a session instead of asking for setup; no prompt is sent to it.
 * keystroke echo: one character typed at a time while a ``[[tokens 20000]]`` reply streams;
@@ -177,7 +177,7 @@ def _p95(values: list[float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--upstream-venv", type=Path, default=REPO / ".ci" / "ink-tui" / "upstream-venv")
+    parser.add_argument("--upstream-venv", type=Path, default=REPO / ".ci" / "ink-tui" / ".venv-upstream")
     args = parser.parse_args()
     bundle.entry_js()
     rows: list[tuple[str, str, str]] = []
