@@ -38,6 +38,16 @@ def test_setup_required_without_a_model(ink, home: Path) -> None:
     assert "needs a model provider" in screen
     assert tui.recording.result_of("setup.status")["result"] == {"provider_configured": False}
     assert tui.recording.requests("session.create") == []
+    # the way out the panel offers: /model, then a new session
+    tui.submit("/model mock:echo")
+    tui.wait_for("model → mock:echo")
+    tui.submit("/new")
+    tui.wait_for("Start a new session?")
+    tui.keys("y")
+    tui.wait_request("session.create")
+    screen = tui.wait_for(lambda s: "Session:" in s and "─ ready" in s, what="a session")
+    assert "mock:echo" in screen
+    assert tui.recording.result_of("setup.status")["result"] == {"provider_configured": True}
     assert tui.recording.errors() == []
 
 
