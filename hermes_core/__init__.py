@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+# The name pip knows this project by; upstream Hermes is another project, published as hermes-agent.
+__distribution__ = "hermes-kernel"
 
 _EXPORTS: dict[str, str] = {
     # errors
@@ -169,7 +171,7 @@ _EXPORTS: dict[str, str] = {
     "Answerer": "hermes_core.transport_kit.prompt",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = ["__distribution__", "__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:

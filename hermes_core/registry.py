@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hermes_core import __distribution__
+
 if TYPE_CHECKING:
     from hermes_core.records import CommandSpec, ProviderSpec, RunBusSpec, StorageSpec, TransportSpec
     from hermes_core.tools import ToolSpec
 
-FIRST_PARTY_DISTRIBUTION = "hermes-agent"
+FIRST_PARTY_DISTRIBUTION = __distribution__
 RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help"})
 
 

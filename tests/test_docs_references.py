@@ -2,20 +2,13 @@
 
 Code, tests and docs cite the reference pages as ``docs/reference/core.md#writer-lease`` (further
 anchors of the same page follow as ``, #anchor``); Markdown pages link with relative paths. No
-file cites a section of a document that is not in this repository, and
-``tools/rewrite_citations.py`` (which turns such citations into links) finds nothing left to do.
+file cites a section of a document that is not in this repository.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
-
-import pytest
 
 from tests.test_self_contained import ROOT, _tracked_text_files
 
@@ -29,7 +22,7 @@ OUTSIDE_DOC = re.compile(
 )
 MD_LINK = re.compile(r"\]\(([^)\s]+\.md)(#[\w-]+)?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
-REWRITER_AND_TEST = {"tools/rewrite_citations.py", "tests/test_docs_references.py"}
+THIS_TEST = "tests/test_docs_references.py"  # it holds examples of what it looks for
 
 
 def _slug(title: str) -> str:
@@ -60,15 +53,6 @@ def _sources() -> list[Path]:
     return [p for p in _tracked_text_files() if p.suffix in (".py", ".md")]
 
 
-def _load_rewriter() -> ModuleType:
-    path = ROOT / "tools" / "rewrite_citations.py"
-    spec = importlib.util.spec_from_file_location("rewrite_citations", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_no_file_cites_a_section_of_an_outside_document() -> None:
     found = []
     for path in _sources():
@@ -81,7 +65,7 @@ def test_no_file_cites_a_section_of_an_outside_document() -> None:
 def test_no_file_names_a_design_document_that_is_not_in_the_repository() -> None:
     found = []
     for path in _sources():
-        if path.relative_to(ROOT).as_posix() in REWRITER_AND_TEST:
+        if path.relative_to(ROOT).as_posix() == THIS_TEST:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if OUTSIDE_DOC.search(line):
@@ -111,66 +95,5 @@ def test_every_docs_reference_resolves_to_a_file_and_heading() -> None:
                     continue
                 have = cache.setdefault(target, anchors(target))
                 broken += [f"{where}: no heading {a} in {target.name}" for a in wanted if a[1:] not in have]
-    assert checked > 300, checked  # the rewritten citations are all found
+    assert checked > 300, checked  # the docs/ citations are all found
     assert not broken, "\n".join(broken)
-
-
-def test_the_rewriter_has_nothing_left_to_do() -> None:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "rewrite_citations.py"), "--check", str(ROOT)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_every_mapping_target_exists() -> None:
-    rewriter = _load_rewriter()
-    missing = []
-    for key, target in rewriter.MAPPING.items():
-        page, _, anchor = target.partition("#")
-        if not (ROOT / page).is_file() or (anchor and anchor not in anchors(ROOT / page)):
-            missing.append(f"{key}: {target}")
-    assert not missing, "\n".join(missing)
-
-
-@pytest.mark.parametrize(
-    ("rel", "before", "after"),
-    [
-        (
-            "plugins/hermes_acp/x.py",
-            '"""Replay (' + SIGN + '5.3)."""\n',
-            '"""Replay (docs/reference/acp.md#sessionload)."""\n',
-        ),
-        (
-            "moved/deeper/tui/y.py",
-            "# rows (" + SIGN + "2.2) and the lease (agent-core " + SIGN + "7.2)\n",
-            "# rows (docs/reference/tui-gateway.md#transcript-rows) and the lease"
-            " (docs/reference/core.md#writer-lease)\n",
-        ),
-        (
-            "hermes_core/z.py",
-            "# agent-core " + SIGN + "2.3-" + SIGN + "2.5 and acp.md " + SIGN + "1.4, " + SIGN + "1.5\n",
-            "# docs/reference/core.md#the-turn-loop and docs/reference/acp.md#self-check,"
-            " #interactive-setup\n",
-        ),
-        (
-            "tests/test_x.py",
-            '"""Checks (architecture.md, "Transports and the CLI") and (acp.md ' + SIGN + '4)."""\n',
-            '"""Checks (docs/plugin-hooks.md#hermes_transports) and'
-            ' (docs/reference/acp.md#authentication)."""\n',
-        ),
-    ],
-)
-def test_the_rewriter_is_idempotent_and_finds_moved_files(
-    tmp_path: Path, rel: str, before: str, after: str
-) -> None:
-    target = tmp_path / rel
-    target.parent.mkdir(parents=True)
-    target.write_text(before, encoding="utf-8")
-    script = [sys.executable, str(ROOT / "tools" / "rewrite_citations.py"), str(tmp_path)]
-    subprocess.run(script, check=True, capture_output=True)
-    assert target.read_text(encoding="utf-8") == after
-    subprocess.run(script, check=True, capture_output=True)
-    assert target.read_text(encoding="utf-8") == after

@@ -1,1 +1,1 @@
-"""Transport plugin (under construction; see its issue)."""
+"""The TUI gateway transport: `hermes tui`, JSON-RPC over stdio or WebSocket."""
