@@ -9,6 +9,7 @@ docs/reference/tui-gateway.md#transcript-rows.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -168,6 +169,13 @@ def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
         "context": _short(ev.preview or ev.title or "", 80),
         "args": ev.args_redacted,
     }
+
+
+def args_text(args: Any) -> str:
+    """Return a tool call's arguments as readable text (``verbose`` detail: ``tool.start.args_text``)."""
+    if isinstance(args, dict):
+        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in args.items())
+    return json.dumps(args, ensure_ascii=False)
 
 
 def _diff_names(path: str, cwd: str | None) -> tuple[str, str]:

@@ -310,3 +310,16 @@ def test_a_quick_background_task_ends_behind_its_response(spawn, tmp_path: Path)
         i for i, f in enumerate(later) if f.get("params", {}).get("type") == "background.complete"
     )
     assert response < complete
+
+
+def test_verbose_tool_events_carry_args_and_result_text(tui: TuiProcess) -> None:
+    sid = tui.create()
+    tui.call("config.set", key="verbose", session_id=sid, value="verbose")
+    tui.turn(sid, '[[tool list_dir {"path": "."}]]')
+    start = tui.wait_event(sid, "tool.start")["payload"]
+    complete = tui.wait_event(sid, "tool.complete")["payload"]
+    assert start["args_text"] == "path: ."
+    assert complete["result_text"] == complete["result"]
+    tui.call("config.set", key="verbose", session_id=sid, value="all")
+    tui.turn(sid, '[[tool list_dir {"path": "."}]]')
+    assert "args_text" not in tui.wait_event(sid, "tool.start", count=2)["payload"]

@@ -107,7 +107,7 @@ EVENTS: dict[str, dict[str, Any]] = {
     "message.complete": {"text": str, "status": str, "usage": Opt(USAGE), "reasoning": Opt(str)},
     "reasoning.delta": {"text": str},
     "status.update": {"kind": Opt(str), "text": str},
-    "tool.start": {"tool_id": str, "name": str, "context": str, "todos": Opt(list)},
+    "tool.start": {"tool_id": str, "name": str, "context": str, "todos": Opt(list), "args_text": Opt(str)},
     "tool.progress": {"name": str, "preview": str},
     "tool.complete": {
         "tool_id": str,
@@ -117,6 +117,7 @@ EVENTS: dict[str, dict[str, Any]] = {
         "error": Opt(bool),
         "inline_diff": Opt(str),
         "todos": Opt(list),
+        "result_text": Opt(str),
     },
     "clarify.request": {"request_id": str, "question": str, "choices": Null(ListOf(str))},
     "approval.request": {

@@ -236,6 +236,14 @@ class InkTui:
             return tail in bottom
 
         self.wait_for(echoed, timeout, what=f"{text!r} to echo")
+        # The input line hands typed text to the rest of the TUI on a short timer; an Enter read
+        # before that can leave the submitted text behind in the input (the TUI's own race, wide
+        # on a loaded machine). Wait until the echo has held for a moment.
+        held = time.monotonic()
+        while time.monotonic() - held < scaled(0.15):
+            if not echoed(self.text()):
+                held = time.monotonic()
+            time.sleep(0.03)
         if text.startswith("/") and " " not in text and self._completion_box():
             # Enter applies a completion still showing for an earlier prefix: wait for this one's.
             eventually_sync(
