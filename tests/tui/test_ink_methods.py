@@ -323,3 +323,12 @@ def test_verbose_tool_events_carry_args_and_result_text(tui: TuiProcess) -> None
     tui.call("config.set", key="verbose", session_id=sid, value="all")
     tui.turn(sid, '[[tool list_dir {"path": "."}]]')
     assert "args_text" not in tui.wait_event(sid, "tool.start", count=2)["payload"]
+
+
+def test_branch_with_an_empty_name_is_a_plain_branch(tui: TuiProcess) -> None:
+    """The Ink TUI sends ``name: ""`` for ``/branch`` without a name."""
+    sid = tui.create()
+    tui.turn(sid, "branch me")
+    branched = tui.call("session.branch", session_id=sid, name="")
+    assert branched["parent"] == sid and branched["session_id"] != sid
+    assert tui.error("session.branch", session_id=sid, name="x\x01").code == 4022
