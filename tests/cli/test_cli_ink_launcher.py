@@ -11,6 +11,7 @@ ours.
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -146,3 +147,22 @@ def test_the_launcher_runs_our_gateway_in_the_users_folder(tmp_path: Path) -> No
     launcher = Path(seen["python"])
     assert launcher.parent == home / ".cache" / "hermes" and launcher.stat().st_mode & 0o777 == 0o700
     assert "decoy" not in seen["stderr"]
+
+
+def test_selection_flags_reach_the_gateway() -> None:
+    """``hermes --no-plugin mcp --tui``: the flags go to the gateway's ``hermes ... tui``."""
+    from hermes_cli.ink import launcher_text, tui_args
+
+    assert tui_args(["--tui"]) == []
+    assert tui_args(["--no-plugin", "mcp", "--with-plugin=extra", "--tui"]) == [
+        "--no-plugin",
+        "mcp",
+        "--with-plugin=extra",
+    ]
+    assert tui_args(["--tui", "run"]) is None and tui_args(["--bogus", "--tui"]) is None
+    assert tui_args(["--plugin", "--tui"]) is None  # --plugin lacks its name
+    text = launcher_text("/opt/py/bin/python3", ["--no-plugin", "mcp"])
+    assert text.startswith("#!/bin/sh\n")
+    command = shlex.split(text.splitlines()[-1])
+    assert command[:5] == ["exec", "/opt/py/bin/python3", "-E", "-P", "-c"]
+    assert command[5].endswith("sys.exit(main(['--no-plugin', 'mcp', 'tui']))")
