@@ -31,8 +31,9 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def ink(home: Path, workspace: Path) -> Iterator[Callable[..., InkTui]]:
-    """Start Ink TUIs; each is stopped after the test, and its recorded frames are checked
-    against the fields the TUI reads (tests/tui/ink/contract.py)."""
+    """Start Ink TUIs; each is stopped after the test. Then every recorded frame is checked
+    against the fields the TUI reads (tests/tui/ink/contract.py), no request may have been
+    answered with an error, and the last screen may show no error line."""
     bundle.entry_js()
     bundle.node()
     bundle.tmux()
@@ -48,5 +49,16 @@ def ink(home: Path, workspace: Path) -> Iterator[Callable[..., InkTui]]:
     for tui in started:
         tui.close()
         problems += check_recording(tui.recording)
+        problems += [f"{method} was answered with {error}" for method, error in tui.recording.errors()]
+        problems += [f"the screen shows: {line.strip()}" for line in _error_lines(tui.last_screen or "")]
         tui.remove()
-    assert not problems, "frames the Ink TUI reads are missing fields:\n" + "\n".join(problems)
+    assert not problems, "the Ink TUI flows went wrong:\n" + "\n".join(problems)
+
+
+def _error_lines(screen: str) -> list[str]:
+    """Lines the TUI prints for a failed request or an unknown method."""
+    return [
+        line
+        for line in screen.splitlines()
+        if line.strip().lstrip("·").strip().startswith("error:") or "unknown method" in line
+    ]

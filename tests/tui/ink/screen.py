@@ -154,6 +154,7 @@ class InkTui:
         )
         script.chmod(0o700)
         self.started_at = time.monotonic()
+        self.last_screen: str | None = None
         self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(cols), "-y", str(rows), str(script))
 
     # -- tmux -------------------------------------------------------------------------------------
@@ -284,7 +285,10 @@ class InkTui:
         )
 
     def close(self) -> None:
-        """Stop the TUI (SIGHUP through tmux) and wait for it and its gateway to end."""
+        """Stop the TUI (SIGHUP through tmux) and wait for it and its gateway to end; the screen
+        it showed last stays in :attr:`last_screen`."""
+        if self.last_screen is None:
+            self.last_screen = self.text()
         gateways = _gateway_pids(self.dir)
         panes = self._tmux("list-panes", "-a", "-F", "#{pane_pid}").stdout.split()
         gateways += [int(pid) for pid in panes if pid.isdigit()]
