@@ -90,6 +90,8 @@ class Gateway:
         self.ordered: dict[str, OrderedHandler] = {}
         self.slow: dict[str, SlowHandler] = {}
         self.closing = False
+        #: ``delegation.pause`` without a session: every session live here now and later.
+        self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
         from hermes_tui_gateway import (
@@ -233,6 +235,8 @@ class Gateway:
             live.busy_policy = stored_policy
         live_ref.append(live)
         self.lives[session.id] = live
+        if self.delegation_paused:
+            self.kernel.sessions.children.set_paused(session.id, True)
         self.bind(live, conn)
         return live
 

@@ -34,3 +34,23 @@ def test_delegate_task_batch_shows_its_children_live(ink) -> None:
     tui.wait_for(lambda s: "Done:" in s and "─ ready" in s, timeout=60)
     assert tui.recording.requests("spawn_tree.save")  # the TUI stores the finished tree
     assert tui.recording.errors() == []
+
+
+def test_agents_pause_holds_delegation_back_until_resumed(ink) -> None:
+    """``/agents pause`` sends ``delegation.pause`` without a session; it holds back the TUI's
+    session (a ``delegate_task`` gets a tool error) until ``/agents resume``."""
+    tui = ink()
+    tui.ready()
+    tui.submit("/agents pause")
+    tui.wait_for("delegation · paused")
+    assert tui.recording.result_of("delegation.pause")["result"]["paused"] is True
+    tui.submit('[[tool delegate_task {"goal": "held job"}]]')
+    tui.wait_event("message.complete")
+    assert "paused" in tui.recording.events("message.complete")[-1]["payload"]["text"]
+    assert tui.recording.events("subagent.start") == []
+    tui.submit("/agents resume")
+    tui.wait_for("delegation · resumed")
+    tui.submit('[[tool delegate_task {"goal": "free job [[tokens 3]]"}]]')
+    tui.wait_event("subagent.complete")
+    tui.wait_event("message.complete", count=2)
+    assert tui.recording.errors() == []
