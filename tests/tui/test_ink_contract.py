@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.tui.client import TuiProcess, write_config
-from tests.tui.ink.contract import EVENTS, RESULTS, SESSION_INFO, check_frames, problems
+from tests.tui.ink.contract import (
+    EVENTS,
+    INK_TUI_METHODS,
+    RESULTS,
+    SESSION_INFO,
+    check_frames,
+    problems,
+)
 
 FAKE_SUDO = """#!/bin/sh
 if [ "$1" = "-n" ]; then exit 1; fi
@@ -119,6 +126,10 @@ def test_every_frame_of_the_flows_has_what_the_tui_reads(tmp_path: Path) -> None
             sid, '[[tool delegate_task {"tasks": [{"goal": "a [[tokens 3]]"}, {"goal": "b [[tokens 3]]"}]}]]'
         )
         tui.rpc("delegation.status")
+        tui.rpc("spawn_tree.list", limit=30, session_id=sid)
+        tui.rpc("command.dispatch", name="usage", arg="", session_id=sid)
+        tui.rpc("delegation.pause", paused=True)
+        tui.rpc("delegation.pause", paused=False)
         tui.rpc("spawn_tree.save", session_id=sid, subagents=[{"id": "x", "goal": "a"}], label="a")
         # sessions: a second one, the switcher, resume
         other = str(tui.rpc("session.create", cols=120)["session_id"])
@@ -163,3 +174,35 @@ def test_the_checker_catches_a_dropped_field() -> None:
         "event tool.start.context: missing",
     ]
     assert set(EVENTS) >= {"message.complete", "approval.request", "subagent.tool"}
+
+
+JUNK: tuple[dict[str, Any], ...] = (
+    {},
+    {"session_id": 7, "text": ["x"], "command": 3.5, "key": {}, "value": [], "paused": "yes"},
+    {"session_id": "", "text": "\x00", "word": "\x00", "name": None, "request_id": 5, "answer": {}},
+)
+
+
+def test_every_method_the_tui_calls_is_answered(tmp_path: Path) -> None:
+    """Every method in the bundle (INK_TUI_METHODS), with no params or junk ones: a result, or a
+    -32602 / 4xxx / 5xxx error saying what is wrong; never -32601 (unknown) or -32603 (a crash).
+    A method outside the list is still -32601."""
+    home = tmp_path / "home"
+    write_config(home, 'model = "mock:echo"\n')
+    with TuiProcess(home, cwd=tmp_path) as proc:
+        sid = proc.create()
+        bad: list[str] = []
+        requests: dict[Any, dict[str, Any]] = {}
+        for method in INK_TUI_METHODS:
+            for params in (*JUNK, {"session_id": sid}):
+                rid = proc.start(method, params)
+                requests[rid] = {"method": method, "params": params}
+                frame = proc.response(rid, timeout=30)
+                code = frame.get("error", {}).get("code")
+                if code is not None and not (code == -32602 or 4000 <= code < 6000):
+                    bad.append(f"{method} {params}: {frame['error']}")
+        assert bad == []
+        # and what did succeed has the fields the TUI reads
+        assert check_frames(requests, [f for f in proc.col.frames if "unparsable" not in f]) == []
+        assert proc.error("pets.feed").code == -32601
+        assert proc.call("gateway.ping")["ok"] is True

@@ -11,6 +11,7 @@ must have the type when present. The Ink TUI tests check every frame of every fl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -44,6 +45,13 @@ class MapOf:
     """A JSON object whose values all match ``spec``."""
 
     spec: Any
+
+
+@dataclass(frozen=True)
+class Check:
+    """A value checked by a function returning what is wrong with it (empty when it is right)."""
+
+    fn: Callable[[Any], list[str]]
 
 
 ANY = object()
@@ -141,6 +149,22 @@ EVENTS: dict[str, dict[str, Any]] = {
 }
 
 
+def _dispatch(value: Any) -> list[str]:
+    """What the TUI's ``asCommandDispatch`` accepts; anything else it prints as
+    "invalid response: command.dispatch"."""
+    needs = {"exec": None, "plugin": None, "alias": "target", "skill": "name", "send": "message"}
+    needs["prefill"] = "message"
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind not in needs:
+        return [f"type {kind!r} is none the TUI knows"]
+    field = needs[kind]
+    if field is not None and not isinstance(value.get(field), str):
+        return [f"type {kind!r} without a string {field!r}"]
+    if kind in ("exec", "plugin") and not isinstance(value.get("output", ""), str):
+        return ["output: expected str"]
+    return []
+
+
 def _config_get(params: Mapping[str, Any]) -> dict[str, Any]:
     key = params.get("key")
     if key == "full":
@@ -156,7 +180,7 @@ def _config_set(params: Mapping[str, Any]) -> dict[str, Any]:
     return {"value": ANY}
 
 
-ResultSpec = dict[str, Any] | Callable[[Mapping[str, Any]], dict[str, Any]]
+ResultSpec = dict[str, Any] | Check | Callable[[Mapping[str, Any]], dict[str, Any]]
 
 #: Method -> result fields (or a function of the request params returning them).
 RESULTS: dict[str, ResultSpec] = {
@@ -221,16 +245,57 @@ RESULTS: dict[str, ResultSpec] = {
         "paused": Opt(bool),
     },
     "pet.cells": {"enabled": bool},
+    "command.dispatch": Check(_dispatch),
+    "slash.exec": {"output": Opt(str), "warning": Opt(str)},
+    "session.delete": {"deleted": str},
+    "process.stop": {"killed": int},
+    "reload.env": {"updated": int},
+    "spawn_tree.list": {"entries": Opt(ListOf({"path": str, "count": int}))},
+    "spawn_tree.load": {"subagents": Opt(list)},
+    "delegation.pause": {"paused": bool},
+    "subagent.interrupt": {"found": bool},
     "shell.exec": {"stdout": str, "stderr": str, "code": int},
     "image.attach": {"name": str, "count": int},
     "clipboard.paste": {"attached": bool},
 }
 
 
+#: Every method the Ink TUI calls, read from the bundle. Each gets a real answer or the
+#: "feature off" one (plugins/hermes_tui_gateway/feature_off.py), never -32601;
+#: ``tests/tui/ink/test_ink_start.py`` checks the bundle calls nothing else.
+INK_TUI_METHODS = (
+    "approval.respond", "billing.auto_reload", "billing.charge", "billing.charge_status",
+    "billing.state", "billing.step_up", "browser.manage", "clarify.respond", "clipboard.paste",
+    "command.dispatch", "commands.catalog", "complete.path", "complete.slash", "config.get",
+    "config.set", "delegation.pause", "delegation.status", "image.attach", "input.detect_drop",
+    "learning.delete", "learning.detail", "learning.edit", "learning.frames", "model.disconnect",
+    "model.options", "model.save_key", "paste.collapse", "pet.cells", "pet.gallery", "pet.select",
+    "plugins.manage", "process.stop", "prompt.background", "prompt.submit", "reload.env",
+    "reload.mcp", "rollback.diff", "rollback.list", "rollback.restore", "secret.respond",
+    "session.activate", "session.active_list", "session.branch", "session.close",
+    "session.compress", "session.create", "session.delete", "session.interrupt", "session.list",
+    "session.most_recent", "session.resume", "session.save", "session.status", "session.steer",
+    "session.title", "session.undo", "session.usage", "setup.status", "shell.exec",
+    "skills.manage", "skills.reload", "slash.exec", "spawn_tree.list", "spawn_tree.load",
+    "spawn_tree.save", "subagent.interrupt", "subscription.change", "subscription.preview",
+    "subscription.resume", "subscription.state", "subscription.upgrade", "sudo.respond",
+    "terminal.resize", "tools.configure", "voice.record", "voice.toggle",
+)  # fmt: skip
+_CALL = re.compile(r"""(?:\brpc\(|\.request\(|\bmethod:)\s*["']([a-z_]+(?:\.[a-z_]+)+)["']""")
+
+
+def methods_called(bundle_source: str) -> set[str]:
+    """Return the JSON-RPC methods a bundle calls by name (``rpc("x.y"``, ``gw.request("x.y"``,
+    and the completer's ``{method: "x.y"}``)."""
+    return set(_CALL.findall(bundle_source))
+
+
 def problems(value: Any, spec: Any, where: str) -> list[str]:
     """Return what is wrong with ``value`` against ``spec`` (empty when it matches)."""
     if spec is ANY:
         return []
+    if isinstance(spec, Check):
+        return [f"{where}: {problem}" for problem in spec.fn(value)]
     if isinstance(spec, Null):
         return [] if value is None else problems(value, spec.spec, where)
     if isinstance(spec, ListOf):
@@ -293,7 +358,7 @@ def check_frames(requests: Mapping[Any, Mapping[str, Any]], sent: list[Mapping[s
         rule = RESULTS.get(method)
         if rule is None:
             continue
-        spec = rule(request.get("params") or {}) if callable(rule) else rule
+        spec = rule if isinstance(rule, Check | dict) else rule(request.get("params") or {})
         out += problems(frame["result"], spec, f"result of {method}")
     return out
 

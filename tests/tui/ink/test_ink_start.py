@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.tui.ink import bundle
 from tests.tui.ink.bundle import skip_unless_wanted
+from tests.tui.ink.contract import INK_TUI_METHODS, methods_called
 from tests.tui.ink.screen import ink_config
 
 pytestmark = skip_unless_wanted
@@ -59,3 +61,12 @@ def test_hermes_tui_starts_it_on_this_gateway(ink, workspace: Path, home: Path) 
     tui.wait_for("You said: via hermes --tui")
     launchers = list((home / ".cache" / "hermes").glob("ink-gateway-*.sh"))
     assert len(launchers) == 1
+
+
+def test_the_bundle_calls_no_method_we_leave_unanswered() -> None:
+    """Every method name in the bundle is in the list the Node-less tests answer
+    (tests/tui/test_ink_contract.py): a new one in another bundle fails here first."""
+    source = bundle.entry_js().read_text(encoding="utf-8")
+    called = methods_called(source)
+    assert len(called) >= 70, "the bundle's calls were not found: has the bundle's shape changed?"
+    assert sorted(called - set(INK_TUI_METHODS)) == []
