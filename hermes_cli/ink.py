@@ -8,12 +8,13 @@ as a file, never imported, because that ``hermes_cli`` is upstream's).
 
 The bundle starts its gateway itself, as ``$HERMES_PYTHON -m tui_gateway.entry`` with its own
 install root first on ``PYTHONPATH`` and in ``HERMES_CWD``. So ``HERMES_PYTHON`` is pointed at a
-small launcher script (written once into the user cache directory) that ignores those
-arguments and runs *this* Hermes's ``hermes tui`` with ``python -E -P``: ``-E`` drops the
-bundle's ``PYTHONPATH`` and ``-P`` keeps the working folder off ``sys.path``, so neither
-upstream's packages nor the user's own files can stand in for ours. ``HERMES_CWD`` is the folder
-``hermes --tui`` was started in, where the gateway then runs and sessions start. ``hermes
---tui`` then replaces itself with ``node entry.js`` (the TUI owns the terminal from there).
+small launcher script (written once into the user cache directory) that ignores those arguments and
+runs *this* Hermes's ``hermes tui`` (through :mod:`hermes_launcher`, like the ``hermes`` command,
+so it refuses to run beside upstream's distribution) with ``python -E -P``: ``-E`` drops the
+bundle's ``PYTHONPATH`` and ``-P`` keeps the working folder off ``sys.path``, so neither upstream's
+packages nor the user's own files can stand in for ours. ``HERMES_CWD`` is the folder ``hermes
+--tui`` was started in, where the gateway then runs and sessions start. ``hermes --tui`` then
+replaces itself with ``node entry.js`` (the TUI owns the terminal from there).
 Everything here is the standard library; nothing imports click, a plugin or the kernel.
 """
 
@@ -96,7 +97,7 @@ def find_node(environ: Mapping[str, str]) -> str:
 def launcher_text(python: str, hermes_args: Sequence[str]) -> str:
     """Return the script that stands in for ``python -m tui_gateway.entry``."""
     argv = repr([*hermes_args, "tui"])
-    code = f"import sys; from hermes_cli.main import main; sys.exit(main({argv}))"
+    code = f"import sys; from hermes_launcher import main; sys.exit(main({argv}))"
     return (
         "#!/bin/sh\n"
         "# Written by `hermes --tui`. The Ink TUI runs this as `python -m tui_gateway.entry`;\n"

@@ -166,3 +166,4 @@ def test_selection_flags_reach_the_gateway() -> None:
     command = shlex.split(text.splitlines()[-1])
     assert command[:5] == ["exec", "/opt/py/bin/python3", "-E", "-P", "-c"]
     assert command[5].endswith("sys.exit(main(['--no-plugin', 'mcp', 'tui']))")
+    assert "from hermes_launcher import main" in command[5]  # the hermes command's own checks
