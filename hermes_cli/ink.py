@@ -29,9 +29,9 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 BUNDLE = Path("hermes_cli") / "tui_dist" / "entry.js"
-WHEEL = "hermes-agent==0.19.0"
 HOW_TO_GET = (
-    f"get it from the {WHEEL} wheel (`pip download {WHEEL} --no-deps`, unzip it) and set "
+    "get it from upstream's hermes-agent 0.19.0 wheel, without installing it "
+    "(`pip download hermes-agent==0.19.0 --no-deps`, unzip it) and set "
     f"HERMES_INK_TUI to its {BUNDLE.as_posix()}"
 )
 EXIT_UNAVAILABLE = 2
