@@ -29,6 +29,13 @@ GATEWAY_CODE = "import sys; from hermes_cli.main import main; sys.exit(main(sys.
 Frame = dict[str, Any]
 
 
+def approval_shown(screen: str) -> bool:
+    """Tell whether the approval dialog is open. Its options are matched, not its title: the
+    title starts with "⚠", whose width the TUI's renderer and tmux may count differently, and a
+    redraw then leaves a stray letter in "approval required" now and then."""
+    return "1. Allow once" in screen and "4. Deny" in screen
+
+
 def ink_config(home: Path, body: str = 'model = "mock:echo"\n') -> None:
     """Write ``config.toml``: ``body`` plus a ``[tui]`` table whose answer pause grows with
     ``HERMES_TEST_TIME_SCALE`` (the TUI redraws slower on a loaded machine; see

@@ -44,7 +44,7 @@ def test_setup_required_without_a_model(ink, home: Path) -> None:
     tui.submit("/model mock:echo")
     tui.wait_for("model → mock:echo")
     tui.submit("/new")
-    tui.wait_for("Start a new session?")
+    tui.wait_for("Yes, start a new session")  # not the title: it follows a "⚠" (see approval_shown)
     tui.keys("y")
     tui.wait_request("session.create")
     screen = tui.wait_for(lambda s: "Session:" in s and "─ ready" in s, what="a session")

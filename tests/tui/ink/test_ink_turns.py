@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.timing import eventually_sync, scaled
 from tests.tui.ink.bundle import skip_unless_wanted
-from tests.tui.ink.screen import ink_config
+from tests.tui.ink.screen import approval_shown, ink_config
 
 pytestmark = skip_unless_wanted
 
@@ -51,7 +51,7 @@ def test_a_reply_streams_and_the_status_bar_shows_model_and_usage(ink) -> None:
 def _approve(tui, keys: list[str]) -> str:
     """Answer the approval by pressing ``keys``; before Enter, wait for the selection to show."""
     tui.submit(GUARD)
-    tui.wait_for("approval required")
+    tui.wait_for(approval_shown, what="the approval dialog")
     for key in keys:
         if key == "Enter":
             tui.wait_for(f"▸ {1 + keys.count('Down')}.")
@@ -69,8 +69,8 @@ def test_approval_allow_once_asks_again_next_time(ink) -> None:
     screen = _approve(tui, ["1"])
     assert "Done: hermes-guard-test" in screen
     tui.submit("again " + GUARD)
-    tui.wait_for(lambda s: s.count("approval required") == 1 and "Allow once" in s, what="a second approval")
-    assert len(tui.recording.events("approval.request")) == 2
+    tui.wait_event("approval.request", count=2)
+    tui.wait_for(approval_shown, what="a second approval dialog")
     tui.keys("Enter")  # the first option, "Allow once", is selected
     tui.wait_for(lambda s: s.count("Done: hermes-guard-test") == 2 and "─ ready" in s)
     assert _choices(tui) == ["once", "once"]
@@ -92,7 +92,7 @@ def test_approval_always_holds_in_a_new_session(ink, home: Path) -> None:
     _approve(tui, ["3"])
     assert _choices(tui) == ["always"]
     tui.submit("/new")
-    tui.wait_for("Start a new session?")
+    tui.wait_for("Yes, start a new session")  # not the title: it follows a "⚠" (see approval_shown)
     tui.keys("y")
     eventually_sync(lambda: len(tui.recording.requests("session.create")) == 2, what="a second session")
     tui.wait_for(lambda s: "new session started" in s and "─ ready" in s)
@@ -106,7 +106,7 @@ def test_approval_deny_does_not_run_the_tool(ink, workspace: Path) -> None:
     tui.ready()
     marker = workspace / "ran"
     tui.submit('go [[tool terminal {"command": "echo hermes-guard-test > ran"}]]')
-    tui.wait_for("approval required")
+    tui.wait_for(approval_shown, what="the approval dialog")
     tui.keys("Escape")
     tui.wait_for(lambda s: "Done:" in s and "─ ready" in s)
     assert _choices(tui) == ["deny"]
@@ -151,7 +151,7 @@ def test_sudo_password_typed_masked_then_one_expires(ink, home: Path, tmp_path: 
     tui = ink(env={"PATH": f"{bindir}:{os.environ.get('PATH', '')}"})
     tui.ready()
     tui.submit("[[sudo echo root-things]]")
-    tui.wait_for("approval required")
+    tui.wait_for(approval_shown, what="the approval dialog")
     tui.keys("1")
     tui.wait_for("sudo password required")
     tui.type("hunter2-pw")
@@ -163,7 +163,7 @@ def test_sudo_password_typed_masked_then_one_expires(ink, home: Path, tmp_path: 
     assert "hunter2-pw" not in screen
     assert "hunter2-pw" not in "".join(str(f) for f in tui.recording.sent())
     tui.submit("[[sudo echo later]]")
-    tui.wait_for(lambda s: "approval required" in s)
+    tui.wait_for(approval_shown, what="the approval dialog")
     tui.keys("1")
     tui.wait_for("sudo password required")
     tui.wait_gone("sudo password required", timeout=30)  # sudo.expire clears the prompt

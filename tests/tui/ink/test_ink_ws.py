@@ -13,6 +13,7 @@ import pytest
 
 from tests.tui.client import WsClient, WsServer
 from tests.tui.ink.bundle import skip_unless_wanted
+from tests.tui.ink.screen import approval_shown
 
 pytestmark = skip_unless_wanted
 TOKEN = "ink-attach-token-0123456789"
@@ -41,7 +42,7 @@ def test_attach_start_prompt_and_approval(ink, server: WsServer, workspace: Path
     tui.submit("hello over the socket")
     tui.wait_for("You said: hello over the socket")
     tui.submit('go [[tool terminal {"command": "echo hermes-guard-test"}]]')
-    tui.wait_for("approval required")
+    tui.wait_for(approval_shown, what="the approval dialog")
     tui.keys("2")  # allow for this session
     screen = tui.wait_for(lambda s: "Done: hermes-guard-test" in s and "─ ready" in s)
     assert "error" not in screen.lower()
