@@ -29,6 +29,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         sys.stderr.write(f"Error: {problem}\n")
         return 2
+    if args and args[-1] == "--tui":
+        from hermes_cli.ink import launch, tui_args
+
+        selection = tui_args(args)
+        if selection is not None:
+            return launch(selection)
     flags = _root_help_flags(args)
     if flags is not None:
         from hermes_cli.root_help import plugin_commands, render_root_help

@@ -26,11 +26,13 @@ PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS and 
 WITH_PLUGIN_HELP = "Load this plugin as well (repeatable; adds to HERMES_PLUGINS or --plugin)."
 NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
 HELP_HELP = "Show this message and exit."
+TUI_HELP = "Start the Ink TUI (upstream Hermes's terminal UI) on this Hermes's gateway."
 ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--version", VERSION_HELP),
     ("--plugin NAME", PLUGIN_HELP),
     ("--with-plugin NAME", WITH_PLUGIN_HELP),
     ("--no-plugin NAME", NO_PLUGIN_HELP),
+    ("--tui", TUI_HELP),
     ("-h, --help", HELP_HELP),
 )
 

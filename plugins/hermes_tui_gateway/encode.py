@@ -9,6 +9,7 @@ docs/reference/tui-gateway.md#transcript-rows.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
@@ -24,6 +25,7 @@ from hermes_core import (
     SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
+    ToolServerStatus,
     TurnCompleted,
     Usage,
     cut_off_reason,
@@ -73,19 +75,51 @@ def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
         "session_id": info.session_id,
         "stored_session_id": info.session_id,
         "title": info.title,
-        "model": info.model,
-        "provider": info.provider,
+        # Strings, never null: the Ink TUI splits and matches on them (docs/protocols/tui-gateway.md).
+        "model": info.model or "",
+        "provider": info.provider or "",
         "reasoning_effort": info.reasoning_effort,
         "approval_mode": info.profile,
+        "yolo": info.profile == "off",
         "busy": info.busy,
         "cwd": info.cwd,
         "running": info.busy,
         "status": info.status,
         "queued": info.queued,
         "usage": usage_obj(info.usage, info.model),
+        # Fields the Ink TUI reads that have no counterpart here, in their empty form.
+        "skills": {},
+        "fast": False,
+        "service_tier": "",
+        "personality": "",
+        "release_date": "",
+        "update_behind": None,
+        "update_command": "",
     }
     out.update(extra)
     return out
+
+
+def mcp_server_obj(server: ToolServerStatus) -> dict[str, Any]:
+    """Return one ``mcp_servers`` entry of ``SessionInfo``: our server state plus the fields the
+    Ink TUI's session panel reads (``connected``, ``status``, ``disabled``).
+
+    :param server: one server of a tool source.
+    :returns: the wire object.
+    """
+    out = server.as_dict()
+    out["connected"] = server.state == "ready"
+    out["disabled"] = server.state == "stopped"
+    out["status"] = _SERVER_STATUS.get(server.state, "failed")
+    return out
+
+
+_SERVER_STATUS = {
+    "ready": "connected",
+    "starting": "connecting",
+    "restarting": "connecting",
+    "stopped": "disabled",
+}
 
 
 def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
@@ -135,6 +169,13 @@ def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
         "context": _short(ev.preview or ev.title or "", 80),
         "args": ev.args_redacted,
     }
+
+
+def args_text(args: Any) -> str:
+    """Return a tool call's arguments as readable text (``verbose`` detail: ``tool.start.args_text``)."""
+    if isinstance(args, dict):
+        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in args.items())
+    return json.dumps(args, ensure_ascii=False)
 
 
 def _diff_names(path: str, cwd: str | None) -> tuple[str, str]:
@@ -187,8 +228,24 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
 
 
 def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
-    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog)."""
-    return subagent_payload(ev, redact)
+    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog).
+
+    Besides the core's fields it repeats a few under the names the Ink TUI's subagent panel reads:
+    ``tool_name`` (``tool``), ``duration_seconds`` (``duration_s``), ``tool_count``
+    (``tool_calls``), ``input_tokens``/``output_tokens`` (``usage``).
+    """
+    out = subagent_payload(ev, redact)
+    if "tool" in out:
+        out["tool_name"] = out["tool"]
+    if "duration_s" in out:
+        out["duration_seconds"] = out["duration_s"]
+    if "tool_calls" in out:
+        out["tool_count"] = out["tool_calls"]
+    usage = out.get("usage")
+    if isinstance(usage, dict):
+        out["input_tokens"] = usage.get("input", 0)
+        out["output_tokens"] = usage.get("output", 0)
+    return out
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:

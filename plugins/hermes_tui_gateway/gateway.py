@@ -90,14 +90,19 @@ class Gateway:
         self.ordered: dict[str, OrderedHandler] = {}
         self.slow: dict[str, SlowHandler] = {}
         self.closing = False
+        #: ``delegation.pause`` without a session: every session live here now and later.
+        self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
         from hermes_tui_gateway import (
+            feature_off,
             methods_attach,
             methods_commands,
+            methods_compose,
             methods_compress,
             methods_config,
             methods_env,
+            methods_history,
             methods_prompt,
             methods_session,
             methods_state,
@@ -106,12 +111,15 @@ class Gateway:
         )
 
         modules = (
+            feature_off,  # first: a real method registered later replaces an "off" answer
             methods_session,
+            methods_history,
             methods_compress,
             methods_state,
             methods_prompt,
             methods_config,
             methods_commands,
+            methods_compose,
             methods_env,
             methods_subagents,
             methods_trees,
@@ -199,6 +207,7 @@ class Gateway:
             out: dict[str, Any] = {
                 "busy_policy": live.busy_policy if live else self.settings.busy_policy,
                 "tools": self.toolsets(),
+                "mcp_servers": self.mcp_servers(session.id),
                 "version": __version__,
             }
             # docs/reference/tui-gateway.md#sessioninfo `branch?`: the git branch of the session's workspace,
@@ -226,6 +235,8 @@ class Gateway:
             live.busy_policy = stored_policy
         live_ref.append(live)
         self.lives[session.id] = live
+        if self.delegation_paused:
+            self.kernel.sessions.children.set_paused(session.id, True)
         self.bind(live, conn)
         return live
 
@@ -244,6 +255,12 @@ class Gateway:
             owner = registry.owners.get(("tools", name), "core")
             out.setdefault(owner, []).append(name)
         return out
+
+    def mcp_servers(self, sid: str) -> list[dict[str, Any]]:
+        """Return the tool servers (MCP) a session sees, as ``SessionInfo.mcp_servers`` entries."""
+        from hermes_tui_gateway.encode import mcp_server_obj
+
+        return [mcp_server_obj(s) for s in self.kernel.tool_sources.status(sid)]
 
     def live(self, sid: str) -> Live:
         """Return a live session or raise 4001 (``resumable`` from what this process knows)."""

@@ -277,8 +277,10 @@ async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(4002, "count and up_to_row_id are exclusive")
     if count is not None and count < 1:
         raise GatewayError(4002, "count must be at least 1")
-    if name is not None:
+    if name is not None and name.strip():
         name = check_title(name, 4022)
+    else:
+        name = None  # the Ink TUI sends name "" for a plain /branch
     source = live.session
     visible = await source.history()
     if not visible:

@@ -29,7 +29,7 @@ def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
                 "current": sid == current,
                 "title": info.title,
                 "preview": (users[0].content[:80] if users else ""),
-                "model": info.model,
+                "model": info.model or "",
                 "message_count": len(rows),
                 "started_at": float(info.created_at),
                 "last_active": float(rows[-1].created_at) if rows else float(info.created_at),

@@ -268,7 +268,10 @@ class SessionStream:
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
                 if self._tools_visible() or ev.name == "clarify":
-                    self.emit("tool.start", encode.tool_start(ev))
+                    payload = encode.tool_start(ev)
+                    if self.verbose == "verbose":
+                        payload["args_text"] = encode.args_text(ev.args_redacted)
+                    self.emit("tool.start", payload)
             case ToolProgress():
                 name = self._tool_names.get(ev.call_id, "")
                 if self._tools_visible() or name == "clarify":
@@ -278,6 +281,8 @@ class SessionStream:
                 payload = encode.tool_complete(
                     ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
                 )
+                if self.verbose == "verbose":
+                    payload["result_text"] = payload["result"]
                 if (
                     self._tools_visible()
                     or "inline_diff" in payload

@@ -385,13 +385,18 @@ class WsServer:
     """``hermes tui --ws 127.0.0.1:0`` as a subprocess; ``url`` is read from its stderr line."""
 
     def __init__(
-        self, home: Path, token: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+        self,
+        home: Path,
+        token: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        bind: str = "127.0.0.1:0",
     ) -> None:
         self.home = home
         self.token = token
         extra = {"HERMES_TUI_TOKEN": token, **(env or {})}
         self.proc = subprocess.Popen(
-            [HERMES, "tui", "--ws", "127.0.0.1:0", *args],
+            [HERMES, "tui", "--ws", bind, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
