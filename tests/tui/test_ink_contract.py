@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from tests.timing import scaled
 from tests.tui.client import TuiProcess, write_config
 from tests.tui.ink.contract import (
     EVENTS,
@@ -40,12 +41,12 @@ class InkScript:
         frame = {"id": rid, "jsonrpc": "2.0", "method": method, "params": params}
         self.requests[rid] = frame
         self.proc.send(frame)
-        response = self.proc.response(rid, timeout=30)
+        response = self.proc.response(rid, timeout=scaled(30))
         assert "error" not in response, f"{method} -> {response['error']}"
         return dict(response["result"])
 
     def startup(self) -> str:
-        self.proc.wait_event("", "gateway.ready", timeout=30)
+        self.proc.wait_event("", "gateway.ready", timeout=scaled(30))
         self.rpc("config.get", key="full")
         self.rpc("commands.catalog")
         assert self.rpc("setup.status")["provider_configured"] is True
@@ -60,8 +61,8 @@ class InkScript:
         before = len(self.proc.events(sid, "message.complete"))
         self.rpc("input.detect_drop", session_id=sid, text=text)
         self.rpc("prompt.submit", session_id=sid, text=text)
-        self.proc.wait_complete(sid, before + 1, timeout=30)
-        self.proc.wait_idle(sid, timeout=30)
+        self.proc.wait_complete(sid, before + 1, timeout=scaled(30))
+        self.proc.wait_idle(sid, timeout=scaled(30))
 
 
 def test_every_frame_of_the_flows_has_what_the_tui_reads(tmp_path: Path) -> None:
@@ -89,36 +90,44 @@ def test_every_frame_of_the_flows_has_what_the_tui_reads(tmp_path: Path) -> None
         tui.rpc("session.status", session_id=sid)
         tui.rpc("shell.exec", command="ls")
         # every question kind
+        turns = len(proc.events(sid, "message.complete"))
         proc.call(
             "prompt.submit", session_id=sid, text='[[tool terminal {"command": "echo hermes-guard-test"}]]'
         )
         proc.wait_event(sid, "approval.request")
         tui.rpc("approval.respond", choice="once", session_id=sid)
-        proc.wait_idle(sid, timeout=30)
+        proc.wait_complete(sid, turns + 1, timeout=scaled(30))
+        proc.wait_idle(sid, timeout=scaled(30))
+        turns = len(proc.events(sid, "message.complete"))
         proc.call(
             "prompt.submit", session_id=sid, text='[[tool clarify {"question": "Q?", "choices": ["a"]}]]'
         )
         clarify = proc.wait_event(sid, "clarify.request")["payload"]
         tui.rpc("clarify.respond", answer="a", request_id=clarify["request_id"])
-        proc.wait_idle(sid, timeout=30)
+        proc.wait_complete(sid, turns + 1, timeout=scaled(30))
+        proc.wait_idle(sid, timeout=scaled(30))
+        turns = len(proc.events(sid, "message.complete"))
         proc.call("prompt.submit", session_id=sid, text="[[sudo echo hi]]")
         proc.wait_event(sid, "approval.request", count=2)
         tui.rpc("approval.respond", choice="session", session_id=sid)
         sudo = proc.wait_event(sid, "sudo.request")["payload"]
         tui.rpc("sudo.respond", password="pw", request_id=sudo["request_id"])
-        proc.wait_idle(sid, timeout=30)
+        proc.wait_complete(sid, turns + 1, timeout=scaled(30))
+        proc.wait_idle(sid, timeout=scaled(30))
+        turns = len(proc.events(sid, "message.complete"))
         proc.call("prompt.submit", session_id=sid, text="[[secret CONTRACT_KEY]]")
         secret = proc.wait_event(sid, "secret.request")["payload"]
         tui.rpc("secret.respond", request_id=secret["request_id"], value="v")
-        proc.wait_idle(sid, timeout=30)
+        proc.wait_complete(sid, turns + 1, timeout=scaled(30))
+        proc.wait_idle(sid, timeout=scaled(30))
         # an interrupt, undo, compress
         done = len(proc.events(sid, "message.complete"))
         deltas = len(proc.events(sid, "message.delta"))
         proc.call("prompt.submit", session_id=sid, text="[[tokens 500]] [[delay 20]]")
         proc.wait_event(sid, "message.delta", count=deltas + 2)
         tui.rpc("session.interrupt", session_id=sid)
-        assert proc.wait_complete(sid, done + 1)["status"] == "interrupted"
-        proc.wait_idle(sid, timeout=30)
+        assert proc.wait_complete(sid, done + 1, timeout=scaled(30))["status"] == "interrupted"
+        proc.wait_idle(sid, timeout=scaled(30))
         tui.rpc("session.undo", session_id=sid)
         tui.rpc("session.compress", session_id=sid)
         # delegation
@@ -197,7 +206,7 @@ def test_every_method_the_tui_calls_is_answered(tmp_path: Path) -> None:
             for params in (*JUNK, {"session_id": sid}):
                 rid = proc.start(method, params)
                 requests[rid] = {"method": method, "params": params}
-                frame = proc.response(rid, timeout=30)
+                frame = proc.response(rid, timeout=scaled(30))
                 code = frame.get("error", {}).get("code")
                 if code is not None and not (code == -32602 or 4000 <= code < 6000):
                     bad.append(f"{method} {params}: {frame['error']}")
