@@ -248,6 +248,7 @@ class ChatApp:
 
     def connection(self, state: str, text: str) -> None:
         if state == "lost":
+            self.screen.commit_tail()
             self.link_state = "gateway lost — reconnecting…"
             self.screen.notice(f"{text}; reconnecting", "warn")
         elif state == "retrying":
@@ -271,6 +272,10 @@ class ChatApp:
 
     async def run(self, *, resume: str | None, continue_here: bool, model: str | None) -> int:
         """Run until the user leaves; return the exit code."""
+        # One line first, so the application never starts on the screen's top row: erasing from
+        # there reads as "clear the screen" to some terminals (tmux moves the lines to history).
+        self.out.write(self.painter.notice("hermes chat · /help lists the commands · Ctrl+D leaves"))
+        self.out.flush()
         starter = asyncio.create_task(self._start(resume, continue_here, model))
         try:
             await self.application.run_async()
@@ -305,10 +310,18 @@ class ChatApp:
             await self.controller.command(f"/model {model}")
         self._supervisor = asyncio.create_task(self._supervise())
         await self.controller.load_catalog()
+        self._complete_again()
         for text in self.early:
             await self.controller.prompt(text, echo=False)
         self.early.clear()
         await self.load_models()
+        self._complete_again()
+
+    def _complete_again(self) -> None:
+        """Offer completions for a ``/`` typed before the command or model list arrived."""
+        buffer = self.input_buffer
+        if buffer.text.startswith("/") and buffer.complete_state is None:
+            buffer.start_completion(select_first=False)
 
     async def _supervise(self) -> None:
         try:
@@ -348,11 +361,12 @@ class ChatApp:
         full = self.pastes.expand(text)
         buffer.history.append_string(full)
         buffer.reset()
+        self.last_interrupt = 0.0  # a Ctrl+C before this prompt does not count toward leaving
         if not self.session_open:
-            self.screen.echo_user(full)
+            self.screen.echo_user(text)
             self.early.append(full)
             return
-        self.controller.spawn(self.controller.submit(full))
+        self.controller.spawn(self.controller.submit(full, shown=text))
 
     def accept_hidden(self, skip: bool = False) -> None:
         """Enter (or Esc to skip) in the hidden field: answer the password or secret question."""

@@ -81,8 +81,11 @@ class Controller:
         if isinstance(sub, dict):
             self.sub = {str(k): [str(v) for v in vs] for k, vs in sub.items() if isinstance(vs, list)}
 
-    async def submit(self, text: str) -> None:
-        """Handle one line (or block) the user entered."""
+    async def submit(self, text: str, *, shown: str | None = None) -> None:
+        """Handle one line (or block) the user entered.
+
+        :param shown: what to echo instead of ``text`` (a big paste stays collapsed on screen).
+        """
         stripped = text.strip()
         if not stripped:
             return
@@ -90,7 +93,8 @@ class Controller:
             self.screen.echo_user(stripped)
             await self.command(stripped)
         else:
-            await self.prompt(text[1:] if stripped.startswith("//") else text)
+            self.screen.echo_user(shown if shown is not None else text)
+            await self.prompt(text[1:] if stripped.startswith("//") else text, echo=False)
 
     async def prompt(self, text: str, *, echo: bool = True) -> bool:
         """Send a prompt; return whether the gateway took it."""

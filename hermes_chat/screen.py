@@ -415,6 +415,14 @@ class Screen:
                 if kind in QUESTION_KINDS:
                     self._question(kind, payload)
 
+    def commit_tail(self) -> None:
+        """Write the reply's unfinished end now (the link dropped); the turn stays open."""
+        turn = self.turn
+        if turn is None or not self.live:
+            return
+        blocks, _ = turn.stream.finish(None)
+        self._blocks(blocks)
+
     def rebuilt(self, snapshot: dict[str, Any]) -> None:
         """Reconcile after the gateway lost our place: show what is new, mark what was cut off."""
         turn, streamed = self.turn, ""
