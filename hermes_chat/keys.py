@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.completion import CompleteEvent, get_common_complete_suffix
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
@@ -118,8 +119,19 @@ def bindings(app: ChatApp) -> KeyBindings:
         buffer = app.input_buffer
         if buffer.complete_state is not None:
             buffer.complete_next()
-        else:
-            buffer.start_completion(insert_common_part=True)
+            return
+        # Asked for now, not in the background: a completion still running for the keys typed
+        # just before would swallow a background request (prompt_toolkit runs one at a time).
+        completer = buffer.completer
+        if completer is None:
+            return
+        found = list(completer.get_completions(buffer.document, CompleteEvent(completion_requested=True)))
+        if len(found) == 1:
+            buffer.apply_completion(found[0])
+        elif common := get_common_complete_suffix(buffer.document, found):
+            buffer.insert_text(common)
+        elif found:
+            buffer.start_completion(select_first=False)
 
     @kb.add("s-tab", filter=typing)
     def _complete_back(event: KeyPressEvent) -> None:
