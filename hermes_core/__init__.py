@@ -124,6 +124,7 @@ _EXPORTS: dict[str, str] = {
     "CommandResult": "hermes_core.records",
     "StorageSpec": "hermes_core.records",
     "RunBusSpec": "hermes_core.records",
+    "ConfigSection": "hermes_core.records",
     "PolicyDecision": "hermes_core.records",
     "ToolCallInfo": "hermes_core.records",
     # hooks

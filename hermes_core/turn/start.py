@@ -51,7 +51,9 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
     :param run: the turn.
     :returns: the opened first call, or None when the turn makes it the ordinary way.
     """
-    await run.kernel.tool_sources.settle(run.session.id)
+    # Tool servers still connecting (MCP) get up to their connect timeout, so the model sees their
+    # tools from the first turn; the ones that did not make it are named once per session.
+    run.warnings.extend(await run.kernel.tool_sources.settle(run.session.id))
     row = user_row(run)
     head: HeadStart | None = None
     starting: asyncio.Future[None] | None = None

@@ -381,7 +381,7 @@ class ResponseObject(Open):
     id: str
     object: Literal["response"]
     created_at: int
-    status: Literal["in_progress", "completed", "incomplete", "failed"]
+    status: Literal["in_progress", "completed", "incomplete", "failed", "cancelled"]
     model: str
     previous_response_id: str | None = None
     conversation: str | dict[str, Any] | None = None
