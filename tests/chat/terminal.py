@@ -82,7 +82,7 @@ class Terminal:
 
     def type(self, text: str) -> None:
         """Type ``text`` literally (no key names)."""
-        self._run("send-keys", "-t", self.name, "-l", text)
+        self._run("send-keys", "-t", self.name, "-l", "--", text)  # "--": text may start with "-"
 
     def keys(self, *names: str) -> None:
         """Press keys by tmux name: ``Enter``, ``Tab``, ``C-c``, ``Escape``, ``M-Enter``."""

@@ -34,7 +34,10 @@ def test_a_turn_a_tool_and_model_switch_through_the_openai_provider(open_chat: O
             "type": "function",
             "function": {"name": "terminal", "arguments": json.dumps({"command": COMMAND})},
         }
-        models = {"object": "list", "data": [{"id": m, "object": "model"} for m in ("gpt-4o", "gpt-4.1-mini")]}
+        models = {
+            "object": "list",
+            "data": [{"id": m, "object": "model"} for m in ("gpt-4o", "gpt-4.1-mini")],
+        }
         upstream.json("GET", "/v1/models", models)  # the endpoint's own list feeds /model completion
         upstream.replies(
             "/v1/chat/completions",
@@ -46,7 +49,11 @@ def test_a_turn_a_tool_and_model_switch_through_the_openai_provider(open_chat: O
                     usage(21, 9),
                     OPENAI_DONE,
                 ],
-                [delta(role="assistant", tool_calls=[tool_call]), delta(finish_reason="tool_calls"), OPENAI_DONE],
+                [
+                    delta(role="assistant", tool_calls=[tool_call]),
+                    delta(finish_reason="tool_calls"),
+                    OPENAI_DONE,
+                ],
                 openai_reply("The command printed its words."),
                 openai_reply("Now on the mini model."),
             ],
