@@ -127,7 +127,7 @@ class ChatApp:
         self.input_buffer = Buffer(
             multiline=True,
             history=history,
-            completer=ChatCompleter(self.command_choices, self.argument_choices),
+            completer=ChatCompleter(self.command_choices, self.argument_choices, self.cwd),
             complete_while_typing=True,
         )
         self.secret_buffer = Buffer(multiline=False)  # passwords and secrets: no history, hidden

@@ -87,10 +87,13 @@ class ChatCompleter(Completer):
         self,
         commands: Callable[[], Iterable[tuple[str, str]]],
         arguments: Callable[[str], Iterable[str]],
+        cwd: Path | None = None,
     ) -> None:
         self._commands = commands
         self._arguments = arguments
-        self._paths = PathCompleter(expanduser=True)
+        # Relative paths are completed from the chat's folder, not the process's.
+        folder = str(cwd) if cwd is not None else None
+        self._paths = PathCompleter(expanduser=True, get_paths=(lambda: [folder]) if folder else None)
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor

@@ -131,6 +131,16 @@ async def test_tab_completes_commands_and_model_names(chat: Keyboard) -> None:
     await chat.shows("Model switched to mock:alt")
 
 
+async def test_tab_completes_paths_from_the_chat_folder(chat: Keyboard, work: Path) -> None:
+    (work / "src").mkdir()
+    (work / "src" / "module_alpha.py").write_text("", encoding="utf-8")
+    chat.send("look at ./src/mod", TAB)
+    await chat.until(lambda: chat.app.input_buffer.text == "look at ./src/module_alpha.py", what="the path")
+    chat.app.input_buffer.reset()
+    chat.send("/image ./sr", TAB)
+    await chat.until(lambda: chat.app.input_buffer.text == "/image ./src", what="the folder")
+
+
 async def test_a_big_paste_is_collapsed_but_sent_whole(chat: Keyboard) -> None:
     pasted = "\n".join(f"pasted line {i}" for i in range(40))
     chat.send("look at this: ", bracketed(pasted))
