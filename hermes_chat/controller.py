@@ -50,10 +50,17 @@ class Controller:
         self.exit: Callable[[], None] | None = None
         self.images: list[str] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        # What the user enters runs in the order entered: a prompt typed right after /new (or
+        # /branch, /resume) goes to the session the command switched to, not the one it left.
+        self._in_order = asyncio.Lock()
 
     @property
     def session_id(self) -> str:
         return self.client.session_id or ""
+
+    def working(self) -> bool:
+        """Return whether something the user entered is still being carried out."""
+        return bool(self._tasks)
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``work`` in the background (a key press cannot wait); report a crash on screen."""
@@ -89,12 +96,13 @@ class Controller:
         stripped = text.strip()
         if not stripped:
             return
-        if stripped.startswith("/") and not stripped.startswith("//"):
-            self.screen.echo_user(stripped)
-            await self.command(stripped)
-        else:
-            self.screen.echo_user(shown if shown is not None else text)
-            await self.prompt(text[1:] if stripped.startswith("//") else text, echo=False)
+        async with self._in_order:
+            if stripped.startswith("/") and not stripped.startswith("//"):
+                self.screen.echo_user(stripped)
+                await self.command(stripped)
+            else:
+                self.screen.echo_user(shown if shown is not None else text)
+                await self.prompt(text[1:] if stripped.startswith("//") else text, echo=False)
 
     async def prompt(self, text: str, *, echo: bool = True) -> bool:
         """Send a prompt; return whether the gateway took it."""
@@ -168,8 +176,10 @@ class Controller:
         elif kind == "send":
             display = result.get("display")
             message = str(result.get("message") or "")
-            if display:
-                self.screen.notice(str(display))
+            if isinstance(display, str) and display:
+                self.screen.notice(display)
+            elif isinstance(display, dict) and display.get("retry"):  # /retry: {text, retry}
+                self.screen.notice("sending your last prompt again")
             if message:
                 await self.prompt(message)
         elif kind == "prefill":

@@ -121,6 +121,41 @@ async def test_esc_esc_steers_the_running_turn(chat: Keyboard) -> None:
     assert "Steer: keep it short" in shown
 
 
+async def test_every_command_of_the_catalog_answers(chat: Keyboard) -> None:
+    chat.send("hello", ENTER)  # a conversation for /retry, /undo, /branch, /compress to act on
+    await chat.shows("You said: hello")
+    await chat.idle()
+    answers: dict[str, str] = {}
+    names = [name for name, _ in chat.app.controller.catalog]
+    switching = ("/branch", "/new", "/resume")  # last: the others act on the conversation above
+    for name in sorted(names, key=lambda n: (n in switching, n)):
+        mark = len(chat.text())
+        chat.send(name, ENTER)
+
+        def answered(name: str = name, mark: int = mark) -> bool:
+            app = chat.app  # typed and rendered, Enter taken (the input no longer holds it), carried out
+            entered = f"❯ {name}" in chat.text()[mark:] and app.input_buffer.text != name
+            return entered and not app.controller.working() and app.controller.settled()
+
+        await chat.until(answered, what=f"the answer to {name}")
+        answers[name] = chat.text()[mark:]
+        chat.app.input_buffer.reset()  # a command that prefilled the input
+    assert len(answers) >= 20, sorted(answers)
+    broken = {n: a for n, a in answers.items() if "handler failed" in a or "internal error" in a.lower()}
+    assert not broken, broken
+    assert "{'" not in answers["/retry"] and "sending your last prompt again" in answers["/retry"]
+    assert "Started new session" in answers["/new"]
+    chat.send("still talking", ENTER)  # right after the last command: it goes to the current session
+    await chat.shows("You said: still talking")
+
+
+async def test_a_prompt_typed_right_after_new_goes_to_the_new_session(chat: Keyboard) -> None:
+    chat.send("/new", ENTER, "first words here", ENTER)  # typed before /new has answered
+    await chat.shows("You said: first words here")
+    shown = chat.text()
+    assert shown.index("Started new session") < shown.index("You said: first words here")
+
+
 async def test_tab_completes_commands_and_model_names(chat: Keyboard) -> None:
     await chat.until(lambda: chat.app.models, what="the model list")
     chat.send("/mo", TAB)
