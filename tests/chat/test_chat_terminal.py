@@ -132,7 +132,7 @@ def test_clarify_takes_a_number_or_typed_text(open_chat: Open) -> None:
     term.wait_for("Done: The user answered: blue")
     term.type('again [[tool clarify {"question": "Any other?", "choices": ["red", "blue"]}]]')
     term.keys("Enter")
-    term.wait_screen("Any other?")
+    term.wait_screen("? Any other?")  # the question, not the prompt typed
     term.type("green, please")
     term.keys("Enter")
     shown = term.wait_for("Done: The user answered: green, please")
@@ -276,7 +276,7 @@ def test_an_expired_question_clears_its_prompt(open_chat: Open, home: Path) -> N
     term = ready(open_chat())
     term.type('pick [[tool clarify {"question": "Too late?", "choices": ["yes", "no"]}]]')
     term.keys("Enter")
-    term.wait_screen("Too late?")
+    term.wait_screen("? Too late?")
     term.wait_for("the question expired (timeout)", timeout=30)
     term.wait_screen("idle", timeout=30)
     assert "? Too late?" not in term.screen()  # the question is gone from above the input
