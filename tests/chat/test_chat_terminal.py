@@ -327,6 +327,10 @@ def test_attach_over_websocket_with_a_token_and_refused_without(
     assert "the gateway refused the token (close code 4401)" in shown
     assert refused.exit_code() == 1
     assert "not-the-token" not in shown
+    tokenless = open_chat("--attach", url)  # no token at all (this gateway wrote none in the home)
+    shown = tokenless.wait_for("EXITED", timeout=60)
+    assert "no token for --attach: pass --token-file or set HERMES_TUI_TOKEN" in shown
+    assert tokenless.exit_code() == 2  # a usage error: nothing was tried
 
 
 def test_a_dropped_connection_is_replayed_from_the_last_event_shown(
