@@ -38,6 +38,7 @@ ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
 
 # name → (module, attribute, one-line help); here so listing commands imports no command module.
 BUILTINS: dict[str, tuple[str, str, str]] = {
+    "chat": ("hermes_chat.command", "chat_command", "Talk to the agent here (what `hermes` alone runs)."),
     "run": ("hermes_cli.cmd_run", "run_command", "Run one non-interactive turn, or a slash command."),
     "plugins": ("hermes_cli.cmd_plugins", "plugins_command", "List plugins: version, hooks, failures."),
     "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),

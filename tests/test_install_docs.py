@@ -40,7 +40,9 @@ def _user_facing() -> list[Path]:
     chosen = []
     for path in _tracked_text_files():
         relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith(("docs/", "hermes_core/", "hermes_cli/", "hermes_launcher/", "plugins/")):
+        if relative.startswith(
+            ("docs/", "hermes_core/", "hermes_cli/", "hermes_chat/", "hermes_launcher/", "plugins/")
+        ):
             chosen.append(path)
         elif relative in ("README.md", "CONTRIBUTING.md"):
             chosen.append(path)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tmux for the Ink TUI tests (tests/tui/ink/), installed when missing: they run upstream's Ink TUI
-# in a tmux terminal and read its screen. The bundle itself is fetched by the tests (.ci/ink-tui).
+# tmux, installed when missing, for the tests that read a real terminal's screen: upstream's Ink TUI
+# (tests/tui/ink/, bundle fetched into .ci/ink-tui) and hermes chat (tests/chat/test_chat_terminal.py),
+# each in a pane of a private tmux server.
 set -euo pipefail
 if command -v tmux >/dev/null 2>&1; then
   exit 0

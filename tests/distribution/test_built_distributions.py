@@ -29,7 +29,7 @@ def package_files(source: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for relative in builds.checkout_files():
         parts = Path(relative).parts
-        if parts[0] in ("hermes_core", "hermes_cli", "hermes_launcher"):
+        if parts[0] in ("hermes_core", "hermes_cli", "hermes_chat", "hermes_launcher"):
             found[relative] = relative
         elif parts[0] == "plugins" and len(parts) > 2 and parts[1].startswith("hermes_"):
             found["/".join(parts[1:])] = relative
