@@ -1,7 +1,7 @@
 """Schema map, validation and wire invariants for the ACP tests (docs/reference/acp.md#wire-invariants).
 
 Every agent-sent frame is validated with a Draft 2020-12 validator built per definition from the
-official ACP schema vendored in ``tests/acp/schema/`` (``schema.json``; ``session/fork`` from
+official ACP schema vendored in ``plugins/hermes_acp/acp_schema/`` (``schema.json``; ``session/fork`` from
 ``schema.unstable.json``); responses are paired with the requests they answer by direction and id.
 """
 
@@ -15,7 +15,10 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-SCHEMA_DIR = Path(__file__).resolve().with_name("schema")
+import hermes_acp
+
+#: The vendored schema ships with the plugin (``hermes schema export`` reads it there).
+SCHEMA_DIR = Path(hermes_acp.__file__).resolve().with_name("acp_schema")
 
 #: client → agent methods: (request definition, response definition)
 AGENT_METHODS: dict[str, tuple[str, str | None]] = {
