@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from tests import wire_check
 from tests.timing import TIME_SCALE, scaled
+
+
+@pytest.fixture(autouse=True)
+def frames_follow_the_schema() -> Iterator[None]:
+    """Fail a test when a frame a server sent during it departs from the schema export.
+
+    The test clients report frames to :mod:`tests.wire_check` (docs/integrating.md); a violation
+    is raised here, after the test, so that frames read on a client's thread count too.
+    """
+    wire_check.take()  # what arrived between tests belongs to no test
+    yield
+    found = wire_check.take()
+    if found:
+        pytest.fail("frames that do not follow the schema export:\n" + "\n".join(found[:20]), pytrace=False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
