@@ -1,4 +1,5 @@
-"""Settings for every test: the per-test timeout stretches with ``HERMES_TEST_TIME_SCALE``."""
+"""Settings for every test: the per-test timeout stretches with ``HERMES_TEST_TIME_SCALE``; a
+task exception nobody retrieved, or a frame off the schema export, fails the test."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests import wire_check
+
+# Every test fails when asyncio reports a task exception nobody retrieved (tests/task_guard.py).
+from tests.task_guard import no_unretrieved_task_exception, pytest_configure, pytest_sessionfinish  # noqa: F401
 from tests.timing import TIME_SCALE, scaled
 
 

@@ -171,17 +171,21 @@ class ResponseStore:
         return await self._call(read)
 
     # -- runs ---------------------------------------------------------------------------------
-    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None:
-        """Write a run's status."""
+    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> bool:
+        """Write a run's status unless it already ended: the first terminal status stays (a run
+        ends once); return whether it was written."""
         text = json.dumps(status, ensure_ascii=False)
 
-        def write(db: sqlite3.Connection) -> None:
-            db.execute(
-                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)",
+        def write(db: sqlite3.Connection) -> bool:
+            cur = db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?) ON CONFLICT(run_id) DO UPDATE SET"
+                " principal=excluded.principal, status=excluded.status, terminal=excluded.terminal,"
+                " updated=excluded.updated WHERE runs.terminal = 0",
                 (run_id, principal, text, int(terminal), time.time()),
             )
+            return cur.rowcount == 1
 
-        await self._call(write)
+        return await self._call(write)
 
     async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
         """Return (principal, status) of a stored run."""

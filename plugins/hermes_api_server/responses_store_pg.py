@@ -218,16 +218,18 @@ class PgResponseStore:
         return str(rows[0][0]) if rows else None
 
     # -- runs ---------------------------------------------------------------------------------
-    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None:
-        """Write a run's status; a terminal status is never replaced by a late non-terminal one."""
+    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> bool:
+        """Write a run's status unless it already ended: the first terminal status stays (a run
+        ends once); return whether it was written."""
         text = json.dumps(status, ensure_ascii=False)
         async with self._tx() as cur:
             await cur.execute(
                 "INSERT INTO api_runs VALUES (%s, %s, %s, %s, %s) ON CONFLICT (run_id) DO UPDATE SET"
                 " principal=EXCLUDED.principal, status=EXCLUDED.status, terminal=EXCLUDED.terminal,"
-                " updated=EXCLUDED.updated WHERE NOT api_runs.terminal OR EXCLUDED.terminal",
+                " updated=EXCLUDED.updated WHERE NOT api_runs.terminal",
                 (run_id, principal, text, terminal, time.time()),
             )
+            return bool(cur.rowcount == 1)
 
     async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
         """Return (principal, status) of a stored run."""
