@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Part": "hermes_core.content",
     "SeedMessage": "hermes_core.content",
     "parts_text": "hermes_core.content",
+    "comparable_messages": "hermes_core.session.compare",
     # events
     "ALL_KINDS": "hermes_core.events",
     "Usage": "hermes_core.events",
@@ -162,6 +163,7 @@ _EXPORTS: dict[str, str] = {
     "redact_log_handlers": "hermes_core.redaction",
     "testing": "hermes_core.testing",
     # shared helpers for transports
+    "mint_session_id": "hermes_core.ids",
     "ModelRef": "hermes_core.refs",
     "load_ref": "hermes_core.refs",
     "check_workspace": "hermes_core.workspace",
@@ -207,6 +209,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.events import *  # noqa: F403
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
+    from hermes_core.ids import mint_session_id  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
@@ -219,6 +222,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
+    from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401

@@ -1,4 +1,4 @@
-"""The plugin's own SQLite file: stored responses, conversation names, run statuses
+"""The plugin's own SQLite file: stored responses, conversation names, run statuses, the chat index
 (docs/reference/api-server.md#persistence).
 
 Stdlib ``sqlite3`` in WAL mode, mode 0600, every call on one worker thread off the event loop.
@@ -15,6 +15,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+
+from hermes_api_server.chat_index_rows import SQLITE_SCHEMA, SqliteChatIndex
 
 T = TypeVar("T")
 SCHEMA = """
@@ -39,7 +41,7 @@ CREATE INDEX IF NOT EXISTS console_sessions_expiry ON console_sessions(expires_a
 """
 
 
-class ResponseStore:
+class ResponseStore(SqliteChatIndex):
     """Durable API-server records."""
 
     #: Only this process writes here.
@@ -69,7 +71,7 @@ class ResponseStore:
             db = sqlite3.connect(self.path, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(SCHEMA)
+            db.executescript(SCHEMA + SQLITE_SCHEMA)
             columns = {row[1] for row in db.execute("PRAGMA table_info(responses)")}
             if "input" not in columns:  # a file from before input items were kept
                 db.execute("ALTER TABLE responses ADD COLUMN input TEXT")

@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.chat_index_rows import PG_SCHEMA, PgChatIndex
 from hermes_core import StorageUnavailable, storage_kit
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ CREATE INDEX IF NOT EXISTS api_console_sessions_expiry ON api_console_sessions(e
 """
 
 
-class PgResponseStore:
+class PgResponseStore(PgChatIndex):
     """Durable API-server records shared by every instance on one PostgreSQL database."""
 
     #: Other instances write here too: a non-terminal run may belong to a live instance.
@@ -90,7 +91,7 @@ class PgResponseStore:
         self._pool = pool
         async with self._tx() as cur:
             await cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-            await cur.execute(SCHEMA)
+            await cur.execute(SCHEMA + PG_SCHEMA)
 
     async def close(self) -> None:
         """Close the pool."""

@@ -179,6 +179,7 @@ async def backends_banner(state: ServerState) -> list[str]:
 async def _build_state(
     kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
 ) -> ServerState:
+    from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
     from hermes_api_server.pool import SessionPool
     from hermes_api_server.responses_store_pg import choose_store
@@ -199,6 +200,7 @@ async def _build_state(
         store=store,
         runs=None,  # type: ignore[arg-type]
         idempotency=TurnKeys(store),
+        chat_index=ChatIndex(store, settings.chat_index_ttl_s, settings.chat_index_max_entries),
     )
     state.runs = RunManager(state)
     if settings.browser_control.enabled:

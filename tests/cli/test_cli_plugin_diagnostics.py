@@ -107,6 +107,7 @@ def test_help_lists_a_transport_by_its_command_name_and_summary(hermes: Hermes, 
         "acp",
         "api",
         "beam",
+        "pi",
         "tui",
     }
     ran = hermes("beam", pythonpath=[renamed])

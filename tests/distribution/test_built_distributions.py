@@ -67,7 +67,10 @@ def test_the_wheel_declares_the_command_and_every_plugin(built: Built) -> None:
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(text)
     groups = {section: dict(parser[section]) for section in parser.sections()}
-    assert groups["console_scripts"] == {"hermes": "hermes_launcher:main"}
+    assert groups["console_scripts"] == {
+        "hermes": "hermes_launcher:main",
+        "hermes-pi": "hermes_launcher:pi_main",
+    }
     declared = PYPROJECT["project"]["entry-points"]
     assert groups["hermes.plugins"] == declared["hermes.plugins"]
     assert groups["hermes.early"] == declared["hermes.early"]

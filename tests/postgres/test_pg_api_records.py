@@ -7,6 +7,7 @@ import asyncio
 
 from hermes_api_server.responses_store_pg import PgResponseStore
 from hermes_core import StorageUnavailable
+from tests.api.chat_index_checks import index_rows_behave
 from tests.pg_schema import drop_connections, own_connections
 
 
@@ -139,3 +140,12 @@ async def test_input_items_are_kept_and_an_older_table_gains_their_column(pg_dsn
         assert got is not None and got["input"] == items
     finally:
         await store.close()
+
+
+async def test_two_instances_share_the_chat_index(pg_dsn: str) -> None:
+    a, b = PgResponseStore(pg_dsn, 100), PgResponseStore(pg_dsn, 100)
+    await asyncio.gather(a.open(), b.open())
+    try:
+        await index_rows_behave(a, b)
+    finally:
+        await asyncio.gather(a.close(), b.close())
