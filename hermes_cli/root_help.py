@@ -44,6 +44,11 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
     "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),
     "config": ("hermes_cli.cmd_config", "config_group", "Read and write config.toml."),
     "sessions": ("hermes_cli.cmd_sessions", "sessions_group", "List and show stored sessions."),
+    "schema": (
+        "hermes_cli.cmd_schema",
+        "schema_group",
+        "Export the wire protocols' schemas; compare two exports.",
+    ),
     "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version and distribution."),
     "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),
 }

@@ -126,6 +126,13 @@ _EXPORTS: dict[str, str] = {
     "StorageSpec": "hermes_core.records",
     "RunBusSpec": "hermes_core.records",
     "ConfigSection": "hermes_core.records",
+    "SchemaSpec": "hermes_core.records",
+    # the wire schemas' version (hermes schema export)
+    "SCHEMA_VERSION": "hermes_core.wire_stamp",
+    "SCHEMA_SHA256": "hermes_core.wire_stamp",
+    "schema_stamp": "hermes_core.wire_stamp",
+    "wire_schemas": "hermes_core.wire_schema",
+    "JSON_SCHEMA_DIALECT": "hermes_core.wire_schema",
     "PolicyDecision": "hermes_core.records",
     "ToolCallInfo": "hermes_core.records",
     # hooks
@@ -234,6 +241,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
+    from hermes_core.wire_schema import JSON_SCHEMA_DIALECT, wire_schemas  # noqa: F401
+    from hermes_core.wire_stamp import SCHEMA_SHA256, SCHEMA_VERSION, schema_stamp  # noqa: F401
     from hermes_core.workspace import (  # noqa: F401
         WorkspaceError,
         WorkspaceProblem,

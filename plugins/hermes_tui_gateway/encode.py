@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from hermes_core import (
     FileChange,
@@ -31,18 +31,19 @@ from hermes_core import (
     cut_off_reason,
     subagent_payload,
 )
+from hermes_tui_gateway.wire import MessageComplete, QuestionExpire, ToolComplete, ToolStart, UsageObj
 
 Redact = Callable[[str], str]
 
 
-def usage_obj(usage: Usage, model: str | None) -> dict[str, Any]:
+def usage_obj(usage: Usage, model: str | None) -> UsageObj:
     """Return the docs/reference/tui-gateway.md#usage-object usage object.
 
     :param usage: the core's usage.
     :param model: the model in force, ``provider:model``.
     :returns: the wire object.
     """
-    out: dict[str, Any] = {
+    out: UsageObj = {
         "model": model,
         "input": usage.input,
         "output": usage.output,
@@ -161,7 +162,7 @@ def _short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
+def tool_start(ev: ToolAnnounced) -> ToolStart:
     """Return the ``tool.start`` payload."""
     return {
         "tool_id": ev.call_id,
@@ -208,9 +209,9 @@ def inline_diff(change: FileChange, cwd: str | None = None) -> str:
     return "".join(out)
 
 
-def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None = None) -> dict[str, Any]:
+def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None = None) -> ToolComplete:
     """Return the ``tool.complete`` payload."""
-    out: dict[str, Any] = {
+    out: ToolComplete = {
         "tool_id": ev.call_id,
         "name": ev.name,
         "args": args if args is not None else {},
@@ -279,19 +280,21 @@ def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
     return f"{ev.kind}.request", p
 
 
-def question_expire(ev: QuestionClosed) -> tuple[str, dict[str, Any]] | None:
+def question_expire(ev: QuestionClosed) -> tuple[str, QuestionExpire] | None:
     """Return the ``<kind>.expire`` event, or None (answered, or shutdown: nothing is sent)."""
     if ev.reason in ("answered", "shutdown"):
         return None
-    reason = ev.reason if ev.reason in ("timeout", "interrupted", "closed") else "closed"
+    reason: Literal["timeout", "interrupted", "closed"] = (
+        ev.reason if ev.reason in ("timeout", "interrupted", "closed") else "closed"
+    )
     return f"{ev.kind}.expire", {"request_id": ev.request_id, "reason": reason}
 
 
-def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> dict[str, Any]:
+def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> MessageComplete:
     """Return the ``message.complete`` payload per the outcome table of
     docs/reference/tui-gateway.md#event-catalog."""
     outcome = ev.outcome
-    p: dict[str, Any] = {
+    p: MessageComplete = {
         "text": ev.text,
         "status": outcome.status,
         "usage": usage_obj(ev.usage, model),

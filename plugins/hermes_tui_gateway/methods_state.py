@@ -4,11 +4,12 @@ list, replay, resize."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import rpc
 from hermes_tui_gateway import encode
 from hermes_tui_gateway.params import bad, clamp, opt_str, session_id
+from hermes_tui_gateway.wire import UsageObj
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -42,7 +43,8 @@ def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 def usage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``session.usage``: the cumulative usage object."""
     live = gw.live(session_id(p))
-    return encode.usage_obj(live.session.usage, live.session.info().model)
+    result: UsageObj = encode.usage_obj(live.session.usage, live.session.info().model)
+    return cast("dict[str, Any]", result)
 
 
 def status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:

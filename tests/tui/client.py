@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests import wire_check
+
 BIN_DIR = Path(sys.executable).parent
 HERMES = shutil.which("hermes", path=str(BIN_DIR)) or str(BIN_DIR / "hermes")
 _SCRUB = ("HERMES_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_")
@@ -64,6 +66,7 @@ class _Collector:
         self.null_errors: list[Frame] = []
 
     def add(self, frame: Frame) -> None:
+        wire_check.check_tui(frame)
         with self.cond:
             self.frames.append(frame)
             if "method" not in frame:
@@ -316,6 +319,7 @@ class WsClient:
         async for msg in self.ws:
             if msg.type == aiohttp.WSMsgType.TEXT:
                 frame = json.loads(msg.data)
+                wire_check.check_tui(frame)
                 self.frames.append(frame)
                 if "method" not in frame and frame.get("id") is not None:
                     self.responses[frame["id"]] = frame
