@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.0.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "7fdc24003931c797e652dbc2100834e7a2699673334888d4d5bed20aea89e724"
+SCHEMA_SHA256 = "936e6a73b4bdf72ec5da536ca45049bad804d8591a56940ad023bc8811b7c4d5"
 
 
 def schema_stamp() -> dict[str, str]:

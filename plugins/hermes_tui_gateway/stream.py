@@ -269,10 +269,10 @@ class SessionStream:
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
                 if self._tools_visible() or ev.name == "clarify":
-                    payload = encode.tool_start(ev)
+                    started = encode.tool_start(ev)
                     if self.verbose == "verbose":
-                        payload["args_text"] = encode.args_text(ev.args_redacted)
-                    self.emit("tool.start", payload)
+                        started["args_text"] = encode.args_text(ev.args_redacted)
+                    self.emit("tool.start", started)
             case ToolProgress():
                 name = self._tool_names.get(ev.call_id, "")
                 if self._tools_visible() or name == "clarify":
@@ -283,7 +283,7 @@ class SessionStream:
                     ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
                 )
                 if self.verbose == "verbose":
-                    payload["result_text"] = payload["result"]
+                    finished["result_text"] = finished["result"]
                 if (
                     self._tools_visible()
                     or "inline_diff" in finished

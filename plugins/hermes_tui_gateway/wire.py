@@ -120,6 +120,8 @@ class ToolStart(TypedDict):
     name: str
     context: str
     args: Any
+    #: with ``verbose`` display: the arguments as readable text
+    args_text: NotRequired[str]
 
 
 class ToolComplete(TypedDict):
@@ -134,6 +136,8 @@ class ToolComplete(TypedDict):
     summary: NotRequired[str]
     inline_diff: NotRequired[str]
     todos: NotRequired[list[dict[str, Any]]]
+    #: with ``verbose`` display: the whole result as text
+    result_text: NotRequired[str]
 
 
 class QuestionExpire(TypedDict):
