@@ -25,6 +25,9 @@ LOCAL_COMMANDS: dict[str, str] = {
     "/quit": "Leave the chat",
 }
 APPROVAL_KEYS = {"o": "once", "s": "session", "a": "always", "d": "deny"}
+#: Commands that leave the current session for another. Typed while a turn runs, they wait for it
+#: to end: the gateway would switch at once and the rest of the running turn would never be shown.
+SWITCHING = frozenset({"/new", "/reset", "/resume", "/branch", "/fork"})
 
 
 def describe_error(exc: RpcError) -> str:
@@ -151,6 +154,9 @@ class Controller:
         if name == "/image":
             await self.attach_image(arg)
             return
+        if name in SWITCHING and not self.settled():
+            self.screen.notice(f"{name} runs when this turn ends (Ctrl+C stops the turn)")
+            await self.wait_settled()
         try:
             result = await self.client.call("command.dispatch", session_id=self.session_id, command=line)
         except ConnectionLost:

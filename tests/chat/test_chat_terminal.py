@@ -353,3 +353,16 @@ def test_a_dropped_connection_is_replayed_from_the_last_event_shown(
         assert relay.accepted == 2
     finally:
         relay.close()
+
+
+def test_new_typed_during_a_turn_waits_and_the_whole_reply_is_shown(open_chat: Open) -> None:
+    term = ready(open_chat())
+    term.type("long [[tokens 120]] [[delay 25]]")
+    term.keys("Enter")
+    term.wait_for("t5 ")
+    term.type("/new")  # typed while the reply still streams
+    term.keys("Enter")
+    shown = term.wait_for("Started new session")
+    assert "/new runs when this turn ends" in shown
+    # the running turn was shown to its end before the session changed
+    assert shown.index("t119") < shown.index("Started new session"), shown
