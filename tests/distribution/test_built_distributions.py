@@ -57,6 +57,8 @@ def test_the_wheel_is_ours_and_holds_every_package_file(built: Built) -> None:
     assert {f"{top}/py.typed" for top in tops} <= names
     statics = sorted(p for p in wanted if p.startswith("hermes_api_server/console/static/"))
     assert {"index.html", "app.js", "console.css"} <= {p.rsplit("/", 1)[1] for p in statics}
+    # The vendored ACP schema `hermes schema export` builds on.
+    assert "hermes_acp/acp_schema/schema.json" in names
 
 
 def test_the_wheel_declares_the_command_and_every_plugin(built: Built) -> None:
