@@ -43,6 +43,7 @@ from tests.tui.ink.screen import InkTui  # noqa: E402
 
 BUDGET_START_S = 1.5
 BUDGET_ECHO_P95_MS = 100.0
+START_ENV: dict[str, str] = {}
 CONFIG = 'model = "mock:echo"\n[compression]\nauto_threshold = 0\n[titles]\nrefine = false\n'
 
 
@@ -65,14 +66,14 @@ def ours_start(root: Path) -> tuple[float, float]:
     work.mkdir(parents=True)
     write_config(home, CONFIG)
     # Warm the launcher and bytecode once, as an installed copy would be.
-    tui = InkTui(home, work, via_hermes=True)
+    tui = InkTui(home, work, via_hermes=True, env=START_ENV)
     try:
         _poll(tui, _ready, 60)
     finally:
         tui.close()
         tui.remove()
     start = time.perf_counter()
-    tui = InkTui(home, work, via_hermes=True)
+    tui = InkTui(home, work, via_hermes=True, env=START_ENV)
     try:
         ready = _poll(tui, _ready, 60) - start
         tui.type("hi")
@@ -241,9 +242,16 @@ def main() -> int:
         type=float,
         help="set [tui] stream_interval_long_s (0.033 gives the fixed 33 ms merge window of before)",
     )
+    parser.add_argument(
+        "--no-prestart",
+        action="store_true",
+        help="HERMES_INK_PRESTART=0: the gateway starts only when the TUI asks (as before)",
+    )
     parser.add_argument("--upstream-venv", type=Path, default=REPO / ".ci" / "ink-tui" / ".venv-upstream")
     args = parser.parse_args()
     global CONFIG
+    if args.no_prestart:
+        START_ENV["HERMES_INK_PRESTART"] = "0"
     if args.stream_interval_long is not None:
         CONFIG += f"[tui]\nstream_interval_long_s = {args.stream_interval_long}\n"
     bundle.entry_js()
