@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "CommandNotAvailable": "hermes_core.errors",
     "StorageError": "hermes_core.errors",
     "StorageUnavailable": "hermes_core.errors",
+    "StorageUnsupported": "hermes_core.errors",
+    "CursorError": "hermes_core.errors",
     "LeaseLost": "hermes_core.errors",
     "ConfigError": "hermes_core.errors",
     "PluginError": "hermes_core.errors",
@@ -99,6 +101,23 @@ _EXPORTS: dict[str, str] = {
     "SessionPage": "hermes_core.storage",
     "Storage": "hermes_core.storage",
     "storage_kit": "hermes_core.storage_kit",
+    # durable records (kernel.records) and the event log (kernel.events)
+    "StoredRecord": "hermes_core.record_store",
+    "Expect": "hermes_core.record_store",
+    "Claim": "hermes_core.record_store",
+    "RecordPage": "hermes_core.record_store",
+    "RecordStore": "hermes_core.record_store",
+    "Records": "hermes_core.record_space",
+    "RecordSpace": "hermes_core.record_space",
+    "KEEP": "hermes_core.record_space",
+    "EventChunk": "hermes_core.event_log.store",
+    "ChunkInfo": "hermes_core.event_log.store",
+    "ChunkWrite": "hermes_core.event_log.store",
+    "EventLogStore": "hermes_core.event_log.store",
+    "EventLogs": "hermes_core.event_log.owner",
+    "LogGap": "hermes_core.event_log.reader",
+    "LogPage": "hermes_core.event_log.reader",
+    "parse_cursor": "hermes_core.event_log.reader",
     # tools
     "ToolError": "hermes_core.tools",
     "ToolResult": "hermes_core.tools",
@@ -190,6 +209,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core import approvals, provider_kit, rpc, storage_kit, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
+    from hermes_core.event_log.owner import EventLogs  # noqa: F401
+    from hermes_core.event_log.reader import LogGap, LogPage, parse_cursor  # noqa: F401
+    from hermes_core.event_log.store import ChunkInfo, ChunkWrite, EventChunk, EventLogStore  # noqa: F401
     from hermes_core.events import *  # noqa: F403
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
@@ -201,6 +223,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.questions import QuestionBroker  # noqa: F401
+    from hermes_core.record_space import KEEP, Records, RecordSpace  # noqa: F401
+    from hermes_core.record_store import Claim, Expect, RecordPage, RecordStore, StoredRecord  # noqa: F401
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401

@@ -1,7 +1,8 @@
 """An in-memory storage backend: tests, embeds without a data dir, never-persisted sessions.
 
-It follows the :class:`~hermes_core.storage.Storage` protocol exactly, so the kernel cannot tell
-it from SQLite except that nothing survives the process.
+It follows the :class:`~hermes_core.storage.Storage` protocol exactly, records and the event log
+included (:mod:`hermes_core.memory_records`, :mod:`hermes_core.memory_event_log`), so the kernel
+cannot tell it from SQLite except that nothing survives the process.
 """
 
 from __future__ import annotations
@@ -12,15 +13,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core.history import materialize
+from hermes_core.memory_event_log import MemoryEventLog
+from hermes_core.memory_records import MemoryRecords
 from hermes_core.storage import PREVIEW_CHARS, NewRow, Row, SessionPage, SessionRecord
 
 
-class MemoryStorage:
-    """Sessions and rows kept in dictionaries."""
+class MemoryStorage(MemoryRecords, MemoryEventLog):
+    """Sessions, rows, leases, records and event logs kept in dictionaries; no file is written."""
 
     durable = False
 
     def __init__(self) -> None:
+        MemoryRecords.__init__(self)
+        MemoryEventLog.__init__(self)
         self._sessions: dict[str, SessionRecord] = {}
         self._rows: dict[str, list[Row]] = {}
         self._leases: dict[str, tuple[str, float]] = {}

@@ -135,6 +135,10 @@ class Sessions:
         kernel = self._kernel
         await self.children.close_children(session.id)
         try:
+            await kernel.events.detach(session)  # sealed while the lease is still ours
+        except Exception:
+            log.warning("closing the event log of %s failed", session.id, exc_info=True)
+        try:
             await kernel.storage.release_lease(session.id, kernel.lease_owner)
         except Exception:
             log.warning("releasing the lease of %s failed", session.id, exc_info=True)

@@ -1,0 +1,378 @@
+"""Writing the event log: numbers handed out at emit, chunks written behind the turn
+(docs/reference/core.md#the-event-log).
+
+``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
+more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide
+:class:`LogWriter` task writes what is queued, for every session at once, in one storage call
+per pass; while a pass is under way the next one's events gather, so the batches grow with the
+load and an idle log is written within one storage round trip.
+
+Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
+events of the open tail (everything since the last compaction) stay in memory meanwhile. A
+*compaction* rewrites the open tail as one chunk (replacing the provisional ones): when a turn
+ends (so a turn is one chunk, compressed as one), when the tail grows past ``TAIL_MAX_EVENTS``
+events or ``TAIL_MAX_BYTES``, when it holds several provisional chunks and has been quiet for
+``COMPACT_AFTER_S``, and at close, where the final chunk is marked *sealed*. A log whose newest
+chunk is not sealed was not closed: its writer died.
+
+Every chunk notes a reservation, its last number plus ``RESERVE``: a writer that finds an
+unsealed log after a crash continues above it, so no number handed out live before the crash
+ever names another event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
+
+from hermes_core.event_log.codec import RESERVE, ChunkHeader, encode_events, make_chunk, split_chunk
+from hermes_core.event_log.store import ChunkWrite, EventChunk, EventLogStore
+from hermes_core.events import Event, TurnCompleted, TurnStarted
+
+if TYPE_CHECKING:
+    from hermes_core.session.live import Session
+
+log = logging.getLogger("hermes.event_log")
+
+COMPACT_AFTER_S = 0.5
+TAIL_MAX_EVENTS = 4096
+TAIL_MAX_BYTES = 1024 * 1024
+RETRY_S = 0.5
+#: zlib levels: provisional chunks are rewritten soon, compactions stay.
+PROVISIONAL_LEVEL = 1
+COMPACT_LEVEL = 6
+
+State = Literal["open", "broken", "closed"]
+_set = object.__setattr__  # how an event gets its number (events are frozen)
+
+
+class SessionLog:
+    """The log of one live session (made by ``kernel.events`` when the session opens).
+
+    :param writer: the kernel's writer task.
+    :param session: the live session.
+    :param next_seq: the number the next event gets.
+    :param last_chunk: the newest stored chunk (None for an empty log).
+    :param lost: numbers a crash lost just before ``next_seq`` (to note in the next chunk).
+    """
+
+    def __init__(
+        self,
+        writer: LogWriter,
+        session: Session,
+        next_seq: int,
+        last_chunk: EventChunk | None,
+        lost: tuple[int, int] | None = None,
+    ) -> None:
+        self.writer = writer
+        self.session = session
+        self.session_id = session.id
+        self.next_seq = next_seq
+        self.stored_end = last_chunk.last_seq if last_chunk is not None else 0
+        self.durable = self.stored_end
+        self.last_chunk = last_chunk
+        self.last_sealed = last_chunk is None or _sealed(last_chunk)
+        self.pending: list[Event] = []
+        self.inflight: list[Event] = []
+        self.inflight_kind: Literal["provisional", "compact", "seal"] | None = None
+        self.inflight_sealed = False
+        self.tail: list[Event] = []
+        self.tail_first: int | None = None
+        self.tail_bytes = 0
+        self.tail_chunks = 0
+        self.tail_lost = lost
+        self.turn_ended = False
+        self.open_turn: tuple[str, int] | None = None
+        self.last_append = time.monotonic()
+        self.state: State = "open"
+        # Taking events: open and not closing (one test on the hot path instead of two).
+        self.taking = True
+        # Woken and not looked at by the writer since: later appends need not wake it again.
+        self.woken = False
+        self.closing = False
+        self._closed: asyncio.Future[None] | None = None
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.written_since_check = 0
+        self.events_since_check = 0
+        self.checked = False
+
+    # -- the hot path ---------------------------------------------------------------------------
+    def append(self, event: Event) -> None:
+        """Number ``event`` and queue it (runs inside ``Session.emit``: keep it this short)."""
+        if not self.taking:
+            return
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        _set(event, "seq", seq)
+        self.pending.append(event)
+        kind = type(event)
+        if kind is TurnStarted:
+            self.open_turn = (event.turn_id or "", seq)
+        elif kind is TurnCompleted and self.open_turn is not None:
+            self.open_turn = None
+            self.turn_ended = True
+        if not self.woken:
+            self.woken = True
+            self.writer.wake(self)
+
+    # -- what the writer asks -------------------------------------------------------------------
+    @property
+    def head(self) -> int:
+        """The newest number handed out (0: none yet)."""
+        return self.next_seq - 1
+
+    def memory(self) -> list[Event]:
+        """Every event still held in memory (the open tail, in flight, queued), in order."""
+        return [*self.tail, *self.inflight, *self.pending]
+
+    def due(self, now: float) -> float | None:
+        """When the writer should look at this log again (None: only when woken)."""
+        if self.state != "open" or not self.session.persisted:
+            return None
+        if self.pending or self.closing:
+            return now
+        if self.tail_chunks > 1 and self.open_turn is None:
+            return self.last_append + COMPACT_AFTER_S
+        return None
+
+    def build(self, now: float) -> ChunkWrite | None:
+        """Return the write this log wants now, or None (moving queued events in flight)."""
+        self.woken = False
+        if self.state != "open":
+            return None
+        if not self.session.persisted:
+            if self.closing:
+                self._finish()  # never stored: a session that is not kept keeps no log
+            return None
+        events = self.pending
+        write: ChunkWrite | None
+        compact = bool(self.tail) and (
+            self.closing
+            or (self.turn_ended and self.open_turn is None)
+            or len(self.tail) + len(events) > TAIL_MAX_EVENTS
+            or self.tail_bytes > TAIL_MAX_BYTES
+            or (self.tail_chunks > 1 and self.open_turn is None and now - self.last_append >= COMPACT_AFTER_S)
+        )
+        if compact:
+            batch = [*self.tail, *events]
+            write = self._write(batch, replace=True, level=COMPACT_LEVEL)
+            self.inflight_kind = "compact"
+        elif events:
+            # With nothing in the tail, a closing log or a whole turn is written as it will stay.
+            final = self.closing or (self.turn_ended and self.open_turn is None)
+            write = self._write(events, replace=False, level=COMPACT_LEVEL if final else PROVISIONAL_LEVEL)
+            self.inflight_kind = "compact" if final else "provisional"
+        elif self.closing:
+            write = self._seal_rewrite()
+            if write is None:
+                self._finish()
+                return None
+            self.inflight_kind = "seal"
+        else:
+            return None
+        self.inflight, self.pending = events, []
+        self.inflight_sealed = self.closing
+        if events:
+            self.last_append = now
+        return write
+
+    def _write(self, events: list[Event], *, replace: bool, level: int) -> ChunkWrite:
+        first, last = events[0].seq, events[-1].seq
+        starts_tail = replace or not self.tail
+        header = ChunkHeader(
+            reserve=last + RESERVE,
+            sealed=self.closing,
+            open_turn=self.open_turn,
+            lost=self.tail_lost if starts_tail else None,
+        )
+        chunk = make_chunk(first, last, header, encode_events(events, level=level))
+        return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=first if replace else None)
+
+    def _seal_rewrite(self) -> ChunkWrite | None:
+        last = self.last_chunk
+        if last is None or self.last_sealed:
+            return None
+        header, body = split_chunk(last.data)
+        sealed = ChunkHeader(header.reserve, True, header.open_turn, header.lost)
+        chunk = make_chunk(last.first_seq, last.last_seq, sealed, body)
+        return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=last.first_seq)
+
+    def done(self, write: ChunkWrite, applied: bool) -> None:
+        """Take the outcome of this log's write."""
+        kind, self.inflight_kind = self.inflight_kind, None
+        batch, self.inflight = self.inflight, []
+        if not applied:
+            self.state = "broken"
+            self.taking = False
+            self.pending = []
+            self.session.report_problem(
+                "storage",
+                f"another process has written this session's event log; events after {self.durable} "
+                "are not logged here (open the session again)",
+                once="event_log",
+            )
+            self._release_waiters()
+            self._finish()
+            return
+        chunk = write.chunk
+        self.durable = chunk.last_seq
+        self.last_chunk = chunk
+        self.last_sealed = self.inflight_sealed
+        if kind != "seal":
+            self.written_since_check += len(chunk.data)
+            self.events_since_check += len(batch)
+        if kind == "provisional":
+            if not self.tail:
+                self.tail_first = chunk.first_seq
+            self.tail.extend(batch)
+            self.tail_bytes += len(chunk.data)
+            self.tail_chunks += 1
+        elif kind == "compact":
+            self.tail, self.tail_first, self.tail_bytes, self.tail_chunks = [], None, 0, 0
+            self.tail_lost = None
+            self.turn_ended = any(isinstance(e, TurnCompleted) for e in self.pending)
+            self.writer.maybe_trim(self)
+        self.session.forget_problem("event_log_write")
+        self._release_waiters()
+        if self.closing and not self.pending:
+            if self.last_sealed:
+                self._finish()
+
+    def failed(self, exc: BaseException) -> None:
+        """Put a batch whose write raised back in the queue (it is tried again)."""
+        self.pending = [*self.inflight, *self.pending]
+        self.inflight, self.inflight_kind = [], None
+        self.session.report_problem(
+            "storage", f"writing this session's event log failed (retrying): {exc}", once="event_log_write"
+        )
+
+    # -- waiting ----------------------------------------------------------------------------------
+    async def durable_through(self, seq: int) -> None:
+        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be)."""
+        if seq <= self.durable or self.state != "open":
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, future))
+        await future
+
+    def _release_waiters(self) -> None:
+        keep = []
+        for seq, future in self._waiters:
+            if seq <= self.durable or self.state != "open":
+                if not future.done():
+                    future.set_result(None)
+            else:
+                keep.append((seq, future))
+        self._waiters = keep
+
+    # -- closing ----------------------------------------------------------------------------------
+    async def close(self, timeout: float) -> None:
+        """Write what is queued and seal the log; give up (logging it) after ``timeout``."""
+        if self.state != "open":
+            return
+        self.closing = True
+        self.taking = False
+        if self._closed is None:
+            self._closed = asyncio.get_running_loop().create_future()
+        self.writer.wake(self)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._closed), timeout)
+        except TimeoutError:
+            log.warning("the event log of %s was not sealed within %.0f s", self.session_id, timeout)
+            self.state = "closed"
+            self.taking = False
+            self._release_waiters()
+
+    def _finish(self) -> None:
+        self.taking = False
+        if self.state == "open":
+            self.state = "closed"
+        self._release_waiters()
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+
+
+def _sealed(chunk: EventChunk) -> bool:
+    try:
+        return split_chunk(chunk.data)[0].sealed
+    except ValueError:
+        return True  # unreadable: never rewrite it (the next write starts above its reservation)
+
+
+class LogWriter:
+    """The kernel's one task that writes every session's event log.
+
+    :param store: the storage backend's event-log part.
+    :param on_trim: called (as a task) with a log whose size should be checked against retention.
+    """
+
+    def __init__(self, store: EventLogStore, on_trim: Callable[[SessionLog], Any]) -> None:
+        self.store = store
+        self._on_trim = on_trim
+        self._dirty: dict[SessionLog, None] = {}
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def wake(self, session_log: SessionLog) -> None:
+        """Have the writer look at ``session_log`` soon."""
+        self._dirty[session_log] = None
+        if self._idle.is_set():
+            self._idle.clear()
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def maybe_trim(self, session_log: SessionLog) -> None:
+        """Hand a just-compacted log to the retention check."""
+        self._on_trim(session_log)
+
+    async def idle(self) -> None:
+        """Wait until nothing is queued or being written (compactions may still be due)."""
+        while not self._idle.is_set():
+            await self._idle.wait()
+
+    async def run(self) -> None:
+        """Write until cancelled (the kernel runs this as a background task, cancelled at
+        shutdown once every session is closed)."""
+        while True:
+            now = time.monotonic()
+            writes: list[tuple[SessionLog, ChunkWrite]] = []
+            nearest: float | None = None
+            for session_log in list(self._dirty):
+                write = session_log.build(now)
+                if write is not None:
+                    writes.append((session_log, write))
+                    continue
+                due = session_log.due(now)
+                if due is None:
+                    del self._dirty[session_log]
+                else:
+                    nearest = due if nearest is None else min(nearest, due)
+            if not writes:
+                if not any(s.pending for s in self._dirty):
+                    self._idle.set()
+                self._wake.clear()
+                if nearest is None:
+                    await self._wake.wait()
+                else:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), max(0.0, nearest - time.monotonic()))
+                continue
+            try:
+                results = await self.store.write_event_chunks([write for _, write in writes])
+            except asyncio.CancelledError:
+                for session_log, _ in writes:
+                    session_log.failed(RuntimeError("the kernel stopped"))
+                raise
+            except Exception as exc:
+                log.warning("writing the event log failed: %s", exc)
+                for session_log, _ in writes:
+                    session_log.failed(exc)
+                await asyncio.sleep(RETRY_S)
+                continue
+            for (session_log, write), applied in zip(writes, results, strict=True):
+                session_log.done(write, bool(applied))
