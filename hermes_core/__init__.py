@@ -100,6 +100,7 @@ _EXPORTS: dict[str, str] = {
     "SessionRecord": "hermes_core.storage",
     "SessionPage": "hermes_core.storage",
     "Storage": "hermes_core.storage",
+    "MemoryStorage": "hermes_core.memory_storage",
     "storage_kit": "hermes_core.storage_kit",
     # durable records (kernel.records) and the event log (kernel.events)
     "StoredRecord": "hermes_core.record_store",
@@ -217,6 +218,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
+    from hermes_core.memory_storage import MemoryStorage  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
     from hermes_core.provider_base import ProviderBase  # noqa: F401
