@@ -138,6 +138,13 @@ _EXPORTS: dict[str, str] = {
     "CommandResult": "hermes_core.records",
     "StorageSpec": "hermes_core.records",
     "RunBusSpec": "hermes_core.records",
+    # the run bus contract (hermes api runs between instances)
+    "RunBus": "hermes_core.run_bus",
+    "RunBusFactory": "hermes_core.run_bus",
+    "BusEvent": "hermes_core.run_bus",
+    "BusRun": "hermes_core.run_bus",
+    "OwnerGone": "hermes_core.run_bus",
+    "ControlHandler": "hermes_core.run_bus",
     "PolicyDecision": "hermes_core.records",
     "ToolCallInfo": "hermes_core.records",
     # hooks
@@ -231,6 +238,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
+    from hermes_core.run_bus import BusEvent, BusRun, ControlHandler, OwnerGone, RunBus, RunBusFactory  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
