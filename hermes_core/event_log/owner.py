@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from hermes_core.session.live import Session
 
 log = logging.getLogger("hermes.event_log")
-#: How long closing a session waits for its log to be sealed.
-CLOSE_TIMEOUT_S = 10.0
+#: How long closing a session waits for its log to be sealed (not at all while writes fail).
+CLOSE_TIMEOUT_S = 3.0
 
 
 class EventLogs:

@@ -96,6 +96,7 @@ class SessionLog:
         self.closing = False
         self._closed: asyncio.Future[None] | None = None
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.failing = False  # the last write raised (storage away): closing does not wait
         self.written_since_check = 0
         self.events_since_check = 0
         self.checked = False
@@ -236,6 +237,7 @@ class SessionLog:
             self.tail_lost = None
             self.turn_ended = any(isinstance(e, TurnCompleted) for e in self.pending)
             self.writer.maybe_trim(self)
+        self.failing = False
         self.session.forget_problem("event_log_write")
         self._release_waiters()
         if self.closing and not self.pending:
@@ -246,6 +248,7 @@ class SessionLog:
         """Put a batch whose write raised back in the queue (it is tried again)."""
         self.pending = [*self.inflight, *self.pending]
         self.inflight, self.inflight_kind = [], None
+        self.failing = True
         self.session.report_problem(
             "storage", f"writing this session's event log failed (retrying): {exc}", once="event_log_write"
         )
@@ -280,11 +283,12 @@ class SessionLog:
             self._closed = asyncio.get_running_loop().create_future()
         self.writer.wake(self)
         try:
-            await asyncio.wait_for(asyncio.shield(self._closed), timeout)
+            # With storage away, closing the session does not wait for it: the log stays
+            # unsealed, and the next opener treats the numbers after the stored ones as lost.
+            await asyncio.wait_for(asyncio.shield(self._closed), 0 if self.failing else timeout)
         except TimeoutError:
-            log.warning("the event log of %s was not sealed within %.0f s", self.session_id, timeout)
+            log.warning("the event log of %s was closed without being sealed", self.session_id)
             self.state = "closed"
-            self.taking = False
             self._release_waiters()
 
     def _finish(self) -> None:

@@ -5,6 +5,7 @@ it, a second writer, and storage that fails for a while."""
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from hermes_core import (
 from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk, split_chunk
 from hermes_core.memory_storage import MemoryStorage
 from hermes_core.testing import make_kernel
+from tests.timing import eventually, scaled
 
 MOCK = {"model": "mock:echo"}
 
@@ -232,3 +234,17 @@ async def test_an_unreadable_chunk_is_a_gap_not_a_crash(tmp_path: Path) -> None:
     gaps = [item for item in page.items if isinstance(item, LogGap)]
     assert [(g.reason, g.first_seq) for g in gaps] == [("unreadable", end + 1), ("lost", end + 4)]
     assert events[0].seq == end + 3 + 65_536 + 1
+
+
+async def test_closing_does_not_wait_for_storage_that_is_away(tmp_path: Path) -> None:
+    storage = Flaky(failures=10**9)
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("away", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("hello", owner="me")).outcome
+        await eventually(lambda: storage.failures < 10**9)  # a write was tried and failed
+        started = time.monotonic()
+        await session.close()
+        took = time.monotonic() - started
+    assert took < scaled(1.0), took
+    assert await storage.last_event_chunk("away") is None
