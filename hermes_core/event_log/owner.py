@@ -19,7 +19,8 @@ from hermes_core.event_log.store import EventLogStore, missing_event_log_methods
 if TYPE_CHECKING:
     from hermes_core.event_log.reader import LogGap, LogPage
     from hermes_core.event_log.store import EventChunk
-    from hermes_core.event_log.writer import LogWriter, SessionLog
+    from hermes_core.event_log.writer import SessionLog
+    from hermes_core.event_log.writer_task import LogWriter
     from hermes_core.events import Event
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
@@ -47,7 +48,7 @@ class EventLogs:
     def start(self) -> None:
         """Decide whether to log and start the writer (``Kernel.running``, storage open); the
         writer is a kernel background task, cancelled at shutdown after the sessions closed."""
-        from hermes_core.event_log.writer import LogWriter
+        from hermes_core.event_log.writer_task import LogWriter
 
         settings = self._kernel.settings
         storage = self._kernel.storage

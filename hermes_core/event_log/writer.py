@@ -2,10 +2,10 @@
 (docs/reference/core.md#the-event-log).
 
 ``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
-more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide
-:class:`LogWriter` task writes what is queued, for every session at once, in one storage call
-per pass; while a pass is under way the next one's events gather, so the batches grow with the
-load and an idle log is written within one storage round trip.
+more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide task
+(:class:`~hermes_core.event_log.writer_task.LogWriter`) writes what is queued, for every session
+at once, in one storage call per pass; while a pass is under way the next one's events gather,
+so the batches grow with the load and an idle log is written within one storage round trip.
 
 Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
 events of the open tail (everything since the last compaction) stay in memory meanwhile. A
@@ -23,17 +23,16 @@ ever names another event.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from hermes_core.event_log.codec import RESERVE, ChunkHeader, encode_events, make_chunk, split_chunk
-from hermes_core.event_log.store import ChunkWrite, EventChunk, EventLogStore
+from hermes_core.event_log.store import ChunkWrite, EventChunk
 from hermes_core.events import Event, TurnCompleted, TurnStarted
 
 if TYPE_CHECKING:
+    from hermes_core.event_log.writer_task import LogWriter
     from hermes_core.session.live import Session
 
 log = logging.getLogger("hermes.event_log")
@@ -41,7 +40,8 @@ log = logging.getLogger("hermes.event_log")
 COMPACT_AFTER_S = 0.5
 TAIL_MAX_EVENTS = 4096
 TAIL_MAX_BYTES = 1024 * 1024
-RETRY_S = 0.5
+#: While writes fail, at most this many events wait in memory; past it the session stops logging.
+MAX_PENDING = 100_000
 #: zlib levels: provisional chunks are rewritten soon, compactions stay.
 PROVISIONAL_LEVEL = 1
 COMPACT_LEVEL = 6
@@ -119,6 +119,19 @@ class SessionLog:
         if not self.woken:
             self.woken = True
             self.writer.wake(self)
+        if self.failing and len(self.pending) > MAX_PENDING:
+            self._give_up()
+
+    def _give_up(self) -> None:
+        """Stop logging a session whose storage has refused every write for too long."""
+        self.state, self.taking, self.pending = "broken", False, []
+        self.session.report_problem(
+            "storage",
+            f"the event log of this session stopped: storage refused its writes for {MAX_PENDING} events; "
+            "it starts again when the session is opened again",
+            once="event_log",
+        )
+        self._release_waiters()
 
     # -- what the writer asks -------------------------------------------------------------------
     @property
@@ -305,78 +318,3 @@ def _sealed(chunk: EventChunk) -> bool:
         return split_chunk(chunk.data)[0].sealed
     except ValueError:
         return True  # unreadable: never rewrite it (the next write starts above its reservation)
-
-
-class LogWriter:
-    """The kernel's one task that writes every session's event log.
-
-    :param store: the storage backend's event-log part.
-    :param on_trim: called (as a task) with a log whose size should be checked against retention.
-    """
-
-    def __init__(self, store: EventLogStore, on_trim: Callable[[SessionLog], Any]) -> None:
-        self.store = store
-        self._on_trim = on_trim
-        self._dirty: dict[SessionLog, None] = {}
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-
-    def wake(self, session_log: SessionLog) -> None:
-        """Have the writer look at ``session_log`` soon."""
-        self._dirty[session_log] = None
-        if self._idle.is_set():
-            self._idle.clear()
-        if not self._wake.is_set():
-            self._wake.set()
-
-    def maybe_trim(self, session_log: SessionLog) -> None:
-        """Hand a just-compacted log to the retention check."""
-        self._on_trim(session_log)
-
-    async def idle(self) -> None:
-        """Wait until nothing is queued or being written (compactions may still be due)."""
-        while not self._idle.is_set():
-            await self._idle.wait()
-
-    async def run(self) -> None:
-        """Write until cancelled (the kernel runs this as a background task, cancelled at
-        shutdown once every session is closed)."""
-        while True:
-            now = time.monotonic()
-            writes: list[tuple[SessionLog, ChunkWrite]] = []
-            nearest: float | None = None
-            for session_log in list(self._dirty):
-                write = session_log.build(now)
-                if write is not None:
-                    writes.append((session_log, write))
-                    continue
-                due = session_log.due(now)
-                if due is None:
-                    del self._dirty[session_log]
-                else:
-                    nearest = due if nearest is None else min(nearest, due)
-            if not writes:
-                if not any(s.pending for s in self._dirty):
-                    self._idle.set()
-                self._wake.clear()
-                if nearest is None:
-                    await self._wake.wait()
-                else:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), max(0.0, nearest - time.monotonic()))
-                continue
-            try:
-                results = await self.store.write_event_chunks([write for _, write in writes])
-            except asyncio.CancelledError:
-                for session_log, _ in writes:
-                    session_log.failed(RuntimeError("the kernel stopped"))
-                raise
-            except Exception as exc:
-                log.warning("writing the event log failed: %s", exc)
-                for session_log, _ in writes:
-                    session_log.failed(exc)
-                await asyncio.sleep(RETRY_S)
-                continue
-            for (session_log, write), applied in zip(writes, results, strict=True):
-                session_log.done(write, bool(applied))

@@ -248,3 +248,22 @@ async def test_closing_does_not_wait_for_storage_that_is_away(tmp_path: Path) ->
         took = time.monotonic() - started
     assert took < scaled(1.0), took
     assert await storage.last_event_chunk("away") is None
+
+
+async def test_a_log_whose_writes_keep_failing_stops_instead_of_growing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "MAX_PENDING", 30)
+    storage = Flaky(failures=10**9)
+    problems = Problems()
+    kernel = kernel_on(storage, problems)
+    async with kernel.running():
+        session = await kernel.open_session("overflow", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("one", owner="me")).outcome
+        await eventually(lambda: storage.failures < 10**9)
+        events = [e async for e in (await session.submit("two [[tokens 60]]", owner="me")).events()]
+        head = kernel.events.head(session.id)
+    assert any("stopped" in p.message for p in problems.seen), [p.message for p in problems.seen]
+    assert events[-1].seq == 0 and head is not None and head < events[0].seq + 40
