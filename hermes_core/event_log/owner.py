@@ -92,13 +92,22 @@ class EventLogs:
     async def attach(self, session: Session, last: EventChunk | None) -> None:
         """Give a just-opened session its log, closing a turn a crash cut off."""
         from hermes_core.event_log.recovery import resume
-        from hermes_core.event_log.writer import SessionLog
+        from hermes_core.event_log.writer import TAIL_MAX_BYTES, TAIL_MAX_EVENTS, SessionLog
 
         writer = self._writer
         if writer is None:
             return
         resumed = await resume(self._store(), session.id, last)
-        session_log = SessionLog(writer, session, resumed.next_seq, last, resumed.lost)
+        options = self._kernel.settings.event_log
+        session_log = SessionLog(
+            writer,
+            session,
+            resumed.next_seq,
+            last,
+            resumed.lost,
+            tail_max_events=min(TAIL_MAX_EVENTS, max(1, options.max_events // 4)),
+            tail_max_bytes=min(TAIL_MAX_BYTES, max(1, options.max_bytes // 4)),
+        )
         self._logs[session.id] = session_log
         session.attach_log(session_log)
         if resumed.terminal is not None:
@@ -186,18 +195,18 @@ class EventLogs:
     async def flush(self) -> None:
         """Wait until every event queued so far is stored (tests, benchmarks, shutdown)."""
         if self._writer is not None:
-            await self._writer.idle()
+            await self._writer.flush()
 
     # -- retention ------------------------------------------------------------------------------
-    def _check_retention(self, session_log: SessionLog) -> None:
+    def _check_retention(self, session_log: SessionLog, chunk: EventChunk) -> None:
+        # Checked when the numbers cross a multiple of max_events / 8 (wherever the session was
+        # opened before: no read per open), or once max_bytes / 8 was written since the last check.
         options = self._kernel.settings.event_log
-        if session_log.checked and (
-            session_log.written_since_check < options.max_bytes // 8
-            and session_log.events_since_check < options.max_events // 8
-        ):
+        step = max(1, options.max_events // 8)
+        crossed = chunk.last_seq // step > (chunk.first_seq - 1) // step
+        if not crossed and session_log.written_since_check < options.max_bytes // 8:
             return
-        session_log.checked = True
-        session_log.written_since_check = session_log.events_since_check = 0
+        session_log.written_since_check = 0
         self._kernel.spawn(
             self._retain(session_log.session_id, session_log.tail_first), name="hermes-log-trim"
         )

@@ -9,11 +9,13 @@ so the batches grow with the load and an idle log is written within one storage 
 
 Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
 events of the open tail (everything since the last compaction) stay in memory meanwhile. A
-*compaction* rewrites the open tail as one chunk (replacing the provisional ones): when a turn
-ends (so a turn is one chunk, compressed as one), when the tail grows past ``TAIL_MAX_EVENTS``
-events or ``TAIL_MAX_BYTES``, when it holds several provisional chunks and has been quiet for
-``COMPACT_AFTER_S``, and at close, where the final chunk is marked *sealed*. A log whose newest
-chunk is not sealed was not closed: its writer died.
+*compaction* rewrites the open tail as one chunk (replacing the provisional ones): once no turn
+runs and the log has been quiet for ``COMPACT_AFTER_S`` after a turn ended (so turns end up
+compressed whole), when the tail grows past its limits (``TAIL_MAX_EVENTS`` events and
+``TAIL_MAX_BYTES``, or a quarter of the retention limits when those are smaller), and at close,
+where the final chunk is marked *sealed*: a session closed right after its turn (the API server
+closes one per request) writes that turn once. A log whose newest chunk is not sealed was not
+closed: its writer died.
 
 Every chunk notes a reservation, its last number plus ``RESERVE``: a writer that finds an
 unsealed log after a crash continues above it, so no number handed out live before the crash
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.event_log")
 
+#: A queued event is written within this long (at once for a closing log or a reader waiting on
+#: ``durable``), so a streaming turn makes one provisional chunk per interval, not per token.
+FLUSH_S = 0.05
+FLUSH_EVENTS = 1024
 COMPACT_AFTER_S = 0.5
 TAIL_MAX_EVENTS = 4096
 TAIL_MAX_BYTES = 1024 * 1024
@@ -67,6 +73,9 @@ class SessionLog:
         next_seq: int,
         last_chunk: EventChunk | None,
         lost: tuple[int, int] | None = None,
+        *,
+        tail_max_events: int = TAIL_MAX_EVENTS,
+        tail_max_bytes: int = TAIL_MAX_BYTES,
     ) -> None:
         self.writer = writer
         self.session = session
@@ -84,10 +93,14 @@ class SessionLog:
         self.tail_first: int | None = None
         self.tail_bytes = 0
         self.tail_chunks = 0
+        self.tail_max_events = tail_max_events
+        self.tail_max_bytes = tail_max_bytes
         self.tail_lost = lost
         self.turn_ended = False
         self.open_turn: tuple[str, int] | None = None
         self.last_append = time.monotonic()
+        self.pending_since = 0.0
+        self.urgent = False
         self.state: State = "open"
         # Taking events: open and not closing (one test on the hot path instead of two).
         self.taking = True
@@ -98,8 +111,6 @@ class SessionLog:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.failing = False  # the last write raised (storage away): closing does not wait
         self.written_since_check = 0
-        self.events_since_check = 0
-        self.checked = False
 
     # -- the hot path ---------------------------------------------------------------------------
     def append(self, event: Event) -> None:
@@ -109,7 +120,10 @@ class SessionLog:
         seq = self.next_seq
         self.next_seq = seq + 1
         _set(event, "seq", seq)
-        self.pending.append(event)
+        pending = self.pending
+        if not pending:
+            self.pending_since = time.monotonic()
+        pending.append(event)
         kind = type(event)
         if kind is TurnStarted:
             self.open_turn = (event.turn_id or "", seq)
@@ -119,8 +133,17 @@ class SessionLog:
         if not self.woken:
             self.woken = True
             self.writer.wake(self)
-        if self.failing and len(self.pending) > MAX_PENDING:
+        count = len(pending)
+        if count >= FLUSH_EVENTS or (self.failing and count > MAX_PENDING):
+            self._many(count)
+
+    def _many(self, count: int) -> None:
+        """Many events are queued: write them without waiting out the interval, or give up."""
+        if self.failing and count > MAX_PENDING:
             self._give_up()
+        elif not self.urgent:
+            self.urgent = True
+            self.writer.wake(self)
 
     def _give_up(self) -> None:
         """Stop logging a session whose storage has refused every write for too long."""
@@ -147,64 +170,89 @@ class SessionLog:
         """When the writer should look at this log again (None: only when woken)."""
         if self.state != "open" or not self.session.persisted:
             return None
-        if self.pending or self.closing:
+        if self.closing or (self.pending and self.urgent):
             return now
-        if self.tail_chunks > 1 and self.open_turn is None:
+        if self.pending:
+            return self.pending_since + FLUSH_S
+        if self.tail and self.open_turn is None and (self.turn_ended or self.tail_chunks > 1):
             return self.last_append + COMPACT_AFTER_S
         return None
 
-    def build(self, now: float) -> ChunkWrite | None:
-        """Return the write this log wants now, or None (moving queued events in flight)."""
-        self.woken = False
+    def build(self, now: float) -> list[ChunkWrite]:
+        """Return the writes this log wants now (none yet: empty), moving queued events in flight.
+
+        Several writes (of one call, so one transaction) when a compaction covers more than the
+        tail's limit: chunks never hold more than that, so retention can drop part of a log.
+        """
         if self.state != "open":
-            return None
+            return []
         if not self.session.persisted:
             if self.closing:
                 self._finish()  # never stored: a session that is not kept keeps no log
-            return None
+            return []
         events = self.pending
-        write: ChunkWrite | None
-        compact = bool(self.tail) and (
+        quiet = self.open_turn is None and now - self.last_append >= COMPACT_AFTER_S
+        oversized = len(self.tail) + len(events) > self.tail_max_events
+        compact = (bool(self.tail) or oversized) and (
             self.closing
-            or (self.turn_ended and self.open_turn is None)
-            or len(self.tail) + len(events) > TAIL_MAX_EVENTS
-            or self.tail_bytes > TAIL_MAX_BYTES
-            or (self.tail_chunks > 1 and self.open_turn is None and now - self.last_append >= COMPACT_AFTER_S)
+            or oversized
+            or self.tail_bytes > self.tail_max_bytes
+            or (quiet and (self.turn_ended or self.tail_chunks > 1))
         )
+        if (
+            not compact
+            and not self.closing
+            and (not events or (not self.urgent and now < self.pending_since + FLUSH_S))
+        ):
+            return []  # nothing due yet
         if compact:
-            batch = [*self.tail, *events]
-            write = self._write(batch, replace=True, level=COMPACT_LEVEL)
+            writes = self._writes([*self.tail, *events], replace=bool(self.tail), level=COMPACT_LEVEL)
             self.inflight_kind = "compact"
         elif events:
-            # With nothing in the tail, a closing log or a whole turn is written as it will stay.
-            final = self.closing or (self.turn_ended and self.open_turn is None)
-            write = self._write(events, replace=False, level=COMPACT_LEVEL if final else PROVISIONAL_LEVEL)
-            self.inflight_kind = "compact" if final else "provisional"
+            # With nothing in the tail, a closing log is written as it will stay.
+            level = COMPACT_LEVEL if self.closing else PROVISIONAL_LEVEL
+            writes = self._writes(events, replace=False, level=level)
+            self.inflight_kind = "compact" if self.closing else "provisional"
         elif self.closing:
-            write = self._seal_rewrite()
-            if write is None:
+            seal = self._seal_rewrite()
+            if seal is None:
                 self._finish()
-                return None
+                return []
+            writes = [seal]
             self.inflight_kind = "seal"
         else:
-            return None
+            return []
         self.inflight, self.pending = events, []
+        self.urgent = False
         self.inflight_sealed = self.closing
         if events:
             self.last_append = now
-        return write
+        return writes
 
-    def _write(self, events: list[Event], *, replace: bool, level: int) -> ChunkWrite:
-        first, last = events[0].seq, events[-1].seq
-        starts_tail = replace or not self.tail
-        header = ChunkHeader(
-            reserve=last + RESERVE,
-            sealed=self.closing,
-            open_turn=self.open_turn,
-            lost=self.tail_lost if starts_tail else None,
-        )
-        chunk = make_chunk(first, last, header, encode_events(events, level=level))
-        return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=first if replace else None)
+    def _writes(self, events: list[Event], *, replace: bool, level: int) -> list[ChunkWrite]:
+        """The chunks of ``events`` (at most ``tail_max_events`` each), each following the last.
+
+        Only the newest chunk's header is ever read back (at the next open), so the turn running
+        and the seal are noted on the last one; a crash's loss on the first.
+        """
+        size = min(len(events), self.tail_max_events)
+        writes: list[ChunkWrite] = []
+        after = self.durable
+        for at in range(0, len(events), size):
+            piece = events[at : at + size]
+            first, last = piece[0].seq, piece[-1].seq
+            final = at + size >= len(events)
+            header = ChunkHeader(
+                reserve=last + RESERVE,
+                sealed=self.closing and final,
+                open_turn=self.open_turn if final else None,
+                lost=self.tail_lost if at == 0 and (replace or not self.tail) else None,
+            )
+            chunk = make_chunk(first, last, header, encode_events(piece, level=level))
+            replace_from = first if replace and at == 0 else None
+            writes.append(ChunkWrite(self.session_id, chunk, after=after, replace_from=replace_from))
+            after = last
+        return writes
 
     def _seal_rewrite(self) -> ChunkWrite | None:
         last = self.last_chunk
@@ -215,11 +263,11 @@ class SessionLog:
         chunk = make_chunk(last.first_seq, last.last_seq, sealed, body)
         return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=last.first_seq)
 
-    def done(self, write: ChunkWrite, applied: bool) -> None:
-        """Take the outcome of this log's write."""
+    def done(self, writes: list[ChunkWrite], applied: list[bool]) -> None:
+        """Take the outcome of this log's writes (of one call)."""
         kind, self.inflight_kind = self.inflight_kind, None
         batch, self.inflight = self.inflight, []
-        if not applied:
+        if not all(applied):
             self.state = "broken"
             self.taking = False
             self.pending = []
@@ -232,24 +280,24 @@ class SessionLog:
             self._release_waiters()
             self._finish()
             return
-        chunk = write.chunk
+        chunk = writes[-1].chunk
         self.durable = chunk.last_seq
         self.last_chunk = chunk
         self.last_sealed = self.inflight_sealed
         if kind != "seal":
-            self.written_since_check += len(chunk.data)
-            self.events_since_check += len(batch)
+            self.written_since_check += sum(len(w.chunk.data) for w in writes)
         if kind == "provisional":
             if not self.tail:
-                self.tail_first = chunk.first_seq
+                self.tail_first = writes[0].chunk.first_seq
             self.tail.extend(batch)
-            self.tail_bytes += len(chunk.data)
-            self.tail_chunks += 1
+            self.tail_bytes += sum(len(w.chunk.data) for w in writes)
+            self.tail_chunks += len(writes)
         elif kind == "compact":
             self.tail, self.tail_first, self.tail_bytes, self.tail_chunks = [], None, 0, 0
             self.tail_lost = None
             self.turn_ended = any(isinstance(e, TurnCompleted) for e in self.pending)
-            self.writer.maybe_trim(self)
+            first = EventChunk(writes[0].chunk.first_seq, chunk.last_seq, b"")
+            self.writer.maybe_trim(self, first)
         self.failing = False
         self.session.forget_problem("event_log_write")
         self._release_waiters()
@@ -273,6 +321,9 @@ class SessionLog:
             return
         future = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, future))
+        if not self.urgent:
+            self.urgent = True
+            self.writer.wake(self)
         await future
 
     def _release_waiters(self) -> None:
@@ -284,6 +335,8 @@ class SessionLog:
             else:
                 keep.append((seq, future))
         self._waiters = keep
+        if keep:
+            self.urgent = True  # someone still waits: the next write goes at once
 
     # -- closing ----------------------------------------------------------------------------------
     async def close(self, timeout: float) -> None:

@@ -118,10 +118,6 @@ async def open_session(
     # Both queued at once: storage answers them together (one wake-up instead of two).
     reading = asyncio.ensure_future(storage.get_session(session_id))
     leasing = asyncio.ensure_future(storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S))
-    # The newest event-log chunk, read right behind the lease (the same wake-up on SQLite).
-    logged = kernel.events.read_last(session_id)
-    if logged is not None:
-        logged.add_done_callback(_retrieve)
     try:
         holder = await leasing
     except BaseException:
@@ -151,8 +147,14 @@ async def open_session(
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise
+    logged = None
     try:
         if record is not None:
+            # Its event log's newest chunk is read beside its rows (one wake-up on SQLite); a
+            # session not stored yet has no log, so a new one costs no read.
+            logged = kernel.events.read_last(session_id)
+            if logged is not None:
+                logged.add_done_callback(_retrieve)
             rows = await storage.load_rows(session_id)
             session = Session(kernel, record, rows, persisted=True)
         else:
@@ -180,10 +182,9 @@ async def open_session(
                 session.set_pending_title(clean_title(title), "explicit")
             if seed:
                 await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
-        if logged is not None:
-            # On a server backend this read may have run before the lease was ours; a former
-            # holder that wrote its log since is caught by the first write's compare-and-set.
-            await kernel.events.attach(session, await logged)
+        # The lease is ours by now: a former holder that still writes the log is caught by the
+        # compare-and-set of the first write.
+        await kernel.events.attach(session, await logged if logged is not None else None)
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise
