@@ -45,6 +45,11 @@ class EventLogs:
         """Whether sessions' events are being logged (the setting, and a backend that can)."""
         return self._writer is not None
 
+    @property
+    def off_reason(self) -> str | None:
+        """Why events are not logged, for a health report (None while they are)."""
+        return None if self._writer is not None else self._why_off
+
     def start(self) -> None:
         """Decide whether to log and start the writer (``Kernel.running``, storage open); the
         writer is a kernel background task, cancelled at shutdown after the sessions closed."""
@@ -117,6 +122,8 @@ class EventLogs:
                 resumed.terminal.turn_id,
             )
             session_log.append(resumed.terminal)
+            session_log.urgent = True  # stored at once: readers wait for this end
+            writer.wake(session_log)
 
     async def detach(self, session: Session) -> None:
         """Write and seal a closing session's log (before its lease is released)."""

@@ -4,12 +4,14 @@
 ``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
 more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide task
 (:class:`~hermes_core.event_log.writer_task.LogWriter`) writes what is queued, for every session
-at once, in one storage call per pass; while a pass is under way the next one's events gather,
-so the batches grow with the load and an idle log is written within one storage round trip.
+at once, in one storage call per pass; a session's queued events are written ``FLUSH_S`` after
+the first of them was queued (at once when it closes or a reader waits on them), so a short turn
+is written once and a streaming one makes a chunk per interval, not per token.
 
 Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
 events of the open tail (everything since the last compaction) stay in memory meanwhile. A
-*compaction* rewrites the open tail as one chunk (replacing the provisional ones): once no turn
+*compaction* rewrites the open tail as compressed chunks of at most ``tail_max_events`` events
+(replacing the provisional ones): once no turn
 runs and the log has been quiet for ``COMPACT_AFTER_S`` after a turn ended (so turns end up
 compressed whole), when the tail grows past its limits (``TAIL_MAX_EVENTS`` events and
 ``TAIL_MAX_BYTES``, or a quarter of the retention limits when those are smaller), and at close,
@@ -81,8 +83,7 @@ class SessionLog:
         self.session = session
         self.session_id = session.id
         self.next_seq = next_seq
-        self.stored_end = last_chunk.last_seq if last_chunk is not None else 0
-        self.durable = self.stored_end
+        self.durable = last_chunk.last_seq if last_chunk is not None else 0
         self.last_chunk = last_chunk
         self.last_sealed = last_chunk is None or _sealed(last_chunk)
         self.pending: list[Event] = []

@@ -126,6 +126,7 @@ async def test_turned_off_nothing_is_numbered_and_reads_say_why(tmp_path: Path) 
     kernel = make_kernel(entry_points=["mock"], settings={**MOCK, "event_log": {"enabled": False}})
     async with kernel.running():
         assert not kernel.events.enabled
+        assert "event_log.enabled = false" in (kernel.events.off_reason or "")
         session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
         events = [e async for e in (await session.submit("hi", owner="me")).events()]
         assert {e.seq for e in events} == {0}
@@ -152,6 +153,7 @@ async def test_a_backend_without_the_new_parts_gets_clear_errors(
     with caplog.at_level(logging.WARNING, logger="hermes.event_log"):
         async with kernel.running():
             assert not kernel.events.enabled and not kernel.records.available
+            assert "write_event_chunks" in (kernel.events.off_reason or "")
             session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
             outcome = await (await session.submit("still works", owner="me")).outcome
             assert outcome.status == "complete"
