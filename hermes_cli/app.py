@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from hermes_cli.main import version_line
 from hermes_cli.root_help import (
     BUILTINS,
     DESCRIPTION,
@@ -22,7 +23,6 @@ from hermes_cli.root_help import (
     plugin_commands,
     render_root_help,
 )
-from hermes_core import __version__
 
 
 def _flags(ctx: click.Context) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -69,7 +69,7 @@ class HermesGroup(click.Group):
 
 def _show_version(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
     if value and not ctx.resilient_parsing:
-        click.echo(f"hermes {__version__}")
+        click.echo(version_line())
         ctx.exit(0)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from hermes_core import __version__
+from hermes_cli.main import version_line
 
 
 @click.command("version")
 def version_command() -> None:
-    """Print the Hermes version."""
-    click.echo(f"hermes {__version__}")
+    """Print the Hermes version and the distribution it comes from."""
+    click.echo(version_line())

@@ -46,7 +46,7 @@ def read_config(path: Path) -> dict[str, Any]:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigFileError(path, "not valid UTF-8", line) from exc
     try:
-        return tomllib.loads(text)
+        parsed = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         match = _POSITION_RE.search(message)
@@ -58,6 +58,34 @@ def read_config(path: Path) -> dict[str, Any]:
             reason = message[: end.start()]
             raise ConfigFileError(path, reason, text.count("\n") + 1) from exc
         raise ConfigFileError(path, message) from exc
+    where = nul_key(parsed)
+    if where is not None:
+        # TOML can spell one (\u0000), but no path, URL or name can hold it: say so here rather
+        # than fail deep inside whatever uses the value.
+        raise ConfigFileError(path, f"{where} contains a NUL character")
+    return parsed
+
+
+def nul_key(value: Any, prefix: str = "") -> str | None:
+    """Return the dotted key of the first text holding a NUL character, or None.
+
+    :param value: a parsed table (or any value inside one).
+    :param prefix: the key of ``value`` itself.
+    """
+    if isinstance(value, str):
+        return (prefix or "value") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = nul_key(item, f"{prefix}.{key}" if prefix else str(key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = nul_key(item, f"{prefix}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def write_config(path: Path, data: dict[str, Any]) -> None:

@@ -21,9 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     _reserve_standard_fds()
     if args in (["--version"], ["version"]):
-        from hermes_core import __version__
-
-        sys.stdout.write(f"hermes {__version__}\n")
+        sys.stdout.write(version_line() + "\n")
         return 0
     from hermes_cli.paths import home_problem
 
@@ -57,6 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         resume()  # a command that never loaded plugins (or an in-process caller) collects again
     return 0
+
+
+def version_line() -> str:
+    """Return what ``hermes --version`` prints: the command, its version and its distribution."""
+    from hermes_core import __distribution__, __version__
+
+    return f"hermes {__version__} ({__distribution__})"
 
 
 _SELECTION_FLAGS = ("--plugin", "--no-plugin", "--with-plugin")

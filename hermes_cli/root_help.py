@@ -21,7 +21,7 @@ USAGE = "Usage: hermes [OPTIONS] COMMAND [ARGS]..."
 WIDTH = 78
 
 # The root options as help shows them; app.py declares the click options from the same strings.
-VERSION_HELP = "Print the version and exit."
+VERSION_HELP = "Print the version and the distribution name, then exit."
 PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS and the default set)."
 WITH_PLUGIN_HELP = "Load this plugin as well (repeatable; adds to HERMES_PLUGINS or --plugin)."
 NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
@@ -41,7 +41,7 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
     "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),
     "config": ("hermes_cli.cmd_config", "config_group", "Read and write config.toml."),
     "sessions": ("hermes_cli.cmd_sessions", "sessions_group", "List and show stored sessions."),
-    "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version."),
+    "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version and distribution."),
     "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),
 }
 

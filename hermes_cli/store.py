@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_cli.config_file import get_dotted, read_config, set_dotted, write_config
+from hermes_cli.config_file import get_dotted, nul_key, read_config, set_dotted, write_config
 from hermes_cli.dotenv import merged_environment, read_dotenv, write_dotenv_entry
 from hermes_cli.paths import HermesPaths, resolve_paths
 from hermes_cli.settings_loader import core_mapping
+from hermes_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from hermes_core.registry import Registry
@@ -73,6 +74,8 @@ class FileSettingsStore:
 
         info = resolve_key(key, self.registry)
         checked = info.validate(value)
+        if nul_key(checked, key) is not None:
+            raise ConfigError(f"{key}: the value contains a NUL character")
         data = self.read_config()
         if checked is None:
             if not _delete_dotted(data, key):

@@ -10,6 +10,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+# The name pip knows this project by; upstream Hermes is another project, published as hermes-agent.
+__distribution__ = "hermes-kernel"
 
 _EXPORTS: dict[str, str] = {
     # errors
@@ -20,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "InvalidValue": "hermes_core.errors",
     "ModelNotFound": "hermes_core.errors",
     "ModelAmbiguous": "hermes_core.errors",
+    "ModelNeedsKey": "hermes_core.errors",
     "RewindError": "hermes_core.errors",
     "CommandUsageError": "hermes_core.errors",
     "CommandNotAvailable": "hermes_core.errors",
@@ -130,6 +133,9 @@ _EXPORTS: dict[str, str] = {
     "TransportSpec": "hermes_core.records",
     "TransportContext": "hermes_core.records",
     "ProviderSpec": "hermes_core.records",
+    "ModelPrice": "hermes_core.records",
+    "PriceSource": "hermes_core.records",
+    "PriceLookup": "hermes_core.records",
     "ProviderFactory": "hermes_core.records",
     "StorageFactory": "hermes_core.records",
     "ServerStorageFactory": "hermes_core.records",
@@ -196,7 +202,7 @@ _EXPORTS: dict[str, str] = {
     "Answerer": "hermes_core.transport_kit.prompt",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+__all__ = ["__distribution__", "__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:

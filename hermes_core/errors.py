@@ -64,6 +64,33 @@ class ModelNotFound(HermesError):
         self.candidates = list(candidates)
 
 
+class ModelNeedsKey(ModelNotFound):
+    """The model is offered only by providers that have no API key; nothing was switched.
+
+    ``candidates`` are the ``provider:model`` references it would be; ``keys`` maps each of those
+    providers to the variable that holds its key (None when the provider names none).
+    """
+
+    def __init__(
+        self,
+        ref: str,
+        candidates: Sequence[str],
+        keys: Mapping[str, str | None],
+        message: str | None = None,
+    ) -> None:
+        if message is None:
+            offers = ", ".join(
+                f"{c} (set {keys.get(c.split(':', 1)[0]) or 'its api_key'})" for c in candidates
+            )
+            message = (
+                f"model {ref!r} is offered only by providers without an API key: {offers}; "
+                "set the key in the environment, .env or providers.NAME.api_key in config.toml"
+            )
+        super().__init__(ref, (), message)
+        self.candidates = list(candidates)
+        self.keys = dict(keys)
+
+
 class ModelAmbiguous(HermesError):
     """A bare model name matches several providers; the caller must pick one."""
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from hermes_core.records import (
         CommandSpec,
         PolicyDecision,
+        PriceSource,
         ProviderSpec,
         RunBusSpec,
         StorageSpec,
@@ -42,6 +43,11 @@ def hermes_transports() -> TransportSpec | Sequence[TransportSpec] | None:
 @hookspec
 def hermes_model_providers() -> ProviderSpec | Sequence[ProviderSpec] | None:
     """Declare model providers for the resolver, switcher and catalog."""
+
+
+@hookspec
+def hermes_price_sources() -> PriceSource | Sequence[PriceSource] | None:
+    """Declare per-model price tables shown by the model catalog's picker surfaces."""
 
 
 @hookspec

@@ -218,11 +218,9 @@ class Kernel:
         """Resolve ``provider:model`` or a bare name: see :meth:`Models.resolve`."""
         return await self.models.resolve(ref, session=session)
 
-    async def model_catalog(
-        self, *, refresh: bool = False, network: bool = True, session: Session | None = None
-    ) -> dict[str, Any]:
-        """The provider-aware model catalog: see :meth:`Models.catalog`."""
-        return await self.models.catalog(refresh=refresh, network=network, session=session)
+    async def model_catalog(self, **options: Any) -> dict[str, Any]:
+        """The provider-aware model catalog: see :meth:`Models.catalog` for the options."""
+        return await self.models.catalog(**options)
 
     def model_status(self, session: Session | None = None) -> ModelStatus:
         """Where the model comes from and what stops it answering: see :meth:`Models.status`."""

@@ -54,7 +54,9 @@ class Models:
         kernel = self._kernel
         settings = kernel.settings
         if settings.model:
-            resolved = await self.resolve(settings.model)
+            # The configured model is taken even when its provider lacks its key: that is said
+            # below, and a bare name must not silently pick another provider.
+            resolved = await self.resolve(settings.model, runnable_only=False)
             self._default = resolved.ref
             self._using_fallback = False
             hint = kernel.hub.missing_key_hint(resolved.provider)
@@ -87,17 +89,19 @@ class Models:
         """Follow reloaded settings: a configured model becomes the default."""
         model = self._kernel.settings.model
         if model:
-            self._default = (await self.resolve(model)).ref
+            self._default = (await self.resolve(model, runnable_only=False)).ref
             self._using_fallback = False
 
     async def switch(self, ref: str) -> ResolvedModel:
         """Make ``ref`` the default model: written to ``config.toml`` and used from now on.
 
         Sessions with a model of their own keep it. Raises ``ModelNotFound``/``ModelAmbiguous``
-        (nothing changes) or ``InvalidValue`` when there is no settings store to write to.
+        (nothing changes), ``ModelNeedsKey`` when its provider has no API key, or ``InvalidValue``
+        when there is no settings store to write to.
         """
         kernel = self._kernel
         resolved = await self.resolve(ref)
+        self.require_usable(resolved, ref)
         if kernel.store is None:
             raise InvalidValue("scope", message="global model scope needs a settings store")
         loop = asyncio.get_running_loop()
@@ -113,9 +117,17 @@ class Models:
         kernel.replace_settings(kernel.settings.model_copy(update={"model": ref, "model_source": "config"}))
 
     # -- lookups -----------------------------------------------------------------------------
-    async def resolve(self, ref: str, *, session: Session | None = None) -> ResolvedModel:
-        """Resolve ``provider:model`` or a bare name (docs/reference/core.md#providers-and-models)."""
-        from hermes_core.models import resolve
+    async def resolve(
+        self, ref: str, *, session: Session | None = None, runnable_only: bool = True
+    ) -> ResolvedModel:
+        """Resolve ``provider:model`` or a bare name (docs/reference/core.md#providers-and-models).
+
+        A bare name looks in the current provider first (``session``'s, else the default's),
+        then in the providers that can answer; the models ``session`` has used count as listed.
+
+        :param runnable_only: refuse a bare name only keyless providers offer (``ModelNeedsKey``).
+        """
+        from hermes_core.model_resolve import resolve
 
         current = None
         if session is not None:
@@ -124,12 +136,66 @@ class Models:
         elif self._default:
             current = ModelRef.split(self._default).provider
         kernel = self._kernel
-        return await resolve(kernel.hub, kernel.settings.model_aliases, ref, current)
+        return await resolve(
+            kernel.hub,
+            kernel.settings.model_aliases,
+            ref,
+            current,
+            known=self._known(session),
+            runnable_only=runnable_only,
+            probe_timeout=kernel.settings.catalog.probe_timeout_s,
+        )
+
+    def require_usable(self, resolved: ResolvedModel, requested: str) -> None:
+        """Refuse a model whose provider cannot answer for want of its API key.
+
+        :param requested: what the caller asked for, quoted in the error.
+        :raises ModelNeedsKey: naming the variable (or setting) to set.
+        """
+        from hermes_core.model_resolve import needs_key
+
+        refusal = needs_key(self._kernel.hub, resolved, requested)
+        if refusal is not None:
+            raise refusal
+
+    def _known(self, session: Session | None) -> dict[str, list[str]]:
+        """The :meth:`used_models` by provider: ids to treat as listed."""
+        known: dict[str, list[str]] = {}
+        for used in self.used_models(session):
+            split = ModelRef.split(used)
+            if split.provider:
+                known.setdefault(split.provider, []).append(split.model)
+        return known
+
+    def used_models(self, session: Session | None) -> list[str]:
+        """Return the models a session can go back to, newest first, without repeats.
+
+        Its current model, every model that answered in it or that it switched to (its rows
+        carry them), and the default model; without a session, the default alone.
+        """
+        found: list[str] = []
+        if session is not None:
+            now, _ = self.for_session(session)
+            if now:
+                found.append(now)
+            found.extend(r.model for r in reversed(session.rows) if r.model)
+        if self._default:
+            found.append(self._default)
+        return list(dict.fromkeys(found))
 
     async def catalog(
-        self, *, refresh: bool = False, network: bool = True, session: Session | None = None
+        self,
+        *,
+        refresh: bool = False,
+        network: bool = True,
+        session: Session | None = None,
+        prices: bool = False,
     ) -> dict[str, Any]:
-        """Return the provider-aware model catalog with its probe policy."""
+        """Return the provider-aware model catalog with its probe policy.
+
+        :param prices: add per-model prices from the ``hermes_price_sources`` tables (the
+            picker surfaces; the first lookup may load a table on the executor).
+        """
         from hermes_core.catalog import build_catalog
 
         kernel = self._kernel
@@ -143,6 +209,9 @@ class Models:
             probe_timeout_s=settings.probe_timeout_s,
             cache_ttl_s=settings.cache_ttl_s,
             background=kernel.background_tasks,
+            prices=list(kernel.registry.prices.values()) if prices else None,
+            executor=kernel.executor,
+            known=self._known(session),
         )
 
     def status(self, session: Session | None = None) -> ModelStatus:

@@ -6,6 +6,10 @@ numbers, an eight-digit date or ``latest`` only breaks ties between equal versio
 ``claude-sonnet-4-5`` is newer than the dated ``claude-sonnet-4-20250514``). An id whose tail holds
 a word (``gpt-4.1-mini``) is a variant, not a version: it is picked only when it is the family's
 only member, and two members with the same version are a tie the caller must break.
+
+:func:`best_match` is what the resolver asks per provider: the exact id, else the id that is the
+name after a ``vendor/`` prefix (OpenRouter's ``openai/gpt-4.1``), else the newest family member,
+vendor prefixes set aside (``claude-sonnet-4`` → ``anthropic/claude-sonnet-4.6``).
 """
 
 from __future__ import annotations
@@ -59,3 +63,46 @@ def newest(name: str, ids: Sequence[str]) -> tuple[str | None, list[str]]:
     if len(best) > 1:
         return None, best
     return best[0], []
+
+
+EXACT, VENDOR_EXACT, FAMILY = 0, 1, 2
+"""How well a name matched (lower is better): the id itself, the id after its ``vendor/``
+prefix, or a member of the family the name stands for."""
+
+
+def _short(model_id: str) -> str:
+    """Return the id without its ``vendor/`` prefix (``anthropic/claude-sonnet-4.6`` →
+    ``claude-sonnet-4.6``); an id without one is returned unchanged."""
+    return model_id.split("/", 1)[1] if "/" in model_id else model_id
+
+
+def best_match(name: str, ids: Sequence[str]) -> tuple[int, list[str]] | None:
+    """Find what ``name`` means among one provider's ``ids``.
+
+    In order: the exact id; an id that is ``name`` after a ``vendor/`` prefix (OpenRouter's
+    ``openai/gpt-4.1`` for ``gpt-4.1``); the newest member of the family ``name`` stands for, where
+    vendor-prefixed ids are compared without their prefix (the same version rules as
+    :func:`newest`). A name that has a ``/`` itself is compared with whole ids only.
+
+    :returns: ``(rank, ids)`` with one id when the answer is clear and several when they tie (or
+        only variants match); ``None`` when nothing matches. ``rank`` is :data:`EXACT`,
+        :data:`VENDOR_EXACT` or :data:`FAMILY`.
+    """
+    if not name:
+        return None
+    if name in ids:
+        return EXACT, [name]
+    if "/" in name:
+        forms = {i: i for i in ids}
+    else:
+        forms = {i: _short(i) for i in ids}
+        same = [i for i in ids if i != name and forms[i] == name]
+        if same:
+            return VENDOR_EXACT, same
+    unique = list(dict.fromkeys(forms.values()))
+    pick, tied = newest(name, unique)
+    chosen = [pick] if pick is not None else tied
+    if not chosen:
+        return None
+    # One short form may stand for several vendors' ids (``a/m-2`` and ``b/m-2``): a tie.
+    return FAMILY, [i for i in ids if forms[i] in chosen]

@@ -8,7 +8,6 @@ lazily, once per name, from the provider's validated settings.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -16,12 +15,11 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from hermes_core import model_family
-from hermes_core.errors import ConfigError, ModelAmbiguous, ModelNotFound, ProviderError
+from hermes_core.errors import ConfigError, ModelNotFound, ProviderError
 from hermes_core.providers import ModelInfo, Provider, ProviderPreset
 from hermes_core.records import ProviderSpec
 from hermes_core.redaction import Redactor
-from hermes_core.refs import ModelRef, load_ref
+from hermes_core.refs import load_ref
 
 log = logging.getLogger("hermes.models")
 
@@ -140,6 +138,25 @@ class ProviderHub:
         return name in self._entries
 
     def is_custom(self, name: str) -> bool:
+        """Whether ``name`` is a user-defined endpoint: a ``[[providers.custom]]`` entry, or a
+        provider or preset whose ``base_url`` the settings point somewhere else than its default.
+
+        Only such endpoints are probed live by the catalog (their model lists are not known
+        offline).
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            return False
+        if entry.custom:
+            return True
+        configured = _clean_url(entry.settings.get("base_url"))
+        if not configured:
+            return False
+        default = entry.preset.base_url if entry.preset else entry.spec.base_url
+        return configured.rstrip("/") != (_clean_url(default) or "").rstrip("/")
+
+    def is_custom_entry(self, name: str) -> bool:
+        """Whether ``name`` comes from a ``[[providers.custom]]`` entry of the settings."""
         entry = self._entries.get(name)
         return bool(entry and entry.custom)
 
@@ -160,12 +177,16 @@ class ProviderHub:
         entry = self._entries[name]
         return bool(entry.settings.get("api_key")) or not self.requires_key(name)
 
+    def key_var(self, name: str) -> str | None:
+        """Return the environment variable that holds the provider's API key, if it names one."""
+        entry = self._entries[name]
+        return (entry.preset.env_vars if entry.preset else entry.spec.env_vars).get("api_key")
+
     def missing_key_hint(self, name: str) -> str | None:
         """Return how to configure the key when the provider needs one and has none."""
         if self.authenticated(name):
             return None
-        entry = self._entries[name]
-        env = (entry.preset.env_vars if entry.preset else entry.spec.env_vars).get("api_key")
+        env = self.key_var(name)
         where = f"set {env} (environment or .env)" if env else "set its api_key"
         return f"provider {name!r} has no API key: {where}, or providers.{name}.api_key in config.toml"
 
@@ -221,17 +242,24 @@ class ProviderHub:
             state["error"] = entry.probe_error
         return state
 
+    def asked(self, name: str) -> bool:
+        """Whether this process has probed the provider (successfully or not) since its cache
+        was last emptied."""
+        entry = self._entries[name]
+        return entry.fetched_at is not None or entry.probe_error is not None
+
     def cache_age(self, name: str) -> float | None:
         entry = self._entries[name]
         return None if entry.fetched_at is None else time.time() - entry.fetched_at
 
     def clear_cache(self) -> None:
         for entry in self._entries.values():
-            entry.cache, entry.fetched_at = None, None
+            entry.cache, entry.fetched_at, entry.probe_error = None, None, None
 
     def base_url(self, name: str) -> str | None:
         entry = self._entries[name]
-        return _clean_url(entry.settings.get("base_url") or (entry.preset.base_url if entry.preset else None))
+        default = entry.preset.base_url if entry.preset else entry.spec.base_url
+        return _clean_url(entry.settings.get("base_url") or default)
 
     async def aclose(self) -> None:
         for entry in self._entries.values():
@@ -241,80 +269,3 @@ class ProviderHub:
                 except Exception:  # closing must never fail shutdown
                     log.debug("closing provider %s failed", entry.name, exc_info=True)
                 entry.instance = None
-
-
-async def resolve(
-    hub: ProviderHub, aliases: dict[str, str], ref: str, current_provider: str | None
-) -> ResolvedModel:
-    """Resolve a model reference (docs/reference/core.md#providers-and-models).
-
-    ``provider:model`` when the prefix names a provider. Otherwise a bare name is, in order: an
-    alias; an exact id of the current provider; an exact id of another provider; the newest id
-    of the family the name stands for in the current provider, then in the others (see
-    :mod:`hermes_core.model_family`). Several equally good answers raise ``ModelAmbiguous``
-    with the candidates; nothing at all raises ``ModelNotFound`` with suggestions.
-    """
-    ref = ref.strip()
-    if not ref:
-        raise ModelNotFound(ref, message="empty model reference")
-    parsed = ModelRef.parse(ref, hub.has)
-    if parsed.provider is not None:
-        return await _in_provider(hub, parsed.provider, parsed.model, strict=True)
-    if ref in aliases:
-        return await resolve(hub, {}, aliases[ref], current_provider)
-    listed: dict[str, list[ModelInfo]] = {}
-    current = current_provider if current_provider and hub.has(current_provider) else None
-    if current is not None:
-        listed[current] = await hub.offline_models(current)
-        if any(i.id == ref for i in listed[current]):
-            return _listed(current, listed[current], ref)
-    order = [n for n in hub.names() if n != current]
-    for name in order:
-        listed[name] = await hub.offline_models(name)
-    exact = [ResolvedModel(n, i.id, i) for n in order for i in listed[n] if i.id == ref]
-    if len(exact) == 1:
-        return exact[0]
-    if len(exact) > 1:
-        raise ModelAmbiguous(ref, [m.ref for m in exact])
-    if current is not None:
-        pick, candidates = model_family.newest(ref, [i.id for i in listed[current]])
-        if candidates:
-            raise ModelAmbiguous(ref, [f"{current}:{c}" for c in candidates])
-        if pick is not None:
-            return _listed(current, listed[current], pick)
-    by_family: list[ResolvedModel] = []
-    tied: list[str] = []
-    for name in order:
-        pick, candidates = model_family.newest(ref, [i.id for i in listed[name]])
-        if pick is not None:
-            by_family.append(_listed(name, listed[name], pick))
-        tied.extend(f"{name}:{c}" for c in candidates)
-    if len(by_family) == 1 and not tied:
-        return by_family[0]
-    if by_family or tied:
-        raise ModelAmbiguous(ref, [m.ref for m in by_family] + tied)
-    everything = [f"{n}:{i.id}" for n, models in listed.items() for i in models]
-    containing = [e for e in everything if ref.lower() in ModelRef.split(e).model.lower()]
-    close = difflib.get_close_matches(ref, everything + list(aliases), n=5, cutoff=0.5)
-    raise ModelNotFound(ref, (containing + [c for c in close if c not in containing])[:5])
-
-
-def _listed(provider: str, models: list[ModelInfo], model_id: str) -> ResolvedModel:
-    info = next((m for m in models if m.id == model_id), None)
-    return ResolvedModel(provider, model_id, info)
-
-
-async def _in_provider(hub: ProviderHub, provider: str, model: str, *, strict: bool) -> ResolvedModel:
-    if not model:
-        raise ModelNotFound(f"{provider}:", message=f"no model named after '{provider}:'")
-    listed = await hub.offline_models(provider)
-    for info in listed:
-        if info.id == model:
-            return ResolvedModel(provider, model, info)
-    if strict and listed and not hub.spec(provider).open_model_list:
-        close = difflib.get_close_matches(model, [m.id for m in listed], n=5, cutoff=0.3)
-        raise ModelNotFound(
-            f"{provider}:{model}",
-            [f"{provider}:{c}" for c in close] or [f"{provider}:{m.id}" for m in listed],
-        )
-    return ResolvedModel(provider, model, None)

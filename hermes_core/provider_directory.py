@@ -36,3 +36,8 @@ class ProviderDirectory:
     def missing_key_hint(self, name: str) -> str | None:
         """What stops provider ``name`` answering (a missing key), or None."""
         return self._hub.missing_key_hint(name)
+
+    def is_user_defined(self, name: str) -> bool:
+        """Whether ``name`` is a user-defined endpoint (a custom entry or a changed ``base_url``),
+        whose model list only a probe can tell."""
+        return self._hub.is_custom(name)

@@ -130,6 +130,36 @@ class ProviderSpec:
     requires_key: bool = True
     serves_custom: bool = False  # this factory also serves the [[providers.custom]] entries
     open_model_list: bool = True  # offline lists are advisory: ``name:any-id`` is accepted
+    # The API root used when the settings name none. A configured ``base_url`` that differs makes
+    # the provider a user-defined endpoint, whose model list the catalog probes like a custom one.
+    base_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelPrice:
+    """What one model costs, in US dollars per million tokens (None: the table does not say)."""
+
+    input: float | None
+    output: float | None
+    cache_read: float | None = None
+
+
+PriceLookup = Callable[[str, "str | None", "tuple[str, ...]"], Mapping[str, ModelPrice]]
+"""``lookup(provider, base_url, model_ids)``: the prices of the ids the table knows."""
+
+
+@dataclass(frozen=True, slots=True)
+class PriceSource:
+    """A table of per-model prices the model catalog shows (``hermes_price_sources``).
+
+    ``lookup`` may be slow (it may load its table on first use): the catalog calls it on the
+    kernel's executor, and only for the picker surfaces that show prices. It must not raise for
+    an unknown provider or model; it leaves them out.
+    """
+
+    name: str
+    summary: str
+    lookup: PriceLookup
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hermes_core import __distribution__
+
 if TYPE_CHECKING:
-    from hermes_core.records import CommandSpec, ProviderSpec, RunBusSpec, StorageSpec, TransportSpec
+    from hermes_core.records import (
+        CommandSpec,
+        PriceSource,
+        ProviderSpec,
+        RunBusSpec,
+        StorageSpec,
+        TransportSpec,
+    )
     from hermes_core.tools import ToolSpec
 
-FIRST_PARTY_DISTRIBUTION = "hermes-agent"
+FIRST_PARTY_DISTRIBUTION = __distribution__
 RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help"})
 
 
@@ -29,7 +38,7 @@ class PluginRecord:
 
 @dataclass(slots=True)
 class Registry:
-    """Transports, providers, commands, tools and storage backends, by name."""
+    """Transports, providers, commands, tools, storage backends, run buses and price tables, by name."""
 
     transports: dict[str, TransportSpec] = field(default_factory=dict)
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
@@ -37,6 +46,7 @@ class Registry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     storage: dict[str, StorageSpec] = field(default_factory=dict)
     buses: dict[str, RunBusSpec] = field(default_factory=dict)
+    prices: dict[str, PriceSource] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)

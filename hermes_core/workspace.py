@@ -28,6 +28,7 @@ class WorkspaceProblem(enum.Enum):
     NOT_A_DIRECTORY = "not_a_directory"
     OUTSIDE_ROOTS = "outside_roots"
     NOT_TEXT = "not_text"  # sessions store their folder as text; a non-UTF-8 path cannot be kept
+    NOT_A_PATH = "not_a_path"  # a NUL character: no file system has such a path
     OUTSIDE_WORKSPACE = "outside_workspace"  # a path inside a workspace was asked for, and it is not
 
 
@@ -37,6 +38,7 @@ _WORDING = {
     WorkspaceProblem.NOT_A_DIRECTORY: "{field} is not an existing directory: {path}",
     WorkspaceProblem.OUTSIDE_ROOTS: "{field} is outside the allowed workspace roots: {path}",
     WorkspaceProblem.NOT_TEXT: "{field} is not valid UTF-8 text: {path}",
+    WorkspaceProblem.NOT_A_PATH: "{field} is not a valid path: it contains a NUL character",
     WorkspaceProblem.OUTSIDE_WORKSPACE: "{field} is outside the workspace: {path}",
 }
 
@@ -62,7 +64,8 @@ def check_workspace(
 ) -> Path:
     """Return the workspace ``path`` stands for, or raise :class:`WorkspaceError`.
 
-    The rules, in this order: not empty; ``~`` expanded when ``expand_user``; absolute (a relative
+    The rules, in this order: not empty; no NUL character; ``~`` expanded when ``expand_user``;
+    absolute (a relative
     path is joined to ``relative_to`` when given, refused otherwise); an existing directory; valid
     UTF-8 text; inside
     one of ``roots`` when given (the root itself counts).
@@ -75,6 +78,8 @@ def check_workspace(
     text = str(path) if isinstance(path, Path) else path
     if not text:
         raise WorkspaceError(WorkspaceProblem.EMPTY, text, field)
+    if "\x00" in text:
+        raise WorkspaceError(WorkspaceProblem.NOT_A_PATH, text, field)
     candidate = Path(text).expanduser() if expand_user else Path(text)
     if not candidate.is_absolute():
         if relative_to is None:
@@ -112,14 +117,17 @@ def resolve_in_workspace(
     :param also: resolved paths that are allowed although outside (with what lies below them),
         such as the targets an approval already cleared.
     :returns: the resolved absolute path.
-    :raises WorkspaceError: ``EMPTY`` for an empty path, ``OUTSIDE_WORKSPACE`` for one outside
-        (or one that cannot be resolved, such as a symlink loop).
+    :raises WorkspaceError: ``EMPTY`` for an empty path, ``NOT_A_PATH`` for one with a NUL
+        character, ``OUTSIDE_WORKSPACE`` for one outside (or one that cannot be resolved, such as
+        a symlink loop).
     """
     from hermes_core.approvals.paths import resolve_path
 
     text = str(path) if isinstance(path, Path) else path
     if not text:
         raise WorkspaceError(WorkspaceProblem.EMPTY, text, field)
+    if "\x00" in text:
+        raise WorkspaceError(WorkspaceProblem.NOT_A_PATH, text, field)
     resolved = resolve_path(Path(text).expanduser(), workspace)
     root = resolve_path(workspace)
     if resolved is not None and root is not None:

@@ -60,7 +60,11 @@ def test_the_installed_metadata_matches_pyproject() -> None:
             f"{name!r} not installed as {target}: reinstall with pip install -e ."
         )
         dist = importlib.metadata.entry_points(group=GROUP, name=name)
-        assert [ep.dist.name for ep in dist if ep.dist] == ["hermes-agent"]
+        owners = {ep.dist.name: str(getattr(ep.dist, "_path", "?")) for ep in dist if ep.dist}
+        assert list(owners) == ["hermes-kernel"], (
+            f"{name!r} is declared by {owners}: remove the other metadata (a checkout from before the "
+            "rename keeps a stale hermes_agent.egg-info; pip uninstall hermes-agent removes an install)"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(DECLARED))
@@ -84,7 +88,7 @@ def test_kernel_loads_every_real_entry_point_strictly() -> None:
     for name in set(DECLARED) - set(missing):
         record = records[name]
         assert record.source == "entry_point"
-        assert record.distribution == "hermes-agent" and record.first_party
+        assert record.distribution == "hermes-kernel" and record.first_party
         assert record.version == hermes_core.__version__
         assert record.hooks, f"{name} registered no hook"
     for plugin, tables in EXPECTED.items():

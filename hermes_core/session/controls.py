@@ -57,6 +57,8 @@ class SessionControls:
         if scope not in ("session", "global", "once"):
             raise InvalidValue("scope", ("session", "global", "once"))
         resolved = await self.kernel.resolve_model(ref, session=self._me)
+        # A provider without its key would fail every later turn: refuse, naming the key.
+        self.kernel.models.require_usable(resolved, ref)
         previous, _ = self.kernel.models.for_session(self._me)
         if scope == "once":
             self.once_model = resolved.ref

@@ -112,18 +112,24 @@ class Sessions:
             create_cwd=create_cwd,
         )
 
-    async def resume(self, id_or_title: str, *, owner: str) -> Session:
-        """Open a stored session by id, else by exact title (the most recently active)."""
-        live = self._live.get(id_or_title)
-        if live is not None:
-            refuse_running_child(live)
-            return live
+    async def lookup(self, id_or_title: str) -> SessionRecord | None:
+        """Return the stored session :meth:`resume` would open, without opening it: by id, else
+        by exact title (the most recently active one)."""
         storage = self._kernel.storage
         record = None
         if is_session_id(id_or_title):
             record = await storage.get_session(id_or_title)
         if record is None:
             record = await storage.find_session_by_title(id_or_title)
+        return record
+
+    async def resume(self, id_or_title: str, *, owner: str) -> Session:
+        """Open a stored session by id, else by exact title (the most recently active)."""
+        live = self._live.get(id_or_title)
+        if live is not None:
+            refuse_running_child(live)
+            return live
+        record = await self.lookup(id_or_title)
         if record is None:
             raise SessionNotFound(id_or_title)
         return await self.open(record.id, source=record.source, owner=owner)

@@ -3,12 +3,15 @@ set_config_option, legacy set_model."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp import params as P
 from hermes_acp.errors import invalid
 from hermes_acp.options import MODES, OFF_MODE, model_choices
 from hermes_core.rpc import after_response
+
+log = logging.getLogger("hermes_acp")
 
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
@@ -43,6 +46,33 @@ async def config_update(conn: AcpConnection, core: Session) -> dict[str, Any]:
         "sessionUpdate": "config_option_update",
         "configOptions": config_options(core.profile, model, choices),
     }
+
+
+async def probe_custom_models(conn: AcpConnection, acp_session: AcpSession) -> None:
+    """Fetch the model list of the session's provider when it is a user-defined endpoint.
+
+    The catalog's policy on open (docs/reference/core.md#providers-and-models): only the current
+    provider is probed, and only a custom one. Run after the session response; when the list
+    grew, a ``config_option_update`` offers the server's models.
+
+    :param conn: the connection.
+    :param acp_session: the session just opened.
+    """
+    from hermes_core import ModelRef
+
+    core = acp_session.core
+    kernel = conn.kernel
+    provider = ModelRef.split(core.info().model).provider
+    if not provider or not kernel.providers.has(provider) or not kernel.providers.is_user_defined(provider):
+        return
+    before = await model_choices(kernel, core)
+    try:
+        await kernel.model_catalog(session=core)
+    except Exception as exc:  # the picker keeps its offline list
+        log.debug("probing %s failed: %s", provider, exc)
+        return
+    if not acp_session.closed and await model_choices(kernel, core) != before:
+        conn.update(acp_session.id, await config_update(conn, core))
 
 
 def _after_send(conn: AcpConnection, session_id: str, *updates: dict[str, Any]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp.state import AcpSession, Ticket
@@ -165,6 +165,22 @@ class AcpConnection:
         task = asyncio.create_task(forward(), name=f"hermes-acp-watch-{acp_session.id}")
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
+
+    def background(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run ``work`` as a task the connection keeps alive until it ends or the connection shuts
+        down (:meth:`cancel_background`).
+
+        :param work: the coroutine.
+        :param name: the task's name.
+        """
+        task = asyncio.create_task(work, name=name)
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+
+    def cancel_background(self) -> None:
+        """Cancel the background tasks still running (at shutdown)."""
+        for task in list(self._watchers):
+            task.cancel()
 
     def forget_prompt(self, request_id: Any, ticket: Ticket) -> None:
         """Drop a finished prompt from the ``$/cancel_request`` table.

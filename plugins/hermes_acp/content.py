@@ -80,6 +80,10 @@ async def prompt_text(conn: AcpConnection, acp_session: AcpSession, blocks: list
             uri = block.get("uri")
             if not isinstance(uri, str):
                 raise invalid("prompt", f"prompt[{index}].uri must be a string")
+            if "\x00" in uri or "\x00" in unquote(uri):
+                raise invalid(
+                    "prompt", f"prompt[{index}].uri is not a valid file path: it contains a NUL character"
+                )
             body = await _read_link(conn, acp_session, uri)
             if body is None:
                 context.append(f"[Linked: {uri}]")

@@ -79,12 +79,20 @@ async def model_state(kernel: Kernel, session: Session) -> tuple[str, list[tuple
             if value not in seen:
                 seen.add(value)
                 choices.append((value, f"{model.id} ({slug})"))
-    choices = choices[:MAX_MODELS]
-    if current and current not in seen:
-        ref = ModelRef.split(current)
-        choices.insert(0, (current, f"{ref.model} ({ref.provider})"))
-        choices = choices[:MAX_MODELS]
-    return current, choices, window
+    # The current model and every model the session can go back to come first, so a session
+    # can always pick again what ran in it, even on a server whose list was never fetched.
+    pinned: list[tuple[str, str]] = []
+    for used in filter(None, [current, *kernel.models.used_models(session)]):
+        ref = ModelRef.split(used)
+        usable = used == current or (
+            ref.provider is not None
+            and directory.has(ref.provider)
+            and directory.missing_key_hint(ref.provider) is None
+        )
+        if usable and used not in seen:
+            seen.add(used)
+            pinned.append((used, f"{ref.model} ({ref.provider})"))
+    return current, [*pinned, *choices][:MAX_MODELS], window
 
 
 async def session_options(kernel: Kernel, session: Session) -> tuple[dict[str, Any], int | None]:

@@ -90,7 +90,7 @@ def check_cwd(cwd: str, field: str = "cwd") -> Path:
     :param cwd: the path from the params.
     :param field: the field name for errors.
     :returns: the resolved path.
-    :raises RpcError: not absolute or not a directory.
+    :raises RpcError: not absolute, not a directory, or holding a NUL character.
     """
     from hermes_core import WorkspaceError, WorkspaceProblem, check_workspace
 
@@ -99,6 +99,8 @@ def check_cwd(cwd: str, field: str = "cwd") -> Path:
     except WorkspaceError as exc:
         if exc.problem is WorkspaceProblem.NOT_A_DIRECTORY:
             raise invalid(field, f"{field} is not an existing directory") from None
+        if exc.problem is WorkspaceProblem.NOT_A_PATH:
+            raise invalid(field, f"{field} is not a valid path: it contains a NUL character") from None
         raise invalid(field, f"{field} must be an absolute path") from None
 
 

@@ -104,11 +104,6 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
         else:
             _release(conn, acp_session, fresh)
     text = await prompt_text(conn, acp_session, args.prompt)
-    status = conn.kernel.model_status(acp_session.core)
-    if status.model is None:
-        raise auth_required(NO_MODEL)
-    if status.problem is not None:
-        raise auth_required(status.problem)
     if ticket.previous is not None:
         await asyncio.shield(ticket.previous.responded)
     gate = acp_session.gate
@@ -118,13 +113,26 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
         return CANCELLED
     head = first_text(args.prompt)
     if head.startswith("/"):
+        # Commands run whatever the model's state: /model is how a session gets out of a
+        # provider that lost its key.
         handled = await _slash(conn, acp_session, head)
         if isinstance(handled, (str, list)):
             # The command asked for this text to run as the turn (/retry).
+            _require_model(conn, acp_session)
             return await _run_turn(conn, acp_session, ticket, handled)
         if handled is not None:
             return handled
+    _require_model(conn, acp_session)
     return await _run_turn(conn, acp_session, ticket, text)
+
+
+def _require_model(conn: AcpConnection, acp_session: AcpSession) -> None:
+    """Refuse a model turn (``-32000``) while the session has no model or its key is missing."""
+    status = conn.kernel.model_status(acp_session.core)
+    if status.model is None:
+        raise auth_required(NO_MODEL)
+    if status.problem is not None:
+        raise auth_required(status.problem)
 
 
 async def _run_turn(

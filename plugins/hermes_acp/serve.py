@@ -158,6 +158,7 @@ async def _shutdown(conn: AcpConnection, peer: rpc.RpcPeer) -> None:
             with contextlib.suppress(Exception):
                 await acp_session.core.close()
 
+    conn.cancel_background()
     try:
         await asyncio.wait_for(close_all(), SHUTDOWN_SESSIONS_S)
     except (TimeoutError, Exception):

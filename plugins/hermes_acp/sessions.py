@@ -101,7 +101,10 @@ def available_commands(conn: AcpConnection) -> list[dict[str, Any]]:
 
 
 def _announce(conn: AcpConnection, acp_session: AcpSession, window: int | None) -> None:
-    """After a session response: the command list, then usage when the window is known."""
+    """After a session response: the command list, then usage when the window is known; and
+    the model list of a user-defined endpoint is fetched in the background."""
+    from hermes_acp.config_methods import probe_custom_models
+
     session_id = acp_session.id
 
     def hook() -> None:
@@ -114,6 +117,7 @@ def _announce(conn: AcpConnection, acp_session: AcpSession, window: int | None) 
         if size:
             used = min(int(usage.context_used or 0), int(size))
             conn.update(session_id, {"sessionUpdate": "usage_update", "used": used, "size": int(size)})
+        conn.background(probe_custom_models(conn, acp_session), f"hermes-acp-models-{session_id}")
 
     after_response(hook)
 
@@ -269,6 +273,8 @@ async def list_sessions(conn: AcpConnection, params: dict[str, Any]) -> dict[str
     if args.cwd is not None:
         import os
 
+        if "\x00" in args.cwd:
+            raise invalid("cwd", "cwd is not a valid path: it contains a NUL character")
         if not os.path.isabs(args.cwd):
             raise invalid("cwd", "cwd must be an absolute path")
         from pathlib import Path

@@ -10,6 +10,8 @@ from typing import Any
 
 from hermes_core import Provider, ProviderPreset, ProviderSpec, hookimpl
 
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+
 
 def make_provider(
     settings: Any, *, name: str = "anthropic", preset: ProviderPreset | None = None
@@ -36,4 +38,5 @@ def hermes_model_providers() -> ProviderSpec:
         settings_model="hermes_anthropic.settings:AnthropicSettings",
         env_vars={"api_key": "ANTHROPIC_API_KEY", "base_url": "ANTHROPIC_BASE_URL"},
         requires_key=True,
+        base_url=ANTHROPIC_BASE_URL,
     )

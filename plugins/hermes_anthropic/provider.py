@@ -15,11 +15,10 @@ from typing import Any
 from hermes_anthropic.catalog import CLAUDE_MODELS, CLAUDE_WINDOW, merge_models, parse_models
 from hermes_anthropic.decode import MessageStreamDecoder
 from hermes_anthropic.failures import stream_fault
+from hermes_anthropic.plugin import ANTHROPIC_BASE_URL
 from hermes_anthropic.settings import AnthropicSettings
 from hermes_anthropic.wire import build_body
 from hermes_core import ChatRequest, Chunk, ModelInfo, ProviderPreset, provider_kit
-
-ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 
 
 def _aiohttp() -> ModuleType:

@@ -122,7 +122,7 @@ async def model_options(request: web.Request) -> web.Response:
     state = get_state(request)
     refresh = request.query.get("refresh", "").strip().lower() in TRUE_WORDS
     try:
-        catalog = await state.kernel.model_catalog(refresh=refresh)
+        catalog = await state.kernel.model_catalog(refresh=refresh, prices=True)
     except Exception:
         raise ApiError(500, "model_options_failed", "Building the model catalog failed") from None
     payload = {"object": "hermes.model_options", **dict(catalog)}

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError, invalid
 from hermes_api_server.http_util import CONTROL_RE
-from hermes_core import ModelAmbiguous, ModelNotFound, ModelRef
+from hermes_core import ModelAmbiguous, ModelNeedsKey, ModelNotFound, ModelRef
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
@@ -78,7 +78,8 @@ async def choose_model(
     """Apply the docs/reference/api-server.md#model-selection rules to a request body.
 
     :param always_resolve: True on ``/v1/runs``, where bare names always resolve.
-    :raises ApiError: ``invalid_value``, ``model_not_found`` or ``model_ambiguous``.
+    :raises ApiError: ``invalid_value``, ``model_not_found``, ``model_ambiguous`` or
+        ``model_unavailable`` (its provider has no API key).
     """
     model = body.get("model")
     provider = body.get("provider")
@@ -100,6 +101,7 @@ async def choose_model(
     if model in settings.model_aliases:
         if provider:
             raise invalid("an alias cannot be combined with provider", "provider")
+        await _resolve(kernel, settings.model_aliases[model])
         return ModelChoice(model, model, settings.model_aliases[model], "alias", options)
     parsed = ModelRef.parse(model, kernel.providers.has)
     if parsed.provider is not None and parsed.model:
@@ -124,19 +126,28 @@ def model_error(exc: ModelNotFound | ModelAmbiguous) -> ApiError:
     """Return the 400 for a model reference the core refused, listing its candidates.
 
     :param exc: the core's error.
-    :returns: ``model_ambiguous`` or ``model_not_found``, with ``candidates`` in the error object.
+    :returns: ``model_ambiguous``, ``model_not_found``, or ``model_unavailable`` (only providers
+        without an API key offer it; ``keys`` maps each to the variable to set), with
+        ``candidates`` in the error object.
     """
+    extra: dict[str, Any] = {"candidates": list(exc.candidates)}
+    if isinstance(exc, ModelNeedsKey):
+        extra["keys"] = dict(exc.keys)
+        return ApiError(400, "model_unavailable", str(exc), param="model", extra=extra)
     code = "model_ambiguous" if isinstance(exc, ModelAmbiguous) else "model_not_found"
-    return ApiError(400, code, str(exc), param="model", extra={"candidates": list(exc.candidates)})
+    return ApiError(400, code, str(exc), param="model", extra=extra)
 
 
 async def _resolve(kernel: Kernel, ref: str) -> str:
     """Resolve ``ref`` with the core's resolver; return the resolved reference.
 
-    :raises ApiError: 400 ``model_not_found`` or ``model_ambiguous``.
+    A model whose provider has no API key is refused here: the turn could only fail.
+
+    :raises ApiError: 400 ``model_not_found``, ``model_ambiguous`` or ``model_unavailable``.
     """
     try:
         resolved = await kernel.resolve_model(ref)
+        kernel.models.require_usable(resolved, ref)
     except (ModelAmbiguous, ModelNotFound) as exc:
         raise model_error(exc) from None
     return resolved.ref

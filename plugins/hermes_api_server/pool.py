@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError
-from hermes_core import InvalidValue, SeedMessage, SessionBusy, SessionInUse, WorkspaceError
+from hermes_core import InvalidValue, SeedMessage, SessionBusy, SessionInUse, WorkspaceError, WorkspaceProblem
 from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
@@ -33,10 +33,11 @@ def check_workspace(value: str, roots: Sequence[str], param: str) -> Path:
     """
     try:
         return core_check_workspace(value, field=param, roots=roots)
-    except WorkspaceError:
-        raise ApiError(
-            400, "invalid_workspace", "The workspace must be a directory inside workspace_roots", param=param
-        ) from None
+    except WorkspaceError as exc:
+        message = "The workspace must be a directory inside workspace_roots"
+        if exc.problem is WorkspaceProblem.NOT_A_PATH:
+            message = "The workspace is not a valid path: it contains a NUL character"
+        raise ApiError(400, "invalid_workspace", message, param=param) from None
 
 
 # Opening a session ends in one storage round trip whose answers come back in a batch, and each

@@ -115,6 +115,15 @@ class Probe(Open):
     error: str | None = None
 
 
+class ShownPrice(Open):
+    """One model's price per million tokens, formatted for display (``$3.00``, ``free``)."""
+
+    input: str
+    output: str
+    cache: str | None = None
+    free: bool
+
+
 class ProviderOption(Open):
     """One provider of the picker inventory."""
 
@@ -130,6 +139,7 @@ class ProviderOption(Open):
     total_models: int
     probe: Probe
     model_details: dict[str, dict[str, Any]] | None = None
+    pricing: dict[str, ShownPrice] | None = None
 
 
 class ModelOptionsList(Open):
@@ -140,6 +150,7 @@ class ModelOptionsList(Open):
     provider: str | None
     refreshed: bool
     providers: list[ProviderOption]
+    pricing_sources: list[str] = []
 
 
 class EndpointRef(Open):

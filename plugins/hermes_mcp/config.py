@@ -68,15 +68,23 @@ def _problem(where: str, text: str) -> InvalidValue:
     return InvalidValue(where, message=f"{where}: {text}")
 
 
+def _no_nul(where: str, *texts: str) -> None:
+    # A process argument, variable or path cannot hold one: the server could never start.
+    if any("\x00" in t for t in texts):
+        raise _problem(where, "must not contain a NUL character")
+
+
 def _strings(where: str, value: Any) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise _problem(where, "expected a list of strings")
+    _no_nul(where, *value)
     return tuple(value)
 
 
 def _table(where: str, value: Any) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
         raise _problem(where, "expected a table of strings")
+    _no_nul(where, *map(str, value), *value.values())
     return {str(k): v for k, v in value.items()}
 
 
@@ -114,6 +122,8 @@ def from_table(name: str, table: Any) -> ServerConfig | None:
         raise _problem(where, "give either command (stdio) or url (streamable HTTP)")
     if command is not None and (not isinstance(command, str) or not command.strip()):
         raise _problem(f"{where}.command", "expected a non-empty string")
+    if command is not None:
+        _no_nul(f"{where}.command", command)
     if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
         raise _problem(f"{where}.url", "expected an http:// or https:// URL")
     trust = table.get("trust", "untrusted")
@@ -122,6 +132,8 @@ def from_table(name: str, table: Any) -> ServerConfig | None:
     cwd = table.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _problem(f"{where}.cwd", "expected a path")
+    if cwd is not None:
+        _no_nul(f"{where}.cwd", cwd)
     include = table.get("include")
     return ServerConfig(
         name=name,
@@ -170,6 +182,7 @@ def _pairs(where: str, value: Any) -> dict[str, str]:
             or not isinstance(item.get("value"), str)
         ):
             raise _problem(where, "expected a list of {name, value} strings")
+        _no_nul(where, item["name"], item["value"])
         out[item["name"]] = item["value"]
     return out
 
@@ -199,6 +212,7 @@ def from_acp(
             command = entry.get("command")
             if not isinstance(command, str) or not command.strip():
                 raise _problem(f"{where}.command", "expected a non-empty string")
+            _no_nul(f"{where}.command", command)
             out.append(
                 ServerConfig(
                     name=name,

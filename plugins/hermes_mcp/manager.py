@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes_mcp")
 OWNER = "mcp"
-MISSING_SDK = "the mcp library is not installed: pip install 'hermes-agent[mcp]'"
+MISSING_SDK = "the mcp library is not installed: pip install 'hermes-kernel[mcp]'"
 
 
 def sdk_available() -> bool:

@@ -112,7 +112,7 @@ async def switch(ctx: CommandContext, session: Session, ref: str, scope: Scope) 
     resolved_from = ref if ref not in (done.ref, done.model) else None
     how = f"resolved from {resolved_from}; " if resolved_from else ""
     lines = [f"Model switched to {done.ref} ({how}{SCOPE_WORDS[scope]})"]
-    note = await _unlisted_note(ctx, session, done.provider, done.model)
+    note = await _unlisted_note(ctx, done.provider, done.model)
     if note:
         lines.append(note)
     data: dict[str, Any] = {
@@ -128,15 +128,12 @@ async def switch(ctx: CommandContext, session: Session, ref: str, scope: Scope) 
     return CommandResult(kind="exec", output="\n".join(lines), data=data)
 
 
-async def _unlisted_note(ctx: CommandContext, session: Session, provider: str, model: str) -> str | None:
+async def _unlisted_note(ctx: CommandContext, provider: str, model: str) -> str | None:
     """Warn when a provider with an open model list accepted a name it does not list."""
-    catalog = await ctx.kernel.model_catalog(network=False, session=session)
-    for entry in catalog.get("providers", []):
-        if entry.get("slug") == provider:
-            listed = entry.get("models") or []
-            if listed and model not in listed:
-                return (
-                    f"Note: {model!r} is not in {provider}'s model list; it is sent to the provider as given."
-                )
-            return None
+    directory = ctx.kernel.providers
+    if not directory.has(provider):
+        return None
+    listed = [m.id for m in await directory.offline_models(provider)]
+    if listed and model not in listed:
+        return f"Note: {model!r} is not in {provider}'s model list; it is sent to the provider as given."
     return None

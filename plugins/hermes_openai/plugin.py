@@ -80,4 +80,5 @@ def hermes_model_providers() -> ProviderSpec:
         presets=PRESETS,
         requires_key=True,
         serves_custom=True,
+        base_url=OPENAI_BASE_URL,
     )

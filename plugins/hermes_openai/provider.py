@@ -18,10 +18,9 @@ from hermes_core import ChatRequest, Chunk, ModelInfo, ProviderPreset, provider_
 from hermes_openai.catalog import OPENAI_MODELS, merge_models, parse_models
 from hermes_openai.decode import ChatStreamDecoder
 from hermes_openai.failures import QUOTA_CODES, stream_fault
+from hermes_openai.plugin import OPENAI_BASE_URL
 from hermes_openai.settings import ModelEntry, OpenAISettings
 from hermes_openai.wire import Dialect, encode_body
-
-OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def _aiohttp() -> ModuleType:

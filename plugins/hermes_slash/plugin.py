@@ -107,6 +107,14 @@ SPECS: tuple[CommandSpec, ...] = (
         unavailable_on=frozenset({"acp"}),
     ),
     CommandSpec(
+        name="resume",
+        summary="List the saved sessions, or resume one by id or title",
+        handler=_lazy("resume_command", "resume_command"),
+        usage="/resume [ID | TITLE]",
+        category="session",
+        needs_session=False,
+    ),
+    CommandSpec(
         name="history",
         summary="Show the conversation so far, one short line per message",
         handler=_lazy("history_commands", "history_command"),

@@ -36,6 +36,9 @@ async def cli_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     argv = p.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise GatewayError(4003, "argv must be list[str]")
+    if any("\x00" in a for a in argv):
+        # A process argument cannot hold one: it would be cut short, not passed on.
+        raise GatewayError(4003, "argv entries must not contain a NUL character")
     timeout = p.get("timeout", 240)
     if timeout is None:
         timeout = 240

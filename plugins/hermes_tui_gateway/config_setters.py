@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core import InvalidValue, ModelAmbiguous, ModelNotFound
+from hermes_core import InvalidValue, ModelAmbiguous, ModelNeedsKey, ModelNotFound
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, workspace
 from hermes_tui_gateway.stream import VERBOSE
@@ -86,7 +86,10 @@ def _model_result(done: Any, scope: str) -> dict[str, Any]:
 
 
 def _model_error(exc: ModelAmbiguous | ModelNotFound) -> GatewayError:
-    return GatewayError(4002, str(exc), {"key": "model", "candidates": list(exc.candidates)})
+    data: dict[str, Any] = {"key": "model", "candidates": list(exc.candidates)}
+    if isinstance(exc, ModelNeedsKey):
+        data["keys"] = dict(exc.keys)
+    return GatewayError(4002, str(exc), data)
 
 
 async def switch(live: Live, raw: str, *, global_scope: bool = False) -> dict[str, Any]:
@@ -218,8 +221,8 @@ async def set_verbose(c: Change) -> dict[str, Any]:
 
 async def set_display(c: Change) -> dict[str, Any]:
     """A display key: any string of at most 64 characters, kept by the session or written."""
-    if not isinstance(c.value, str) or len(c.value) > 64:
-        raise c.invalid(f"invalid {c.key} value", ["a string of at most 64 characters"])
+    if not isinstance(c.value, str) or len(c.value) > 64 or "\x00" in c.value:
+        raise c.invalid(f"invalid {c.key} value", ["a string of at most 64 characters, without NUL"])
     if c.live is not None and not c.to_global:
         c.live.session.extra[f"tui.display.{c.key}"] = c.value
     else:

@@ -17,6 +17,7 @@ from hermes_core import (
     ErrorTable,
     InvalidValue,
     ModelAmbiguous,
+    ModelNeedsKey,
     ModelNotFound,
     ProviderError,
     RewindError,
@@ -55,6 +56,11 @@ TABLE = ErrorTable(
             4001,
             "session not found",
             lambda exc, _p: {"session_id": exc.session_id, "resumable": False},
+        ),
+        ErrorRule(
+            ModelNeedsKey,
+            4002,
+            data=lambda exc, _p: {"candidates": list(exc.candidates), "keys": dict(exc.keys)},
         ),
         ErrorRule(
             (ModelAmbiguous, ModelNotFound), 4002, data=lambda exc, _p: {"candidates": list(exc.candidates)}

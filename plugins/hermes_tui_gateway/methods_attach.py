@@ -68,6 +68,10 @@ async def image_attach(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise bad("path", "string")
     if not raw or not raw.strip():
         raise GatewayError(4015, "path required")
+    if "\x00" in raw:
+        raise GatewayError(
+            4002, "path is not a valid file path: it contains a NUL character", {"key": "path"}
+        )
     path_text, remainder = _split_path(raw)
     path = Path(path_text).expanduser()
     if not path.is_absolute():

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import CommandResult, ImagePart
-from hermes_tui_gateway.methods_session import adopt_branch, snapshot, start_new
+from hermes_tui_gateway.methods_session import adopt_branch, resume, snapshot, start_new
 from hermes_tui_gateway.params import GatewayError, bad, session_id
 
 if TYPE_CHECKING:
@@ -121,6 +121,8 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         live.stream.emit_info(force=True)
     if live is not None and result.data is not None and result.data.get("action") == "new_session":
         return await _new_session(gw, conn, live)
+    if result.data is not None and result.data.get("action") == "resume_session":
+        return await _resumed_session(gw, conn, live, result)
     if live is not None and result.kind == "send":
         _reattach_images(live, result)
     branched = _branched_session(gw, live, result)
@@ -174,6 +176,21 @@ async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:
     }
     out.update(await snapshot(gw, new))
     out["previous_session_id"] = old_id
+    return out
+
+
+async def _resumed_session(
+    gw: Gateway, conn: Conn, live: Live | None, result: CommandResult
+) -> dict[str, Any]:
+    """Carry out ``/resume ID``: open the session as ``session.resume`` does, bound to the caller.
+
+    :returns: an ``exec`` directive with the resumed session's snapshot merged in (its
+        ``session_id`` and ``resumed`` are the id to switch to) and ``previous_session_id``.
+    """
+    out: dict[str, Any] = {"type": "exec", "output": result.output or ""}
+    out.update(await resume(gw, conn, {"session_id": (result.data or {})["session_id"]}))
+    if live is not None:
+        out["previous_session_id"] = live.session.id
     return out
 
 

@@ -140,24 +140,20 @@ async def model_options(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     live = await gw.live_checked(sid) if sid else None
     refresh = truthy(p.get("refresh"))
     try:
-        catalog = await gw.kernel.model_catalog(refresh=refresh, session=live.session if live else None)
+        catalog = await gw.kernel.model_catalog(
+            refresh=refresh, session=live.session if live else None, prices=True
+        )
     except Exception as exc:
         raise GatewayError(5033, f"model.options failed: {type(exc).__name__}") from exc
+    # The core's catalog as is (the same payload as GET /api/model/options), plus `warning`.
     providers = []
     for row in catalog.get("providers", []):
-        item = {
-            "slug": row["slug"],
-            "name": row["name"],
-            "is_current": row["is_current"],
-            "authenticated": row["authenticated"],
-            "models": row["models"],
-            "total_models": row["total_models"],
-        }
+        item = dict(row)
         probe = row.get("probe") or {}
         if probe.get("status") == "failed":
             item["warning"] = str(probe.get("error") or "probe failed")
         providers.append(item)
-    return {"model": catalog.get("model"), "provider": catalog.get("provider"), "providers": providers}
+    return {**catalog, "providers": providers}
 
 
 def register(gw: Gateway) -> None:

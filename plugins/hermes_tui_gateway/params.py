@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hermes_core import WorkspaceError, check_workspace, rpc
+from hermes_core import WorkspaceError, WorkspaceProblem, check_workspace, rpc
 
 _MISSING: Any = object()
 
@@ -99,9 +99,12 @@ def session_id(p: Mapping[str, Any]) -> str:
 def workspace(value: str, shown: Any) -> Path:
     """Return a requested folder made absolute (``~`` expanded, relative to the gateway's folder).
 
-    :raises GatewayError: 4017 ``invalid cwd`` when it is not an existing directory.
+    :raises GatewayError: 4017 ``invalid cwd`` when it is not an existing directory; 4002 when it
+        is no path at all (a NUL character).
     """
     try:
         return check_workspace(value, expand_user=True, relative_to=Path.cwd(), resolve=False)
-    except WorkspaceError:
+    except WorkspaceError as exc:
+        if exc.problem is WorkspaceProblem.NOT_A_PATH:
+            raise GatewayError(4002, str(exc), {"key": "cwd"}) from None
         raise GatewayError(4017, f"invalid cwd: {shown}") from None

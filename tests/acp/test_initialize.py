@@ -38,7 +38,7 @@ async def test_capabilities_and_auth_methods(spawn: Any) -> None:
     plain = await agent.initialize()
     assert plain["agentCapabilities"] == CAPABILITIES
     assert [m["id"] for m in plain["authMethods"]] == ["hermes-config"]
-    assert plain["agentInfo"] == {"name": "hermes", "title": "Hermes", "version": version("hermes-agent")}
+    assert plain["agentInfo"] == {"name": "hermes", "title": "Hermes", "version": version("hermes-kernel")}
     terminal = await agent.initialize(auth={"terminal": True})
     setup, config = terminal["authMethods"]
     assert setup == {

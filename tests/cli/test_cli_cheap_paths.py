@@ -37,8 +37,8 @@ PLUGIN_PACKAGES = (
 def test_version_prints_the_constant_matching_the_distribution(hermes: Hermes) -> None:
     result = hermes("--version")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"hermes {hermes_core.__version__}\n"
-    assert hermes_core.__version__ == metadata.version("hermes-agent")
+    assert result.stdout == f"hermes {hermes_core.__version__} (hermes-kernel)\n"
+    assert hermes_core.__version__ == metadata.version("hermes-kernel")
     assert hermes("version").stdout == result.stdout
 
 
@@ -120,7 +120,7 @@ def test_help_hides_disabled_plugins(hermes: Hermes, throwaway: Path) -> None:
 def _modules_after(args: list[str], home: Path, pythonpath: list[Path]) -> set[str]:
     code = (
         "import contextlib, io, json, sys\n"
-        "from hermes_cli.main import main\n"
+        "from hermes_launcher import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main({args!r})\n"
         "assert code == 0, code\n"

@@ -20,7 +20,7 @@ def test_plugins_lists_first_party_with_distribution_and_hooks(hermes: Hermes) -
     assert result.returncode == 0, result.stderr
     rows = _rows(result.stdout)
     for name in FIRST_PARTY:
-        assert name in rows and "hermes-agent" in rows[name]
+        assert name in rows and "hermes-kernel" in rows[name]
     assert "model_providers" in rows["mock"] and rows["mock"].endswith("ok")
     assert "storage_backends" in rows["sqlite"]
 

@@ -228,9 +228,12 @@ async def test_family_ties_and_variants_list_candidates() -> None:
 async def test_family_resolution_prefers_the_current_provider() -> None:
     kernel = family_kernel(current="others:m-2")
     async with kernel.running():
-        assert (await kernel.resolve_model("gpt-4.1")).ref == "gpts:gpt-4.1"
-        # In the current provider the family has one member: it wins over the other provider's.
+        # The current provider is searched first, family members included: its only gpt-4.1
+        # member wins over another provider's exact id.
+        assert (await kernel.resolve_model("gpt-4.1")).ref == "others:gpt-4.1-nano"
         assert (await kernel.resolve_model("gpt")).ref == "others:gpt-4.1-nano"
+        # A name the current provider has nothing for is looked up in the others.
+        assert (await kernel.resolve_model("gpt-4o")).ref == "gpts:gpt-4o"
 
 
 async def test_unknown_name_suggests_ids_that_contain_it() -> None:

@@ -15,7 +15,7 @@ from tests.acp.conftest import Home
 from tests.mcp.test_surfaces import server_toml
 from tests.tui.client import HERMES, hermes_env, write_config
 
-MESSAGE = "the mcp library is not installed: pip install 'hermes-agent[mcp]'"
+MESSAGE = "the mcp library is not installed: pip install 'hermes-kernel[mcp]'"
 
 
 def hidden_sdk_env(home: Path, tmp_path: Path) -> dict[str, str]:

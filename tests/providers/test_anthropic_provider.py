@@ -318,7 +318,7 @@ async def test_probe_lists_models_from_v1_models(upstream: FakeUpstream) -> None
     assert [m.id for m in models] == ["claude-future-5", "claude-sonnet-4-5"]
     assert all(m.vision and m.context_window == 200_000 for m in models)
     assert "claude-future-5" in offline
-    received = upstream.last()
+    received = upstream.requests[-1]  # the probe itself (last() skips probes)
     assert received.headers["x-api-key"] == KEY
     assert received.headers["anthropic-version"] == "2023-06-01"
 

@@ -342,7 +342,7 @@ async def test_probe_lists_models_and_caches_them_for_list_models(upstream: Fake
         assert await provider.list_models() == models
     finally:
         await provider.aclose()
-    assert upstream.last().headers["Authorization"] == f"Bearer {KEY}"
+    assert upstream.requests[-1].headers["Authorization"] == f"Bearer {KEY}"  # the probe
 
 
 async def test_offline_models_need_no_network() -> None:

@@ -177,6 +177,12 @@ class FakeUpstream:
         self.on("POST", path, handler)
 
     def last(self) -> Received:
-        """Return the most recent request."""
-        assert self.requests, "the fake upstream received no request"
-        return self.requests[-1]
+        """Return the most recent request other than a model-list probe (``GET …/models``).
+
+        Hermes probes a user-defined endpoint's model list in the background (the catalog's
+        policy on open), so a probe may arrive after the call a test looks for; the probes stay
+        in :attr:`requests`.
+        """
+        calls = [r for r in self.requests if not (r.method == "GET" and r.path.endswith("/models"))]
+        assert calls, "the fake upstream received no request"
+        return calls[-1]

@@ -21,7 +21,19 @@ from .conftest import ALL_PLUGINS
 from .helpers import data, run
 
 FOUNDATION = {"help", "model", "compress", "title", "branch", "usage", "status", "stop"}
-ADDED = {"new", "history", "undo", "retry", "steer", "queue", "approvals", "tools", "plugins", "version"}
+ADDED = {
+    "new",
+    "resume",
+    "history",
+    "undo",
+    "retry",
+    "steer",
+    "queue",
+    "approvals",
+    "tools",
+    "plugins",
+    "version",
+}
 FIRST_PARTY = FOUNDATION | ADDED | {"reload", "reload-mcp"}
 
 

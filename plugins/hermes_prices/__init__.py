@@ -1,0 +1,1 @@
+"""Per-model prices for the model catalog, from the maintained ``genai-prices`` table."""
