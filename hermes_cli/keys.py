@@ -1,8 +1,9 @@
 """Dotted ``config.toml`` keys: which exist, what type they take, and how to check a value.
 
 Keys are checked against :class:`hermes_core.CoreSettings`; ``providers.<name>.<field>`` against
-that provider's settings model and ``[<section>].<field>`` against the transport that owns the
-section (both need the plugin registry; without it those keys are accepted as free-form values).
+that provider's settings model and ``[<section>].<field>`` against the transport or the plugin
+(``hermes_config_sections``) that owns the section (all need the plugin registry; without it those
+keys are accepted as free-form values).
 """
 
 from __future__ import annotations
@@ -309,6 +310,25 @@ def _transport_key(key: str, parts: list[str], registry: Registry | None) -> Key
     return None
 
 
+def _plugin_section_key(key: str, parts: list[str], registry: Registry | None) -> KeyInfo | None:
+    """Describe a key in a table a plugin declared with ``hermes_config_sections``, or None."""
+    spec = registry.config_sections.get(parts[0]) if registry is not None else None
+    if spec is None:
+        return None
+    model = (
+        _settings_model(spec.settings_model, f"config section {spec.name}") if spec.settings_model else None
+    )
+    if not spec.entries:
+        if len(parts) == 1:
+            return _table(key, model)
+        return _free(key) if model is None else _walk_model(key, model, parts[1:])
+    if len(parts) == 1:
+        return _table(key, None)  # the entries' names are the user's: any table of tables
+    if len(parts) == 2:
+        return _table(key, model)
+    return _free(key) if model is None else _walk_model(key, model, parts[2:])
+
+
 def resolve_key(key: str, registry: Registry | None = None) -> KeyInfo:
     """Find what a dotted ``config.toml`` key accepts.
 
@@ -328,12 +348,13 @@ def resolve_key(key: str, registry: Registry | None = None) -> KeyInfo:
         return _provider_key(key, parts, registry)
     if top in CoreSettings.model_fields:
         return _walk_model(key, CoreSettings, parts)
-    found = _transport_key(key, parts, registry)
+    found = _transport_key(key, parts, registry) or _plugin_section_key(key, parts, registry)
     if found is not None:
         return found
     tops = set(CoreSettings.model_fields) - NOT_CONFIG_KEYS | KNOWN_SECTIONS
     if registry is not None:
         tops |= {s.config_section for s in registry.transports.values() if s.config_section}
+        tops |= set(registry.config_sections)
     hint = _did_you_mean(key, top, tops)
     raise ConfigError(f"unknown key: {key}" + (f" ({hint.strip()})" if hint else ""))
 

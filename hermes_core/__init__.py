@@ -144,6 +144,7 @@ _EXPORTS: dict[str, str] = {
     "CommandResult": "hermes_core.records",
     "StorageSpec": "hermes_core.records",
     "RunBusSpec": "hermes_core.records",
+    "ConfigSection": "hermes_core.records",
     # the run bus contract (hermes api runs between instances)
     "RunBus": "hermes_core.run_bus",
     "RunBusFactory": "hermes_core.run_bus",

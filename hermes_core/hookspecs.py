@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.records import (
         CommandSpec,
+        ConfigSection,
         PolicyDecision,
         PriceSource,
         ProviderSpec,
@@ -68,6 +69,11 @@ def hermes_run_buses() -> RunBusSpec | Sequence[RunBusSpec] | None:
 @hookspec
 def hermes_tools() -> ToolSpec | Sequence[ToolSpec] | None:
     """Declare tools the agent may call."""
+
+
+@hookspec
+def hermes_config_sections() -> ConfigSection | Sequence[ConfigSection] | None:
+    """Declare the ``config.toml`` tables a plugin reads, so their keys are known and checked."""
 
 
 @hookspec

@@ -61,7 +61,7 @@ class Kernel:
         self.background_tasks: set[asyncio.Task[Any]] = set()
         self.sessions = Sessions(self)
         self.models = Models(self)
-        self.tool_sources = ToolSources()
+        self.tool_sources = ToolSources(self.redactor)
         self.events, self.records = EventLogs(self), Records(self)  # event logs, plugins' records
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None

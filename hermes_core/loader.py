@@ -31,6 +31,7 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
     ("hermes_storage_backends", "storage"),
     ("hermes_tools", "tools"),
     ("hermes_run_buses", "buses"),
+    ("hermes_config_sections", "config_sections"),
     ("hermes_price_sources", "prices"),
 )
 

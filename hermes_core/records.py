@@ -240,6 +240,27 @@ class RunBusSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigSection:
+    """A top-level table of ``config.toml`` that a plugin reads (docs/plugin-hooks.md#hermes_config_sections).
+
+    Declaring it makes the table's keys known to ``hermes config get/set`` and to the unknown-key
+    warning, checked against ``settings_model``.
+
+    :param name: the table's name (``mcp_servers``, ``delegation``).
+    :param summary: one line on what the table configures.
+    :param settings_model: a pydantic model class (or ``"module:Class"``, imported only when a key
+        is checked) the table is validated with; None accepts any keys.
+    :param entries: the table holds named entries (``[mcp_servers.NAME]``), each validated with
+        ``settings_model``; False: the table itself is.
+    """
+
+    name: str
+    summary: str
+    settings_model: Any = None
+    entries: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyDecision:
     """A policy plugin's verdict on one tool call (docs/reference/core.md#combining-decisions)."""
 

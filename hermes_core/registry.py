@@ -10,6 +10,7 @@ from hermes_core import __distribution__
 if TYPE_CHECKING:
     from hermes_core.records import (
         CommandSpec,
+        ConfigSection,
         PriceSource,
         ProviderSpec,
         RunBusSpec,
@@ -38,7 +39,8 @@ class PluginRecord:
 
 @dataclass(slots=True)
 class Registry:
-    """Transports, providers, commands, tools, storage backends, run buses and price tables, by name."""
+    """Transports, providers, commands, tools, storage backends, run buses, price tables and config
+    sections, by name."""
 
     transports: dict[str, TransportSpec] = field(default_factory=dict)
     providers: dict[str, ProviderSpec] = field(default_factory=dict)
@@ -46,6 +48,8 @@ class Registry:
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     storage: dict[str, StorageSpec] = field(default_factory=dict)
     buses: dict[str, RunBusSpec] = field(default_factory=dict)
+    #: ``config.toml`` tables plugins read (``mcp_servers``, ``delegation``), by table name.
+    config_sections: dict[str, ConfigSection] = field(default_factory=dict)
     prices: dict[str, PriceSource] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -3,14 +3,16 @@
 A source registers itself with ``kernel.tool_sources.add(source)`` (usually from its lifespan) and
 adds and removes its tools through ``kernel.registry.add_tool`` / ``remove_tool``. Transports and
 slash commands reach it only through this owner: they list the servers (``status``), reconnect them
-(``reload``) and hand over the servers an editor configured for one session (``attach``). When a
-session closes the kernel calls ``session_closed`` so the servers started for it end.
+(``reload``) and hand over the servers an editor configured for one session (``attach``). Before a
+turn the kernel calls ``settle`` so the turn sees the tools of servers still connecting, and learns
+(once per session) which ones it goes on without. When a session closes the kernel calls
+``session_closed`` so the servers started for it end.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -82,17 +84,25 @@ class ToolSource(Protocol):
         """End the servers started for ``session_id``."""
         ...
 
-    async def settle(self, session_id: str) -> None:
-        """Wait until the servers started for ``session_id`` finished their first connection
-        attempt (each at most its connect timeout); return at once when none is starting."""
+    async def settle(self, session_id: str) -> Sequence[ToolServerStatus] | None:
+        """Wait until the configured servers and those started for ``session_id`` finished their
+        first connection attempt (each at most its connect timeout); return at once when none is
+        starting.
+
+        :returns: the servers a turn of ``session_id`` goes on without (not ready after the wait);
+            None or empty when every server is ready.
+        """
         ...
 
 
 class ToolSources:
     """The tool sources in this kernel (``kernel.tool_sources``), by name."""
 
-    def __init__(self) -> None:
+    def __init__(self, redact: Callable[[str], str] = str) -> None:
         self._sources: dict[str, ToolSource] = {}
+        self._redact = redact
+        #: per session, the servers it was already told it goes on without ("source:name")
+        self._told: dict[str, set[str]] = {}
 
     def add(self, source: ToolSource) -> None:
         """Register a source; a second one of the same name is refused."""
@@ -136,14 +146,34 @@ class ToolSources:
             raise ConfigError(f"no {name} tool source is loaded (is the {name} plugin installed?)")
         return await source.attach(session_id, servers)
 
-    async def settle(self, session_id: str) -> None:
-        """Before a turn: let the session's own servers finish connecting, so its first prompt
-        sees their tools (servers from the configuration never hold a turn up)."""
-        for source in self._sources.values():
-            await source.settle(session_id)
+    async def settle(self, session_id: str) -> list[str]:
+        """Before a turn: let the servers still making their first connection attempt (configured
+        ones and the session's own) finish it, so the turn sees their tools from the start.
+
+        Start-up never waits for them; only a turn does, each server at most its connect timeout.
+
+        :returns: one line per server the turn goes on without, each said once per session.
+        """
+        told = self._told.setdefault(session_id, set())
+        notes: list[str] = []
+        for source in list(self._sources.values()):
+            for status in await source.settle(session_id) or ():
+                key = f"{source.name}:{status.name}"
+                if key in told:
+                    continue
+                told.add(key)
+                why = f"{status.state}: {status.error}" if status.error else status.state
+                notes.append(
+                    self._redact(
+                        f"{source.name.upper()} server {status.name!r} is not available ({why}); "
+                        "going on without its tools"
+                    )
+                )
+        return notes
 
     async def session_closed(self, session_id: str) -> None:
         """Tell every source a session closed; a failing source is logged, the rest still run."""
+        self._told.pop(session_id, None)
         for source in list(self._sources.values()):
             try:
                 await source.session_closed(session_id)

@@ -111,7 +111,8 @@ def check(token: str) -> str | None:
         roots = (
             [ROOT] if "/" in token else [ROOT / d for d in ("hermes_core", "hermes_cli", "plugins", "tests")]
         )
-        return None if any(any(r.glob(pattern)) for r in roots) else "no such file"
+        at_top = "/" not in token and (ROOT / token).is_file()  # a top-level module: run_agent.py
+        return None if at_top or any(any(r.glob(pattern)) for r in roots) else "no such file"
     match = NAME.match(token)
     if match is None:
         return None

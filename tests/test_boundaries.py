@@ -544,3 +544,36 @@ def test_kernel_module_stays_assembly_sized() -> None:
     lines = (ROOT / "hermes_core" / "kernel.py").read_text(encoding="utf-8").count("\n")
     # 255: room for the owners of durable state (kernel.events, kernel.records), which it assembles.
     assert lines < 255, f"hermes_core/kernel.py has {lines} lines; move what is not assembly to an owner"
+
+
+# -- run_agent: a client of the kernel, like hermes_cli ---------------------------------------------
+
+RUN_AGENT = ROOT / "run_agent.py"
+
+
+def test_run_agent_imports_only_public_core_names_the_cli_and_the_launcher() -> None:
+    allowed = STDLIB | {"hermes_core", "hermes_cli", "hermes_launcher"}
+    problems = []
+    for use in scan_file(RUN_AGENT).imports:
+        if use.top not in allowed:
+            problems.append(f"{use.where()}  -> {use.top!r} is not allowed (never a plugin)")
+        elif use.top == "hermes_core" and (why := _is_public_core_import(use)):
+            problems.append(f"{use.where()}  -> {why}")
+    assert not problems, report(
+        problems, "run_agent imports only hermes_core's public names, hermes_cli, stdlib"
+    )
+
+
+def test_run_agent_reaches_no_kernel_internal() -> None:
+    source = RUN_AGENT.read_text(encoding="utf-8")
+    problems = [reach.where() for reach in reaches_in({RUN_AGENT: (source, ast.parse(source))})]
+    assert not problems, report(problems, "run_agent uses only public attributes of the kernel's objects")
+
+
+def test_importing_run_agent_is_cheap() -> None:
+    """The facade loads the kernel and plugins when an agent first runs, not at import."""
+    heavy = ("hermes_cli", "pydantic", "aiohttp")
+    code = f"import sys, run_agent; print(','.join(m for m in {heavy!r} if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""

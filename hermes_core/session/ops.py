@@ -109,6 +109,15 @@ async def reconcile(session: Session, messages: Sequence[SeedMessage]) -> Reconc
     """Align stored history with a client-sent transcript (API chat bodies)."""
     if session.busy:
         raise SessionBusy("busy")
+    return await reconcile_rows(session, messages)
+
+
+async def reconcile_rows(session: Session, messages: Sequence[SeedMessage]) -> ReconcileResult:
+    """Align stored history with ``messages``, without the busy check.
+
+    For the turn that carries a client transcript (``Session.submit(reconcile=…)``): it runs
+    when that turn reaches the head of the queue, the one moment no other turn can write.
+    """
     stored = _comparable(session, session.rows)
     body = [(m.role, _norm(m.text)) for m in messages if m.role in ("user", "assistant")]
     common = 0

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.content import Part, parts_text
+from hermes_core.content import Part, SeedMessage, parts_text
 from hermes_core.events import Event, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
@@ -34,6 +34,8 @@ class QueueItem:
     display_kind: str | None
     future: asyncio.Future[TurnOutcome]
     listeners: list[Any] = field(default_factory=list)  # queues with ``put_nowait``
+    #: A client's transcript to reconcile with when this item's turn starts (API chat bodies).
+    reconcile: tuple[SeedMessage, ...] | None = None
 
     @property
     def text(self) -> str:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from hermes_core.content import Part, normalize_content, parts_text
+from hermes_core.content import Part, SeedMessage, normalize_content, parts_text
 from hermes_core.errors import InvalidValue, SessionBusy
 from hermes_core.events import QuestionRequested, TurnOutcome
 from hermes_core.ids import short_id
@@ -65,6 +65,7 @@ class SessionQueue:
         answerable: frozenset[str] | set[str] = frozenset(),
         display_kind: str | None = None,
         track_events: bool = True,
+        reconcile: Sequence[SeedMessage] | None = None,
     ) -> Turn:
         """Start a turn now, or queue it behind the running one
         (docs/reference/core.md#busy-input-and-the-queue).
@@ -76,6 +77,9 @@ class SessionQueue:
 
         :param track_events: keep a per-turn event queue for :meth:`Turn.events`; hosts that
             read the session bus instead pass False so a long turn's events are not held twice.
+        :param reconcile: a client's transcript before this prompt (API chat bodies): when the
+            turn starts, after every turn queued ahead of it, the stored history is reconciled
+            with it (see :meth:`Session.reconcile`), so the model sees what the client sent.
         """
         self._check_open()
         parts = normalize_content(content)
@@ -97,6 +101,7 @@ class SessionQueue:
             answerable=frozenset(answerable),
             display_kind=display_kind,
             future=loop.create_future(),
+            reconcile=None if reconcile is None else tuple(reconcile),
         )
         turn = Turn(self._me, item, track_events=track_events)
         self._queue.append(item)

@@ -143,6 +143,7 @@ class TurnRun:
     async def _run(self) -> TurnOutcome:
         session = self.session
         kernel = self.kernel
+        await turn_start.reconcile_transcript(self)
         head = await turn_start.persist_user_row(self)
         if self.interrupt_reason is not None:
             if head is not None:

@@ -25,13 +25,35 @@ if TYPE_CHECKING:
     from hermes_core.turn import TurnRun
 
 
+async def reconcile_transcript(run: TurnRun) -> None:
+    """Reconcile the stored history with the head item's client transcript, if it brought one.
+
+    This runs when the item reaches the head of the queue, so a prompt that waited behind
+    another turn is aligned with the history that turn left, not the one it arrived to.
+    """
+    messages = run.items[0].reconcile
+    if messages is None:
+        return
+    from hermes_core.session.ops import reconcile_rows
+
+    try:
+        await reconcile_rows(run.session, messages)
+    except StorageError as exc:
+        run.emit_started()
+        raise TurnFailed(
+            TurnOutcome(status="error", reason="tool_crash", layer="storage", message=str(exc))
+        ) from exc
+
+
 async def persist_user_row(run: TurnRun) -> HeadStart | None:
     """Store the user row (then emit ``TurnStarted``), opening the first model call meanwhile.
 
     :param run: the turn.
     :returns: the opened first call, or None when the turn makes it the ordinary way.
     """
-    await run.kernel.tool_sources.settle(run.session.id)
+    # Tool servers still connecting (MCP) get up to their connect timeout, so the model sees their
+    # tools from the first turn; the ones that did not make it are named once per session.
+    run.warnings.extend(await run.kernel.tool_sources.settle(run.session.id))
     row = user_row(run)
     head: HeadStart | None = None
     starting: asyncio.Future[None] | None = None

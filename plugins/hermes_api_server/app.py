@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from hermes_api_server import chat, discovery, openapi, responses, runs_http
+from hermes_api_server import (
+    chat,
+    discovery,
+    openapi,
+    response_cancel,
+    response_input,
+    responses,
+    runs_http,
+)
 from hermes_api_server.middleware import front_middleware, on_prepare
 from hermes_api_server.state import STATE, ServerState
 
@@ -27,6 +35,8 @@ def build_app(state: ServerState) -> web.Application:
     r.add_post("/v1/responses", responses.create_response)
     r.add_get("/v1/responses/{response_id}", responses.retrieve_response)
     r.add_delete("/v1/responses/{response_id}", responses.delete_response)
+    r.add_get("/v1/responses/{response_id}/input_items", response_input.list_input_items)
+    r.add_post("/v1/responses/{response_id}/cancel", response_cancel.cancel_response)
     r.add_post("/v1/runs", runs_http.create_run)
     r.add_get("/v1/runs", runs_http.list_runs)
     r.add_get("/v1/runs/{run_id}", runs_http.get_run)

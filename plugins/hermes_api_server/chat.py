@@ -5,18 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from hermes_api_server.chat_session import chat_session, is_meta_request
 from hermes_api_server.chat_stream import ChatChunks
 from hermes_api_server.convert import chat_conversation
 from hermes_api_server.errors import ApiError, invalid, json_response
 from hermes_api_server.http_util import (
     fingerprint,
-    header_session_id,
     header_session_key,
     idempotency_key,
     parse_bool,
@@ -28,18 +27,8 @@ from hermes_api_server.outcomes import chat_finish, hermes_block
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
-from hermes_api_server.turns import (
-    EventPump,
-    abandon,
-    derived_session_id,
-    image_warning,
-    submit_turn,
-)
-from hermes_core import (
-    SeedMessage,
-    SessionBusy,
-    TurnCompleted,
-)
+from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
+from hermes_core import TurnCompleted
 
 if TYPE_CHECKING:
     from hermes_api_server.convert import Conversation
@@ -47,13 +36,7 @@ if TYPE_CHECKING:
     from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
 
-META_PREFIX = "### Task:"
 _ids = random.Random()
-
-
-def is_meta_request(text: str) -> bool:
-    """Tell whether a user message is a frontend's title/tag/follow-up task prompt."""
-    return text.lstrip().startswith(META_PREFIX)
 
 
 async def create_chat_completion(request: web.Request) -> web.StreamResponse:
@@ -69,7 +52,8 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
     options = body.get("stream_options")
     include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
     choice = await choose_model(state.kernel, state.settings, body, always_resolve=False)
-    header_id = header_session_id(request)
+    settings = state.settings
+    target = chat_session(request, conv, who, settings.chat_id_headers, settings.user_id_headers)
     channel = header_session_key(request)
     workspace_value = request.headers.get("X-Hermes-Workspace")
     workspace = (
@@ -78,24 +62,21 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
         else None
     )
     key = None if stream else idempotency_key(request)
-    if (
-        not stream
-        and state.settings.meta_requests == "detect"
-        and header_id is None
-        and is_meta_request(conv.text)
-    ):
+    if not stream and settings.meta_requests == "detect" and is_meta_request(conv.text):
+        # Whatever session the request names: a task prompt is never a turn of it.
+        from hermes_api_server.chat_meta import meta_request
+
         state.admit()
-        return await _meta_request(state, conv, choice)
-    first_user = next((m.text for m in conv.history if m.role == "user"), conv.text)
-    session_id = header_id or derived_session_id(conv.system, first_user, who if state.multi_key else None)
+        return await meta_request(state, conv, choice)
     state.admit()
-    job = _ChatJob(state, who, conv, choice, session_id, header_id is None, channel, workspace)
+    job = _ChatJob(state, who, conv, choice, target.id, target.derived, channel, workspace)
     if stream:
         return await job.stream(request, include_usage)
     if key is None:
         status, payload, headers = await job.complete()
         return json_response(payload, status=status, headers=headers)
-    print_ = fingerprint({"body": body, "session_id": header_id, "session_key": channel})
+    # The effective session is part of the request: one key reused for another chat id conflicts.
+    print_ = fingerprint({"body": body, "session_id": target.id, "session_key": channel})
     (status, payload, headers), replayed = await state.idempotency.run(
         (who, "chat", key), print_, job.complete
     )
@@ -103,29 +84,6 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
     if replayed:
         headers["Idempotency-Replayed"] = "true"
     return json_response(payload, status=status, headers=headers)
-
-
-async def _meta_request(state: ServerState, conv: Conversation, choice: ModelChoice) -> web.Response:
-    state.active_turns += 1
-    try:
-        messages = [*conv.history, SeedMessage(role="user", text=conv.text)]
-        # The frontend's task prompt is the instruction; its system text, if any, goes along
-        # as the system prompt so the upstream sees the request the frontend made.
-        text = await state.kernel.models.one_shot(
-            messages, model=choice.ref, purpose="one_shot", system=conv.system or None
-        )
-    finally:
-        state.active_turns -= 1
-    payload = {
-        "id": "chatcmpl-" + secrets.token_hex(12),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": choice.requested,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-        "hermes": {"meta_request": True, "model": choice.ref or state.kernel.default_model or ""},
-    }
-    return json_response(payload)
 
 
 class _ChatJob:
@@ -155,14 +113,12 @@ class _ChatJob:
         self.created = int(time.time())
 
     async def _prepare(self, session: Session) -> Turn:
-        if self.derived and not session.busy:
-            try:
-                await session.reconcile(self.conv.history)
-            except SessionBusy:
-                pass
         if self.conv.system and self.conv.system != session.record.system_overlay:
             await session.set_system_overlay(self.conv.system)
-        return await submit_turn(session, self.conv, self.choice, self.who)
+        # With a derived id the body is the truth: the core reconciles the stored history with
+        # it when this turn reaches the head of the session's queue, after any turn ahead of it.
+        history = self.conv.history if self.derived else None
+        return await submit_turn(session, self.conv, self.choice, self.who, reconcile=history)
 
     def _headers(self, model_ref: str) -> dict[str, str]:
         return session_headers(self.session_id, self.channel, model_ref)

@@ -7,17 +7,25 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.chat_progress import ProgressFrames
 from hermes_api_server.errors import dumps
 from hermes_api_server.outcomes import chat_finish, error_code, hermes_block
 from hermes_api_server.turns import KEEPALIVE_S
-from hermes_core import DeltaCoalescer, SubagentEvent, ToolAnnounced, ToolCompleted, TurnCompleted
+from hermes_core import (
+    DeltaCoalescer,
+    QuestionClosed,
+    SubagentEvent,
+    ToolAnnounced,
+    ToolCompleted,
+    ToolDecision,
+    TurnCompleted,
+)
 
 if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.sse import SseWriter
     from hermes_api_server.state import ServerState
     from hermes_api_server.turns import EventPump
-    from hermes_core import Event
 
 HEAD_WAIT_S = 0.05  # longest the response head waits to leave with the first frame
 
@@ -63,6 +71,7 @@ class ChatChunks:
         head: str | None = _frame(self.chunk({"role": "assistant"}))
         head_by = loop.time() + HEAD_WAIT_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
+        progress = ProgressFrames(self.state.kernel, self.chunk) if settings.tool_progress_events else None
         while True:
             wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
             batch = await pump.next(wait)
@@ -81,10 +90,13 @@ class ChatChunks:
                     continue
                 match event:
                     case ToolAnnounced() | ToolCompleted() | SubagentEvent():
-                        frame = self._progress(event)
+                        frame = progress.frame(event) if progress else None
                         if frame is not None:
                             self._flush(out, deltas)
                             out.append(frame)
+                    case ToolDecision() | QuestionClosed():
+                        if progress:
+                            progress.note(event)
                     case TurnCompleted():
                         self._flush(out, deltas)
                         out.extend(self._final(event, model_ref, source, include_usage))
@@ -131,60 +143,6 @@ class ChatChunks:
                 )
             out.append(head + ",".join(fields) + '},"finish_reason":null}]}\n\n')
 
-    def _progress(self, event: Event) -> str | None:
-        if not self.state.settings.tool_progress_events:
-            return None
-        kernel = self.state.kernel
-        if isinstance(event, ToolAnnounced | ToolCompleted):
-            if event.name.startswith("_"):
-                return None
-            spec = kernel.registry.tools.get(event.name)
-            tool = {"tool": event.name, "emoji": spec.emoji if spec and spec.emoji else "🔧"}
-            if isinstance(event, ToolAnnounced):
-                payload = self.chunk(
-                    None,
-                    **tool,
-                    label=kernel.redactor(event.preview)[:200],
-                    toolCallId=event.call_id,
-                    status="running",
-                )
-            else:
-                payload = self.chunk(
-                    None,
-                    **tool,
-                    toolCallId=event.call_id,
-                    status="completed",
-                    # Not ``error``: the openai SDK aborts the whole stream on any frame whose
-                    # top-level ``error`` is truthy, and a failed tool is not a failed stream.
-                    failed=event.is_error,
-                    duration=round(event.duration_s, 3),
-                )
-        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
-            # A child agent shows like a tool: running when it starts, completed when it ends.
-            done = event.kind == "complete"
-            ended: dict[str, Any] = (
-                {"failed": event.status != "completed", "duration": event.payload.get("duration_s")}
-                if done
-                else {}
-            )
-            payload = self.chunk(
-                None,
-                tool="subagent",
-                emoji="🤖",
-                label=kernel.redactor(event.goal)[:200],
-                toolCallId=f"subagent-{event.subagent_id}",
-                status="completed" if done else "running",
-                subagent_id=event.subagent_id,
-                parent_id=event.parent_id,
-                depth=event.depth,
-                task_index=event.task_index,
-                task_count=event.task_count,
-                **ended,
-            )
-        else:
-            return None
-        return "event: hermes.tool.progress\ndata: " + dumps(payload) + "\n\n"
-
     def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
         finish, block, _ = chat_finish(done)
         if finish is None:
@@ -212,6 +170,8 @@ class ChatChunks:
         if not include_usage:
             extra["usage"] = usage_obj
         frames = [_frame(self.chunk({}, finish, **extra))]
+        if "error" in extra:
+            frames.insert(0, error_line(extra["error"]))
         if include_usage:
             frames.append(_frame(self.chunk(None, usage=usage_obj)))
         return frames
@@ -219,3 +179,15 @@ class ChatChunks:
 
 def _frame(payload: dict[str, Any]) -> str:
     return "data: " + dumps(payload) + "\n\n"
+
+
+def error_line(error: dict[str, Any]) -> str:
+    """Return the error as a bare JSON line before the final chunk, for frontends that store it.
+
+    Open WebUI keeps a streamed error with the message (so it survives a reload) only from a
+    frame without ``choices``; it also reads a line that is plain JSON. To an SSE parser that
+    line is a field SSE does not define (its name is the text before the first colon), which
+    the standard says to ignore: the SDKs and strict typed clients never see it, and still end
+    on the final chunk's ``error`` (docs/reference/api-server.md#chat-stream).
+    """
+    return dumps({"error": error}) + "\n\n"

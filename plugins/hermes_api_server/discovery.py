@@ -145,6 +145,8 @@ def endpoint_map(state: ServerState) -> dict[str, dict[str, str]]:
         "responses": ("POST", "/v1/responses"),
         "response": ("GET", "/v1/responses/{response_id}"),
         "response_delete": ("DELETE", "/v1/responses/{response_id}"),
+        "response_input_items": ("GET", "/v1/responses/{response_id}/input_items"),
+        "response_cancel": ("POST", "/v1/responses/{response_id}/cancel"),
         "runs": ("POST", "/v1/runs"),
         "run": ("GET", "/v1/runs/{run_id}"),
         "run_events": ("GET", "/v1/runs/{run_id}/events"),

@@ -69,6 +69,17 @@ RUN_EVENTS = (
 )
 
 
+CHAT_STREAM_NOTE = (
+    "With stream: data frames are chat.completion.chunk objects, then data: [DONE]. Named "
+    "hermes.tool.progress frames carry a chunk whose one choice has an empty delta, the progress "
+    "fields and a top-level status event ({type: status, data: {description, done}}). A failed "
+    'turn sends, just before its final chunk, a bare JSON line {"error": {message, type}} that '
+    "is no SSE field (SSE parsers ignore it; Open WebUI stores it with the message). "
+    "X-OpenWebUI-Chat-Id and X-OpenWebUI-User-Id are the default chat_id_headers and "
+    "user_id_headers (docs/reference/api-server.md#chat-sessions)."
+)
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -108,9 +119,10 @@ def _schemas() -> dict[str, Any]:
 
     from hermes_api_server.request_models import REQUEST_MODELS
     from hermes_api_server.response_models import RESPONSE_MODELS
+    from hermes_api_server.response_models_items import ITEM_MODELS
     from hermes_api_server.response_models_runs import RUN_MODELS
 
-    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS, *RUN_MODELS]
+    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS, *ITEM_MODELS, *RUN_MODELS]
     _, top = models_json_schema(
         [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
     )
@@ -156,6 +168,18 @@ def _op(
 
 def _path(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _query(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": schema}
+
+
+LIST_QUERY: dict[str, dict[str, Any]] = {
+    "after": {"type": "string"},
+    "before": {"type": "string"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+    "order": {"enum": ["asc", "desc"], "default": "desc"},
+}
 
 
 def _header(name: str) -> dict[str, Any]:
@@ -227,9 +251,16 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 {"200": _json(_ref("ChatCompletion"))},
                 AGENT,
                 body=_ref("ChatCompletionRequest"),
-                params=[*session_headers, _header("Idempotency-Key"), _header("X-Hermes-Workspace")],
+                params=[
+                    *session_headers,
+                    _header("Idempotency-Key"),
+                    _header("X-Hermes-Workspace"),
+                    _header("X-OpenWebUI-Chat-Id"),
+                    _header("X-OpenWebUI-User-Id"),
+                ],
                 stream=True,
             )
+            | {"description": CHAT_STREAM_NOTE}
         },
         "/v1/responses": {
             "post": _op(
@@ -257,6 +288,24 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
                 READ,
                 params=[_path("response_id")],
             ),
+        },
+        "/v1/responses/{response_id}/input_items": {
+            "get": _op(
+                "listInputItems",
+                "The input items a response was given, a page at a time",
+                {"200": _json(_ref("InputItemList"))},
+                ("400", *READ),
+                params=[_path("response_id"), *(_query(n, t) for n, t in LIST_QUERY.items())],
+            )
+        },
+        "/v1/responses/{response_id}/cancel": {
+            "post": _op(
+                "cancelResponse",
+                "Stop a response whose turn still runs",
+                {"200": _json(_ref("ResponseObject"))},
+                ("400", *READ, "409"),
+                params=[_path("response_id")],
+            )
         },
         "/v1/runs": {
             "post": _op(

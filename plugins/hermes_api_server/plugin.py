@@ -52,6 +52,8 @@ SPEC = TransportSpec(
         "key": "API_SERVER_KEY",
         "cors_origins": "API_SERVER_CORS_ORIGINS",
         "trusted_proxies": "API_SERVER_TRUSTED_PROXIES",
+        "chat_id_headers": "API_SERVER_CHAT_ID_HEADERS",
+        "user_id_headers": "API_SERVER_USER_ID_HEADERS",
         "model_name": "API_SERVER_MODEL_NAME",
         "workspace": "API_SERVER_WORKSPACE",
     },

@@ -355,9 +355,18 @@ class ResponseBuilder:
         self.status = "incomplete"
         self.incomplete = {"reason": "interrupted"}
 
+    def cancelled(self) -> None:
+        """Mark the object as stopped by ``POST /v1/responses/{id}/cancel``."""
+        if self._message is not None:
+            self._message["status"] = "incomplete"
+        self.status = "cancelled"
+        self.error = None
+        self.incomplete = None
+
     def terminal_event(self) -> dict[str, Any]:
-        """Return ``response.completed`` or ``response.failed`` with the full object."""
+        """Return ``response.completed``, ``.failed`` or ``.incomplete`` (a cancelled response's
+        too: the stream has no event of its own for it) with the full object."""
         kind = "response.failed" if self.status == "failed" else "response.completed"
-        if self.status == "incomplete":
+        if self.status in ("incomplete", "cancelled"):
             kind = "response.incomplete"
         return self._event(kind, response=self.snapshot())

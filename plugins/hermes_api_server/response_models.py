@@ -266,21 +266,46 @@ class ChatCompletionChunk(Open):
     hermes: HermesBlock | None = None
 
 
+class EmptyDeltaChoice(Open):
+    """The one choice of a progress frame: an empty delta, no finish."""
+
+    index: Literal[0]
+    delta: Annotated[dict[str, Any], Field(max_length=0)]
+    finish_reason: None = None
+
+
+class StatusData(Open):
+    """What Open WebUI shows as the status line."""
+
+    description: str
+    done: bool
+
+
+class StatusEvent(Open):
+    """A frontend status event (Open WebUI's ``{"type": "status", "data": …}``)."""
+
+    type: Literal["status"]
+    data: StatusData
+
+
 class ToolProgressChunk(Open):
-    """An ``event: hermes.tool.progress`` frame: upstream's fields in a chunk with empty ``choices``."""
+    """An ``event: hermes.tool.progress`` frame: upstream's fields in a chunk whose one choice has
+    an empty delta, plus a status event for Open WebUI (docs/reference/api-server.md#chat-stream)."""
 
     id: str
     object: Literal["chat.completion.chunk"]
     created: int
     model: str
-    choices: Annotated[list[Any], Field(max_length=0)]
+    choices: Annotated[list[EmptyDeltaChoice], Field(min_length=1, max_length=1)]
     tool: str
     emoji: str | None = None
     label: str | None = None
     toolCallId: str  # upstream's wire name
     status: Literal["running", "completed"]
     failed: bool | None = None  # the tool failed (never ``error``: SDKs end the stream on it)
+    denied: bool | None = None  # the call was denied (needs approval, or refused by policy)
     duration: float | None = None
+    event: StatusEvent
 
 
 class OutputText(Open):
@@ -356,7 +381,7 @@ class ResponseObject(Open):
     id: str
     object: Literal["response"]
     created_at: int
-    status: Literal["in_progress", "completed", "incomplete", "failed"]
+    status: Literal["in_progress", "completed", "incomplete", "failed", "cancelled"]
     model: str
     previous_response_id: str | None = None
     conversation: str | dict[str, Any] | None = None

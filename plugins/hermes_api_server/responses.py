@@ -1,5 +1,6 @@
 """``POST /v1/responses``, ``GET`` and ``DELETE /v1/responses/{id}``
-(docs/reference/api-server.md#responses)."""
+(docs/reference/api-server.md#responses); listing a response's input items and cancelling it live
+in :mod:`hermes_api_server.response_input` and :mod:`hermes_api_server.response_cancel`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import contextlib
 import datetime as _dt
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,8 @@ from hermes_api_server.http_util import (
 from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace, in_use_error
 from hermes_api_server.response_builder import ResponseBuilder
+from hermes_api_server.response_cancel import LiveResponse
+from hermes_api_server.response_input import input_items
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
 from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
@@ -103,6 +106,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     who = principal(request)
     body = await read_json(request)
     conv = response_items(body.get("input"))
+    items = input_items(body.get("input"), state.kernel.redactor)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions must be a string", "instructions")
@@ -171,7 +175,7 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         "parallel_tool_calls": False,
         "tool_choice": "auto",
     }
-    job = _ResponseJob(state, who, conv, choice, target, base, store, conversation, channel, workspace)
+    job = _ResponseJob(state, who, conv, choice, target, base, store, conversation, channel, workspace, items)
     if stream:
         return await job.stream(request)
     if key is None:
@@ -198,8 +202,10 @@ class _ResponseJob:
         conversation: str | None,
         channel: str | None,
         workspace: Path | None,
+        items: list[dict[str, Any]],
     ) -> None:
         self.state = state
+        self.items = items
         self.who = who
         self.conv = conv
         self.choice = choice
@@ -211,6 +217,29 @@ class _ResponseJob:
         self.builder = ResponseBuilder(
             base, show_reasoning=state.settings.show_reasoning, redact=state.kernel.redactor
         )
+        self.live = LiveResponse(who, self.builder)
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        """Count the turn and make the response reachable by a cancel while it runs."""
+        state = self.state
+        state.active_turns += 1
+        state.live_responses[self.builder.id] = self.live
+        try:
+            yield
+        finally:
+            state.active_turns -= 1
+            state.live_responses.pop(self.builder.id, None)
+            self.live.finished.set()
+
+    def _settle_status(self, done: TurnCompleted | None) -> None:
+        """Mark a turn a cancel stopped as ``cancelled``, and one without an outcome (its reader
+        left) as interrupted; a turn that ended on its own keeps its status."""
+        stopped = done is None or done.outcome.status == "interrupted"
+        if self.live.cancel_requested and stopped:
+            self.builder.cancelled()
+        elif done is None:
+            self.builder.interrupted()
 
     async def _submit(self, session: Session) -> Turn:
         instructions = self.builder.base["instructions"]
@@ -221,7 +250,9 @@ class _ResponseJob:
         self.model_ref = model_ref
         self.warning = await image_warning(self.state.kernel, model_ref, self.conv.parts)
         self.builder.hermes = {"session_id": session.id, "model": model_ref, "model_source": source}
-        return await submit_turn(session, self.conv, self.choice, self.who)
+        turn = await submit_turn(session, self.conv, self.choice, self.who)
+        self.live.attach(session, turn)
+        return turn
 
     def _headers(self, session_id: str) -> dict[str, str]:
         headers = session_headers(session_id, self.channel, getattr(self, "model_ref", None))
@@ -244,13 +275,13 @@ class _ResponseJob:
             self.builder.base["instructions"],
             self.builder.snapshot(),
             self.conversation,
+            self.items,
         )
 
     async def complete(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Run the turn and return the response object and headers."""
         state = self.state
-        state.active_turns += 1
-        try:
+        with self._running():
             async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
                 turn = await self._submit(session)
                 done: TurnCompleted | None = None
@@ -261,21 +292,17 @@ class _ResponseJob:
                             done = event
                 finally:
                     await asyncio.shield(abandon(session, turn))
-                if done is None:
-                    self.builder.interrupted()
+                self._settle_status(done)
                 await asyncio.shield(self._save(session, done))
                 headers = self._headers(session.id)
                 if done is not None and "images_dropped" in done.warnings:
                     headers["X-Hermes-Warning"] = "images_dropped"
                 return self.builder.snapshot(), headers
-        finally:
-            state.active_turns -= 1
 
     async def stream(self, request: web.Request) -> web.StreamResponse:
         """Run the turn and stream Responses events."""
         state = self.state
-        state.active_turns += 1
-        try:
+        with self._running():
             async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
                 turn = await self._submit(session)
                 pump = EventPump(turn)
@@ -294,8 +321,7 @@ class _ResponseJob:
                             if isinstance(event, TurnCompleted):
                                 done = event
                         await self._write(writer, frames)
-                    if done is None:
-                        self.builder.interrupted()
+                    self._settle_status(done)
                     await self._save(session, done)
                     await self._write(writer, [self.builder.terminal_event()])
                 except ClientGone:
@@ -304,11 +330,9 @@ class _ResponseJob:
                     await pump.close()
                     if done is None:
                         await asyncio.shield(abandon(session, turn))
-                        self.builder.interrupted()
+                        self._settle_status(None)
                         await asyncio.shield(self._save(session, None))
                 return writer.response
-        finally:
-            state.active_turns -= 1
 
     async def _write(self, writer: SseWriter, events: list[dict[str, Any]]) -> None:
         if not events:

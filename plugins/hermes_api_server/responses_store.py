@@ -20,7 +20,7 @@ T = TypeVar("T")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
     id TEXT PRIMARY KEY, principal TEXT NOT NULL, session_id TEXT NOT NULL,
-    through_row_id INTEGER, instructions TEXT, object TEXT NOT NULL, accessed REAL NOT NULL);
+    through_row_id INTEGER, instructions TEXT, object TEXT NOT NULL, accessed REAL NOT NULL, input TEXT);
 CREATE INDEX IF NOT EXISTS responses_lru ON responses(accessed);
 CREATE TABLE IF NOT EXISTS conversations (
     principal TEXT NOT NULL, name TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (principal, name));
@@ -70,6 +70,9 @@ class ResponseStore:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(responses)")}
+            if "input" not in columns:  # a file from before input items were kept
+                db.execute("ALTER TABLE responses ADD COLUMN input TEXT")
             self._db = db
 
         await asyncio.get_running_loop().run_in_executor(self._executor, connect)
@@ -95,14 +98,18 @@ class ResponseStore:
         instructions: str | None,
         obj: dict[str, Any],
         conversation: str | None,
+        input_items: list[dict[str, Any]] | None = None,
     ) -> None:
         """Store (or replace) a response and point its conversation name at it; evict LRU."""
         text = json.dumps(obj, ensure_ascii=False)
+        items = None if input_items is None else json.dumps(input_items, ensure_ascii=False)
 
         def write(db: sqlite3.Connection) -> None:
             db.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (response_id, principal, session_id, through_row_id, instructions, text, time.time()),
+                "INSERT OR REPLACE INTO responses"
+                " (id, principal, session_id, through_row_id, instructions, object, accessed, input)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (response_id, principal, session_id, through_row_id, instructions, text, time.time(), items),
             )
             if conversation:
                 db.execute(
@@ -119,11 +126,11 @@ class ResponseStore:
         await self._call(write)
 
     async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None:
-        """Return ``{session_id, through_row_id, instructions, object}`` and refresh its LRU slot."""
+        """Return ``{session_id, through_row_id, instructions, object, input}`` and refresh its LRU slot."""
 
         def read(db: sqlite3.Connection) -> dict[str, Any] | None:
             row = db.execute(
-                "SELECT session_id, through_row_id, instructions, object FROM responses"
+                "SELECT session_id, through_row_id, instructions, object, input FROM responses"
                 " WHERE id=? AND principal=?",
                 (response_id, principal),
             ).fetchone()
@@ -135,6 +142,7 @@ class ResponseStore:
                 "through_row_id": row[1],
                 "instructions": row[2],
                 "object": json.loads(row[3]),
+                "input": None if row[4] is None else json.loads(row[4]),
             }
 
         return await self._call(read)

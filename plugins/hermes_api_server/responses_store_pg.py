@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS api_responses (
     id TEXT PRIMARY KEY, principal TEXT NOT NULL, session_id TEXT NOT NULL,
     through_row_id BIGINT, instructions TEXT, object TEXT NOT NULL, accessed DOUBLE PRECISION NOT NULL);
 CREATE INDEX IF NOT EXISTS api_responses_lru ON api_responses(accessed);
+ALTER TABLE api_responses ADD COLUMN IF NOT EXISTS input TEXT;
 CREATE TABLE IF NOT EXISTS api_conversations (
     principal TEXT NOT NULL, name TEXT NOT NULL, response_id TEXT NOT NULL, PRIMARY KEY (principal, name));
 CREATE TABLE IF NOT EXISTS api_runs (
@@ -147,16 +148,20 @@ class PgResponseStore:
         instructions: str | None,
         obj: dict[str, Any],
         conversation: str | None,
+        input_items: list[dict[str, Any]] | None = None,
     ) -> None:
         """Store (or replace) a response and point its conversation name at it; evict LRU."""
         text = json.dumps(obj, ensure_ascii=False)
+        items = None if input_items is None else json.dumps(input_items, ensure_ascii=False)
         async with self._tx() as cur:
             await cur.execute(
-                "INSERT INTO api_responses VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
+                "INSERT INTO api_responses"
+                " (id, principal, session_id, through_row_id, instructions, object, accessed, input)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET"
                 " principal=EXCLUDED.principal, session_id=EXCLUDED.session_id,"
                 " through_row_id=EXCLUDED.through_row_id, instructions=EXCLUDED.instructions,"
-                " object=EXCLUDED.object, accessed=EXCLUDED.accessed",
-                (response_id, principal, session_id, through_row_id, instructions, text, time.time()),
+                " object=EXCLUDED.object, accessed=EXCLUDED.accessed, input=EXCLUDED.input",
+                (response_id, principal, session_id, through_row_id, instructions, text, time.time(), items),
             )
             if conversation:
                 await cur.execute(
@@ -175,10 +180,10 @@ class PgResponseStore:
                 )
 
     async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None:
-        """Return ``{session_id, through_row_id, instructions, object}`` and refresh its LRU slot."""
+        """Return ``{session_id, through_row_id, instructions, object, input}`` and refresh its LRU slot."""
         rows = await self._fetch(
             "UPDATE api_responses SET accessed=%s WHERE id=%s AND principal=%s"
-            " RETURNING session_id, through_row_id, instructions, object",
+            " RETURNING session_id, through_row_id, instructions, object, input",
             (time.time(), response_id, principal),
         )
         if not rows:
@@ -189,6 +194,7 @@ class PgResponseStore:
             "through_row_id": row[1],
             "instructions": row[2],
             "object": json.loads(row[3]),
+            "input": None if row[4] is None else json.loads(row[4]),
         }
 
     async def delete_response(self, principal: str, response_id: str) -> bool:

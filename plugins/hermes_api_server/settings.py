@@ -58,6 +58,10 @@ class ApiSettings(BaseModel):
     run_status_retention_s: float = Field(default=86400, ge=0)
     responses_max_stored: int = Field(default=10000, ge=1)
     meta_requests: Literal["detect", "off"] = "detect"
+    # A frontend's own conversation and user ids (docs/reference/api-server.md#chat-sessions):
+    # the first header present seeds the chat's session id / is mixed into every derived id.
+    chat_id_headers: list[str] = Field(default_factory=lambda: ["X-OpenWebUI-Chat-Id"])
+    user_id_headers: list[str] = Field(default_factory=lambda: ["X-OpenWebUI-User-Id"])
     shutdown_grace_s: float = Field(default=10, ge=0)
     header_timeout_s: float = Field(default=20, gt=0)
     body_timeout_s: float = Field(default=60, gt=0)
@@ -82,7 +86,16 @@ class ApiSettings(BaseModel):
         parse_networks(value)  # raises ValueError naming the bad entry
         return [v.strip() for v in value]
 
-    @field_validator("cors_origins", "trusted_proxies", mode="before")
+    @field_validator("chat_id_headers", "user_id_headers")
+    @classmethod
+    def _header_names(cls, value: list[str]) -> list[str]:
+        names = [v.strip() for v in value]
+        for name in names:
+            if not name or not all(c.isalnum() or c in "-_" for c in name):
+                raise ValueError(f"{name!r} is not an HTTP header name")
+        return names
+
+    @field_validator("cors_origins", "trusted_proxies", "chat_id_headers", "user_id_headers", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
         # The environment variable is a comma list.

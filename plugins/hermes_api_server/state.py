@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hermes_api_server.keys import KeyRing
     from hermes_api_server.pool import SessionPool
     from hermes_api_server.records import ApiRecords
+    from hermes_api_server.response_cancel import LiveResponse
     from hermes_api_server.runs import RunManager
     from hermes_api_server.settings import ApiSettings
     from hermes_core import Kernel
@@ -45,6 +46,8 @@ class ServerState:
     loop_lag_ms: float = 0.0
     browser: Any = None
     turn_tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    #: Responses whose turn runs in this process, by response id (what a cancel reaches).
+    live_responses: dict[str, LiveResponse] = field(default_factory=dict)
 
     def workspace_roots(self) -> list[str]:
         """Return where a request may point its workspace: ``workspace_roots`` and the default."""
@@ -52,10 +55,6 @@ class ServerState:
         if self.pool.default_workspace is not None:
             roots.append(str(self.pool.default_workspace))
         return roots
-
-    @property
-    def multi_key(self) -> bool:
-        return len(self.keyring.keys) > 1
 
     def in_flight(self) -> int:
         """Return chat/Responses turns being served plus non-terminal runs."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_core import Event, Kernel, Part, Session, Turn
+    from hermes_core import Event, Kernel, Part, SeedMessage, Session, Turn
 
 KEEPALIVE_S = 10.0
 _END = object()
@@ -98,6 +97,7 @@ async def submit_turn(
     choice: ModelChoice,
     owner: str,
     answerable: frozenset[str] = frozenset(),
+    reconcile: Sequence[SeedMessage] | None = None,
 ) -> Turn:
     """Submit a request's new content as a turn, with the request's model as a per-turn hot swap.
 
@@ -106,11 +106,17 @@ async def submit_turn(
     :param choice: the request's model choice (``ref`` None keeps the session's model).
     :param owner: the principal the turn belongs to.
     :param answerable: the question kinds this surface can answer (runs: approvals only).
+    :param reconcile: the client's transcript, reconciled with storage when the turn starts.
     :returns: the turn.
     """
     try:
         return await session.submit(
-            conv.parts, owner=owner, model=choice.ref, model_options=choice.options, answerable=answerable
+            conv.parts,
+            owner=owner,
+            model=choice.ref,
+            model_options=choice.options,
+            answerable=answerable,
+            reconcile=reconcile,
         )
     except (ModelAmbiguous, ModelNotFound) as exc:
         # Checked up front too; this covers a reference the catalog stopped serving meanwhile.
@@ -129,15 +135,6 @@ async def abandon(session: Session, turn: Turn) -> None:
         await session.interrupt(reason="user")
     with contextlib.suppress(Exception):
         await asyncio.wait_for(asyncio.shield(turn.outcome), 5)
-
-
-def derived_session_id(system: str, first_user: str, principal: str | None) -> str:
-    """Return ``api-`` + 16 hex of sha256(system + newline + first user text)
-    (docs/reference/api-server.md#session-headers)."""
-    seed = f"{system}\n{first_user}"
-    if principal is not None:
-        seed = f"{principal}\0{seed}"
-    return "api-" + hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]
 
 
 async def image_warning(kernel: Kernel, model_ref: str, parts: Sequence[Part]) -> dict[str, str]:

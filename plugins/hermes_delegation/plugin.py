@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes_core import ToolContext, ToolResult, ToolSpec, hookimpl
+from hermes_core import ConfigSection, ToolContext, ToolResult, ToolSpec, hookimpl
 
 TASK_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -77,4 +77,14 @@ def hermes_tools() -> ToolSpec:
         kind="other",
         title=_title,
         toolset="delegation",
+    )
+
+
+@hookimpl
+def hermes_config_sections() -> ConfigSection:
+    """``[delegation]``: the limits on child agents, so ``hermes config`` knows their keys."""
+    return ConfigSection(
+        name="delegation",
+        summary="limits on delegated child agents (docs/delegation.md)",
+        settings_model="hermes_delegation.settings:DelegationSettings",
     )

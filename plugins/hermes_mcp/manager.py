@@ -131,15 +131,22 @@ class McpManager:
         runners = self.by_session.pop(session_id, {})
         await asyncio.gather(*(r.stop() for r in runners.values()), return_exceptions=True)
 
-    async def settle(self, session_id: str) -> None:
-        starting = [r for r in self.by_session.get(session_id, {}).values() if not r.ready.is_set()]
+    async def settle(self, session_id: str) -> list[ToolServerStatus]:
+        """Let the configured servers and ``session_id``'s own finish their first connection
+        attempt (at most the longest connect timeout among those still starting); return the
+        ones that are not ready, which the turn goes on without."""
+        runners = [*self.configured.values(), *self.by_session.get(session_id, {}).values()]
+        starting = [r for r in runners if not r.ready.is_set()]
         if starting:
             limit = max(r.config.connect_timeout_s for r in starting)
             waits = asyncio.gather(*(r.ready.wait() for r in starting))
             try:
                 await asyncio.wait_for(waits, limit)
             except TimeoutError:
-                log.warning("MCP servers of session %s still not connected after %g s", session_id, limit)
+                names = ", ".join(r.name for r in starting if not r.ready.is_set())
+                log.warning("MCP servers %s not connected after %g s; turns go on without them", names, limit)
+        # A missing SDK (state "unavailable") is said once at start-up in the log, not per session.
+        return [self._status(r) for r in runners if r.state not in ("ready", "stopped")]
 
     # -- the kernel's lifetime ---------------------------------------------------------------
     def start(self, section: Mapping[str, Any] | None = None) -> None:

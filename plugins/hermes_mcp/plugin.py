@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import PolicyDecision, hookimpl
+from hermes_core import ConfigSection, PolicyDecision, hookimpl
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session, ToolCallInfo
@@ -34,6 +34,17 @@ async def _serve(kernel: Kernel) -> AsyncIterator[None]:
 def hermes_lifespan(kernel: Kernel) -> Any:
     """Start the configured MCP servers with the kernel and end them (and sessions' own) with it."""
     return _serve(kernel)
+
+
+@hookimpl
+def hermes_config_sections() -> ConfigSection:
+    """``[mcp_servers.NAME]``: one table per server, so ``hermes config`` knows their keys."""
+    return ConfigSection(
+        name="mcp_servers",
+        summary="MCP servers whose tools Hermes offers (docs/mcp.md)",
+        settings_model="hermes_mcp.settings:ServerTable",
+        entries=True,
+    )
 
 
 @hookimpl

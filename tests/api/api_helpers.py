@@ -154,7 +154,7 @@ async def call(
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:
-    """Split an SSE body into frames: ``{event, id, data, comment}``."""
+    """Split an SSE body into frames: ``{event, id, data, comment, other}``."""
     frames: list[dict[str, Any]] = []
     for block in text.split("\n\n"):
         if not block.strip():
@@ -170,6 +170,8 @@ def parse_sse(text: str) -> list[dict[str, Any]]:
             elif line.startswith("data: "):
                 raw = line[6:]
                 frame["data"] = raw if raw == "[DONE]" else json.loads(raw)
+            else:
+                frame["other"] = line  # a line SSE parsers ignore (a field SSE does not define)
         frames.append(frame)
     return frames
 

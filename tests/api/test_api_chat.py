@@ -85,10 +85,22 @@ async def test_stream_order_progress_frames_and_done(server: Server) -> None:
     assert len({c["id"] for c in chunks}) == 1
     progress = [f for f in frames if f.get("event") == "hermes.tool.progress"]
     assert [p["data"]["status"] for p in progress] == ["running", "completed"]
-    assert all(p["data"]["choices"] == [] for p in progress)
+    # A named frame whose data is also a chunk with one empty-delta choice: the canonical SDK loop
+    # (chunk.choices[0].delta.content) reads nothing from it instead of raising IndexError.
+    empty = [{"index": 0, "delta": {}, "finish_reason": None}]
+    assert all(p["data"]["choices"] == empty for p in progress)
     assert progress[0]["data"]["tool"] == "terminal" and progress[0]["data"]["toolCallId"].startswith("tc_")
     assert progress[1]["data"]["failed"] is False and "error" not in progress[1]["data"]
-    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks if c["choices"])
+    # Open WebUI shows a top-level status event as a live status line.
+    assert progress[0]["data"]["event"] == {
+        "type": "status",
+        "data": {"description": "💻 Run: echo hi", "done": False},
+    }
+    ending = progress[1]["data"]["event"]["data"]
+    assert ending["done"] is True and re.fullmatch(
+        r"💻 Run: echo hi — done in \d+\.\d s", ending["description"]
+    )
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
     assert text == "Done: hi"
     final = chunks[-1]
     assert final["choices"][0]["finish_reason"] == "stop"
@@ -132,8 +144,12 @@ async def test_outcomes_map_to_finish_reasons_and_502(server: Server) -> None:
     frames = parse_sse(streamed.text)
     final = frames[-2]["data"]
     assert final["choices"][0]["finish_reason"] == "error"
-    assert final["error"]["type"] == "server_error"
+    assert final["error"] == {"message": "boom", "type": "server_error"}
     assert final["hermes"]["error_code"] == "provider_error"
+    # Just before it, the error alone as a bare JSON line: Open WebUI stores it with the message
+    # (it survives a reload); SSE parsers ignore a line that is no SSE field.
+    assert frames[-3] == {"other": '{"error":{"message":"boom","type":"server_error"}}'}
+    assert [f for f in frames if "other" in f] == [frames[-3]]
 
 
 async def test_bad_bodies_get_precise_400s(server: Server) -> None:
@@ -340,6 +356,11 @@ async def test_chat_approvals_are_denied_at_once(server: Server) -> None:
     reply = await asyncio.wait_for(call(server, "POST", "/v1/chat/completions", body), 10)
     progress = [f["data"] for f in parse_sse(reply.text) if f.get("event") == "hermes.tool.progress"]
     assert progress[-1]["status"] == "completed" and progress[-1]["failed"] is True
+    assert progress[-1]["denied"] is True
+    assert progress[-1]["event"]["data"] == {
+        "description": "💻 Run: hermes-guard-test — denied",
+        "done": True,
+    }
 
 
 async def test_a_session_held_by_another_process_gets_409(

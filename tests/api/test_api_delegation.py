@@ -42,7 +42,7 @@ async def test_chat_stream_shows_children_as_tool_progress(server: Server) -> No
     children = [p for p in progress if p["tool"] == "subagent"]
     assert [p["status"] for p in children].count("running") == 2
     done = [p for p in children if p["status"] == "completed"]
-    assert len(done) == 2 and all(p["failed"] is False and p["choices"] == [] for p in done)
+    assert len(done) == 2 and all(p["failed"] is False and p["choices"][0]["delta"] == {} for p in done)
     assert {p["label"] for p in done} == {t["goal"] for t in TASKS}
     assert {p["toolCallId"] for p in done} == {f"subagent-{p['subagent_id']}" for p in done}
     outer = [p["status"] for p in progress if p["tool"] == "delegate_task"]

@@ -20,8 +20,8 @@ from tests.timing import scaled
 OPERATION_IDS = {
     "getHealth", "getHealthV1", "getHealthDetailed", "listModels", "retrieveModel", "getModelOptions",
     "getCapabilities", "getOpenApiDocument", "createChatCompletion", "createResponse", "retrieveResponse",
-    "deleteResponse", "createRun", "listRuns", "getRun", "streamRunEvents", "steerRun", "respondRunApproval",
-    "stopRun",
+    "deleteResponse", "listInputItems", "cancelResponse", "createRun", "listRuns", "getRun",
+    "streamRunEvents", "steerRun", "respondRunApproval", "stopRun",
     "registerBrowserController", "connectBrowserControl",
 }  # fmt: skip
 

@@ -23,6 +23,8 @@ BEARER_ROUTES = [
     ("POST", "/v1/responses"),
     ("GET", "/v1/responses/resp_x"),
     ("DELETE", "/v1/responses/resp_x"),
+    ("GET", "/v1/responses/resp_x/input_items"),
+    ("POST", "/v1/responses/resp_x/cancel"),
     ("POST", "/v1/runs"),
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/run_x"),
@@ -49,7 +51,7 @@ async def test_every_bearer_route_answers_401_first(server: Server) -> None:
         for method, op in item.items()
         if op.get("security") != []
     ]
-    assert len(documented) == 17
+    assert len(documented) == 19
     bad = [None, "Bearer wrong-key-wrong-key-wrong", "Bearer kéy-nön-ascii", "Basic abc", "Bearer"]
     for method, path in [*documented, *BEARER_ROUTES]:
         for header in bad:

@@ -51,6 +51,9 @@ async def test_error_texts_holding_a_server_key_are_masked_everywhere(
     assert reply.json["status"] == "failed", reply.text
     _clean(reply.text)
     _clean((await call(server, "GET", f"/v1/responses/{reply.json['id']}")).text)
+    items = await call(server, "GET", f"/v1/responses/{reply.json['id']}/input_items")
+    assert "[REDACTED]" in items.text
+    _clean(items.text)
 
     reply = await call(server, "POST", "/v1/runs", {"input": f"hi {leak}"})
     run_id = reply.json["run_id"]

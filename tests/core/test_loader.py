@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hermes_core import (
+    ConfigSection,
     Kernel,
     PluginError,
     PolicyDecision,
@@ -316,3 +317,29 @@ async def test_an_allow_and_an_abstention_let_the_call_run(tmp_path: Path) -> No
     assert len(started) == 1
     (result,) = completed
     assert not result.is_error and "the secret plan" in result.result_text
+
+
+# -- config sections -------------------------------------------------------------------------------
+
+
+class KnobsPlugin:
+    """Declares the ``[knobs]`` table of config.toml."""
+
+    def __init__(self, plugin_name: str = "knobs") -> None:
+        self.hermes_plugin_name = plugin_name
+
+    @hookimpl
+    def hermes_config_sections(self) -> ConfigSection:
+        return ConfigSection(name="knobs", summary="test knobs", settings_model="builtins:dict")
+
+
+def test_config_sections_are_collected_and_attributed() -> None:
+    registry = make_kernel(KnobsPlugin()).registry
+    assert registry.config_sections["knobs"].summary == "test knobs"
+    assert registry.owners[("config_sections", "knobs")] == "knobs"
+
+
+def test_two_plugins_declaring_one_config_section_is_an_error_naming_both() -> None:
+    with pytest.raises(PluginError, match="duplicate config_section 'knobs' from plugins") as caught:
+        make_kernel(KnobsPlugin("one"), KnobsPlugin("two"))
+    assert "'one'" in str(caught.value) and "'two'" in str(caught.value)

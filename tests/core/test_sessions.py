@@ -233,6 +233,21 @@ async def test_reconcile_keeps_prefix_archives_divergent_tail(k: Kernel, workspa
     assert {r.archived_reason for r in archived} == {"reconcile"}
 
 
+async def test_a_queued_prompt_is_reconciled_when_it_reaches_the_head(k: Kernel, workspace: Path) -> None:
+    # Two API conversations that opened with the same words land in one derived session; the one
+    # that arrives while the other's turn runs must still see only its own transcript.
+    session = await k.open_session(source="api", owner="t", cwd=workspace, model="mock:history")
+    first = await session.submit("[[delay 20]] good morning", owner="t", reconcile=[])
+    second = await session.submit("good morning", owner="t", reconcile=[])
+    assert second.position == 1
+    e1, e2 = await collect(first), await collect(second)
+    assert e1[-1].text == "Turns: good morning"
+    assert e2[-1].text == "Turns: good morning"  # not "good morning | good morning"
+    assert [r.content for r in await session.history()] == ["good morning", "Turns: good morning"]
+    archived = [r for r in await session.history(include_archived=True) if not r.active]
+    assert {r.archived_reason for r in archived} == {"reconcile"} and len(archived) == 2
+
+
 async def test_seeded_session_is_stored_at_once(k: Kernel, workspace: Path) -> None:
     session = await k.open_session(
         source="tui",

@@ -77,3 +77,20 @@ async def test_storage_path_alone_or_memory_by_name_are_fine(tmp_path: Path) -> 
             session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
             await (await session.submit("hi", owner="me")).outcome
     assert db.is_file()
+
+
+def test_the_aiagent_example_prints_what_the_page_shows(tmp_path: Path) -> None:
+    snippets.write(PAGE, tmp_path, only=("embed_aiagent.py",))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_"))}
+    env["HERMES_HOME"] = str(tmp_path / "home")
+    result = subprocess.run(
+        [sys.executable, "embed_aiagent.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == snippets.console_output(PAGE, "python embed_aiagent.py")

@@ -152,3 +152,12 @@ def test_a_deselected_mcp_plugin_is_not_advertised(home: Home) -> None:
     assert loaded["agentCapabilities"]["mcpCapabilities"] == {"http": False, "sse": False}
     selected = _initialize_over_stdio(home, "acp")
     assert selected["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": False}
+
+
+def test_the_acp_guide_lists_editor_mcp_servers_as_supported() -> None:
+    """The guide's feature table matches what ``initialize`` advertises (``mcpCapabilities``)."""
+    guide = (Path(__file__).parents[2] / "docs/protocols/acp.md").read_text(encoding="utf-8")
+    table = guide.split("## 3. What is supported", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "MCP" in line]
+    assert rows and all("not yet" not in row for row in rows), rows
+    assert any(row.rstrip(" |").split("|")[-1].strip().startswith("yes") for row in rows), rows

@@ -66,3 +66,17 @@ def test_acp_entries() -> None:
         from_acp([{**http, "type": "sse"}], "sid")
     with pytest.raises(InvalidValue, match=r"mcpServers\[0\].env"):
         from_acp([{**stdio, "env": {"K": "v"}}], "sid")
+
+
+def test_the_cli_model_knows_the_same_keys_and_defaults_as_the_reader() -> None:
+    """``hermes config`` checks ``[mcp_servers.NAME]`` with ``ServerTable``; the servers are read
+    by ``from_table``: both must agree on the keys and the defaults."""
+    from hermes_mcp import config
+    from hermes_mcp.settings import ServerTable
+
+    assert set(ServerTable.model_fields) == config._KEYS
+    table = ServerTable()
+    server = config.from_table("x", {"command": "srv"})
+    assert server is not None
+    assert (table.timeout_s, table.connect_timeout_s) == (server.timeout_s, server.connect_timeout_s)
+    assert (table.trust, table.enabled) == (server.trust, True)

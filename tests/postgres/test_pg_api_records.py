@@ -21,6 +21,7 @@ async def test_two_instances_share_responses_names_runs_and_keys(pg_dsn: str) ->
             "through_row_id": 7,
             "instructions": "be brief",
             "object": {"id": "resp_1", "n": 1},
+            "input": None,
         }
         assert await b.get_response("p2", "resp_1") is None  # another key sees nothing
         assert await b.conversation("p1", "team") == "resp_1"
@@ -102,5 +103,39 @@ async def test_a_server_restart_costs_reads_nothing_and_writes_at_most_one_failu
                 failed += 1
         assert failed <= 1
         assert len(await store.runs_of("p1", 10)) == 1 + 3 - failed
+    finally:
+        await store.close()
+
+
+async def test_input_items_are_kept_and_an_older_table_gains_their_column(pg_dsn: str) -> None:
+    import psycopg
+
+    # A database an older version created: api_responses without the input column.
+    async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
+        await conn.execute(
+            "CREATE TABLE api_responses (id TEXT PRIMARY KEY, principal TEXT NOT NULL,"
+            " session_id TEXT NOT NULL, through_row_id BIGINT, instructions TEXT, object TEXT NOT NULL,"
+            " accessed DOUBLE PRECISION NOT NULL)"
+        )
+        await conn.execute(
+            "INSERT INTO api_responses VALUES ('resp_old', 'p1', 's', NULL, NULL, %s, 0)",
+            ('{"id": "resp_old"}',),
+        )
+    store = PgResponseStore(pg_dsn, 100)
+    await store.open()
+    try:
+        old = await store.get_response("p1", "resp_old")
+        assert old is not None and old["input"] is None
+        items = [
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hi"}],
+            }
+        ]
+        await store.put_response("resp_new", "p1", "s", 3, None, {"id": "resp_new"}, None, items)
+        got = await store.get_response("p1", "resp_new")
+        assert got is not None and got["input"] == items
     finally:
         await store.close()

@@ -364,3 +364,47 @@ def test_start_a_run_in_a_chosen_workspace(page: Page, srv: Server) -> None:
     start(page, '[[tool terminal {"command": "pwd"}]] where')
     wait_terminal(page, "completed")
     assert page.text_content(".tool-output") == f"{project.resolve()}\n"
+
+
+def another_run(page: Page, than: str) -> str:
+    """Wait until the page shows a run other than ``than`` (its view, not just its URL: the page
+    moves to the new address first and builds the view after a request); return its id."""
+    page.wait_for_url(
+        lambda url: re.search(r"/console/runs/run_[0-9a-f]+$", url) is not None and than not in url
+    )
+    run_id = page.url.rsplit("/", 1)[1]
+    wait_js(page, f"window.hermesConsole.run && window.hermesConsole.run.runId === {json.dumps(run_id)}")
+    return run_id
+
+
+def test_a_finished_run_offers_a_follow_up_in_the_same_session(page: Page, srv: Server) -> None:
+    sign_in(page, srv)
+    first = start(page, "[[tokens 150]] [[delay 40]] first", model="mock:history")
+    page.wait_for_selector(".event.message:has-text('t1')")
+    # While the run works the box steers it; text typed there as it ends is not lost.
+    assert page.is_visible("#steer") and not page.is_visible("#followup")
+    page.fill("#steer", "second")
+    wait_terminal(page, "completed")
+    page.wait_for_selector("#followup", state="visible")
+    assert not page.is_visible("#steer") and not page.is_visible("#steer-submit")
+    assert page.input_value("#followup") == "second" and page.is_enabled("#followup-submit")
+    page.wait_for_selector("#run-meta:has-text('session ')")
+    session = (page.text_content("#run-meta") or "").rsplit("session ", 1)[1]
+    shot(page, "15-follow-up-offered")
+
+    page.click("#followup-submit")
+    second = another_run(page, first)
+    facts = wait_terminal(page, "completed")
+    # mock:history answers with every user turn of the session: the conversation continued.
+    assert facts["text"] == "Turns: first | second", facts
+    page.wait_for_selector(f"#run-meta:has-text('session {session}')")
+
+    # The first run, opened again later, still offers the follow-up (and it continues the session).
+    page.goto(f"{srv.base}/console/runs/{first}")
+    page.wait_for_selector("#followup", state="visible")
+    page.fill("#followup", "third")
+    page.press("#followup", "Enter")
+    assert another_run(page, first) != second
+    facts = wait_terminal(page, "completed")
+    assert facts["text"] == "Turns: first | second | third", facts
+    shot(page, "16-follow-up-run")

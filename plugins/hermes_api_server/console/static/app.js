@@ -76,7 +76,7 @@ async function route() {
   }
   accept(session);
   const match = /^\/console\/runs\/([A-Za-z0-9_-]+)\/?$/.exec(location.pathname);
-  view = match ? new RunView(main, match[1], onAuthLost) : new RunsView(main, navigate, onAuthLost);
+  view = match ? new RunView(main, match[1], onAuthLost, navigate) : new RunsView(main, navigate, onAuthLost);
   window.hermesConsole.ready = true;
 }
 

@@ -1,16 +1,21 @@
 // One run, live: its events from /console/api/runs/{id}/events rendered as they arrive, and the
-// controls that answer it (approvals, steer, stop). Every event is shown once, in seq order.
+// controls that answer it (approvals, steer, stop). Every event is shown once, in seq order. Once
+// the run has ended, the box at the bottom sends a follow-up instead: a new run in the same session.
 import { api, el } from "./api.js";
 import { renderMarkdown } from "./markdown.js";
 import { SubagentPanel } from "./subagents.js";
 
 const TERMINAL = new Set(["run.completed", "run.failed", "run.cancelled", "run.interrupted"]);
+const ENDED = ["completed", "failed", "cancelled", "interrupted"];
 const RETRY_MS = 1000;
 
 export class RunView {
-  constructor(main, runId, onAuthLost) {
+  constructor(main, runId, onAuthLost, navigate) {
     this.runId = runId;
     this.onAuthLost = onAuthLost;
+    this.navigate = navigate;
+    this.sessionId = null;
+    this.model = null;
     this.lastSeq = 0;
     this.message = null;
     this.tools = new Map();
@@ -35,11 +40,20 @@ export class RunView {
       this.steer();
     });
     this.stopButton.addEventListener("click", () => this.stop());
+    this.steerForm = steerForm;
+    this.followInput = el("input", { id: "followup", placeholder: "Follow up in this session (starts a new run)", autocomplete: "off" });
+    this.followButton = el("button", { type: "submit", id: "followup-submit" }, "Send");
+    const followLabel = el("label", { for: "followup", class: "muted follow-label", text: "Follow up" });
+    this.followForm = el("form", { id: "followup-form", class: "controls", hidden: true }, followLabel, this.followInput, this.followButton);
+    this.followForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      this.followUp();
+    });
     main.replaceChildren(
       el("section", { class: "card run-head" }, el("h2", {}, "Run ", el("code", { text: runId })), this.status, this.meta),
       this.notice,
       this.events,
-      el("section", { class: "card sticky" }, steerForm, this.error),
+      el("section", { class: "card sticky" }, steerForm, this.followForm, this.error),
     );
     this.ticker = setInterval(() => this.tick(), 1000);
     this.loadStatus();
@@ -65,6 +79,8 @@ export class RunView {
         }
         this.setStatus(status);
       }
+      this.sessionId = run.session_id;
+      this.model = run.model;
       this.meta.textContent = [run.resolved_model || run.model, "session " + run.session_id].filter(Boolean).join(" · ");
     } catch (err) {
       if (err.status === 401) this.onAuthLost();
@@ -83,6 +99,8 @@ export class RunView {
     this.status.className = "badge";
     this.stopButton.disabled = true;
     this.steerButton.disabled = true;
+    this.followForm.hidden = true;
+    this.steerForm.hidden = false;
   }
 
   // EventSource resends Last-Event-ID by itself when a connection drops; a stream it gave up
@@ -156,9 +174,22 @@ export class RunView {
   setStatus(status) {
     this.status.textContent = status;
     this.status.className = "badge " + status;
-    const done = ["completed", "failed", "cancelled", "interrupted"].includes(status);
+    const done = ENDED.includes(status);
     this.stopButton.disabled = done || status === "stopping";
     this.steerButton.disabled = done;
+    if (done && this.followForm.hidden) this.offerFollowUp();
+  }
+
+  // The run is over: steering has nowhere to go, so the box becomes a follow-up. Text typed for a
+  // steer that never left moves over, so nothing typed is lost.
+  offerFollowUp() {
+    const typed = this.steerInput.value.trim();
+    if (typed && !this.followInput.value) this.followInput.value = typed;
+    this.steerInput.value = "";
+    const focused = document.activeElement === this.steerInput;
+    this.steerForm.hidden = true;
+    this.followForm.hidden = false;
+    if (focused) this.followInput.focus();
   }
 
   show(event) {
@@ -375,6 +406,33 @@ export class RunView {
       this.sentSteers.pop();
       if (err.status === 401) this.onAuthLost();
       else this.error.textContent = err.message;
+    }
+  }
+
+  // A new run in this run's session, with the model this run asked for; the page moves to it.
+  async followUp() {
+    const text = this.followInput.value.trim();
+    if (!text || this.following) return;
+    this.following = true;
+    this.followButton.disabled = true;
+    this.error.textContent = "";
+    try {
+      if (!this.sessionId) {
+        const run = await api("GET", "/runs/" + this.runId);
+        this.sessionId = run.session_id;
+        this.model = run.model;
+      }
+      const body = { input: text, session_id: this.sessionId };
+      if (this.model) body.model = this.model;
+      const run = await api("POST", "/runs", body);
+      this.followInput.value = "";
+      this.navigate("/console/runs/" + run.run_id);
+    } catch (err) {
+      if (err.status === 401) this.onAuthLost();
+      else this.error.textContent = err.message;
+    } finally {
+      this.following = false;
+      this.followButton.disabled = false;
     }
   }
 

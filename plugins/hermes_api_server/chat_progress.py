@@ -1,0 +1,132 @@
+"""The ``hermes.tool.progress`` frames of a streamed chat completion
+(docs/reference/api-server.md#chat-stream).
+
+One frame serves every reader at once:
+
+- named ``event: hermes.tool.progress``, with ``tool``, ``toolCallId`` and ``status`` at the top
+  level, for clients that read tool progress (typed clients of this API);
+- its data is also a valid ``chat.completion.chunk`` with **one choice whose delta is empty**,
+  so the canonical SDK loop ``chunk.choices[0].delta.content or ""`` (openai-python and
+  openai-node yield named events as chunks too) reads nothing instead of raising;
+- a top-level ``event: {"type": "status", "data": {"description", "done"}}``, which Open WebUI
+  shows as a live status line above the reply and keeps with the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hermes_api_server.errors import dumps
+from hermes_core import QuestionClosed, SubagentEvent, ToolAnnounced, ToolCompleted, ToolDecision
+
+if TYPE_CHECKING:
+    from hermes_core import Event, Kernel
+
+LABEL_CHARS = 200
+EVENT_NAME = "hermes.tool.progress"
+
+
+class ProgressFrames:
+    """Turn one turn's tool and child-agent events into progress frames.
+
+    :param kernel: for tool specs (emoji) and the redactor.
+    :param chunk: builds the chunk envelope: ``chunk(delta, finish, **fields)``.
+    """
+
+    def __init__(self, kernel: Kernel, chunk: Callable[..., dict[str, Any]]) -> None:
+        self.kernel = kernel
+        self.chunk = chunk
+        self._titles: dict[str, str] = {}
+        self._denied: set[str] = set()
+
+    def note(self, event: Event) -> None:
+        """Remember a call that was denied: by policy, or asked with nobody to answer."""
+        if isinstance(event, ToolDecision) and event.decision == "deny":
+            self._denied.add(event.call_id)
+        elif (
+            isinstance(event, QuestionClosed)
+            and event.kind == "approval"
+            and event.call_id
+            and (event.reason == "no_answerer" or event.choice == "deny")
+        ):
+            self._denied.add(event.call_id)
+
+    def frame(self, event: Event) -> str | None:
+        """Return the frame of a tool or child-agent event, or None for one that shows nothing."""
+        if isinstance(event, ToolAnnounced | ToolCompleted):
+            fields = self._tool(event)
+        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
+            fields = self._subagent(event)
+        else:
+            return None
+        if fields is None:
+            return None
+        payload = self.chunk({}, None, **fields)
+        return f"event: {EVENT_NAME}\ndata: {dumps(payload)}\n\n"
+
+    def _tool(self, event: ToolAnnounced | ToolCompleted) -> dict[str, Any] | None:
+        if event.name.startswith("_"):
+            return None
+        spec = self.kernel.registry.tools.get(event.name)
+        emoji = spec.emoji if spec and spec.emoji else "🔧"
+        if isinstance(event, ToolAnnounced):
+            label = self.kernel.redactor(event.preview)[:LABEL_CHARS]
+            # The preview already says what happens ("Run: ls -la"); the tool name stands in
+            # for a tool without one.
+            title = f"{emoji} {label or event.name}"
+            self._titles[event.call_id] = title
+            return {
+                "tool": event.name,
+                "emoji": emoji,
+                "label": label,
+                "toolCallId": event.call_id,
+                "status": "running",
+                "event": _status(title, done=False),
+            }
+        denied = event.call_id in self._denied
+        title = self._titles.pop(event.call_id, f"{emoji} {event.name}")
+        ending = "denied" if denied else "failed" if event.is_error else f"done in {event.duration_s:.1f} s"
+        fields: dict[str, Any] = {
+            "tool": event.name,
+            "emoji": emoji,
+            "toolCallId": event.call_id,
+            "status": "completed",
+            # Not ``error``: the openai SDK aborts the whole stream on any frame whose top-level
+            # ``error`` is truthy, and a failed tool is not a failed stream.
+            "failed": event.is_error,
+            "duration": round(event.duration_s, 3),
+        }
+        if denied:
+            fields["denied"] = True
+        fields["event"] = _status(f"{title} — {ending}", done=True)
+        return fields
+
+    def _subagent(self, event: SubagentEvent) -> dict[str, Any]:
+        # A child agent shows like a tool: running when it starts, completed when it ends.
+        done = event.kind == "complete"
+        goal = self.kernel.redactor(event.goal)[:LABEL_CHARS]
+        fields: dict[str, Any] = {
+            "tool": "subagent",
+            "emoji": "🤖",
+            "label": goal,
+            "toolCallId": f"subagent-{event.subagent_id}",
+            "status": "completed" if done else "running",
+            "subagent_id": event.subagent_id,
+            "parent_id": event.parent_id,
+            "depth": event.depth,
+            "task_index": event.task_index,
+            "task_count": event.task_count,
+        }
+        title = f"🤖 subagent: {goal}"
+        if done:
+            failed = event.status != "completed"
+            fields["failed"] = failed
+            fields["duration"] = event.payload.get("duration_s")
+            title += " — failed" if failed else " — done"
+        fields["event"] = _status(title, done=done)
+        return fields
+
+
+def _status(description: str, *, done: bool) -> dict[str, Any]:
+    return {"type": "status", "data": {"description": description, "done": done}}
