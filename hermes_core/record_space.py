@@ -75,6 +75,14 @@ class Records:
         """Whether the running storage backend keeps records (every first-party one does)."""
         return not missing_record_methods(self._kernel.storage)
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may write the same records: the backend lives on a database
+        server (``StorageSpec.kind = "server"``) that other instances can share."""
+        backend = self._kernel.settings.storage.backend
+        spec = self._kernel.registry.storage.get(backend)
+        return spec is not None and spec.kind == "server"
+
     def store(self) -> RecordStore:
         """Return the backend's records part.
 
