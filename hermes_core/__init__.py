@@ -183,6 +183,7 @@ _EXPORTS: dict[str, str] = {
     "testing": "hermes_core.testing",
     # shared helpers for transports
     "ModelRef": "hermes_core.refs",
+    "ResolvedModel": "hermes_core.models",
     "load_ref": "hermes_core.refs",
     "check_workspace": "hermes_core.workspace",
     "resolve_in_workspace": "hermes_core.workspace",
@@ -235,6 +236,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.memory_storage import MemoryStorage  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
+    from hermes_core.models import ResolvedModel  # noqa: F401
     from hermes_core.provider_base import ProviderBase  # noqa: F401
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
