@@ -63,6 +63,10 @@ class KernelApiRecords:
         self._run_keys = records.space("api.run_keys")
         self._turn_keys = records.space("api.turn_keys")
         self._console = records.space("api.console")
+        # Evicting walks the namespace's index: done every ``_evict_every`` stores (about 1% of
+        # the bound), so the bound may be passed by that much in between.
+        self._evict_every = max(1, min(100, max_responses // 100))
+        self._stores = 0
         #: claims this process holds: (principal, scope, key) -> (owner token, ttl_s, fingerprint)
         self._claims: dict[tuple[str, str, str], tuple[str, float, str]] = {}
 
@@ -96,7 +100,8 @@ class KernelApiRecords:
         conversation: str | None,
         input_items: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Store (or replace) a response and point its conversation name at it; evict LRU."""
+        """Store (or replace) a response and point its conversation name at it; past
+        ``max_responses`` the least recently used go (checked every 1% of the bound)."""
         value = {
             "session_id": session_id,
             "through_row_id": through_row_id,
@@ -114,7 +119,9 @@ class KernelApiRecords:
         if conversation:
             key = _digest(principal, conversation)
             await self._names.put(key, {"response_id": response_id}, scope=principal)
-        await self._responses.evict(keep=self.max_responses)
+        self._stores += 1
+        if self._stores % self._evict_every == 0:
+            await self._responses.evict(keep=self.max_responses)
 
     async def get_response(self, principal: str, response_id: str) -> dict[str, Any] | None:
         """Return ``{session_id, through_row_id, instructions, object, input}`` and refresh its
