@@ -48,6 +48,7 @@ async def stream_throughput(url: str, events: int) -> float:
     await owner.start(nothing)
     await reader.start(nothing)
     run_id = "run_bench_" + secrets.token_hex(6)
+    owner.claim(run_id, "bench", "bench-session", {"run_id": run_id, "status": "running"})
     try:
 
         async def read_all() -> None:

@@ -30,6 +30,7 @@ from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.record_space import Records
 from hermes_core.redaction import Redactor
 from hermes_core.session.table import Sessions
+from hermes_core.task_failures import keep
 from hermes_core.tool_sources import ToolSources
 
 if TYPE_CHECKING:
@@ -194,10 +195,7 @@ class Kernel:
 
     def spawn(self, coro: Any, name: str | None = None) -> asyncio.Task[Any]:
         """Run a background task the kernel keeps alive and cancels at shutdown."""
-        task = asyncio.create_task(coro, name=name)
-        self.background_tasks.add(task)
-        task.add_done_callback(self.background_tasks.discard)
-        return task
+        return keep(self.background_tasks, asyncio.create_task(coro, name=name))
 
     async def apply_settings(self, settings: Any) -> None:
         """Apply reloaded settings: see :func:`hermes_core.settings_apply.apply_settings`."""

@@ -225,8 +225,8 @@ class RunBusSpec:
     """A run bus: where ``hermes api`` run events and run control travel between instances.
 
     ``bus.backend`` picks one by name (``memory``, in-process, is built in). The API server calls
-    ``factory(url=..., instance_id=..., heartbeat_s=...)`` and drives the returned object through
-    the methods docs/plugin-hooks.md lists under ``hermes_run_buses``.
+    ``factory(url=..., instance_id=..., heartbeat_s=..., owner_grace_s=...)`` and drives the
+    returned object through the methods docs/plugin-hooks.md lists under ``hermes_run_buses``.
     """
 
     name: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 
@@ -40,8 +40,19 @@ class BusSettings(_Section):
     backend: str = "memory"
     # A bus on a server (bus.backend = "redis"): where it is.
     url: str | None = None
-    # How often an instance says it is alive; one missing for three periods counts as gone.
+    # How often an instance says it is alive.
     heartbeat_s: float = Field(1.0, gt=0)
+    # How long an instance may go without a heartbeat (a GC pause, a frozen VM, a stalled host)
+    # before other instances end its runs (owner_lost); like a session's 30 s writer lease.
+    owner_grace_s: float = Field(30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _grace_spans_heartbeats(self) -> BusSettings:
+        if self.owner_grace_s < 3 * self.heartbeat_s:
+            if "owner_grace_s" in self.model_fields_set:
+                raise ValueError("bus.owner_grace_s must be at least three times bus.heartbeat_s")
+            self.owner_grace_s = 3 * self.heartbeat_s  # a slow heartbeat stretches the default
+        return self
 
 
 class EventLogSettings(_Section):

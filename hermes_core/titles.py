@@ -14,6 +14,7 @@ from hermes_core.events import TitleChanged
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
+    from hermes_core.storage import SessionRecord
 
 log = logging.getLogger("hermes.titles")
 MAX_TITLE = 200
@@ -77,10 +78,38 @@ def maybe_refine(kernel: Kernel, session: Session) -> None:
             return
         if session.record.title_origin != "derived" or title == (session.record.title or ""):
             return
-        await session.update_record(title=title, title_origin="refined")
-        session.emit(TitleChanged(session_id=session.id, title=title, origin="refined"))
+        await write_refined(kernel, session, title)
 
     kernel.spawn(refine(), name=f"hermes-title-{session.id}")
+
+
+async def write_refined(kernel: Kernel, session: Session, title: str) -> None:
+    """Store a refined title under the session's writer lease and tell its subscribers.
+
+    The model may answer after the host released the session (the API server closes a session
+    when its turn ends): the title is then written under the lease taken for this write alone.
+    While another process holds the lease, or the title changed meanwhile, the refinement is
+    dropped (the derived title stays); nothing is raised.
+    """
+    from hermes_core.errors import SessionInUse
+
+    def still_derived(record: SessionRecord) -> bool:
+        return record.title_origin == "derived" and record.title != title
+
+    try:
+        written = await kernel.sessions.update_record(
+            session.id, {"title": title, "title_origin": "refined"}, only_if=still_derived
+        )
+    except SessionInUse as exc:
+        log.info("refined title of %s dropped: %s holds the session now", session.id, exc.owner)
+        return
+    except Exception as exc:
+        log.warning("refined title of %s could not be stored: %s", session.id, exc)
+        return
+    if not written:
+        return
+    live = kernel.sessions.get(session.id) or session
+    live.emit(TitleChanged(session_id=session.id, title=title, origin="refined"))
 
 
 def derive_line(text: str) -> str:

@@ -1,9 +1,12 @@
-"""Settings for every test: the per-test timeout stretches with ``HERMES_TEST_TIME_SCALE``."""
+"""Settings for every test: the per-test timeout stretches with ``HERMES_TEST_TIME_SCALE``, and a
+task exception nobody retrieved fails the test."""
 
 from __future__ import annotations
 
 import pytest
 
+# Every test fails when asyncio reports a task exception nobody retrieved (tests/task_guard.py).
+from tests.task_guard import no_unretrieved_task_exception, pytest_configure, pytest_sessionfinish  # noqa: F401
 from tests.timing import TIME_SCALE, scaled
 
 

@@ -37,3 +37,18 @@ def redis_url() -> str:
 def nginx_binary() -> str:
     """Return the nginx binary, or skip (fail under CI) when there is none."""
     return _required("HERMES_TEST_NGINX", "nginx")
+
+
+def redis_server_binary() -> str:
+    """Return ``redis-server`` (the fault tests start a Redis of their own to restart it), or skip
+    (fail under CI) when it is not on PATH."""
+    import shutil
+
+    redis_url()
+    binary = shutil.which("redis-server")
+    if binary:
+        return binary
+    message = "redis-server not on PATH: install Redis (see .ci/services/) to run the run-bus fault tests"
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(f"CI=true but {message}", pytrace=False)
+    pytest.skip(message)

@@ -95,8 +95,7 @@ async def open_session(
     create_cwd: bool,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
-    from hermes_core.session.live import PROFILES, Session
-    from hermes_core.storage import NewRow, SessionRecord
+    from hermes_core.session.live import PROFILES
 
     if session_id is None:
         session_id = mint_session_id()
@@ -108,6 +107,45 @@ async def open_session(
         return live
     if profile is not None and profile not in PROFILES:
         raise InvalidValue("profile", PROFILES)
+    # One open (or lease release, or write without opening) of an id at a time in this kernel.
+    async with kernel.sessions.holding(session_id):
+        live = kernel.live_session(session_id)
+        if live is not None:
+            refuse_running_child(live)
+            return live
+        return await _open_stored_or_new(
+            kernel,
+            session_id,
+            source=source,
+            cwd=cwd,
+            profile=profile,
+            model=model,
+            title=title,
+            seed=seed,
+            channel_key=channel_key,
+            parent_session_id=parent_session_id,
+            create_cwd=create_cwd,
+        )
+
+
+async def _open_stored_or_new(
+    kernel: Kernel,
+    session_id: str,
+    *,
+    source: str,
+    cwd: Path | None,
+    profile: str | None,
+    model: str | None,
+    title: str | None,
+    seed: Sequence[SeedMessage],
+    channel_key: str | None,
+    parent_session_id: str | None,
+    create_cwd: bool,
+) -> Session:
+    """Take the lease and read (or create) the session; the caller holds the id's lock."""
+    from hermes_core.session.live import Session
+    from hermes_core.storage import NewRow, SessionRecord
+
     storage = kernel.storage
     preparing: asyncio.Future[Path] | None = None
     if create_cwd and cwd is not None:

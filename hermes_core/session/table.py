@@ -8,13 +8,15 @@ before treating an id as "unknown" (live here or stored).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.background import start as start_background_task
-from hermes_core.errors import InvalidValue, SessionNotFound, StorageError
+from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
 from hermes_core.subagents import Subagents
 
@@ -38,6 +40,19 @@ class Sessions:
         self._live: dict[str, Session] = {}
         #: The delegated children of these sessions (docs/reference/core.md#subagents).
         self.children = Subagents(kernel)
+        # One lock per session id while it is being opened, forgotten or written without being
+        # open (weak values: a lock lives while someone holds or awaits it).
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @contextlib.asynccontextmanager
+    async def holding(self, session_id: str) -> AsyncIterator[None]:
+        """Hold this kernel's lock on ``session_id``: opening it, releasing its lease and a write
+        made without opening it (:meth:`update_record`) never overlap."""
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        async with lock:
+            yield
 
     # -- the live table ----------------------------------------------------------------------
     def get(self, session_id: str) -> Session | None:
@@ -144,10 +159,56 @@ class Sessions:
             await kernel.events.detach(session)  # sealed while the lease is still ours
         except Exception:
             log.warning("closing the event log of %s failed", session.id, exc_info=True)
-        try:
-            await kernel.storage.release_lease(session.id, kernel.lease_owner)
-        except Exception:
-            log.warning("releasing the lease of %s failed", session.id, exc_info=True)
+        async with self.holding(session.id):
+            if session.id in self._live:
+                return  # opened again meanwhile: the lease is the new session's
+            try:
+                await kernel.storage.release_lease(session.id, kernel.lease_owner)
+            except Exception:
+                log.warning("releasing the lease of %s failed", session.id, exc_info=True)
+
+    async def update_record(
+        self,
+        session_id: str,
+        fields: Mapping[str, Any],
+        *,
+        only_if: Callable[[SessionRecord], bool] | None = None,
+    ) -> bool:
+        """Change a stored session's columns under its writer lease, whether or not it is open.
+
+        A session open in this process is written through it (under the lease it holds). One that
+        is not is written under the lease taken for this write alone and released at once, so a
+        follow-up that ends after its turn (a refined title) never writes without the lease.
+
+        :param fields: columns as in :class:`~hermes_core.storage.SessionRecord`.
+        :param only_if: a check of the current record, made under the lease; False skips the write.
+        :returns: whether the fields were written.
+        :raises SessionInUse: another process holds the lease.
+        :raises LeaseLost: the lease moved to another process while this one wrote.
+        """
+        kernel = self._kernel
+        async with self.holding(session_id):
+            live = self._live.get(session_id)
+            if live is not None:
+                if only_if is not None and not only_if(live.record):
+                    return False
+                await live.update_record(**fields)
+                return True
+            storage = kernel.storage
+            holder = await storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S)
+            if holder is not None:
+                raise SessionInUse(holder)
+            try:
+                record = await storage.get_session(session_id)
+                if record is None or (only_if is not None and not only_if(record)):
+                    return False
+                await storage.update_session(session_id, fields)
+                return True
+            finally:
+                try:
+                    await storage.release_lease(session_id, kernel.lease_owner)
+                except Exception:
+                    log.warning("releasing the lease of %s failed", session_id, exc_info=True)
 
     async def close_all(self, reason: Literal["closed", "shutdown"]) -> None:
         """Close every live session (at shutdown); a failure is logged, the rest still close."""

@@ -8,11 +8,12 @@ themselves are in :mod:`hermes_core.session.ops`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from hermes_core.errors import RewindError, SessionBusy
+from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.history import is_user_turn, project
 from hermes_core.session import ops as session_ops
 from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
@@ -51,6 +52,32 @@ class SessionTranscript:
     async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
         """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
         return await session_ops.rewind(self._me, before_row_id=before_row_id, allow_empty=allow_empty)
+
+    async def mark_cut_off(self, row_id: int, reason: str = "interrupted") -> None:
+        """Mark an assistant reply of this session cut off (``meta["cut_off"]``, see
+        ``history.cut_off_reason``): the host told its client the turn did not complete (an API
+        run ended elsewhere while this process finished it), so the transcript must not count
+        the reply as a complete one. The model is told it was cut off, like any cut-off reply.
+
+        :raises InvalidValue: ``row_id`` is not an active assistant row of this session, or
+            ``reason`` is not a cut-off reason.
+        """
+        from hermes_core.history import CUT_OFF_NOTES
+
+        if reason not in CUT_OFF_NOTES:
+            raise InvalidValue("reason", tuple(CUT_OFF_NOTES))
+        row = next((r for r in self._rows if r.id == row_id and r.role == "assistant"), None)
+        if row is None:
+            raise InvalidValue(
+                "row_id", message=f"row {row_id} is not an active assistant row of this session"
+            )
+        if row.meta.get("cut_off"):
+            return  # cut off already (the turn saved it so)
+        meta = {"cut_off": reason}
+        if self._persisted:
+            await self.kernel.storage.update_row_meta(row_id, meta)
+        marked = dataclasses.replace(row, meta={**row.meta, **meta})
+        self._rows = [marked if r.id == row_id else r for r in self._rows]
 
     async def undo(self) -> RewindResult:
         """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;

@@ -23,18 +23,51 @@ if TYPE_CHECKING:
 ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
+class RunOwner(Protocol):
+    """What a bus tells the run manager about the runs this instance owns."""
+
+    def shown(self, run_id: str, upto: int) -> None:
+        """Events of the run up to seq ``upto`` may be shown to this process's readers: no other
+        instance will ever give those seqs another meaning."""
+
+    def lost(self, run_id: str, status: dict[str, Any]) -> None:
+        """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
+
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        """This instance ended another instance's run (its owner is gone); ``status`` is its final
+        status, to be stored durably at once."""
+
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Of these runs, about to be announced again after the bus lost its records, return the
+        final status of those the durable records say ended elsewhere."""
+        ...
+
+
 class RunBus(Protocol):
-    """What the run manager needs of a bus (a plugin's ``RunBusSpec.factory`` returns one)."""
+    """What the run manager needs of a bus (a plugin's ``RunBusSpec.factory`` returns one).
+
+    The owner of a run publishes its events and statuses; the bus tells it (:class:`RunOwner`)
+    how far its events may be shown, and whether the run was ended elsewhere. The run's end is
+    committed with :meth:`settle`, exactly once for the run everywhere.
+    """
 
     name: str
     instance_id: str
 
-    async def start(self, on_control: ControlHandler) -> None: ...
+    async def start(self, on_control: ControlHandler, owner: RunOwner) -> None: ...
     async def close(self) -> None: ...
     async def diagnostics(self) -> dict[str, Any]: ...
     def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None: ...
     def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None: ...
     def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None: ...
+    async def settle(
+        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Commit the run's terminal event ``payload`` and final ``status`` if this instance still
+        owns the run (waiting while the bus is away); None when committed, else the status the
+        run ended with elsewhere."""
+        ...
+
     async def flush(self) -> None: ...
     async def lookup(self, run_id: str) -> dict[str, Any] | None: ...
     async def bounds(self, run_id: str) -> tuple[int, int] | None: ...
@@ -42,7 +75,14 @@ class RunBus(Protocol):
     async def send(
         self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
     ) -> dict[str, Any]: ...
-    async def reap(self, run_id: str) -> bool: ...
+    async def reap(
+        self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
+    ) -> bool:
+        """End the run with ``owner_lost`` if its owner is gone for sure; True when it is (now)
+        ended on the bus. A run the bus does not know is ended only given its ``principal`` and
+        last ``status``, once the bus has been up long enough that a live owner would have
+        announced it again."""
+        ...
 
 
 class LocalBus:
@@ -50,11 +90,12 @@ class LocalBus:
 
     name = "memory"
 
-    def __init__(self) -> None:
+    def __init__(self, owner: RunOwner | None = None) -> None:
         self.instance_id = instance_name()
+        self._owner = owner
 
-    async def start(self, on_control: ControlHandler) -> None:
-        return None
+    async def start(self, on_control: ControlHandler, owner: RunOwner) -> None:
+        self._owner = owner
 
     async def close(self) -> None:
         return None
@@ -63,12 +104,18 @@ class LocalBus:
         return {"ok": True, "backend": "memory", "instance_id": self.instance_id}
 
     def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None:
-        return None
+        if self._owner is not None:
+            self._owner.shown(run_id, seq)  # no other instance: every seq is this one's at once
 
     def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None:
         return None
 
     def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None:
+        return None
+
+    async def settle(
+        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any] | None:
         return None
 
     async def flush(self) -> None:
@@ -88,7 +135,9 @@ class LocalBus:
     ) -> dict[str, Any]:
         return {"error": "owner_lost"}
 
-    async def reap(self, run_id: str) -> bool:
+    async def reap(
+        self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
+    ) -> bool:
         return False
 
 
@@ -126,6 +175,7 @@ def build_bus(kernel: Kernel, settings: ApiSettings) -> RunBus:
         url=options.url,
         instance_id=instance_name(),
         heartbeat_s=options.heartbeat_s,
+        owner_grace_s=options.owner_grace_s,
         journal_events=settings.run_journal_events,
         retention_s=settings.run_journal_retention_s,
     )

@@ -1,4 +1,12 @@
-"""A run's bounded event journal with multi-subscriber wake-ups (docs/reference/api-server.md#run-events)."""
+"""A run's bounded event journal with multi-subscriber wake-ups (docs/reference/api-server.md#run-events).
+
+Readers get the events the run's bus lets this process show (:attr:`Journal.shown`): on the
+in-process bus every event at once; on a shared bus the events whose seqs the bus reserved for
+this instance, so that no seq is ever shown here with another meaning than on the bus
+(docs/reference/api-server.md#run-bus). Wherever the answer to a reader skips seqs — evicted
+events, a journal rebuilt from a stored terminal event, seqs that never reached the bus — a
+``stream.gap`` frame says which, before the next event.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,23 @@ from hermes_api_server.errors import dumps
 MAX_SUBSCRIBERS = 32
 
 
+def gap_frame(run_id: str, first: int, last: int) -> str:
+    """Return the id-less ``stream.gap`` frame for seqs ``first`` to ``last``."""
+    payload = {
+        "event": "stream.gap",
+        "run_id": run_id,
+        "timestamp": time.time(),
+        "from_seq": first,
+        "to_seq": last,
+    }
+    return "data: " + dumps(payload) + "\n\n"
+
+
+def event_frame(seq: int, data: str) -> str:
+    """Return the SSE frame of event ``seq`` whose JSON is ``data``."""
+    return f"id: {seq}\ndata: {data}\n\n"
+
+
 class Journal:
     """Numbered run events: the newest ``limit`` in memory, the terminal one always."""
 
@@ -20,64 +45,112 @@ class Journal:
         self.limit = limit
         self.events: collections.deque[tuple[int, str]] = collections.deque(maxlen=limit)
         self.next_seq = first_seq
+        #: The last seq readers may be sent (the run's bus moves it, see ``RunManager.shown``).
+        self.shown = first_seq - 1
         self.terminal: tuple[int, str] | None = None
         self.terminal_payload: dict[str, Any] | None = None
         self.subscribers = 0
+        #: Grows at every change readers may care about (an event, more shown, the end).
+        self.changes = 0
         self._wake = asyncio.Event()
         self.closed_at: float | None = None
 
     @property
     def last_seq(self) -> int:
-        return self.next_seq - 1
+        """The last seq a reader can be sent."""
+        return min(self.next_seq - 1, self.shown)
 
     @property
     def oldest_seq(self) -> int:
         return self.events[0][0] if self.events else self.next_seq
 
+    def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Return the payload the next event would have (its seq is the next one)."""
+        seq = self.next_seq
+        return {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": time.time(), **fields}
+
     def append(self, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Number and store an event; wake every subscriber; return the payload."""
-        seq = self.next_seq
-        self.next_seq += 1
-        payload = {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": time.time(), **fields}
-        frame = f"id: {seq}\ndata: {dumps(payload)}\n\n"
+        return self.add(self.payload(event, fields), terminal=terminal)
+
+    def add(self, payload: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
+        """Store an event made by :meth:`payload` (nothing was appended in between).
+
+        A terminal event is shown at once: it is only added once the bus has committed it.
+        """
+        seq = int(payload["seq"])
+        self.next_seq = seq + 1
+        frame = event_frame(seq, dumps(payload))
         self.events.append((seq, frame))
         if terminal:
             self.terminal = (seq, frame)
             self.terminal_payload = payload
             self.closed_at = time.monotonic()
-        wake, self._wake = self._wake, asyncio.Event()
-        wake.set()
+            self.shown = max(self.shown, seq)
+        self._changed()
         return payload
 
+    def show(self, upto: int) -> None:
+        """Let readers have the events up to seq ``upto``."""
+        if upto > self.shown:
+            self.shown = upto
+            self._changed()
+
     def set_terminal(self, payload: dict[str, Any]) -> None:
-        """Install a terminal event read back from storage (original seq)."""
+        """Install a terminal event read back from storage, or committed by another instance
+        (original seq). Events never shown are dropped: they were not the run's events."""
         seq = int(payload["seq"])
-        frame = f"id: {seq}\ndata: {dumps(payload)}\n\n"
+        while self.events and self.events[-1][0] > self.shown:
+            self.events.pop()
+        frame = event_frame(seq, dumps(payload))
         self.terminal = (seq, frame)
         self.terminal_payload = payload
         self.next_seq = max(self.next_seq, seq + 1)
+        self.shown = max(self.shown, seq)
         self.closed_at = time.monotonic()
+        self._changed()
 
-    def after(self, cursor: int) -> tuple[list[str], tuple[int, int] | None]:
-        """Return frames with ``seq > cursor`` and the evicted gap, if any."""
-        gap = None
-        oldest = self.oldest_seq
-        if self.events and cursor + 1 < oldest:
-            gap = (cursor + 1, oldest - 1)
-        frames = [frame for seq, frame in self.events if seq > cursor]
-        if (
-            self.terminal is not None
-            and self.terminal[0] > cursor
-            and (not frames or not frames[-1] == self.terminal[1])
-        ):
-            if not any(seq == self.terminal[0] for seq, _ in self.events):
-                frames.append(self.terminal[1])
-        return frames, gap
+    def after(self, cursor: int) -> tuple[list[str], int]:
+        """Return the frames a reader at ``cursor`` gets now, and its cursor after them.
+
+        Frames are the shown events with ``seq > cursor`` and the terminal event; every skipped
+        range of seqs (evicted, never shown, before a stored terminal event) comes first as a
+        ``stream.gap`` frame.
+        """
+        out: list[str] = []
+        shown = self.shown
+        events = self.events
+        start = 0
+        if events and events[-1][0] - events[0][0] == len(events) - 1:
+            # Consecutive seqs (the usual case): start at the cursor instead of scanning up to it.
+            start = min(len(events), max(0, cursor + 1 - events[0][0]))
+        for index in range(start, len(events)):
+            seq, frame = events[index]
+            if seq <= cursor:
+                continue
+            if seq > shown:
+                break
+            if seq > cursor + 1:
+                out.append(gap_frame(self.run_id, cursor + 1, seq - 1))
+            out.append(frame)
+            cursor = seq
+        if self.terminal is not None and self.terminal[0] > cursor:
+            seq, frame = self.terminal
+            if seq > cursor + 1:
+                out.append(gap_frame(self.run_id, cursor + 1, seq - 1))
+            out.append(frame)
+            cursor = seq
+        return out, cursor
 
     async def wait(self, timeout: float) -> None:
-        """Wait until the next append or ``timeout`` seconds."""
+        """Wait until the next change or ``timeout`` seconds."""
         wake = self._wake
         try:
             await asyncio.wait_for(wake.wait(), timeout)
         except TimeoutError:
             pass
+
+    def _changed(self) -> None:
+        self.changes += 1
+        wake, self._wake = self._wake, asyncio.Event()
+        wake.set()

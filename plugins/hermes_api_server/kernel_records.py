@@ -161,12 +161,14 @@ class KernelApiRecords:
         return str(record.value["response_id"])
 
     # -- runs ---------------------------------------------------------------------------------
-    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> None:
-        """Write a run's status; an ended run's status is never replaced by a late non-terminal
-        one, and it expires after the run-status retention. A running run costs one read and one
-        write per status (plus its open marker the first time)."""
+    async def put_run(self, run_id: str, principal: str, status: dict[str, Any], terminal: bool) -> bool:
+        """Write a run's status unless it already ended: the first stored end stays (a run ends
+        once) and a later status, ending or not, is refused; return whether it was written. An
+        ended run's status expires after the run-status retention. A running run costs one read
+        and one write per status (plus its open marker the first time)."""
         value = {"status": status, "terminal": terminal}
         ttl = self.run_retention_s if terminal else None
+        written = False
         for _ in range(_CAS_TRIES):
             old = await self._runs.get(run_id)
             if old is None:
@@ -176,17 +178,20 @@ class KernelApiRecords:
                 claim = await self._runs.claim(run_id, value, owner="api", scope=principal, ttl_s=ttl)
                 if claim.won:
                     await self._runs.release(run_id, expect=Expect(owner="api"), ttl_s=ttl)
+                    written = True
                     break
                 continue
-            if old.value.get("terminal") and not terminal:
-                return  # the end stays
-            written = await self._runs.put(
+            if old.value.get("terminal"):
+                return False  # the first end stays
+            stored = await self._runs.put(
                 run_id, value, scope=principal, ttl_s=ttl, expect=Expect(version=old.version)
             )
-            if written is not None:
+            if stored is not None:
+                written = True
                 break
-        if terminal:
+        if terminal and written:
             await self._open_runs.delete(run_id)
+        return written
 
     async def get_run(self, run_id: str) -> tuple[str, dict[str, Any]] | None:
         """Return (principal, status) of a stored run."""

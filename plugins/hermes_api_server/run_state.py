@@ -41,6 +41,10 @@ class Run:
     stop_requested: bool = False
     flushed_at: float = 0.0
     warnings: list[str] = field(default_factory=list)
+    #: The run's end is being committed (nothing is emitted after it).
+    ending: bool = False
+    #: Another instance ended the run (it took this one for dead); its ending is the run's.
+    ended_elsewhere: bool = False
 
     @property
     def terminal(self) -> bool:

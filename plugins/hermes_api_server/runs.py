@@ -1,8 +1,9 @@
-"""Runs: lifecycle, durable status, settling and stop (docs/reference/api-server.md#runs).
+"""Runs: lifecycle, durable status and stop (docs/reference/api-server.md#runs).
 
-The relay of a run's turn events is :mod:`hermes_api_server.runs_events`; finding runs beyond this
-process (records, other instances) and settling a dead owner's runs is
-:mod:`hermes_api_server.runs_lookup`; steer and approvals are :mod:`hermes_api_server.runs_control`.
+The relay of a run's turn events is :mod:`hermes_api_server.runs_events`; how a run ends, once,
+is :mod:`hermes_api_server.runs_end`; finding runs beyond this process (records, other instances)
+and settling a dead owner's runs is :mod:`hermes_api_server.runs_lookup`; steer and approvals are
+:mod:`hermes_api_server.runs_control`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import logging
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import LocalBus, RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
-from hermes_api_server.outcomes import run_terminal, usage_dict
+from hermes_api_server.outcomes import usage_dict
 from hermes_api_server.run_state import Run
+from hermes_api_server.runs_end import RunEnds
 from hermes_api_server.runs_events import RunEvents
 from hermes_api_server.runs_lookup import RunLookup
 from hermes_api_server.turns import submit_turn
@@ -50,10 +52,11 @@ class RunManager:
         self._sweeper: asyncio.Task[None] | None = None
         self._stored = 0
         #: Where events and control travel besides this process (docs/reference/api-server.md#run-bus).
-        self.bus: RunBus = LocalBus()
+        self.bus: RunBus = LocalBus(self)
         #: Readers here of runs other instances own, by run id.
         self.remote_subscribers: dict[str, int] = {}
         self.lookup = RunLookup(self)
+        self.ends = RunEnds(self)
 
     # -- counters ------------------------------------------------------------------------------
     def non_terminal_count(self) -> int:
@@ -124,15 +127,41 @@ class RunManager:
         return await self.lookup.recent(who, limit)
 
     # -- events --------------------------------------------------------------------------------
-    def emit(self, run: Run, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
-        """Append a run event and refresh the status stamp."""
-        payload = run.journal.append(event, fields, terminal=terminal)
-        self.bus.publish(run.run_id, payload["seq"], payload, terminal)
+    def emit(self, run: Run, event: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        """Append a run event and refresh the status stamp; None once the run's end is under way
+        (nothing comes after it). The run's bus says how far readers may have the events
+        (:meth:`shown`)."""
+        if run.ending or run.terminal:
+            return None
+        payload = run.journal.append(event, fields)
+        self.bus.publish(run.run_id, payload["seq"], payload, False)
         run.last_event = event
         run.updated_at = payload["timestamp"]
-        if not terminal and time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
+        if time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
             self._flush_soon(run)
         return payload
+
+    # -- what the bus tells the owner of runs (bus.RunOwner) ---------------------------------
+    def shown(self, run_id: str, upto: int) -> None:
+        """Let this process's readers have the run's events up to seq ``upto``."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            run.journal.show(upto)
+
+    def lost(self, run_id: str, status: dict[str, Any]) -> None:
+        """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
+        self.ends.lost(run_id, status)
+
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        """This instance ended another instance's run on the bus: store that end durably now, so
+        that it outlives a Redis that forgets it before the fenced owner hears of it."""
+        self.state.kernel.spawn(
+            self.ends.store_end(run_id, principal, status), name=f"hermes-api-reaped-{run_id}"
+        )
+
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Of these runs, those the durable records say ended elsewhere (see :class:`RunEnds`)."""
+        return await self.ends.ended_elsewhere(run_ids)
 
     def _flush_soon(self, run: Run) -> None:
         run.flushed_at = time.monotonic()
@@ -150,8 +179,8 @@ class RunManager:
             log.warning("writing run %s failed", run.run_id, exc_info=True)
 
     async def set_status(self, run: Run, status: str) -> None:
-        """Change and persist the status."""
-        if run.status != status:
+        """Change and persist the status (not any more once the run's end is under way)."""
+        if run.status != status and not run.ending and not run.terminal:
             run.status = status
             run.updated_at = time.time()
             await self.persist(run)
@@ -219,23 +248,22 @@ class RunManager:
                     {"session_id": session.id, "model": run.model, "resolved_model": model_ref},
                 )
                 if run.stop_requested:
-                    await self._finish_cancelled(run)
+                    await self.ends.cancelled(run)
                     return
                 turn = await submit_turn(session, conv, choice, run.principal, frozenset({"approval"}))
                 run.turn = turn
                 await self.set_status(run, "queued" if turn.position > 0 else "running")
                 await RunEvents(self).pump(run, turn)
         except ApiError as err:
-            await self._finish_failed(run, err.message, err.code)
+            await self.ends.failed(run, err.message, err.code)
         except asyncio.CancelledError:
             if not run.terminal:
-                await self._finish_interrupted(run)
+                await self.ends.interrupted_soon(run)
             raise
         except Exception as exc:
             log.warning("run %s crashed", run.run_id, exc_info=True)
-            await self._finish_failed(
-                run, self.state.kernel.redactor(str(exc)) or type(exc).__name__, "agent_error"
-            )
+            message = self.state.kernel.redactor(str(exc)) or type(exc).__name__
+            await self.ends.failed(run, message, "agent_error")
         finally:
             if run.turn is not None and run.session is not None and not run.turn.outcome.done():
                 from hermes_api_server.turns import abandon
@@ -243,65 +271,10 @@ class RunManager:
                 await asyncio.shield(abandon(run.session, run.turn))
             run.session = None
 
-    # -- settling ------------------------------------------------------------------------------
-    async def _settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:
-        # What settles a run is kept and served for a day: no secret may be in it.
-        fields = cast(dict[str, Any], self.state.kernel.redactor.obj(fields))
-        run.status = status
-        run.terminal_fields = fields
-        run.output = fields.get("output", run.output)
-        run.usage = fields.get("usage", run.usage)
-        run.approvals.clear()
-        payload_fields = dict(fields)
-        payload_fields.setdefault("pending_steer", None)
-        self.emit(run, event, payload_fields, terminal=True)
-        await self.persist(run)
-
+    # -- settling (see RunEnds) -----------------------------------------------------------------
     async def finish(self, run: Run, done: TurnCompleted) -> None:
         """Settle the run as its turn ended."""
-        status, fields = run_terminal(done, run.stop_requested)
-        if status == "interrupted" and run.stop_requested:
-            status = "cancelled"
-            fields["turn_exit_reason"] = "interrupted_by_user"
-            fields.pop("error", None)
-        fields.setdefault("pending_steer", done.pending_steer)
-        await self._settle(run, status, f"run.{status}", fields)
-
-    async def _finish_cancelled(self, run: Run) -> None:
-        fields = {
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_user",
-            "pending_steer": None,
-        }
-        await self._settle(run, "cancelled", "run.cancelled", fields)
-
-    async def _finish_failed(self, run: Run, message: str, code: str) -> None:
-        fields = {
-            "error": message,
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "partial": bool(run.output),
-            "error_code": code,
-            "turn_exit_reason": "error",
-            "pending_steer": None,
-        }
-        await self._settle(run, "failed", "run.failed", fields)
-
-    async def _finish_interrupted(self, run: Run) -> None:
-        fields = {
-            "error": "The server shut down before this run settled.",
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_system(shutdown)",
-            "pending_steer": None,
-        }
-        await self._settle(run, "interrupted", "run.interrupted", fields)
+        await self.ends.finish(run, done)
 
     async def interrupt_all(self) -> None:
         """Interrupt every unsettled run (shutdown after the grace window)."""
@@ -321,14 +294,14 @@ class RunManager:
             if not run.terminal:
                 if run.task is not None:
                     run.task.cancel()
-                await self._finish_interrupted(run)
+                await self.ends.interrupted_soon(run)
 
     # -- operations ----------------------------------------------------------------------------
     async def stop(self, run: Run) -> dict[str, Any]:
         """Apply ``POST …/stop`` (docs/reference/api-server.md#stop-a-run)."""
         if run.terminal:
             return run.status_object()
-        if run.status == "stopping":
+        if run.status == "stopping" or run.ending:
             return {"run_id": run.run_id, "status": "stopping"}
         session, turn = run.session, run.turn
         if turn is None or session is None or (turn.position > 0):
@@ -337,7 +310,7 @@ class RunManager:
                 session.cancel_queued(turn.item_id)
             if run.task is None:
                 raise ApiError(409, "run_not_active", f"Run has no live task: {run.run_id}")
-            await self._finish_cancelled(run)
+            await self.ends.cancelled(run)
             if run.task is not None:
                 run.task.cancel()
             return {"run_id": run.run_id, "status": "cancelled"}

@@ -121,8 +121,10 @@ async def forward(
     bus = state.runs.bus
     try:
         answer = await bus.send(remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S)
-        if answer.get("error") == "owner_lost":
-            await bus.reap(remote.run_id)
+        if answer.get("error") == "owner_lost" and not await bus.reap(remote.run_id):
+            # No heartbeat, but the bus cannot tell yet that the owner is gone (it restarted,
+            # or the owner stalls within its grace period): nothing ended; try again.
+            answer = {"error": "owner_timeout"}
     except Exception as exc:
         raise bus_unavailable(exc) from None
     error = owner_error(answer, remote.run_id)

@@ -231,6 +231,8 @@ async def run_events(request: web.Request) -> web.StreamResponse:
             raise ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
         from hermes_api_server.journal import Journal
 
+        # Only the stored end is left (a restart, a journal past its retention, a bus that lost
+        # the stream): the seqs before it are a stream.gap, never a silent jump.
         journal = Journal(run_id, 1)
         journal.set_terminal(terminal)
         session_id = found["session_id"]
@@ -250,41 +252,21 @@ async def run_events(request: web.Request) -> web.StreamResponse:
         if journal.terminal is not None and cursor > journal.terminal[0]:
             await writer.raw(journal.terminal[1] + ": stream closed\n\n")
             return writer.response
-        first = True
         while True:
-            frames, gap = journal.after(cursor)
-            if first and gap is not None:
-                import time
-
-                from hermes_api_server.errors import dumps
-
-                payload = {
-                    "event": "stream.gap",
-                    "run_id": run_id,
-                    "timestamp": time.time(),
-                    "from_seq": gap[0],
-                    "to_seq": gap[1],
-                }
-                await writer.raw("data: " + dumps(payload) + "\n\n")
-            first = False
+            frames, cursor = journal.after(cursor)
             if frames:
                 await writer.raw("".join(frames))
-                cursor = _last_seq(frames[-1])
             if journal.terminal is not None and cursor >= journal.terminal[0]:
                 await writer.raw(": stream closed\n\n")
                 return writer.response
-            before = journal.next_seq
+            before = journal.changes
             await journal.wait(KEEPALIVE_S)
-            if journal.next_seq == before and journal.terminal is None:
+            if journal.changes == before:
                 await writer.raw(": keepalive\n\n")
     except ClientGone:
         return writer.response
     finally:
         journal.subscribers -= 1
-
-
-def _last_seq(frame: str) -> int:
-    return int(frame[4 : frame.index("\n")])
 
 
 def _steer_text(body: dict[str, Any]) -> str:

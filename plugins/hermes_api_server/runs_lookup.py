@@ -57,8 +57,8 @@ class RunLookup:
 
     async def find(self, who: str, run_id: str) -> Run | RemoteRun | dict[str, Any]:
         """Return the live run, else its stored status, else (on a shared bus) the run another
-        instance owns; 404 for unknown or foreign runs. A run whose owner is gone is settled
-        (``owner_lost``) on the way."""
+        instance owns; 404 for unknown or foreign runs. A run whose owner is gone for sure is
+        settled (``owner_lost``) on the way."""
         runs = self.runs
         run = runs.runs.get(run_id)
         if run is not None:
@@ -80,13 +80,76 @@ class RunLookup:
                 return stored[1]
             raise bus_unavailable(exc) from None
         if record is None or record["principal"] != who or record["owner"] == runs.bus.instance_id:
-            if stored is not None:
-                return stored[1]
-            raise not_found(run_id)
+            if stored is None:
+                raise not_found(run_id)
+            if record is None and not settled(stored[1]):
+                return await self.settle_unknown(run_id, who, stored[1])
+            return stored[1]
         status = record["status"]
-        if not record["alive"] and store.shared and (stored is None or not settled(stored[1])):
-            status = await self.settle_lost(run_id, who, stored[1] if stored is not None else status)
+        if store.shared and (stored is None or not settled(stored[1])):
+            status = await self._settle_from(record, run_id, who, status)
         return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], status)
+
+    async def settle_if_gone(self, run_id: str, who: str, status: dict[str, Any]) -> dict[str, Any]:
+        """Return the run's status, settled first when the bus says it ended or its owner is gone
+        for sure; an unreachable bus leaves it as it is."""
+        try:
+            record = await self.runs.bus.lookup(run_id)
+        except Exception:
+            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
+            return status
+        if record is None:
+            return await self.settle_unknown(run_id, who, status)
+        return await self._settle_from(record, run_id, who, status)
+
+    async def _settle_from(
+        self, record: dict[str, Any], run_id: str, who: str, status: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Copy an end the bus holds into the durable record; end a run whose owner is gone for
+        sure (the bus decides: a live owner, or a bus up too short to tell, is left alone)."""
+        final: dict[str, Any] = record["status"]
+        if not settled(final):
+            if record["alive"]:
+                return final
+            try:
+                if not await self.runs.bus.reap(run_id):
+                    return final
+                ended = await self.runs.bus.lookup(run_id)
+            except Exception:
+                log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
+                return final
+            if ended is None or not settled(ended["status"]):
+                return final
+            final = dict(ended["status"])
+        await self.runs.ends.store_end(run_id, who, final)
+        return final
+
+    async def settle_unknown(self, run_id: str, who: str, status: dict[str, Any]) -> dict[str, Any]:
+        """End a run the bus knows nothing of (Redis lost it) whose owner did not announce it
+        again: only when nothing was heard of it for the owner grace period, and only once the bus
+        has been up that long (the bus decides); else return ``status`` unchanged."""
+        grace = self.runs.state.kernel.settings.bus.owner_grace_s
+        if time.time() - float(status.get("updated_at") or 0) < grace:
+            return status
+        try:
+            if not await self.runs.bus.reap(run_id, who, status):
+                return status
+            record = await self.runs.bus.lookup(run_id)
+        except Exception:
+            log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
+            return status
+        if record is None or not settled(record["status"]):
+            return status
+        await self.runs.ends.store_end(run_id, who, record["status"])
+        return dict(record["status"])
+
+    async def stored_end(self, run_id: str) -> dict[str, Any] | None:
+        """Return the terminal event of a run settled in the durable records, else None."""
+        stored = await self.runs.state.store.get_run(run_id)
+        if stored is None or not settled(stored[1]):
+            return None
+        end: dict[str, Any] | None = stored[1].get("terminal_event")
+        return end
 
     async def recent(self, who: str, limit: int = 50) -> list[dict[str, Any]]:
         """Return the status objects of ``who``'s newest runs (live and stored), newest first."""
@@ -95,8 +158,7 @@ class RunLookup:
         for status in await runs.state.store.runs_of(who, limit):
             run_id = str(status.get("run_id"))
             if runs.state.store.shared and not settled(status) and run_id not in runs.runs:
-                if await self.owner_gone(run_id, unknown=False):
-                    status = await self.settle_lost(run_id, who, status)
+                status = dict(await self.settle_if_gone(run_id, who, status))
             status.pop("terminal_event", None)
             found[run_id] = status
         for run in runs.runs.values():
@@ -107,14 +169,19 @@ class RunLookup:
 
     async def reconcile_after_restart(self) -> None:
         """Settle the runs a dead process left non-terminal: on this instance's own records as
-        ``interrupted`` (the server restarted), on shared records as ``owner_lost`` (their owner
-        is gone; runs other instances are serving are left alone)."""
+        ``interrupted`` (the server restarted), on shared records as ``owner_lost`` once their
+        owner is gone for sure (runs other instances are serving are left alone)."""
         store = self.runs.state.store
+        in_process = self.runs.bus.name == "memory"
         for run_id, who, status in await store.non_terminal_runs():
             if not store.shared:
                 await self._interrupted(run_id, who, status)
-            elif await self.owner_gone(run_id, unknown=True):
-                await self.settle_lost(run_id, who, status)
+            elif in_process:
+                # No bus to ask: a run this process does not serve has nobody left to serve it.
+                final = _lost(run_id, status, self.runs.state.settings.run_journal_events)
+                await self.runs.ends.store_end(run_id, who, final)
+            else:
+                await self.settle_if_gone(run_id, who, status)
 
     async def sweep(self) -> None:
         """Settle shared runs whose owner is gone and that nobody asked about since."""
@@ -122,40 +189,8 @@ class RunLookup:
         if not store.shared:
             return
         for run_id, who, status in await store.non_terminal_runs():
-            if run_id not in self.runs.runs and await self.owner_gone(run_id, unknown=False):
-                await self.settle_lost(run_id, who, status)
-
-    async def owner_gone(self, run_id: str, *, unknown: bool) -> bool:
-        """True when the bus knows ``run_id``'s owner and it is dead; ``unknown`` is the answer
-        for a run the bus does not know. An unreachable bus answers False."""
-        try:
-            record = await self.runs.bus.lookup(run_id)
-        except Exception:
-            log.warning("cannot ask the run bus about run %s; leaving it as it is", run_id, exc_info=True)
-            return False
-        if record is None:
-            return unknown
-        return not record["alive"]
-
-    async def settle_lost(self, run_id: str, who: str, status: dict[str, Any]) -> dict[str, Any]:
-        """End a run whose owner is gone with ``run.failed`` (``owner_lost``) on the bus's stream
-        and in the durable record; return the final status (the bus's, when it has one)."""
-        bus = self.runs.bus
-        final: dict[str, Any] | None = None
-        try:
-            if await bus.reap(run_id):
-                record = await bus.lookup(run_id)
-                if record is not None and settled(record["status"]):
-                    final = record["status"]
-        except Exception:
-            log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
-        if final is None:
-            final = _lost(run_id, status, self.runs.state.settings.run_journal_events)
-        try:
-            await self.runs.state.store.put_run(run_id, who, final, True)
-        except Exception:
-            log.warning("writing the end of run %s failed", run_id, exc_info=True)
-        return final
+            if run_id not in self.runs.runs:
+                await self.settle_if_gone(run_id, who, status)
 
     async def _interrupted(self, run_id: str, who: str, status: dict[str, Any]) -> None:
         fields = {

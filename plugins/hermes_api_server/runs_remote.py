@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from typing import Any
 
 from aiohttp import web
 
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import ApiError, dumps
-from hermes_api_server.journal import MAX_SUBSCRIBERS
+from hermes_api_server.journal import MAX_SUBSCRIBERS, event_frame, gap_frame
 from hermes_api_server.runs_lookup import bus_unavailable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import ServerState
@@ -21,27 +22,15 @@ POLL_S = 1.0
 KEEPALIVE_S = 10.0
 
 
-def _gap(run_id: str, first: int, last: int) -> dict[str, object]:
-    return {
-        "event": "stream.gap",
-        "run_id": run_id,
-        "timestamp": time.time(),
-        "from_seq": first,
-        "to_seq": last,
-    }
-
-
-def _frame(seq: int, data: str) -> str:
-    return f"id: {seq}\ndata: {data}\n\n"
-
-
 async def stream_remote(
     request: web.Request, state: ServerState, remote: RemoteRun, cursor: int
 ) -> web.StreamResponse:
     """Replay events after ``cursor`` and follow the run until its terminal event.
 
-    A cursor older than what the stream still holds gets a ``stream.gap`` event first; a stream
-    that expired after the run settled answers with the stored terminal event.
+    Whatever the stream no longer (or never) held between the cursor and the next event it
+    sends — trimmed, lost with a Redis restart, expired after the run settled — is announced
+    with a ``stream.gap`` event first; a stream that holds nothing more answers with the stored
+    terminal event.
     """
     bus = state.runs.bus
     run_id = remote.run_id
@@ -59,28 +48,23 @@ async def stream_remote(
         await writer.open()
         if terminal is not None and cursor > int(terminal["seq"]):
             # A cursor past the end of a settled run: say how it ended, as the owner does.
-            await writer.raw(_frame(int(terminal["seq"]), dumps(terminal)) + ": stream closed\n\n")
+            await writer.raw(event_frame(int(terminal["seq"]), dumps(terminal)) + ": stream closed\n\n")
             return writer.response
         bounds = await bus.bounds(run_id)
         if bounds is None and terminal is not None:
-            if cursor < int(terminal["seq"]):
-                await writer.raw(_frame(int(terminal["seq"]), dumps(terminal)))
-            await writer.raw(": stream closed\n\n")
+            await writer.raw(_ending(run_id, cursor, terminal))
             return writer.response
-        if bounds is not None and cursor + 1 < bounds[0]:
-            await writer.raw("data: " + dumps(_gap(run_id, cursor + 1, bounds[0] - 1)) + "\n\n")
-            cursor = bounds[0] - 1
         quiet_since = time.monotonic()
-        settled = False
+        ended = False
         while True:
             entries = await bus.read(run_id, cursor, POLL_S)
             if entries:
                 out = []
                 for seq, data, _ in entries:
                     if seq > cursor + 1:
-                        # Events that never reached the stream: say so, never skip them silently.
-                        out.append("data: " + dumps(_gap(run_id, cursor + 1, seq - 1)) + "\n\n")
-                    out.append(_frame(seq, data))
+                        # Events the stream does not hold (trimmed, or they never reached it).
+                        out.append(gap_frame(run_id, cursor + 1, seq - 1))
+                    out.append(event_frame(seq, data))
                     cursor = seq
                 await writer.raw("".join(out))
                 quiet_since = time.monotonic()
@@ -88,16 +72,27 @@ async def stream_remote(
                     await writer.raw(": stream closed\n\n")
                     return writer.response
                 continue
-            if settled:
+            if ended:
                 # Settled, and nothing after the cursor: it is at or past the terminal event.
                 await writer.raw(": stream closed\n\n")
                 return writer.response
-            settled = await bus.reap(run_id)  # an owner that is gone: the run ends (owner_lost)
-            if not settled:
-                # A cursor at or past the terminal event of a run that settled meanwhile: done.
-                record = await bus.lookup(run_id)
-                final = record["status"].get("terminal_event") if record is not None else None
-                settled = final is not None and int(final["seq"]) <= cursor
+            record = await bus.lookup(run_id)
+            final = record["status"].get("terminal_event") if record is not None else None
+            if final is None:
+                # A settled run the bus no longer knows (Redis lost it): its stored end.
+                final = (await state.runs.lookup.stored_end(run_id)) if record is None else None
+            if final is not None:
+                if int(final["seq"]) <= cursor:
+                    ended = True  # a cursor at or past the end: nothing more comes
+                    continue
+                more = await bus.read(run_id, cursor, 0.001)
+                if not more:
+                    # The stream lacks the end (and what came before it): the stored end.
+                    await writer.raw(_ending(run_id, cursor, final))
+                    return writer.response
+                continue
+            # An owner that is gone: the run ends (owner_lost) once the bus can tell for sure.
+            await bus.reap(run_id)
             if time.monotonic() - quiet_since >= KEEPALIVE_S:
                 await writer.raw(": keepalive\n\n")
                 quiet_since = time.monotonic()
@@ -115,3 +110,15 @@ async def stream_remote(
         readers[run_id] -= 1
         if not readers[run_id]:
             del readers[run_id]
+
+
+def _ending(run_id: str, cursor: int, terminal: dict[str, Any]) -> str:
+    """Return the frames that end a stream at the stored ``terminal`` event: a ``stream.gap`` for
+    the seqs between the cursor and it, the event, ``: stream closed``."""
+    seq = int(terminal["seq"])
+    out = ""
+    if seq > cursor + 1:
+        out += gap_frame(run_id, cursor + 1, seq - 1)
+    if seq > cursor:
+        out += event_frame(seq, dumps(terminal))
+    return out + ": stream closed\n\n"

@@ -120,7 +120,7 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
         return 1
     state = await _build_state(kernel, settings, keyring, data_dir, workspace)
     try:
-        await bus.start(functools.partial(on_control, state))
+        await bus.start(functools.partial(on_control, state), state.runs)
     except ConnectionError as exc:
         _say(f"Error: {exc}")
         await state.store.close()

@@ -2,7 +2,10 @@
 
 Each run's events go to its own stream with entry id ``{seq}-0`` (the run's event sequence
 number), so a reader on any instance resumes from ``Last-Event-ID`` with ``XREAD``. Writes are
-queued and sent in pipelined batches by one task, in order.
+queued and sent in pipelined batches by one task, in order: per run and batch, one script that
+writes only while the run's record still names this instance as its owner (fencing, see
+:mod:`hermes_redis.scripts`). What a run's owner needs to know back — how far its events may be
+shown, that a run was ended elsewhere — goes to the ``RunOwner`` given at start.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
 import json
 import logging
 import secrets
@@ -17,9 +21,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from hermes_redis import keys
+from hermes_redis import keys, scripts
 from hermes_redis.control import ControlLoop
 from hermes_redis.outage import Outage
+from hermes_redis.owned import Item, Owned, OwnedRuns, Write
 
 log = logging.getLogger("hermes.redis")
 BATCH = 2000
@@ -39,6 +44,7 @@ class RedisRunBus:
         *,
         instance_id: str,
         heartbeat_s: float,
+        owner_grace_s: float = 30.0,
         journal_events: int = 10000,
         retention_s: float = 3600,
     ) -> None:
@@ -47,6 +53,7 @@ class RedisRunBus:
         self.url = url
         self.instance_id = instance_id
         self.heartbeat_s = heartbeat_s
+        self.owner_grace_s = max(owner_grace_s, 3 * heartbeat_s)
         self.journal_events = journal_events
         self.retention_s = max(1, int(retention_s))
         # redis-py's declared reply types are unions of every RESP shape; replies are read as
@@ -56,7 +63,7 @@ class RedisRunBus:
         self.client: Any = aioredis.from_url(
             url, decode_responses=True, socket_connect_timeout=3, socket_timeout=15
         )
-        self._queue: collections.deque[tuple[str, tuple[Any, ...]]] = collections.deque()
+        self._queue: collections.deque[Item] = collections.deque()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -64,18 +71,25 @@ class RedisRunBus:
         self.control = ControlLoop(self)
         self._write_outage = Outage("writing run events")
         self.dropped = 0
-        # The shared records of this instance's unsettled runs, as last sent: run id →
-        # (principal, session id, status JSON). A Redis that restarted empty is told them again.
-        self._open: dict[str, tuple[str, str, str]] = {}
+        #: The unsettled runs this instance owns (what it claimed, reserved and still has to send).
+        self.owned = OwnedRuns(self)
+
+    @property
+    def gap_s(self) -> float:
+        """A pause between heartbeats longer than this breaks the bus clock (see ``scripts``)."""
+        return self.owner_grace_s / 2
 
     # -- lifecycle -----------------------------------------------------------------------------
-    async def start(self, on_control: ControlHandler) -> None:
+    async def start(self, on_control: ControlHandler, owner: Any = None) -> None:
         """Check the server, announce this instance and start its tasks.
 
+        :param owner: what hears back about this instance's runs (``RunOwner``); none in tests
+            of the bus alone.
         :raises ConnectionError: the server cannot be reached (one clear start-up error).
         """
         import redis.exceptions
 
+        self.owned.owner = owner
         try:
             await self.client.ping()
         except (redis.exceptions.RedisError, OSError) as exc:
@@ -88,6 +102,7 @@ class RedisRunBus:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.flush(), 5)
         await self.control.stop()
+        await self.owned.stop()
         if self._writer is not None:
             self._writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -123,44 +138,52 @@ class RedisRunBus:
         return report
 
     # -- writing (the owner) -------------------------------------------------------------------
-    def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None:
-        """Queue one event of a run this instance owns; sent in order, in batches."""
-        self._queue.append(("event", (run_id, seq, json.dumps(payload, separators=(",", ":")), terminal)))
-        self._kick()
-
     def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None:
         """Queue the run's shared record: this instance owns it."""
-        data = json.dumps(status)
-        self._open[run_id] = (principal, session_id, data)
-        self._queue.append(("claim", (run_id, principal, session_id, data)))
-        self._kick()
+        self.owned.add(run_id, principal, session_id, json.dumps(status))
+        self.enqueue(("claim", run_id, ()))
+
+    def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None:
+        """Queue one event of a run this instance owns; sent in order, in batches.
+
+        A terminal event goes through :meth:`settle`; one published here is sent as an ordinary
+        event.
+        """
+        run = self.owned.get(run_id)
+        if run is None:
+            return  # not ours (any more): it was ended elsewhere
+        run.last_seq = max(run.last_seq, seq)
+        self.enqueue(("event", run_id, (seq, json.dumps(payload, separators=(",", ":")))))
 
     def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None:
-        """Queue the run's latest status for other instances."""
-        data = json.dumps(status)
-        held = self._open.get(run_id)
-        if terminal:
-            self._open.pop(run_id, None)
-        elif held is not None:
-            self._open[run_id] = (held[0], held[1], data)
-        self._queue.append(("status", (run_id, data, terminal)))
-        self._kick()
+        """Queue the run's latest status for other instances (a terminal one goes with :meth:`settle`)."""
+        run = self.owned.get(run_id)
+        if run is None or terminal:
+            return
+        run.status = json.dumps(status)
+        self.enqueue(("status", run_id, (run.status,)))
 
-    def reclaim(self) -> int:
-        """Send the records of every unsettled run of this instance again (after Redis lost them:
-        a restart without persistence, a fail-over); return how many."""
-        for run_id, (principal, session_id, data) in self._open.items():
-            self._queue.append(("claim", (run_id, principal, session_id, data)))
-        if self._open:
-            self._kick()
-        return len(self._open)
+    async def settle(
+        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Commit the run's terminal event and final status, if this instance still owns the run.
+
+        Waits while Redis is away (the end is committed once it is back).
+
+        :returns: None when committed; the status the run ended with elsewhere otherwise.
+        """
+        return await self.owned.settle(run_id, payload, status)
+
+    def enqueue(self, item: Item) -> None:
+        self._queue.append(item)
+        self._kick()
 
     def _kick(self) -> None:
         self._idle.clear()
         self._wake.set()
 
     async def flush(self) -> None:
-        """Wait until everything queued so far was sent."""
+        """Wait until everything queued so far was sent (or set aside until its run is claimed again)."""
         while self._queue or not self._idle.is_set():
             self._kick()
             await self._idle.wait()
@@ -171,48 +194,52 @@ class RedisRunBus:
             self._wake.clear()
             while self._queue:
                 batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
+                writes = self.owned.writes(batch)
                 try:
-                    await self._send(batch)
+                    await self._send(writes)
                     self._write_outage.succeeded()
                 except Exception as exc:
                     # The server is away: keep the batch (in order) and try again, so readers
                     # elsewhere get every event once it is back; past a bound, drop the oldest.
                     self._write_outage.failed(exc)
-                    self._queue.extendleft(reversed(batch))
+                    for write in reversed(writes):
+                        self._queue.extendleft(reversed(write.items))
                     while len(self._queue) > MAX_QUEUED:
                         self._queue.popleft()
                         self.dropped += 1
                     await asyncio.sleep(RETRY_S)
             self._idle.set()
 
-    async def _send(self, batch: list[tuple[str, tuple[Any, ...]]]) -> None:
-        pipe = self.client.pipeline(transaction=False)
-        for kind, args in batch:
-            if kind == "event":
-                run_id, seq, data, terminal = args
-                stream = keys.run_stream(run_id)
-                fields = {"d": data, "t": "1"} if terminal else {"d": data}
-                pipe.xadd(stream, fields, id=f"{seq}-0", maxlen=self.journal_events, approximate=True)
-                if terminal:
-                    pipe.expire(stream, self.retention_s)
-                    pipe.srem(keys.open_runs(self.instance_id), run_id)
-            elif kind == "claim":
-                run_id, who, session_id, status = args
-                record = keys.run_record(run_id)
-                mapping = {"owner": self.instance_id, "principal": who, "session_id": session_id}
-                pipe.hset(record, mapping={**mapping, "status": status})
-                pipe.expire(record, self.retention_s * 24)
-                pipe.sadd(keys.open_runs(self.instance_id), run_id)
-            else:
-                run_id, status, terminal = args
-                pipe.hset(keys.run_record(run_id), "status", status)
-        results = await pipe.execute(raise_on_error=False)
-        for result in results:
+    async def _send(self, writes: list[Write]) -> None:
+        if not writes:
+            return
+        results = await self._owner_writes(writes)
+        if any(_no_script(r) for r in results):
+            # Redis lost its script cache (a restart): nothing of the batch ran; load, send again.
+            await self.client.script_load(scripts.OWNER_WRITE)
+            results = await self._owner_writes(writes)
+        for write, result in zip(writes, results, strict=True):
             if isinstance(result, Exception):
-                # An explicit id at or below the stream's last one: someone else (a reaper) ended
-                # the run first; the event is not written twice.
-                self.dropped += 1
-                log.warning("run bus write refused: %s", result)
+                self.dropped += len(write.events)
+                log.warning("run bus write for %s refused: %s", write.run_id, result)
+                continue
+            self.owned.written(write, result)
+
+    async def _owner_writes(self, writes: list[Write]) -> list[Any]:
+        """Run one fenced write per run (the script by its digest), pipelined."""
+        pipe = self.client.pipeline(transaction=False)
+        for write in writes:
+            run_id = write.run_id
+            pipe.evalsha(
+                OWNER_WRITE_SHA,
+                3,
+                keys.run_record(run_id),
+                keys.run_stream(run_id),
+                keys.open_runs(self.instance_id),
+                *write.args(self),
+            )
+        results: list[Any] = await pipe.execute(raise_on_error=False)
+        return results
 
     # -- reading (any instance) ----------------------------------------------------------------
     async def lookup(self, run_id: str) -> dict[str, Any] | None:
@@ -221,10 +248,11 @@ class RedisRunBus:
         record = await self.client.hgetall(keys.run_record(run_id))
         if not record or "owner" not in record:
             return None
-        alive = bool(await self.client.exists(keys.alive(record["owner"])))
+        owner = record["owner"]
+        alive = bool(owner) and bool(await self.client.exists(keys.alive(owner)))
         status = json.loads(record.get("status") or "{}")
         return {
-            "owner": record["owner"],
+            "owner": owner,
             "principal": record.get("principal", ""),
             "session_id": record.get("session_id", ""),
             "status": status,
@@ -263,12 +291,14 @@ class RedisRunBus:
         """
         return await self.control.send(owner, command, run_id, args, timeout_s)
 
-    async def reap(self, run_id: str) -> bool:
-        """End the run with ``run.failed`` (``owner_lost``) if its owner stopped heartbeating.
+    async def reap(
+        self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
+    ) -> bool:
+        """End the run with ``run.failed`` (``owner_lost``) if its owner is gone for sure.
 
-        :returns: True when the run is (now) settled by a reaper.
+        :returns: True when the run is (now) ended on the bus.
         """
-        return await self.control.reap_run(run_id)
+        return await self.control.reap_run(run_id, principal, status)
 
     def token(self) -> str:
         return secrets.token_hex(8)
@@ -276,3 +306,15 @@ class RedisRunBus:
 
 def _seq(entry_id: str) -> int:
     return int(entry_id.split("-", 1)[0])
+
+
+def _no_script(result: Any) -> bool:
+    import redis.exceptions
+
+    return isinstance(result, redis.exceptions.NoScriptError)
+
+
+OWNER_WRITE_SHA = hashlib.sha1(scripts.OWNER_WRITE.encode("utf-8")).hexdigest()
+
+
+__all__ = ["Owned", "RedisRunBus"]

@@ -3,6 +3,11 @@
 A command for a run goes to ``hermes:ctl:{owner}``; the owner reads it through a consumer group
 (acknowledged once applied, so a command survives the owner's reconnect) and pushes its answer on
 a one-off reply list the sender waits on.
+
+An instance counts as alive while its heartbeat key lives: ``owner_grace_s`` after its last
+heartbeat, so a stall shorter than that (a GC pause, a frozen VM) ends nothing. A dead owner's
+runs are ended in one script each (``scripts.REAP``), only once the bus clock says Redis has been
+up without a break for the grace period.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_redis import keys
+from hermes_redis import keys, scripts
 from hermes_redis.outage import Outage
 
 if TYPE_CHECKING:
@@ -35,20 +40,19 @@ class ControlLoop:
 
     @property
     def ttl_ms(self) -> int:
-        return max(100, int(self.bus.heartbeat_s * 3000))
+        """How long this instance counts as alive after a heartbeat: the owner grace period."""
+        return max(100, int(self.bus.owner_grace_s * 1000))
 
     async def start(self, handler: ControlHandler) -> None:
         self._handler = handler
-        me = self.bus.instance_id
-        await self.client.set(keys.alive(me), str(time.time()), px=self.ttl_ms)
-        await self.client.sadd(keys.INSTANCES, me)
-        await self._create_group()
+        await self.heartbeat()
+        await self.create_group()
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name="hermes-redis-heartbeat"),
             asyncio.create_task(self._control_loop(), name="hermes-redis-control"),
         ]
 
-    async def _create_group(self) -> None:
+    async def create_group(self) -> None:
         """Create this instance's control stream and its consumer group (if they are missing)."""
         import redis.exceptions
 
@@ -68,90 +72,136 @@ class ControlLoop:
             await self.client.delete(keys.alive(self.bus.instance_id))
 
     # -- heartbeat and reaper ------------------------------------------------------------------
+    async def heartbeat(self) -> bool:
+        """Say this instance is alive and keep the bus clock; True when Redis did not know it."""
+        added, _ = await self.client.eval(
+            scripts.HEARTBEAT,
+            3,
+            keys.alive(self.bus.instance_id),
+            keys.INSTANCES,
+            keys.CLOCK,
+            self.bus.instance_id,
+            str(self.ttl_ms),
+            str(self.bus.gap_s),
+        )
+        return bool(added)
+
     async def _heartbeat_loop(self) -> None:
-        me = self.bus.instance_id
         heartbeat = Outage("the heartbeat")
+        owned = self.bus.owned
         while True:
             await asyncio.sleep(self.bus.heartbeat_s)
             try:
-                await self.client.set(keys.alive(me), str(time.time()), px=self.ttl_ms)
-                if await self.client.sadd(keys.INSTANCES, me):
-                    await self._announce_again()
+                if await self.heartbeat():
+                    # Redis no longer listed this instance: it restarted empty, failed over, or a
+                    # reaper took this instance for dead (it stalled past the grace period).
+                    owned.lost()
+                await owned.announce_if_lost()
+                await owned.check()
                 await self.reap_dead()
                 heartbeat.succeeded()
             except Exception as exc:
                 heartbeat.failed(exc)
 
-    async def _announce_again(self) -> None:
-        """Redis no longer knew this instance (it restarted empty, or failed over): make the
-        control group again and send the records of the runs this instance is serving, so other
-        instances can find, follow and command them again."""
-        await self._create_group()
-        count = self.bus.reclaim()
-        log.warning("the run bus lost its records (a Redis restart?); announced %d open run(s) again", count)
-
     async def reap_dead(self) -> None:
-        """End the open runs of every instance that stopped heartbeating (one reaper each)."""
+        """End the open runs of every instance that stopped heartbeating (one reaper each), once
+        the bus has been up long enough to be sure."""
         for inst in await self.client.smembers(keys.INSTANCES):
             if inst == self.bus.instance_id or await self.client.exists(keys.alive(inst)):
                 continue
             if not await self.client.set(keys.reaping(inst), self.bus.instance_id, nx=True, px=10_000):
                 continue
+            done = True
             for run_id in await self.client.smembers(keys.open_runs(inst)):
-                await self.reap_run(run_id)
-            await self.client.delete(keys.open_runs(inst), keys.control(inst))
-            await self.client.srem(keys.INSTANCES, inst)
+                done = await self.reap_run(run_id) and done
+            if done:
+                await self.client.delete(keys.open_runs(inst), keys.control(inst))
+                await self.client.srem(keys.INSTANCES, inst)
 
-    async def reap_run(self, run_id: str) -> bool:
-        """Append ``run.failed`` (``owner_lost``) unless the owner is alive or the run settled."""
-        import redis.exceptions
+    async def reap_run(
+        self, run_id: str, principal: str | None = None, known: dict[str, Any] | None = None
+    ) -> bool:
+        """Append ``run.failed`` (``owner_lost``) unless the owner is alive, the run settled, or
+        the bus has not been up for the grace period yet; True when the run is (now) ended.
 
-        record = await self.bus.lookup(run_id)
-        if record is None or record["alive"]:
-            return False
-        stream = keys.run_stream(run_id)
+        :param principal: with ``known``, for a run the bus has no record of (Redis lost it):
+            its principal and last known status.
+        """
+        record_key, stream = keys.run_record(run_id), keys.run_stream(run_id)
         for _ in range(5):
-            last = await self.client.xrevrange(stream, count=1)
-            if last and last[0][1].get("t") == "1":
+            record = await self.client.hgetall(record_key)
+            if not record or "owner" not in record:
+                if principal is None or known is None:
+                    return False
+                answer = await self._reap_unknown(run_id, principal, known)
+                if answer == "exists":
+                    continue
+                return bool(answer == "reaped")
+            if record.get("ended") == "1":
                 return True
-            seq = int(last[0][0].split("-", 1)[0]) + 1 if last else 1
-            status = record["status"]
-            fields = {
-                "error": LOST_MESSAGE,
-                "output": status.get("output", ""),
-                "usage": status.get("usage"),
-                "completed": False,
-                "partial": bool(status.get("output")),
-                "error_code": "owner_lost",
-                "turn_exit_reason": "error",
-                "pending_steer": None,
-            }
-            payload = {
-                "event": "run.failed",
-                "run_id": run_id,
-                "seq": seq,
-                "timestamp": time.time(),
-                **fields,
-            }
-            try:
-                await self.client.xadd(
-                    stream, {"d": json.dumps(payload, separators=(",", ":")), "t": "1"}, id=f"{seq}-0"
-                )
-            except redis.exceptions.ResponseError:
-                continue  # someone appended first: look again
-            status.update(fields)
-            status.update(
-                status="failed", updated_at=payload["timestamp"], last_event="run.failed", last_seq=seq
+            owner = record["owner"]
+            if owner and await self.client.exists(keys.alive(owner)):
+                return False
+            status = json.loads(record.get("status") or "{}")
+            reserved = record.get("reserved") or "0"
+            top = await self.client.xrevrange(stream, count=1)
+            last = int(top[0][0].split("-", 1)[0]) if top else 0
+            seq = max(last, int(reserved), int(status.get("last_seq") or 0)) + 1
+            payload, final = lost_end(run_id, seq, status)
+            answer = await self.client.eval(
+                scripts.REAP,
+                5,
+                record_key,
+                stream,
+                keys.CLOCK,
+                keys.alive(owner),
+                keys.open_runs(owner),
+                record.get("epoch") or "1",
+                reserved,
+                str(seq),
+                json.dumps(payload, separators=(",", ":")),
+                json.dumps(final),
+                str(self.bus.retention_s),
+                str(self.bus.owner_grace_s),
+                str(self.bus.gap_s),
+                run_id,
             )
-            status["terminal_event"] = payload
-            pipe = self.client.pipeline(transaction=False)
-            pipe.hset(keys.run_record(run_id), "status", json.dumps(status))
-            pipe.expire(stream, self.bus.retention_s)
-            pipe.srem(keys.open_runs(record["owner"]), run_id)
-            await pipe.execute()
-            log.warning("run %s ended: its owner %s is gone", run_id, record["owner"])
-            return True
+            if answer == "reaped":
+                log.warning("run %s ended: its owner %s is gone", run_id, owner or "(unknown)")
+                self.bus.owned.reaped(run_id, record.get("principal", ""), final)
+                return True
+            if answer == "ended":
+                return True
+            if answer != "changed":
+                return False  # alive, wait (the bus is too young to tell), missing
         return False
+
+    async def _reap_unknown(self, run_id: str, principal: str, known: dict[str, Any]) -> str:
+        stream = keys.run_stream(run_id)
+        top = await self.client.xrevrange(stream, count=1)
+        last = int(top[0][0].split("-", 1)[0]) if top else 0
+        seq = max(last, int(known.get("last_seq") or 0)) + 1
+        payload, final = lost_end(run_id, seq, known)
+        answer: str = await self.client.eval(
+            scripts.REAP_UNKNOWN,
+            3,
+            keys.run_record(run_id),
+            stream,
+            keys.CLOCK,
+            principal,
+            str(known.get("session_id") or ""),
+            str(seq),
+            json.dumps(payload, separators=(",", ":")),
+            json.dumps(final),
+            str(self.bus.retention_s),
+            str(self.bus.retention_s * 24),
+            str(self.bus.owner_grace_s),
+            str(self.bus.gap_s),
+        )
+        if answer == "reaped":
+            log.warning("run %s ended: the bus lost it and no instance announced it again", run_id)
+            self.bus.owned.reaped(run_id, principal, final)
+        return answer
 
     # -- control -------------------------------------------------------------------------------
     async def _control_loop(self) -> None:
@@ -176,7 +226,7 @@ class ControlLoop:
                     # Redis lost the stream and its group (a restart without persistence): make
                     # them again and keep reading; commands sent since then are in the new stream.
                     with contextlib.suppress(Exception):
-                        await self._create_group()
+                        await self.create_group()
                         continue
                 reading.failed(exc)
                 await asyncio.sleep(0.5)
@@ -210,3 +260,26 @@ class ControlLoop:
             return {"error": "owner_timeout" if alive else "owner_lost"}
         result: dict[str, Any] = json.loads(answer[1])
         return result
+
+
+def lost_end(run_id: str, seq: int, status: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the ``run.failed`` (``owner_lost``) event at ``seq`` and the final status it makes."""
+    fields = {
+        "error": LOST_MESSAGE,
+        "output": status.get("output", ""),
+        "usage": status.get("usage"),
+        "completed": False,
+        "partial": bool(status.get("output")),
+        "error_code": "owner_lost",
+        "turn_exit_reason": "error",
+        "pending_steer": None,
+    }
+    now = time.time()
+    payload = {"event": "run.failed", "run_id": run_id, "seq": seq, "timestamp": now, **fields}
+    final = dict(status)
+    final.update(fields)
+    final.update(
+        status="failed", updated_at=now, last_event="run.failed", last_seq=seq, terminal_event=payload
+    )
+    final.pop("approval", None)
+    return payload, final

@@ -22,6 +22,10 @@ def alive(instance_id: str) -> str:
 
 INSTANCES = f"{PREFIX}instances"
 
+#: A hash: since when (``since``) Redis has been up and reachable without a break, and the last
+#: heartbeat of any instance (``beat``), on Redis's clock.
+CLOCK = f"{PREFIX}bus:clock"
+
 
 def open_runs(instance_id: str) -> str:
     """A set of the instance's unsettled runs (what a reaper ends when it dies)."""

@@ -49,6 +49,7 @@ class Server:
         return {"Authorization": f"Bearer {key or self.key}"}
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+        """Stop the server; fail when it logged a task exception nobody retrieved."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -56,6 +57,8 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        dropped = [line for line in list(self.log) if "exception was never retrieved" in line]
+        assert not dropped, "the server dropped a task exception:\n" + "".join(self.log)
         return self.proc.returncode
 
 

@@ -4,6 +4,7 @@ CLI, only when that bus is the chosen one; the default bus is in-process."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,14 @@ def test_a_bus_without_a_server_is_a_clear_error() -> None:
 def test_a_bad_heartbeat_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="heartbeat_s"):
         CoreSettings.model_validate(core_mapping({"bus": {"heartbeat_s": 0}}, {}, registry(), tmp_path))
+
+
+def test_the_owner_grace_period_spans_at_least_three_heartbeats(tmp_path: Path) -> None:
+    def bus(section: dict[str, float]) -> Any:
+        return CoreSettings.model_validate(core_mapping({"bus": section}, {}, registry(), tmp_path)).bus
+
+    assert bus({}).owner_grace_s == 30.0  # like a session's writer lease
+    assert bus({"heartbeat_s": 0.5, "owner_grace_s": 3}).owner_grace_s == 3.0
+    assert bus({"heartbeat_s": 20}).owner_grace_s == 60.0  # a slow heartbeat stretches the default
+    with pytest.raises(ValueError, match="owner_grace_s must be at least three times"):
+        bus({"heartbeat_s": 1, "owner_grace_s": 2})

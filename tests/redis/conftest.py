@@ -4,7 +4,6 @@ instances share (a fresh PostgreSQL schema when the test server is there, else o
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.services import redis_url
+from tests.services import redis_server_binary, redis_url
 
 
 @dataclass
@@ -72,10 +71,7 @@ def free_port() -> int:
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     """A Redis of this test's own (it is stopped and started again)."""
-    redis_url()  # skipped (failed under CI) like every Redis test when there is none
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server not on PATH")
+    binary = redis_server_binary()  # skipped (failed under CI) like every Redis test without it
     port = free_port()
     procs: list[subprocess.Popen[bytes]] = []
 
@@ -100,3 +96,27 @@ def private_redis(tmp_path: Path) -> Iterator[tuple[str, Any]]:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait(10)
+
+
+@pytest.fixture
+async def world(tmp_path: Path, private_redis: tuple[str, Any]) -> AsyncIterator[Any]:
+    """Instances to break on purpose: one PostgreSQL schema, this test's own Redis (see
+    ``tests/redis/fault_world.py``); every instance is resumed and stopped at the end."""
+    import signal
+
+    from tests.pg_schema import fresh_schema
+    from tests.redis.fault_world import World, redis_answers
+    from tests.services import postgres_dsn
+
+    postgres_dsn()  # the durable records must be shared: PostgreSQL
+    url, (start, stop) = private_redis
+    await redis_answers(url)
+    async with fresh_schema() as dsn:
+        made = World(tmp_path, url, dsn, start, stop)
+        try:
+            yield made
+        finally:
+            for server in made.servers:
+                if server.proc.poll() is None:
+                    server.proc.send_signal(signal.SIGCONT)  # a stopped process would not stop
+                server.stop()

@@ -52,19 +52,26 @@ async def test_events_published_while_redis_is_away_arrive_once_it_is_back(
     await eventually(up, timeout=20, interval=0.05, what="private redis")
     await bus.start(echo)
     try:
+        bus.claim("run_y", "me", "s1", {"status": "running"})
         for seq in (1, 2):
             bus.publish("run_y", seq, {"event": "message.delta", "seq": seq}, False)
         await asyncio.wait_for(bus.flush(), scaled(10))
         assert [e[0] for e in await bus.client.xrange("hermes:run:run_y")] == ["1-0", "2-0"]
         stop()
-        for seq in (3, 4, 5):
-            bus.publish("run_y", seq, {"event": "message.delta", "seq": seq}, seq == 5)
+        for seq in (3, 4):
+            bus.publish("run_y", seq, {"event": "message.delta", "seq": seq}, False)
+        end = {"event": "run.completed", "seq": 5}
+        settled = asyncio.create_task(
+            bus.settle("run_y", end, {"status": "completed", "terminal_event": end})
+        )
         down = await bus.diagnostics()
         assert down["ok"] is False and "not reachable" in down["message"]
         with caplog.at_level(logging.WARNING, logger="hermes.redis"):
             await eventually(lambda: "retrying" in caplog.text, timeout=20, what="a failed write")
+        assert not settled.done()  # the end waits for the bus: it is committed there or nowhere
         start()  # a new, empty server (no persistence): what was written before is gone
-        await asyncio.wait_for(bus.flush(), scaled(20))
+        # The run's record went with it: the writes wait until the run is claimed again.
+        assert await asyncio.wait_for(settled, scaled(20)) is None
         entries = await bus.client.xrange("hermes:run:run_y")
         assert [e[0] for e in entries] == ["3-0", "4-0", "5-0"] and entries[-1][1]["t"] == "1"
         assert bus.dropped == 0

@@ -44,6 +44,7 @@ refine = false
 [bus]
 backend = "redis"
 heartbeat_s = 0.5
+owner_grace_s = 3
 [api_server]
 approval_profile = "ask_everything"
 """
@@ -219,8 +220,8 @@ async def test_kill_9_of_the_owner_ends_its_run_with_owner_lost(tmp_path: Path, 
             assert await stream.next() is None and stream.closed
         end = rest[-1]
         assert end["data"]["error_code"] == "owner_lost" and end["data"]["completed"] is False
-        # Heartbeat 0.5 s: gone after 1.5 s without one, noticed within a poll.
-        assert took < scaled(5), took
+        # Heartbeat 0.5 s, grace 3 s: gone 3 s after the last one, noticed within a poll.
+        assert took < scaled(6), took
         status = await wait_status(b, run_id, "failed")
         assert status["error_code"] == "owner_lost"
         stop = await call(b, "POST", f"/v1/runs/{run_id}/stop")
@@ -304,12 +305,15 @@ async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_ev
             6,
             7,
         )
-        # The stream expired: the stored terminal event still ends the run for a reader.
+        # The stream expired: the stored terminal event still ends the run for a reader, after a
+        # stream.gap for the events it no longer holds.
         await client.delete(f"hermes:run:{run_id}")
         async with Events(b, run_id, last_id=2) as stream:
             assert stream.resp is not None
             frames = [f for f in parse_sse(await stream.resp.text()) if "data" in f]
-        assert [f["data"]["event"] for f in frames] == ["run.completed"] and int(frames[0]["id"]) == last
+        assert [f["data"]["event"] for f in frames] == ["stream.gap", "run.completed"]
+        assert (frames[0]["data"]["from_seq"], frames[0]["data"]["to_seq"]) == (3, last - 1)
+        assert int(frames[1]["id"]) == last
         assert (
             await call(b, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(last)})
         ).status == 204
@@ -368,15 +372,23 @@ async def test_when_redis_goes_away_health_and_lookups_say_so_and_recover(
         assert "not reachable" in health.json["readiness"]["checks"]["bus"]["message"]
         err = assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 503, "bus_unavailable")
         assert "Redis" in err["message"]
-        # A run on this instance still works from its own journal meanwhile.
+        # A run can still be started on this instance meanwhile: its turn runs, but the end of a
+        # run is committed on the bus (a run ends once, everywhere), so it waits for Redis.
         run_id = await start_run(a, "hello while redis is away")
-        assert (await wait_status(a, run_id, "completed"))["output"] == "You said: hello while redis is away"
+
+        async def answered() -> dict[str, Any] | None:
+            status = dict((await call(a, "GET", f"/v1/runs/{run_id}")).json)
+            return status if status["output"] == "You said: hello while redis is away" else None
+
+        status = await eventually(answered, timeout=20, interval=0.1, what="the turn to answer")
+        assert status["status"] == "running" and status["last_seq"] == 0, status  # nothing reserved yet
         start()
 
         async def healthy() -> bool:
             return (await call(a, "GET", "/health/detailed")).status == 200
 
         await eventually(healthy, timeout=20, interval=0.1, what="the bus back")
+        assert (await wait_status(a, run_id, "completed"))["output"] == "You said: hello while redis is away"
         assert_error(await call(a, "GET", "/v1/runs/run_" + "0" * 32), 404, "run_not_found")
 
         # The outage is told once per retrying loop, not at every retry, and so is its end.
