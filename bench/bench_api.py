@@ -150,13 +150,20 @@ class Target:
         return reader, writer
 
     async def stream(
-        self, client: Any, model: str, text: str = "bench", gaps: list[float] | None = None
+        self,
+        client: Any,
+        model: str,
+        text: str = "bench",
+        gaps: list[float] | None = None,
+        history: list[dict[str, str]] | None = None,
     ) -> tuple[float, int, float]:
         """Return (time to first content delta, tokens received, total time).
 
         The clock starts when the request is written on an open connection, on both paths.
+        ``history`` goes before the user message ``text`` (a conversation's later turn).
         """
-        body = {"model": self.prefix + model, "stream": True, "messages": [{"role": "user", "content": text}]}
+        messages = [*(history or []), {"role": "user", "content": text}]
+        body = {"model": self.prefix + model, "stream": True, "messages": messages}
         request = self._request(body)
         reader, writer = await self._connection()
         t0 = time.perf_counter()
@@ -208,6 +215,22 @@ async def ttft(target: Target, concurrency: int, rounds: int) -> list[float]:
             *(target.stream(None, "fake-t5-d0", f"bench {time.time_ns()} {i}") for i in range(concurrency))
         )
         out.extend(r[0] * 1000 for r in results)
+    return out
+
+
+async def continuation_ttft(target: Target, rounds: int) -> list[float]:
+    """TTFT of a conversation's second turn, sent again and again with a new last message.
+
+    Through hermes each request finds the conversation's session by its history and reconciles
+    it (the previous second turn is archived), as a chat UI's edit of its last message does.
+    """
+    opener = f"open {time.time_ns()}"
+    await target.stream(None, "fake-t5-d0", opener)
+    history = [{"role": "user", "content": opener}, {"role": "assistant", "content": "t0 t1 t2 t3 t4"}]
+    out: list[float] = []
+    for i in range(rounds):
+        first, _, _ = await target.stream(None, "fake-t5-d0", f"next {i}", history=history)
+        out.append(first * 1000)
     return out
 
 
@@ -331,6 +354,15 @@ async def main(quick: bool) -> None:
                     f"{statistics.median(d1):.2f}",
                     f"{statistics.median(h1):.2f}",
                     f"+{statistics.median(h1) - statistics.median(d1):.2f} (budget <= 2)",
+                )
+            )
+            dc, hc = await continuation_ttft(direct, 40), await continuation_ttft(hermes, 40)
+            rows.append(
+                (
+                    "TTFT c=1 2nd turn median (ms)",
+                    f"{statistics.median(dc):.2f}",
+                    f"{statistics.median(hc):.2f}",
+                    f"+{statistics.median(hc) - statistics.median(dc):.2f}",
                 )
             )
             d50, h50 = await ttft(direct, 50, 3), await ttft(hermes, 50, 3)

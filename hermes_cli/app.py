@@ -18,6 +18,7 @@ from hermes_cli.root_help import (
     DESCRIPTION,
     NO_PLUGIN_HELP,
     PLUGIN_HELP,
+    TUI_HELP,
     VERSION_HELP,
     WITH_PLUGIN_HELP,
     plugin_commands,
@@ -73,6 +74,13 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: Any) -> No
         ctx.exit(0)
 
 
+def _tui_misplaced(ctx: click.Context, _param: click.Parameter, value: Any) -> None:
+    # `hermes [--plugin NAME …] --tui` is handled in hermes_cli.main before click; anything after
+    # --tui ends up here.
+    if value and not ctx.resilient_parsing:
+        raise click.UsageError("--tui comes last and takes no command: hermes [--plugin NAME ...] --tui")
+
+
 @click.group(cls=HermesGroup, help=DESCRIPTION, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
@@ -85,6 +93,9 @@ def _show_version(ctx: click.Context, _param: click.Parameter, value: Any) -> No
 @click.option("--plugin", "plugin", multiple=True, metavar="NAME", help=PLUGIN_HELP)
 @click.option("--with-plugin", "with_plugin", multiple=True, metavar="NAME", help=WITH_PLUGIN_HELP)
 @click.option("--no-plugin", "no_plugin", multiple=True, metavar="NAME", help=NO_PLUGIN_HELP)
+@click.option(
+    "--tui", is_flag=True, expose_value=False, is_eager=True, callback=_tui_misplaced, help=TUI_HELP
+)
 @click.pass_context
 def cli(
     ctx: click.Context, plugin: tuple[str, ...], with_plugin: tuple[str, ...], no_plugin: tuple[str, ...]

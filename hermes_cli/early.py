@@ -11,16 +11,71 @@ anything else is imported. The callable must be quick, must not raise, and must 
 a state that the plugin's transport factory picks up later. Built-in command names never get
 an early hook, and a plugin disabled by
 ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` is skipped.
+
+A hook that takes a third argument also gets an :class:`EarlyContext`: a fingerprint of
+everything the settings are made of (the environment, ``config.toml`` and ``.env``) and the
+user cache directory, so it can answer from what a full start of the same command cached —
+without reading the environment itself, which plugins never do.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 GROUP = "hermes.early"
 _HEADER = f"[{GROUP}]"
+
+
+class EarlyContext:
+    """What the CLI tells an early hook that takes a third argument.
+
+    :param environ: the process environment.
+    """
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def fingerprint(self) -> str:
+        """Return a digest that changes whenever the settings could: any environment variable,
+        ``config.toml`` or ``.env`` (their size and modification time), or the Hermes version."""
+        import hashlib
+
+        from hermes_cli.paths import resolve_paths
+        from hermes_core import __version__
+
+        paths = resolve_paths(self._environ)
+        digest = hashlib.sha256(__version__.encode())
+        for key in sorted(self._environ):
+            digest.update(f"\0{key}={self._environ[key]}".encode("utf-8", "surrogateescape"))
+        for path in (paths.config_path, paths.env_path):
+            try:
+                stat = os.stat(path)
+            except OSError:
+                digest.update(f"\0{path}:absent".encode())
+            else:
+                digest.update(f"\0{path}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}".encode())
+        return digest.hexdigest()
+
+    @property
+    def cache_dir(self) -> Path:
+        """Return the user cache directory (``$XDG_CACHE_HOME/hermes`` on Linux); it may not exist."""
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("hermes", appauthor=False))
+
+
+def _call(
+    hook: Callable[..., object], args: list[str], selected: Callable[[str], bool], environ: Mapping[str, str]
+) -> None:
+    """Call a hook with two arguments, or three when its signature takes an :class:`EarlyContext`."""
+    code = getattr(hook, "__code__", None)
+    if code is not None and code.co_argcount >= 3:
+        hook(args, selected, EarlyContext(environ))
+    else:
+        hook(args, selected)
 
 
 def _disabled(name: str, env: Mapping[str, str]) -> bool:
@@ -102,7 +157,7 @@ def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bo
         import importlib
 
         hook = getattr(importlib.import_module(module_name.strip()), attr.strip())
-        hook(list(args[1:]), lambda plugin: not _disabled(plugin, environ))
+        _call(hook, list(args[1:]), lambda plugin: not _disabled(plugin, environ), environ)
     except Exception:
         return False
     return True

@@ -3,7 +3,8 @@
 ``hermes --version`` answers from a constant and ``hermes --help`` from
 :mod:`hermes_cli.root_help`, neither importing click or any plugin; everything else goes to the
 lazy click group in :mod:`hermes_cli.app`, after a transport that declares an early hook
-(:mod:`hermes_cli.early`) has had the chance to start its handshake.
+(:mod:`hermes_cli.early`) has had the chance to start its handshake. ``hermes`` without
+arguments on a terminal runs ``hermes chat``; elsewhere it prints the help.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     _reserve_standard_fds()
+    if not args and _on_terminal():
+        args = ["chat"]  # `hermes` alone on a terminal talks; anywhere else it prints the help
     if args in (["--version"], ["version"]):
         sys.stdout.write(version_line() + "\n")
         return 0
@@ -29,6 +32,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         sys.stderr.write(f"Error: {problem}\n")
         return 2
+    if args and args[-1] == "--tui":
+        from hermes_cli.ink import launch, tui_args
+
+        selection = tui_args(args)
+        if selection is not None:
+            return launch(selection)
     flags = _root_help_flags(args)
     if flags is not None:
         from hermes_cli.root_help import plugin_commands, render_root_help
@@ -92,6 +101,14 @@ def _root_help_flags(args: list[str]) -> tuple[list[str], list[str], list[str]] 
             value = rest.pop(0)
         picked[flag].append(value)
     return picked["--plugin"], picked["--no-plugin"], picked["--with-plugin"]
+
+
+def _on_terminal() -> bool:
+    """Return whether stdin and stdout are both a terminal (a person is typing)."""
+    try:
+        return sys.stdin.isatty() and sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _reserve_standard_fds() -> None:

@@ -26,21 +26,29 @@ PLUGIN_HELP = "Load only these plugins (repeatable; replaces HERMES_PLUGINS and 
 WITH_PLUGIN_HELP = "Load this plugin as well (repeatable; adds to HERMES_PLUGINS or --plugin)."
 NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
 HELP_HELP = "Show this message and exit."
+TUI_HELP = "Start the Ink TUI (upstream Hermes's terminal UI) on this Hermes's gateway."
 ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--version", VERSION_HELP),
     ("--plugin NAME", PLUGIN_HELP),
     ("--with-plugin NAME", WITH_PLUGIN_HELP),
     ("--no-plugin NAME", NO_PLUGIN_HELP),
+    ("--tui", TUI_HELP),
     ("-h, --help", HELP_HELP),
 )
 
 # name → (module, attribute, one-line help); here so listing commands imports no command module.
 BUILTINS: dict[str, tuple[str, str, str]] = {
+    "chat": ("hermes_chat.command", "chat_command", "Talk to the agent here (what `hermes` alone runs)."),
     "run": ("hermes_cli.cmd_run", "run_command", "Run one non-interactive turn, or a slash command."),
     "plugins": ("hermes_cli.cmd_plugins", "plugins_command", "List plugins: version, hooks, failures."),
     "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),
     "config": ("hermes_cli.cmd_config", "config_group", "Read and write config.toml."),
     "sessions": ("hermes_cli.cmd_sessions", "sessions_group", "List and show stored sessions."),
+    "schema": (
+        "hermes_cli.cmd_schema",
+        "schema_group",
+        "Export the wire protocols' schemas; compare two exports.",
+    ),
     "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version and distribution."),
     "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),
 }

@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "Part": "hermes_core.content",
     "SeedMessage": "hermes_core.content",
     "parts_text": "hermes_core.content",
+    "comparable_messages": "hermes_core.session.compare",
     # events
     "ALL_KINDS": "hermes_core.events",
     "Usage": "hermes_core.events",
@@ -152,6 +153,13 @@ _EXPORTS: dict[str, str] = {
     "BusRun": "hermes_core.run_bus",
     "OwnerGone": "hermes_core.run_bus",
     "ControlHandler": "hermes_core.run_bus",
+    "SchemaSpec": "hermes_core.records",
+    # the wire schemas' version (hermes schema export)
+    "SCHEMA_VERSION": "hermes_core.wire_stamp",
+    "SCHEMA_SHA256": "hermes_core.wire_stamp",
+    "schema_stamp": "hermes_core.wire_stamp",
+    "wire_schemas": "hermes_core.wire_schema",
+    "JSON_SCHEMA_DIALECT": "hermes_core.wire_schema",
     "PolicyDecision": "hermes_core.records",
     "ToolCallInfo": "hermes_core.records",
     # hooks
@@ -182,6 +190,7 @@ _EXPORTS: dict[str, str] = {
     "redact_log_handlers": "hermes_core.redaction",
     "testing": "hermes_core.testing",
     # shared helpers for transports
+    "mint_session_id": "hermes_core.ids",
     "ModelRef": "hermes_core.refs",
     "ResolvedModel": "hermes_core.models",
     "load_ref": "hermes_core.refs",
@@ -231,6 +240,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.events import *  # noqa: F403
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
+    from hermes_core.ids import mint_session_id  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
     from hermes_core.memory_storage import MemoryStorage  # noqa: F401
@@ -248,6 +258,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
     from hermes_core.run_bus import BusEvent, BusRun, ControlHandler, OwnerGone, RunBus, RunBusFactory  # noqa: F401
+    from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
@@ -266,6 +277,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
+    from hermes_core.wire_schema import JSON_SCHEMA_DIALECT, wire_schemas  # noqa: F401
+    from hermes_core.wire_stamp import SCHEMA_SHA256, SCHEMA_VERSION, schema_stamp  # noqa: F401
     from hermes_core.workspace import (  # noqa: F401
         WorkspaceError,
         WorkspaceProblem,

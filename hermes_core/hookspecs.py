@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         PriceSource,
         ProviderSpec,
         RunBusSpec,
+        SchemaSpec,
         StorageSpec,
         ToolCallInfo,
         TransportSpec,
@@ -64,6 +65,11 @@ def hermes_storage_backends() -> StorageSpec | Sequence[StorageSpec] | None:
 @hookspec
 def hermes_run_buses() -> RunBusSpec | Sequence[RunBusSpec] | None:
     """Declare run buses (``bus.backend`` picks one; ``memory`` is built in)."""
+
+
+@hookspec
+def hermes_schemas() -> SchemaSpec | Sequence[SchemaSpec] | None:
+    """Describe wire protocols for ``hermes schema export`` (one document per protocol)."""
 
 
 @hookspec

@@ -33,6 +33,7 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
     ("hermes_run_buses", "buses"),
     ("hermes_config_sections", "config_sections"),
     ("hermes_price_sources", "prices"),
+    ("hermes_schemas", "schemas"),
 )
 
 

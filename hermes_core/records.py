@@ -261,6 +261,27 @@ class ConfigSection:
 
 
 @dataclass(frozen=True, slots=True)
+class SchemaSpec:
+    """A machine-readable description of one wire protocol, for ``hermes schema export``.
+
+    :param name: the protocol's name (``tui``, ``api``, ``acp``); also the file name
+        ``<name>.json`` of the export.
+    :param summary: one line on what the document describes.
+    :param kind: the document's format: ``openrpc`` (methods and events), ``openapi`` (routes)
+        or ``jsonschema`` (a plain JSON Schema with ``$defs``); ``hermes schema diff`` compares
+        documents of the same kind.
+    :param build: returns the document (JSON-ready, deterministic: two calls give equal
+        results). Called only by the schema command, so it may import pydantic and the plugin's
+        wire models.
+    """
+
+    name: str
+    summary: str
+    kind: Literal["openrpc", "openapi", "jsonschema"]
+    build: Callable[[], Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyDecision:
     """A policy plugin's verdict on one tool call (docs/reference/core.md#combining-decisions)."""
 

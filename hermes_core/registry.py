@@ -14,13 +14,14 @@ if TYPE_CHECKING:
         PriceSource,
         ProviderSpec,
         RunBusSpec,
+        SchemaSpec,
         StorageSpec,
         TransportSpec,
     )
     from hermes_core.tools import ToolSpec
 
 FIRST_PARTY_DISTRIBUTION = __distribution__
-RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help"})
+RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help", "schema"})
 
 
 @dataclass(slots=True)
@@ -51,6 +52,8 @@ class Registry:
     #: ``config.toml`` tables plugins read (``mcp_servers``, ``delegation``), by table name.
     config_sections: dict[str, ConfigSection] = field(default_factory=dict)
     prices: dict[str, PriceSource] = field(default_factory=dict)
+    #: Wire-protocol documents for ``hermes schema export``, by protocol name.
+    schemas: dict[str, SchemaSpec] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)

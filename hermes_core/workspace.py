@@ -85,8 +85,12 @@ def check_workspace(
         if relative_to is None:
             raise WorkspaceError(WorkspaceProblem.NOT_ABSOLUTE, text, field)
         candidate = relative_to / candidate
-    resolved = candidate.resolve()
-    if not resolved.is_dir():
+    try:
+        resolved = candidate.resolve()
+        is_dir = resolved.is_dir()
+    except OSError:  # a name too long for the file system, a loop of links: no folder either
+        is_dir = False
+    if not is_dir:
         raise WorkspaceError(WorkspaceProblem.NOT_A_DIRECTORY, text, field)
     try:
         str(resolved).encode("utf-8")

@@ -45,6 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return cli_main(argv)
 
 
+def pi_main(argv: Sequence[str] | None = None) -> int:
+    """Run ``hermes pi`` with the given arguments: the ``hermes-pi`` script, a stand-in for ``pi``
+    (docs/reference/pi.md#command-line).
+
+    :param argv: the arguments after the program name (``sys.argv[1:]`` when omitted).
+    :returns: the process exit code.
+    """
+    return main(["pi", *(sys.argv[1:] if argv is None else argv)])
+
+
 def find_clash(path: Sequence[str]) -> tuple[str, str] | None:
     """Find the metadata of a ``hermes-agent`` distribution in the folders of ``path``.
 

@@ -546,6 +546,79 @@ def test_kernel_module_stays_assembly_sized() -> None:
     assert lines < 255, f"hermes_core/kernel.py has {lines} lines; move what is not assembly to an owner"
 
 
+# -- hermes_chat: a client of the gateway protocol only ---------------------------------------------
+# `hermes chat` talks to `hermes tui` like any third-party host (docs/chat.md), so it imports no
+# kernel module and no plugin. It shares two pure helpers of the CLI, which import no kernel
+# module themselves: where Hermes keeps its files and which event loop to run on.
+
+CHAT_DIR = ROOT / "hermes_chat"
+CHAT_LIBRARIES = frozenset({"click", "prompt_toolkit", "rich", "aiohttp"})
+CHAT_SHARED = frozenset({"hermes_cli.paths", "hermes_cli.event_loop"})
+# Libraries only the chat client loads; nothing else may import them (start-up budgets).
+CHAT_ONLY = frozenset({"prompt_toolkit", "rich"})
+
+
+def test_chat_imports_no_kernel_module_and_no_plugin() -> None:
+    problems = [
+        f"{use.where()}  -> the chat client speaks the gateway protocol; it never imports {use.module}"
+        for use in imports_in(CHAT_DIR)
+        if use.top.startswith("hermes_")
+        and use.top != "hermes_chat"
+        and not (use.top == "hermes_cli" and use.module in CHAT_SHARED)
+    ]
+    assert not problems, report(
+        problems, "hermes_chat imports no hermes_core, no plugin, only shared CLI helpers"
+    )
+
+
+def test_chat_imports_only_stdlib_click_prompt_toolkit_rich_aiohttp() -> None:
+    allowed = STDLIB | CHAT_LIBRARIES | {"hermes_chat", "hermes_cli"}
+    problems = [
+        f"{use.where()}  -> {use.top!r} is not allowed"
+        for use in imports_in(CHAT_DIR)
+        if use.top not in allowed
+    ]
+    assert not problems, report(
+        problems, "hermes_chat imports only stdlib, click, prompt_toolkit, rich, aiohttp"
+    )
+
+
+def test_the_helpers_the_chat_shares_import_no_kernel() -> None:
+    problems = []
+    for module in sorted(CHAT_SHARED):
+        path = ROOT / (module.replace(".", "/") + ".py")
+        problems += [
+            f"{use.where()}  -> {module} is shared with hermes_chat and must stay kernel-free"
+            for use in scan_file(path).imports
+            if use.top.startswith("hermes_") and use.module not in CHAT_SHARED
+        ]
+    assert not problems, report(problems, "the CLI helpers hermes_chat imports import no Hermes module")
+
+
+def test_importing_every_chat_module_loads_no_kernel_module() -> None:
+    """The same rule, observed in a fresh interpreter."""
+    modules = sorted(module_name(path) for path in CHAT_DIR.rglob("*.py") if "__pycache__" not in path.parts)
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        "found = [m for m in sys.modules if m.startswith('hermes_') and not m.startswith('hermes_chat')]\n"
+        "print(','.join(sorted(found)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = [m for m in done.stdout.strip().split(",") if m and m not in CHAT_SHARED and m != "hermes_cli"]
+    assert loaded == [], f"importing hermes_chat loaded {loaded}"
+
+
+def test_only_the_chat_imports_prompt_toolkit_and_rich() -> None:
+    problems = [
+        f"{use.where()}  -> {use.top} is for hermes_chat only (other commands' start-up is budgeted)"
+        for directory in (CORE_DIR, CLI_DIR, PLUGINS_DIR)
+        for use in imports_in(directory)
+        if use.top in CHAT_ONLY
+    ]
+    assert not problems, report(problems, "prompt_toolkit and rich are imported by hermes_chat only")
+
+
 # -- run_agent: a client of the kernel, like hermes_cli ---------------------------------------------
 
 RUN_AGENT = ROOT / "run_agent.py"

@@ -3,7 +3,9 @@
 This project is the distribution ``hermes-kernel``; ``hermes-agent`` is upstream Hermes, a
 different project (README.md, "Installing"). Every ``pip install`` of an extra reads
 ``pip install 'hermes-kernel[EXTRA]'``, the exact requirement ``tests/distribution`` installs
-into fresh venvs, and nothing asks pip for ``hermes-agent``. (The API server's model id and
+into fresh venvs, and nothing asks pip for ``hermes-agent``, except ``pip download`` of its wheel
+for the Ink TUI's ``entry.js`` (docs/protocols/tui-gateway.md#using-the-ink-tui), which never
+installs it. (The API server's model id and
 platform value ``"hermes-agent"`` are protocol values, not a distribution, and stay.)
 """
 
@@ -23,6 +25,7 @@ EXTRAS = sorted(set(PYPROJECT["project"]["optional-dependencies"]) - DEV_EXTRAS)
 # As a requirement (with an extra or a version) or on a pip install line.
 UPSTREAM_REQUIREMENT = re.compile(r"hermes[-_.]agent\s*(\[|[<>=~!]=|[<>@])", re.IGNORECASE)
 PIP_INSTALL_UPSTREAM = re.compile(r"pip\s+install\b[^`'\"\n]*\bhermes[-_.]agent\b", re.IGNORECASE)
+PIP_DOWNLOAD = re.compile(r"pip\s+download\s+hermes-agent==[0-9.]+\s+--no-deps\b")
 EXTRA_MENTION = re.compile(r"hermes-kernel\[([^\]]*)\]")
 EXTRA_COMMAND = re.compile(r"pip\s+install\s+'(hermes-kernel\[[^\]]*\])'")
 
@@ -37,7 +40,9 @@ def _user_facing() -> list[Path]:
     chosen = []
     for path in _tracked_text_files():
         relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith(("docs/", "hermes_core/", "hermes_cli/", "hermes_launcher/", "plugins/")):
+        if relative.startswith(
+            ("docs/", "hermes_core/", "hermes_cli/", "hermes_chat/", "hermes_launcher/", "plugins/")
+        ):
             chosen.append(path)
         elif relative in ("README.md", "CONTRIBUTING.md"):
             chosen.append(path)
@@ -48,6 +53,8 @@ def test_nothing_asks_pip_for_upstreams_hermes_agent() -> None:
     found = []
     for path in _user_facing():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if PIP_DOWNLOAD.search(line) and not PIP_INSTALL_UPSTREAM.search(line):
+                continue  # downloading upstream's wheel to unpack the Ink TUI, never installing it
             if UPSTREAM_REQUIREMENT.search(line) or PIP_INSTALL_UPSTREAM.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)

@@ -31,6 +31,11 @@ response on the wire.
 Output: frames are encoded when enqueued (compact, ``ensure_ascii=False``, ``allow_nan=False``;
 an unserialisable response becomes ``-32603``, an unserialisable event is logged and dropped)
 and written in FIFO order by one writer; frames queued together go out in one write, whole.
+
+The framing pieces under the peer are public too, for a stdio transport whose protocol is not
+JSON-RPC (``hermes pi`` speaks pi's JSONL): :class:`LineSplitter` cuts a byte stream into lines
+at ``\\n`` only, :func:`decode_line` parses one line strictly, and :class:`Outbox` is the single
+FIFO writer with flush and drain waits.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
         current_request,
     )
     from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
+    from hermes_core.rpc._outbox import Outbox
     from hermes_core.rpc._peer import RpcPeer
 from hermes_core.rpc._stdout import ProtectedStdout, protect_stdout
 from hermes_core.rpc._wire import (
@@ -62,10 +68,12 @@ from hermes_core.rpc._wire import (
     PARSE_ERROR,
     SERVER_ERROR,
     TUI_OPTIONS,
+    LineSplitter,
     PeerClosedError,
     PeerOptions,
     RpcError,
     RpcTimeout,
+    decode_line,
     encode_frame,
     error_response,
     result_response,
@@ -88,7 +96,9 @@ __all__ = [
     "FastPath",
     "FdReader",
     "FrameWriter",
+    "LineSplitter",
     "OutboundRequest",
+    "Outbox",
     "PeerClosedError",
     "PeerOptions",
     "Prepare",
@@ -99,6 +109,7 @@ __all__ = [
     "RpcTimeout",
     "after_response",
     "current_request",
+    "decode_line",
     "encode_frame",
     "error_response",
     "protect_stdout",
@@ -121,6 +132,7 @@ _LAZY = {
     "ChunkReader": "hermes_core.rpc._io",
     "FdReader": "hermes_core.rpc._io",
     "FrameWriter": "hermes_core.rpc._io",
+    "Outbox": "hermes_core.rpc._outbox",
     "RpcPeer": "hermes_core.rpc._peer",
 }
 

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as _dt
 import logging
 import re
-import secrets
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
+from hermes_core.ids import mint_session_id
 from hermes_core.lease_owner import holder_is_gone
 from hermes_core.workspace import check_workspace
 
@@ -32,12 +31,6 @@ ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
 
 log = logging.getLogger("hermes.session")
-
-
-def mint_session_id() -> str:
-    """Return a new id ``YYYYMMDD_HHMMSS_xxxxxx`` (UTC time, 6 lowercase hex)."""
-    now = _dt.datetime.now(_dt.UTC)
-    return f"{now:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
 
 
 def check_session_id(session_id: str) -> str:

@@ -8,13 +8,13 @@ deleted: dropped rows are soft-archived with a reason.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, ProviderError, RewindError, SessionBusy, StorageError
 from hermes_core.history import is_user_turn, project, user_row_ids
+from hermes_core.session.compare import comparable_messages, comparable_rows
 from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import NewRow, Row
 
@@ -80,31 +80,6 @@ async def rewind(session: Session, *, before_row_id: int, allow_empty: bool) -> 
     return RewindResult(len(doomed), list(user_row_ids(keep)), ordinal)
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def _comparable(session: Session, rows: Sequence[Row]) -> list[tuple[str, str, list[Row]]]:
-    """The projection with summaries expanded to their originals; markers and hidden rows skipped.
-
-    Each entry is (role, normalized text, the live rows it stands for).
-    """
-    out: list[tuple[str, str, list[Row]]] = []
-    for row in rows:
-        if row.display_kind in ("model_switch", "hidden"):
-            continue
-        if row.role == "assistant" and row.tool_calls and not row.content:
-            continue
-        if row.role == "tool":
-            continue
-        if row.display_kind == "summary":
-            for original in row.meta.get("originals", []):
-                out.append((original["role"], _norm(original["text"]), [row]))
-            continue
-        out.append((row.role, _norm(row.content), [row]))
-    return out
-
-
 async def reconcile(session: Session, messages: Sequence[SeedMessage]) -> ReconcileResult:
     """Align stored history with a client-sent transcript (API chat bodies)."""
     if session.busy:
@@ -118,8 +93,8 @@ async def reconcile_rows(session: Session, messages: Sequence[SeedMessage]) -> R
     For the turn that carries a client transcript (``Session.submit(reconcile=…)``): it runs
     when that turn reaches the head of the queue, the one moment no other turn can write.
     """
-    stored = _comparable(session, session.rows)
-    body = [(m.role, _norm(m.text)) for m in messages if m.role in ("user", "assistant")]
+    stored = comparable_rows(session.rows)
+    body = comparable_messages(messages)
     common = 0
     while common < len(stored) and common < len(body) and stored[common][:2] == body[common]:
         common += 1

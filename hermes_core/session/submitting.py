@@ -195,6 +195,15 @@ class SessionQueue:
         run.steer_buffer.append(text)
         return "accepted"
 
+    def withdraw_steer(self) -> list[str]:
+        """Take back the steering texts the running turn has not delivered yet
+        (docs/reference/core.md#steer); they will not reach the model."""
+        run = self.run
+        if run is None or not run.steer_buffer:
+            return []
+        texts, run.steer_buffer = run.steer_buffer, []
+        return texts
+
     async def interrupt(
         self, *, reason: Literal["user", "system"] = "user", discard_queue: bool = False
     ) -> Interrupted:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, cast
 from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.history import is_user_turn, project
 from hermes_core.session import ops as session_ops
+from hermes_core.session.compare import comparable_rows
 from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import Row
 
@@ -95,6 +96,11 @@ class SessionTranscript:
         if last is None:
             raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
         return await self.rewind(before_row_id=last.id, allow_empty=True)
+
+    def comparable_transcript(self) -> list[tuple[str, str]]:
+        """Return the active rows as reconcile compares them with a client's transcript:
+        ``(role, normalized text)`` (see :func:`hermes_core.comparable_messages`)."""
+        return [(role, text) for role, text, _ in comparable_rows(self._rows)]
 
     async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
         """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""

@@ -6,9 +6,9 @@ transports or building the CLI never pays for the ACP code.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hermes_core import OptionSpec, TransportSpec, hookimpl
+from hermes_core import OptionSpec, SchemaSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_acp.settings import AcpSettings
@@ -59,3 +59,20 @@ def hermes_transports() -> TransportSpec:
     :returns: the ``acp`` transport spec.
     """
     return SPEC
+
+
+def _schema() -> dict[str, Any]:
+    from hermes_acp.schema_doc import build
+
+    return build()
+
+
+@hookimpl
+def hermes_schemas() -> SchemaSpec:
+    """Return ACP's document (the vendored schema and Hermes' ``_meta``) for ``hermes schema export``."""
+    return SchemaSpec(
+        name="acp",
+        summary="Agent Client Protocol v1 with Hermes' _meta extensions (JSON Schema)",
+        kind="jsonschema",
+        build=_schema,
+    )

@@ -8,9 +8,13 @@ an IDE gets its reply as soon as the process can read a line.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION
 from hermes_core.rpc import INVALID_PARAMS, RpcError
+
+if TYPE_CHECKING:
+    from hermes_acp.wire_meta import HermesInitializeMeta
 
 PROTOCOL_VERSION = 1
 
@@ -115,11 +119,13 @@ def initialize_result(
     if caps.auth_terminal:
         methods.append(dict(SETUP_METHOD, args=list(SETUP_METHOD["args"])))
     methods.append(dict(CONFIG_METHOD))
+    meta: HermesInitializeMeta = {"hermes": {"schema": {"version": SCHEMA_VERSION, "sha256": SCHEMA_SHA256}}}
     result = {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": agent_capabilities(mcp_loaded),
         "authMethods": methods,
         "agentInfo": {"name": "hermes", "title": "Hermes", "version": version},
+        "_meta": meta,
     }
     return result, caps
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import time
 from typing import TYPE_CHECKING, Any
@@ -31,12 +32,16 @@ from hermes_api_server.turns import EventPump, abandon, image_warning, submit_tu
 from hermes_core import TurnCompleted
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hermes_api_server.chat_session import ChatSession
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
 
 _ids = random.Random()
+log = logging.getLogger("hermes.api")
 
 
 async def create_chat_completion(request: web.Request) -> web.StreamResponse:
@@ -53,7 +58,7 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
     include_usage = stream and isinstance(options, dict) and options.get("include_usage") is True
     choice = await choose_model(state.kernel, state.settings, body, always_resolve=False)
     settings = state.settings
-    target = chat_session(request, conv, who, settings.chat_id_headers, settings.user_id_headers)
+    target = chat_session(request, who, settings.chat_id_headers, settings.user_id_headers)
     channel = header_session_key(request)
     workspace_value = request.headers.get("X-Hermes-Workspace")
     workspace = (
@@ -69,14 +74,18 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
         state.admit()
         return await meta_request(state, conv, choice)
     state.admit()
-    job = _ChatJob(state, who, conv, choice, target.id, target.derived, channel, workspace)
+    if target.by_history:
+        target = await state.chat_index.place(target, conv, who)
+    job = _ChatJob(state, who, conv, choice, target, channel, workspace)
     if stream:
         return await job.stream(request, include_usage)
     if key is None:
         status, payload, headers = await job.complete()
         return json_response(payload, status=status, headers=headers)
     # The effective session is part of the request: one key reused for another chat id conflicts.
-    print_ = fingerprint({"body": body, "session_id": target.id, "session_key": channel})
+    # A session chosen by the history is new at each first turn: the body alone names it.
+    named = "(by history)" if target.by_history else target.id
+    print_ = fingerprint({"body": body, "session_id": named, "session_key": channel})
     (status, payload, headers), replayed = await state.idempotency.run(
         (who, "chat", key), print_, job.complete
     )
@@ -95,8 +104,7 @@ class _ChatJob:
         who: str,
         conv: Conversation,
         choice: ModelChoice,
-        session_id: str,
-        derived: bool,
+        target: ChatSession,
         channel: str | None,
         workspace: Any,
     ) -> None:
@@ -104,8 +112,9 @@ class _ChatJob:
         self.who = who
         self.conv = conv
         self.choice = choice
-        self.session_id = session_id
-        self.derived = derived
+        self.target = target
+        self.session_id = target.id
+        self.derived = target.derived
         self.channel = channel
         self.workspace = workspace
         # Unique, not secret: no system call for randomness per request.
@@ -122,6 +131,20 @@ class _ChatJob:
 
     def _headers(self, model_ref: str) -> dict[str, str]:
         return session_headers(self.session_id, self.channel, model_ref)
+
+    def _transcript(self, session: Session) -> Sequence[tuple[str, str]] | None:
+        """The session's transcript after the turn, when the chat index records it."""
+        return session.comparable_transcript() if self.target.by_history else None
+
+    async def _remember(self, stored: Sequence[tuple[str, str]] | None, answered: str) -> None:
+        """Record where the conversation now stands, before the client can send its next turn
+        (a failure costs that turn a new session seeded from its body, never this answer)."""
+        if stored is None:
+            return
+        try:
+            await self.state.chat_index.record(self.who, self.target, self.conv, answered, stored)
+        except Exception as exc:
+            log.warning("recording the chat's history key failed: %s", exc)
 
     async def complete(self) -> tuple[int, dict[str, Any], dict[str, str]]:
         """Run the turn to its end and return (status, body, headers)."""
@@ -144,10 +167,12 @@ class _ChatJob:
                             done = event
                 finally:
                     await asyncio.shield(abandon(session, turn))
+                stored = self._transcript(session)
         finally:
             state.active_turns -= 1
         headers = {**self._headers(model_ref), **warning}
         if done is None:
+            await self._remember(stored, "")
             raise ApiError(500, "internal_error", "The turn ended without an outcome")
         if "images_dropped" in done.warnings:  # e.g. the upstream refused them and got the text only
             headers["X-Hermes-Warning"] = "images_dropped"
@@ -159,10 +184,12 @@ class _ChatJob:
             failure = state.kernel.redactor(
                 done.outcome.message or "The agent failed before producing any text"
             )
+            await self._remember(stored, "")
             raise ApiError(502, code, failure, headers=headers, extra={"hermes": hermes})
         from hermes_api_server.media import inline_media
 
         text = await asyncio.get_running_loop().run_in_executor(None, inline_media, done.text, workspace)
+        await self._remember(stored, text)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if state.settings.show_reasoning and done.reasoning:
             message["reasoning_content"] = done.reasoning
@@ -197,16 +224,18 @@ class _ChatJob:
                 )
                 turn = await self._prepare(session)
                 pump = EventPump(turn)
+                chunks = ChatChunks(state, self.id, self.created, self.choice, self.session_id)
                 try:
                     writer = SseWriter(request, {**self._headers(model_ref), **warning})
                     try:
-                        chunks = ChatChunks(state, self.id, self.created, self.choice, self.session_id)
                         last = await chunks.pump(writer, pump, model_ref, source, include_usage)
                     except ClientGone:
                         pass
                 finally:
                     await pump.close()
                     await asyncio.shield(abandon(session, turn))
+                stored = self._transcript(session)
+            await self._remember(stored, chunks.answered)
             if last is not None:
                 # The turn is over and stored; the session is released (lease included) before
                 # the client reads the end, so a follow-up request never waits behind this one's

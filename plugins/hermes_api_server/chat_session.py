@@ -3,10 +3,13 @@
 
 Three sources, first match wins: ``X-Hermes-Session-Id`` (the caller names the session; history
 comes from storage), a frontend's conversation id header such as Open WebUI's
-``X-OpenWebUI-Chat-Id`` (one session per frontend chat), and the conversation's opener (system
-text and first user message). The last two are *derived* ids: the request body is the truth and
-is reconciled with storage. Every derived id mixes in the authenticated principal and, when the
-frontend forwards one, its user id, so two principals or two frontend users never share one.
+``X-OpenWebUI-Chat-Id`` (one session per frontend chat), and the conversation's history (a first
+turn opens a new session; a later one continues the session whose recorded transcript is the
+body's history, see :mod:`hermes_api_server.chat_index`). With the last two the request body is
+the truth and is reconciled with storage. A chat id is mixed with the authenticated principal and,
+when the frontend forwards one, its user id; history keys are kept per principal and frontend
+user. So two principals or two frontend users never share a session, and without a chat id two
+conversations share one only when everything they have said is the same, word for word.
 """
 
 from __future__ import annotations
@@ -23,8 +26,6 @@ if TYPE_CHECKING:
 
     from aiohttp import web
 
-    from hermes_api_server.convert import Conversation
-
 META_PREFIX = "### Task:"
 MAX_FRONTEND_ID = 256
 
@@ -33,12 +34,19 @@ MAX_FRONTEND_ID = 256
 class ChatSession:
     """The session a chat request runs in.
 
-    :param id: the effective session id.
+    :param id: the effective session id ("" until :meth:`ChatIndex.place` chose it).
     :param derived: True when the body is the truth (reconciled with storage at the turn's start).
+    :param by_history: no header placed the request: its history did, and its turn is recorded
+        in the chat index.
+    :param user: the frontend's user id, when it sends one.
+    :param seeded: a new session for a history the index did not know (opened from the body).
     """
 
     id: str
     derived: bool
+    by_history: bool = False
+    user: str | None = None
+    seeded: bool = False
 
 
 def is_meta_request(text: str) -> bool:
@@ -71,12 +79,6 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def derived_session_id(system: str, first_user: str, principal: str, user: str | None = None) -> str:
-    """Return ``api-`` + 16 hex of sha256(principal NUL [user NUL] system LF first user text)."""
-    opener = f"{system}\n{first_user}"
-    return "api-" + (_digest(principal, opener) if user is None else _digest(principal, user, opener))
-
-
 def frontend_session_id(chat_id: str, principal: str, user: str | None = None) -> str:
     """Return ``api-chat-`` + 16 hex of sha256(principal NUL user NUL chat id)."""
     return "api-chat-" + _digest(principal, user or "", chat_id)
@@ -84,15 +86,16 @@ def frontend_session_id(chat_id: str, principal: str, user: str | None = None) -
 
 def chat_session(
     request: web.Request,
-    conv: Conversation,
     principal: str,
     chat_id_headers: Sequence[str],
     user_id_headers: Sequence[str],
 ) -> ChatSession:
-    """Decide the session of a chat completion request.
+    """Decide the session of a chat completion request from its headers.
+
+    Without a session or chat id header the result has ``by_history`` set and no id yet:
+    :meth:`hermes_api_server.chat_index.ChatIndex.place` gives it one.
 
     :param request: the request (its session and frontend headers are read).
-    :param conv: the converted body.
     :param principal: the authenticated principal.
     :param chat_id_headers: headers that carry a frontend's conversation id (setting).
     :param user_id_headers: headers that carry a frontend's user id (setting).
@@ -105,5 +108,4 @@ def chat_session(
     chat = frontend_value(request, chat_id_headers)
     if chat is not None:
         return ChatSession(frontend_session_id(chat, principal, user), derived=True)
-    first_user = next((m.text for m in conv.history if m.role == "user"), conv.text)
-    return ChatSession(derived_session_id(conv.system, first_user, principal, user), derived=True)
+    return ChatSession("", derived=True, by_history=True, user=user)

@@ -43,6 +43,12 @@ class ChatChunks:
         self.requested = choice.requested
         self.session_id = session_id
         self._delta_head: str | None = None
+        self._sent: list[str] = []
+
+    @property
+    def answered(self) -> str:
+        """The content streamed so far: what the client will send back as this turn's reply."""
+        return "".join(self._sent)
 
     def chunk(self, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
         chunk: dict[str, Any] = {
@@ -125,6 +131,7 @@ class ChatChunks:
             # whole chunk for every delta: only the delta's strings are encoded.
             fields: list[str] = []
             if text is not None:
+                self._sent.append(text)
                 fields.append('"content":' + dumps(text))
             if reasoning is not None:
                 fields.append('"reasoning_content":' + dumps(reasoning))

@@ -11,6 +11,7 @@ from aiohttp import web
 from hermes_api_server import browser_control
 from hermes_api_server.errors import ApiError, json_response
 from hermes_api_server.state import get_state
+from hermes_core import schema_stamp
 
 if TYPE_CHECKING:
     from hermes_api_server.state import ServerState
@@ -228,5 +229,6 @@ async def capabilities(request: web.Request) -> web.Response:
             "runtime": {"mode": "server_agent", "tool_execution": "server", "split_runtime": False},
             "features": features,
             "endpoints": endpoint_map(state),
+            "schema": schema_stamp(),
         }
     )

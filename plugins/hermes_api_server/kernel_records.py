@@ -15,7 +15,8 @@ Namespaces (all ``api.*``):
   expires after the run-status retention;
 - ``api.runs_open``: one marker per run not ended yet (so a restart finds them without a scan);
 - ``api.run_keys``, ``api.turn_keys``: idempotency keys, by a digest of their parts;
-- ``api.console``: console sign-ins by the SHA-256 of their cookie, expiring with the sign-in.
+- ``api.console``: console sign-ins by the SHA-256 of their cookie, expiring with the sign-in;
+- ``api.chat_index``, ``api.chat_heads``: the chat index (:mod:`hermes_api_server.kernel_chat_index`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ import hashlib
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.kernel_chat_index import KernelChatIndex
 from hermes_core import Expect
 
 if TYPE_CHECKING:
@@ -46,9 +49,12 @@ class KernelApiRecords:
     :param kernel: the running kernel whose storage keeps them.
     :param max_responses: stored responses kept (least recently used dropped first).
     :param run_retention_s: how long an ended run's status (and a run idempotency key) is kept.
+    :param chat_ttl_s: how long a chat index key lives after it was last recorded.
     """
 
-    def __init__(self, kernel: Kernel, max_responses: int, run_retention_s: float) -> None:
+    def __init__(
+        self, kernel: Kernel, max_responses: int, run_retention_s: float, chat_ttl_s: float = 30 * 86400
+    ) -> None:
         records = kernel.records
         self._records = records
         #: True when the backend lives on a database server that other instances share.
@@ -63,6 +69,9 @@ class KernelApiRecords:
         self._run_keys = records.space("api.run_keys")
         self._turn_keys = records.space("api.turn_keys")
         self._console = records.space("api.console")
+        self._chat_keys = records.space("api.chat_index")
+        self._chat_heads = records.space("api.chat_heads")
+        self._chats = KernelChatIndex(self._chat_keys, self._chat_heads, chat_ttl_s)
         # Evicting walks the namespace's index: done every ``_evict_every`` stores (about 1% of
         # the bound), so the bound may be passed by that much in between.
         self._evict_every = max(1, min(100, max_responses // 100))
@@ -78,6 +87,8 @@ class KernelApiRecords:
             self._open_runs,
             self._run_keys,
             self._turn_keys,
+            self._chat_keys,
+            self._chat_heads,
             self._console,
         )
 
@@ -316,3 +327,18 @@ class KernelApiRecords:
         held = self._claims.pop((principal, scope, key), None)
         if held is not None:
             await self._turn_keys.delete(_digest(principal, scope, key), expect=Expect(owner=held[0]))
+
+    # -- the chat index (hermes_api_server.kernel_chat_index)
+    async def chat_sessions(self, principal: str, key: str, ttl_s: float, limit: int) -> list[tuple[str, bool]]:
+        """Return ``(session id, head)`` recorded under ``key`` within ``ttl_s``, newest first."""
+        return await self._chats.sessions(principal, key, ttl_s, limit)
+
+    async def record_chat(
+        self, principal: str, session_id: str, heads: Sequence[str], earlier: Sequence[str], limit: int = 0
+    ) -> dict[str, list[tuple[str, bool]]]:
+        """Make ``heads`` the session's latest points; add the ``earlier`` keys that are missing."""
+        return await self._chats.record(principal, session_id, heads, earlier, limit)
+
+    async def sweep_chat_index(self, ttl_s: float, max_entries: int) -> None:
+        """Drop expired keys, then the least recently recorded past ``max_entries``."""
+        await self._chats.sweep(max_entries)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hermes_core import OptionSpec, TransportSpec, hookimpl
+from hermes_core import SCHEMA_VERSION, OptionSpec, SchemaSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
@@ -64,3 +64,20 @@ SPEC = TransportSpec(
 def hermes_transports() -> TransportSpec:
     """Return the ``api`` transport."""
     return SPEC
+
+
+def _schema() -> dict[str, Any]:
+    from hermes_api_server.openapi_doc import build_document
+
+    return build_document(SCHEMA_VERSION)
+
+
+@hookimpl
+def hermes_schemas() -> SchemaSpec:
+    """Return the API server's OpenAPI document for ``hermes schema export``."""
+    return SchemaSpec(
+        name="api",
+        summary="OpenAI-compatible HTTP API with every SSE payload (OpenAPI 3.1)",
+        kind="openapi",
+        build=_schema,
+    )

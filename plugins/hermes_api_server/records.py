@@ -7,11 +7,13 @@ so the kernel's storage backend, whichever it is, keeps them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 
 class ApiRecords(Protocol):
-    """Stored responses, conversation names, run statuses, idempotency keys and console sessions."""
+    """Stored responses, conversation names, run statuses, idempotency keys, console sessions and
+    the chat index."""
 
     #: True when other instances write the same records (a non-terminal run may be theirs): the
     #: storage backend lives on a database server.
@@ -96,4 +98,24 @@ class ApiRecords(Protocol):
 
     async def drop_key(self, principal: str, scope: str, key: str) -> None:
         """Release an unfinished claim (the computation failed: a retry computes again)."""
+        ...
+
+    # -- the chat index: history keys of stateless chats -> sessions (hermes_api_server.chat_index)
+    async def chat_sessions(
+        self, principal: str, key: str, ttl_s: float, limit: int
+    ) -> list[tuple[str, bool]]:
+        """Return ``(session id, head)`` recorded under ``key`` within ``ttl_s``, most recently
+        recorded first; ``head``: the key is the latest point of that session's conversation."""
+        ...
+
+    async def record_chat(
+        self, principal: str, session_id: str, heads: Sequence[str], earlier: Sequence[str], limit: int = 0
+    ) -> dict[str, list[tuple[str, bool]]]:
+        """Make ``heads`` the session's latest points; add the ``earlier`` keys that are missing.
+        With ``limit`` > 0, return what each head key names afterwards (as :meth:`chat_sessions`,
+        for a caller that mirrors the index); else ``{}``."""
+        ...
+
+    async def sweep_chat_index(self, ttl_s: float, max_entries: int) -> None:
+        """Drop keys recorded more than ``ttl_s`` ago, then the oldest past ``max_entries``."""
         ...

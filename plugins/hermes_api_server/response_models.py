@@ -180,6 +180,13 @@ class Features(Open):
     browser_extension_control: dict[str, Any]
 
 
+class SchemaStamp(Open):
+    """The version and ``sha256`` of the schema export this server speaks (docs/integrating.md)."""
+
+    version: str
+    sha256: str
+
+
 class Capabilities(Open):
     """``GET /v1/capabilities``: computed from this process's code and settings."""
 
@@ -191,6 +198,7 @@ class Capabilities(Open):
     runtime: dict[str, Any]
     features: Features
     endpoints: dict[str, EndpointRef]
+    schema_: SchemaStamp = Field(alias="schema")
 
 
 class ChatUsage(Open):

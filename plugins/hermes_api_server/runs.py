@@ -111,6 +111,7 @@ class RunManager:
             elif now - closed > settings.run_journal_retention_s:
                 run.journal.events.clear()
         await self.state.store.sweep(settings.run_status_retention_s, TTL_S)
+        await self.state.chat_index.sweep()
         await self.lookup.sweep()
         self._stored = await self.state.store.count_runs()
 

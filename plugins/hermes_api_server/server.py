@@ -179,6 +179,7 @@ async def backends_banner(state: ServerState) -> list[str]:
 async def _build_state(
     kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
 ) -> ServerState:
+    from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
     from hermes_api_server.kernel_records import KernelApiRecords
     from hermes_api_server.pool import SessionPool
@@ -186,7 +187,9 @@ async def _build_state(
     from hermes_api_server.state import ServerState
     from hermes_core import __version__
 
-    store = KernelApiRecords(kernel, settings.responses_max_stored, settings.run_status_retention_s)
+    store = KernelApiRecords(
+        kernel, settings.responses_max_stored, settings.run_status_retention_s, settings.chat_index_ttl_s
+    )
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
     state = ServerState(
@@ -199,6 +202,7 @@ async def _build_state(
         store=store,
         runs=None,  # type: ignore[arg-type]
         idempotency=TurnKeys(store),
+        chat_index=ChatIndex(store, settings.chat_index_ttl_s, settings.chat_index_max_entries),
     )
     state.runs = RunManager(state)
     if settings.browser_control.enabled:

@@ -62,6 +62,9 @@ class ApiSettings(BaseModel):
     # the first header present seeds the chat's session id / is mixed into every derived id.
     chat_id_headers: list[str] = Field(default_factory=lambda: ["X-OpenWebUI-Chat-Id"])
     user_id_headers: list[str] = Field(default_factory=lambda: ["X-OpenWebUI-User-Id"])
+    # Without those, a chat's history finds its session: how long and how many keys are kept.
+    chat_index_ttl_s: float = Field(default=30 * 86400, gt=0)
+    chat_index_max_entries: int = Field(default=100_000, ge=1)
     shutdown_grace_s: float = Field(default=10, ge=0)
     header_timeout_s: float = Field(default=20, gt=0)
     body_timeout_s: float = Field(default=60, gt=0)

@@ -14,6 +14,7 @@ from aiohttp import web
 from hermes_api_server.errors import ApiError
 
 if TYPE_CHECKING:
+    from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
     from hermes_api_server.keys import KeyRing
     from hermes_api_server.pool import SessionPool
@@ -37,6 +38,7 @@ class ServerState:
     store: ApiRecords
     runs: RunManager
     idempotency: TurnKeys
+    chat_index: ChatIndex
     started_at: float = field(default_factory=time.time)
     host: str = "127.0.0.1"
     port: int = 0

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ImagePart, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
+from hermes_core import ImagePart, InvalidValue, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -123,6 +123,12 @@ async def submit_turn(
         from hermes_api_server.model_select import model_error
 
         raise model_error(exc) from None
+    except InvalidValue as exc:
+        # The core's own check of the content (e.g. a prompt that is only Unicode whitespace the
+        # request checks let through) is the client's mistake, never a server error.
+        from hermes_api_server.errors import invalid
+
+        raise invalid(str(exc)) from None
 
 
 async def abandon(session: Session, turn: Turn) -> None:

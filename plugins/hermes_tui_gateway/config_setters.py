@@ -68,10 +68,32 @@ async def write(gw: Gateway, key: str, value: Any) -> None:
 
 
 def _one_ref(raw: str) -> str:
-    refs = [w for w in raw.split() if not w.startswith("--")]
+    """Return the one model reference in ``raw``; ``MODEL --provider P`` means ``P:MODEL``.
+
+    Other ``--`` flags are scope words (``--global``, ``--once``; ``--session``, the Ink TUI's
+    spelling of the default) and are read by the caller.
+    """
+    words = raw.split()
+    provider: str | None = None
+    refs: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--provider" and i + 1 < len(words):
+            provider = words[i + 1]
+            i += 2
+            continue
+        if word.startswith("--provider="):
+            provider = word.partition("=")[2]
+        elif not word.startswith("--"):
+            refs.append(word)
+        i += 1
     if len(refs) != 1:
         raise GatewayError(4002, "give one model reference", {"key": "model", "allowed": []})
-    return refs[0]
+    ref = refs[0]
+    if provider and not ref.startswith(f"{provider}:"):
+        ref = f"{provider}:{ref}"
+    return ref
 
 
 def _model_result(done: Any, scope: str) -> dict[str, Any]:

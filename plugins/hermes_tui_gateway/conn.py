@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import rpc
@@ -37,7 +37,7 @@ class Conn:
         if self.on_slow is not None and peer.pending_bytes > SLOW_CONSUMER_BYTES:
             self.on_slow()
 
-    def notify_event(self, type_: str, payload: dict[str, Any] | None = None) -> None:
+    def notify_event(self, type_: str, payload: Mapping[str, Any] | None = None) -> None:
         """Send a global event (``session_id:""``, no ``seq``)."""
         params: dict[str, Any] = {"type": type_, "session_id": ""}
         if payload is not None:

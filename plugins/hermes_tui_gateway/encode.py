@@ -9,11 +9,12 @@ docs/reference/tui-gateway.md#transcript-rows.
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from hermes_core import (
     FileChange,
@@ -24,23 +25,25 @@ from hermes_core import (
     SubagentEvent,
     ToolAnnounced,
     ToolCompleted,
+    ToolServerStatus,
     TurnCompleted,
     Usage,
     cut_off_reason,
     subagent_payload,
 )
+from hermes_tui_gateway.wire import MessageComplete, QuestionExpire, ToolComplete, ToolStart, UsageObj
 
 Redact = Callable[[str], str]
 
 
-def usage_obj(usage: Usage, model: str | None) -> dict[str, Any]:
+def usage_obj(usage: Usage, model: str | None) -> UsageObj:
     """Return the docs/reference/tui-gateway.md#usage-object usage object.
 
     :param usage: the core's usage.
     :param model: the model in force, ``provider:model``.
     :returns: the wire object.
     """
-    out: dict[str, Any] = {
+    out: UsageObj = {
         "model": model,
         "input": usage.input,
         "output": usage.output,
@@ -73,19 +76,51 @@ def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
         "session_id": info.session_id,
         "stored_session_id": info.session_id,
         "title": info.title,
-        "model": info.model,
-        "provider": info.provider,
+        # Strings, never null: the Ink TUI splits and matches on them (docs/protocols/tui-gateway.md).
+        "model": info.model or "",
+        "provider": info.provider or "",
         "reasoning_effort": info.reasoning_effort,
         "approval_mode": info.profile,
+        "yolo": info.profile == "off",
         "busy": info.busy,
         "cwd": info.cwd,
         "running": info.busy,
         "status": info.status,
         "queued": info.queued,
         "usage": usage_obj(info.usage, info.model),
+        # Fields the Ink TUI reads that have no counterpart here, in their empty form.
+        "skills": {},
+        "fast": False,
+        "service_tier": "",
+        "personality": "",
+        "release_date": "",
+        "update_behind": None,
+        "update_command": "",
     }
     out.update(extra)
     return out
+
+
+def mcp_server_obj(server: ToolServerStatus) -> dict[str, Any]:
+    """Return one ``mcp_servers`` entry of ``SessionInfo``: our server state plus the fields the
+    Ink TUI's session panel reads (``connected``, ``status``, ``disabled``).
+
+    :param server: one server of a tool source.
+    :returns: the wire object.
+    """
+    out = server.as_dict()
+    out["connected"] = server.state == "ready"
+    out["disabled"] = server.state == "stopped"
+    out["status"] = _SERVER_STATUS.get(server.state, "failed")
+    return out
+
+
+_SERVER_STATUS = {
+    "ready": "connected",
+    "starting": "connecting",
+    "restarting": "connecting",
+    "stopped": "disabled",
+}
 
 
 def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
@@ -127,7 +162,7 @@ def _short(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
+def tool_start(ev: ToolAnnounced) -> ToolStart:
     """Return the ``tool.start`` payload."""
     return {
         "tool_id": ev.call_id,
@@ -135,6 +170,13 @@ def tool_start(ev: ToolAnnounced) -> dict[str, Any]:
         "context": _short(ev.preview or ev.title or "", 80),
         "args": ev.args_redacted,
     }
+
+
+def args_text(args: Any) -> str:
+    """Return a tool call's arguments as readable text (``verbose`` detail: ``tool.start.args_text``)."""
+    if isinstance(args, dict):
+        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in args.items())
+    return json.dumps(args, ensure_ascii=False)
 
 
 def _diff_names(path: str, cwd: str | None) -> tuple[str, str]:
@@ -167,9 +209,9 @@ def inline_diff(change: FileChange, cwd: str | None = None) -> str:
     return "".join(out)
 
 
-def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None = None) -> dict[str, Any]:
+def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None = None) -> ToolComplete:
     """Return the ``tool.complete`` payload."""
-    out: dict[str, Any] = {
+    out: ToolComplete = {
         "tool_id": ev.call_id,
         "name": ev.name,
         "args": args if args is not None else {},
@@ -187,8 +229,24 @@ def tool_complete(ev: ToolCompleted, args: Any, redact: Redact, cwd: str | None 
 
 
 def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
-    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog)."""
-    return subagent_payload(ev, redact)
+    """Return the payload of a ``subagent.<kind>`` event (docs/reference/tui-gateway.md#event-catalog).
+
+    Besides the core's fields it repeats a few under the names the Ink TUI's subagent panel reads:
+    ``tool_name`` (``tool``), ``duration_seconds`` (``duration_s``), ``tool_count``
+    (``tool_calls``), ``input_tokens``/``output_tokens`` (``usage``).
+    """
+    out = subagent_payload(ev, redact)
+    if "tool" in out:
+        out["tool_name"] = out["tool"]
+    if "duration_s" in out:
+        out["duration_seconds"] = out["duration_s"]
+    if "tool_calls" in out:
+        out["tool_count"] = out["tool_calls"]
+    usage = out.get("usage")
+    if isinstance(usage, dict):
+        out["input_tokens"] = usage.get("input", 0)
+        out["output_tokens"] = usage.get("output", 0)
+    return out
 
 
 def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
@@ -222,19 +280,21 @@ def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
     return f"{ev.kind}.request", p
 
 
-def question_expire(ev: QuestionClosed) -> tuple[str, dict[str, Any]] | None:
+def question_expire(ev: QuestionClosed) -> tuple[str, QuestionExpire] | None:
     """Return the ``<kind>.expire`` event, or None (answered, or shutdown: nothing is sent)."""
     if ev.reason in ("answered", "shutdown"):
         return None
-    reason = ev.reason if ev.reason in ("timeout", "interrupted", "closed") else "closed"
+    reason: Literal["timeout", "interrupted", "closed"] = (
+        ev.reason if ev.reason in ("timeout", "interrupted", "closed") else "closed"
+    )
     return f"{ev.kind}.expire", {"request_id": ev.request_id, "reason": reason}
 
 
-def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> dict[str, Any]:
+def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> MessageComplete:
     """Return the ``message.complete`` payload per the outcome table of
     docs/reference/tui-gateway.md#event-catalog."""
     outcome = ev.outcome
-    p: dict[str, Any] = {
+    p: MessageComplete = {
         "text": ev.text,
         "status": outcome.status,
         "usage": usage_obj(ev.usage, model),

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import MethodBinder, __version__, jsonrpc_adapters, rpc
+from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, jsonrpc_adapters, rpc
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
+from hermes_tui_gateway.wire import ReadyPayload
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
@@ -90,34 +91,11 @@ class Gateway:
         self.ordered: dict[str, OrderedHandler] = {}
         self.slow: dict[str, SlowHandler] = {}
         self.closing = False
+        #: ``delegation.pause`` without a session: every session live here now and later.
+        self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
-        from hermes_tui_gateway import (
-            methods_attach,
-            methods_commands,
-            methods_compress,
-            methods_config,
-            methods_env,
-            methods_prompt,
-            methods_session,
-            methods_state,
-            methods_subagents,
-            methods_trees,
-        )
-
-        modules = (
-            methods_session,
-            methods_compress,
-            methods_state,
-            methods_prompt,
-            methods_config,
-            methods_commands,
-            methods_env,
-            methods_subagents,
-            methods_trees,
-            methods_attach,
-        )
-        for module in modules:
+        for module in method_modules():
             module.register(self)
         self._methods = self._build_methods()
 
@@ -128,7 +106,7 @@ class Gateway:
         return Path(data) if data else Path.home() / ".hermes"
 
     # -- connections -------------------------------------------------------------------------
-    def ready_payload(self) -> dict[str, Any]:
+    def ready_payload(self) -> ReadyPayload:
         """Return the ``gateway.ready`` payload (docs/reference/tui-gateway.md#the-ready-event)."""
         return {
             "skin": {"name": "default", "colors": {}, "branding": {}},
@@ -142,6 +120,7 @@ class Gateway:
                 "steer": True,
                 "queue": True,
             },
+            "schema": {"version": SCHEMA_VERSION, "sha256": SCHEMA_SHA256},
         }
 
     def attach(self, conn: Conn) -> None:
@@ -199,6 +178,7 @@ class Gateway:
             out: dict[str, Any] = {
                 "busy_policy": live.busy_policy if live else self.settings.busy_policy,
                 "tools": self.toolsets(),
+                "mcp_servers": self.mcp_servers(session.id),
                 "version": __version__,
             }
             # docs/reference/tui-gateway.md#sessioninfo `branch?`: the git branch of the session's workspace,
@@ -226,6 +206,8 @@ class Gateway:
             live.busy_policy = stored_policy
         live_ref.append(live)
         self.lives[session.id] = live
+        if self.delegation_paused:
+            self.kernel.sessions.children.set_paused(session.id, True)
         self.bind(live, conn)
         return live
 
@@ -244,6 +226,12 @@ class Gateway:
             owner = registry.owners.get(("tools", name), "core")
             out.setdefault(owner, []).append(name)
         return out
+
+    def mcp_servers(self, sid: str) -> list[dict[str, Any]]:
+        """Return the tool servers (MCP) a session sees, as ``SessionInfo.mcp_servers`` entries."""
+        from hermes_tui_gateway.encode import mcp_server_obj
+
+        return [mcp_server_obj(s) for s in self.kernel.tool_sources.status(sid)]
 
     def live(self, sid: str) -> Live:
         """Return a live session or raise 4001 (``resumable`` from what this process knows)."""
@@ -400,6 +388,41 @@ class Gateway:
             except Exception:
                 log.warning("tui: closing %s failed", sid, exc_info=True)
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def method_modules() -> tuple[Any, ...]:
+    """Return the modules whose ``register(gw)`` fill the method tables, in registration order."""
+    from hermes_tui_gateway import (
+        feature_off,
+        methods_attach,
+        methods_commands,
+        methods_compose,
+        methods_compress,
+        methods_config,
+        methods_env,
+        methods_history,
+        methods_prompt,
+        methods_session,
+        methods_state,
+        methods_subagents,
+        methods_trees,
+    )
+
+    return (
+        feature_off,  # first: a real method registered later replaces an "off" answer
+        methods_session,
+        methods_history,
+        methods_compress,
+        methods_state,
+        methods_prompt,
+        methods_config,
+        methods_commands,
+        methods_compose,
+        methods_env,
+        methods_subagents,
+        methods_trees,
+        methods_attach,
+    )
 
 
 def _identity(value: Any) -> Any:

@@ -23,7 +23,10 @@ DISPLAY_KEYS = (
     "details_mode",
     "thinking_mode",
     "density",
+    "compact",
 )
+#: ``details_mode.<section>``: the Ink TUI's per-section detail overrides, kept as display keys.
+DETAIL_SECTIONS = ("thinking", "tools", "subagents", "activity")
 ALIASES = {"approvals.mode": "approval_mode", "terminal.cwd": "cwd", "workdir": "cwd"}
 KEYS = (
     "model",
@@ -36,6 +39,7 @@ KEYS = (
     "verbose",
     "full",
     "mtime",
+    "fast",
     *DISPLAY_KEYS,
 )
 
@@ -45,6 +49,9 @@ def _key(p: Params) -> str:
     if not isinstance(key, str):
         raise bad("key", "string")
     key = ALIASES.get(key, key)
+    section = key.removeprefix("details_mode.")
+    if section != key and section in DETAIL_SECTIONS:
+        return f"details_mode_{section}"
     if key not in KEYS:
         raise GatewayError(4002, f"unknown config key: {key}")
     return key
@@ -87,6 +94,8 @@ def config_get(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         return {"value": cwd, "cwd": cwd, "branch": git_branch(cwd)}
     if key == "verbose":
         return {"value": live.stream.verbose if live else gw.default_verbose}
+    if key == "fast":
+        return {"key": "fast", "value": "normal"}  # no priority service tier here
     if key == "full":
         config = store.load() if store is not None else {}
         return {"config": _redacted(dict(config))}
@@ -117,6 +126,8 @@ def _redacted(config: dict[str, Any]) -> dict[str, Any]:
 async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``config.set``: session-scoped with a ``session_id``, else written to ``config.toml``."""
     key = _key(p)
+    if "value" not in p and key == "yolo":
+        p = {**p, "value": _toggled_yolo(gw, p)}
     if "value" not in p:
         raise bad("value", "present")
     live = await gw.live_checked(session_id(p)) if session_id(p) else None
@@ -127,11 +138,35 @@ async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         )
     if key in ("full", "mtime"):
         raise GatewayError(4002, f"{key} is read-only", {"key": key, "allowed": []})
+    if key == "fast":
+        return _set_fast(p["value"])
     change = Change(gw, live, key, p["value"], scope, session_id(p))
     result = await SETTERS.get(key, set_display)(change)
     if live is not None:
         live.stream.emit_info(force=True)
     return result
+
+
+def _toggled_yolo(gw: Gateway, p: Params) -> str:
+    """The ``yolo`` value a ``config.set`` without ``value`` means: the opposite of the current one."""
+    live = _optional_live(gw, p)
+    profile = live.session.info().profile if live else gw.settings.approval_profile
+    return "0" if profile == "off" else "1"
+
+
+def _set_fast(value: Any) -> dict[str, Any]:
+    """``config.set fast``: there is no priority tier, so only ``normal`` (and asking) succeeds."""
+    raw = str(value or "").strip().lower()
+    if raw in ("status", "normal", "off"):
+        return {"key": "fast", "value": "normal"}
+    if raw in ("", "toggle", "fast", "on"):
+        raise GatewayError(4002, "fast mode is not available for this model", {"key": "fast"})
+    raise GatewayError(4002, f"unknown fast mode: {value}", {"key": "fast", "allowed": ["normal", "fast"]})
+
+
+def setup_status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``setup.status``: whether a model is configured (the offline fallback does not count)."""
+    return {"provider_configured": gw.kernel.models.has_usable_provider()}
 
 
 async def model_options(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
@@ -159,6 +194,7 @@ async def model_options(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 def register(gw: Gateway) -> None:
     """Add this module's methods to the gateway's tables."""
     gw.fast["config.get"] = lambda conn, p: config_get(gw, conn, p)
+    gw.fast["setup.status"] = lambda conn, p: setup_status(gw, conn, p)
     gw.slow.update(
         {
             "config.set": lambda conn, p: config_set(gw, conn, p),

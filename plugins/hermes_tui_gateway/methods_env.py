@@ -1,12 +1,12 @@
-"""Reloading settings, ``cli.exec`` and stopping background processes
-(docs/reference/tui-gateway.md#slash-commands-and-the-cli)."""
+"""Reloading settings, ``cli.exec``, stopping background processes, the plugin list and a
+session's tool set (docs/reference/tui-gateway.md#slash-commands-and-the-cli, #environment-and-processes)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui_gateway import cli_exec
-from hermes_tui_gateway.params import GatewayError, session_id
+from hermes_tui_gateway.params import GatewayError, bad, session_id
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -56,6 +56,68 @@ async def process_stop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"killed": killed}
 
 
+async def plugins_manage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``plugins.manage``: ``list`` the loaded plugins; ``toggle`` is refused (5026): which plugins
+    load is chosen at start (``--no-plugin``, ``HERMES_DISABLE_PLUGINS``)."""
+    action = p.get("action", "list")
+    if action == "toggle":
+        name = p.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise GatewayError(4019, "plugins.toggle requires a 'name'")
+        raise GatewayError(
+            5026, "plugins are chosen when Hermes starts: use --no-plugin or HERMES_DISABLE_PLUGINS"
+        )
+    if action != "list":
+        raise GatewayError(4017, f"unknown plugins action: {action}")
+    rows = []
+    for record in sorted(gw.kernel.registry.plugins, key=lambda r: r.name):
+        rows.append(
+            {
+                "name": record.name,
+                "version": record.version or "",
+                "description": record.failed or ", ".join(record.hooks),
+                "source": "bundled" if record.first_party else "user",
+                "status": "failed" if record.failed else "enabled",
+            }
+        )
+    user = sum(1 for r in rows if r["source"] != "bundled")
+    return {"plugins": rows, "user_count": user, "bundled_count": len(rows) - user}
+
+
+async def tools_configure(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+    """``tools.configure``: hide (``disable``) or show (``enable``) tools for one session.
+
+    ``names`` are tool names or groups as ``SessionInfo.tools`` lists them; ``changed`` are the
+    names that made a difference, ``unknown`` the ones that name nothing.
+    """
+    action = p.get("action")
+    if action not in ("enable", "disable"):
+        raise GatewayError(4017, f"unknown tools action: {action}")
+    names = p.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise bad("names", "list of strings")
+    wanted = [n.strip() for n in names if n.strip()]
+    if not wanted:
+        raise GatewayError(4018, "names required")
+    live = await gw.live_checked(session_id(p))
+    groups = gw.toolsets()
+    hidden = set(live.session.hidden_tools)
+    changed: list[str] = []
+    unknown: list[str] = []
+    for name in wanted:
+        tools = set(groups.get(name, [])) or ({name} if name in gw.kernel.registry.tools else set())
+        if not tools:
+            unknown.append(name)
+            continue
+        before = set(hidden)
+        hidden = hidden | tools if action == "disable" else hidden - tools
+        if hidden != before:
+            changed.append(name)
+    live.session.set_tool_filter(frozenset(hidden))
+    live.stream.emit_info(force=True)
+    return {"changed": changed, "unknown": unknown, "missing_servers": [], "reset": False}
+
+
 def register(gw: Gateway) -> None:
     """Add this module's methods to the gateway's tables."""
 
@@ -68,5 +130,7 @@ def register(gw: Gateway) -> None:
             "reload.mcp": bind(reload_mcp),
             "reload.env": bind(reload_env),
             "process.stop": bind(process_stop),
+            "plugins.manage": bind(plugins_manage),
+            "tools.configure": bind(tools_configure),
         }
     )

@@ -14,7 +14,7 @@ from hermes_tui_gateway import rewind
 from hermes_tui_gateway.params import GatewayError, bad, opt_bool, session_id
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from collections.abc import Awaitable, Callable
 
     from hermes_core import Session
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -170,21 +170,50 @@ def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise bad("text", "string")
     if not text or not text.strip():
         raise GatewayError(4012, "text required")
+    # A quick task's background.complete must not be read together with this response (the Ink
+    # TUI would count the task as still running): it waits behind it, like an answer's events.
+    release = _settle_behind_response(gw, live.session.id)
     try:
         task_id = live.session.background(text, answerable=ALL_KINDS)
     except SessionBusy as exc:
+        release()
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
     live.stream.open_tasks.add(task_id)
     return {"task_id": task_id}
 
 
 # -- answering questions -----------------------------------------------------------------------
+def _settle_behind_response(gw: Gateway, session_id: str) -> Callable[[], None]:
+    """Hold the session's events until the answer's response is on the wire, and a moment longer.
+
+    What an answer causes (the tool finishing, the reply) can follow within a few milliseconds.
+    A host that handles frames one read at a time, like the Ink TUI, acts on the response only
+    after every frame of that read, so a ``tool.complete`` read together with the response would
+    be handled first (the Ink TUI then calls an answered question "timed out" and shows the turn
+    still running). The pause (``tui.answer_settle_s``) lets the response arrive on its own while
+    the host is busy redrawing.
+
+    :returns: a call that releases the hold at once (for an answer that did not count).
+    """
+    live = gw.lives.get(session_id)
+    pause = gw.settings.answer_settle_s
+    if live is None or pause <= 0:
+        return lambda: None
+    release = live.stream.hold()
+    loop = asyncio.get_running_loop()
+    rpc.after_response(lambda: loop.call_later(pause, release))
+    return release
+
+
 def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, Any]:
     broker = gw.kernel.questions
     request = broker.get(request_id)
     if request is not None and request.kind != kind:
         raise GatewayError(4009, f"no pending {kind} request")
+    release = _settle_behind_response(gw, request.session_id) if request is not None else None
     status = gw.kernel.answer(request_id, value)
+    if status != "ok" and release is not None:
+        release()
     if status == "ok":
         return {"status": "ok"}
     if status == "expired":
@@ -264,10 +293,13 @@ def approval_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             raise GatewayError(
                 4002, f"choice {raw_choice!r} was not offered", {"key": "choice", "allowed": list(allowed)}
             )
+    release = _settle_behind_response(gw, live.session.id)
     resolved = 0
     for q in targets:
         if gw.kernel.answer(q.request_id, choice) == "ok":
             resolved += 1
+    if not resolved:
+        release()
     return {"resolved": resolved}
 
 

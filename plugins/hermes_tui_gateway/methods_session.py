@@ -221,8 +221,10 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``session.list``: stored sessions, most recently active first."""
     limit = clamp(opt_int(p, "limit", 200) or 200, 1, 1000)
     title = opt_str(p, "title")
+    cwd_raw = opt_str(p, "cwd")
+    cwd = str(workspace(cwd_raw, cwd_raw)) if cwd_raw else None
     try:
-        page = await gw.kernel.sessions.list(limit=limit, title=title)
+        page = await gw.kernel.sessions.list(limit=limit, title=title, cwd=cwd)
     except Exception as exc:
         raise GatewayError(5006, f"session.list failed: {type(exc).__name__}") from exc
     out = []
@@ -238,6 +240,7 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
                 "last_active": float(s.updated_at or s.created_at),
                 "message_count": getattr(s, "message_count", 0) or 0,
                 "source": s.source,
+                "cwd": s.cwd,
             }
         )
     return {"sessions": out}
@@ -277,8 +280,10 @@ async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(4002, "count and up_to_row_id are exclusive")
     if count is not None and count < 1:
         raise GatewayError(4002, "count must be at least 1")
-    if name is not None:
+    if name is not None and name.strip():
         name = check_title(name, 4022)
+    else:
+        name = None  # the Ink TUI sends name "" for a plain /branch
     source = live.session
     visible = await source.history()
     if not visible:

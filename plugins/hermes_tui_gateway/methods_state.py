@@ -4,11 +4,12 @@ list, replay, resize."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import rpc
 from hermes_tui_gateway import encode
 from hermes_tui_gateway.params import bad, clamp, opt_str, session_id
+from hermes_tui_gateway.wire import UsageObj
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -29,7 +30,7 @@ def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
                 "current": sid == current,
                 "title": info.title,
                 "preview": (users[0].content[:80] if users else ""),
-                "model": info.model,
+                "model": info.model or "",
                 "message_count": len(rows),
                 "started_at": float(info.created_at),
                 "last_active": float(rows[-1].created_at) if rows else float(info.created_at),
@@ -42,7 +43,8 @@ def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 def usage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     """``session.usage``: the cumulative usage object."""
     live = gw.live(session_id(p))
-    return encode.usage_obj(live.session.usage, live.session.info().model)
+    result: UsageObj = encode.usage_obj(live.session.usage, live.session.info().model)
+    return cast("dict[str, Any]", result)
 
 
 def status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:

@@ -51,20 +51,28 @@ def delegation_status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         active = table.active()
     return {
         "active": [s.snapshot() for s in active],
-        "paused": table.is_paused(sid) if sid else False,
+        "paused": table.is_paused(sid) if sid else gw.delegation_paused,
         **_limits(gw),
     }
 
 
 def delegation_pause(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``delegation.pause``: refuse (or allow again) new children of a session."""
-    sid = session_id(p)
-    gw.live(sid)
+    """``delegation.pause``: refuse (or allow again) new children of a session; without
+    ``session_id`` (the Ink TUI's ``/agents pause``), of every session live in this gateway now
+    and of those opened later, until resumed the same way."""
     if "paused" in p and not isinstance(p["paused"], bool):
         raise bad("paused", "boolean")
     paused = opt_bool(p, "paused", True)
-    gw.kernel.sessions.children.set_paused(sid, paused)
-    return {"session_id": sid, "paused": paused}
+    table = gw.kernel.sessions.children
+    sid = session_id(p)
+    if sid:
+        gw.live(sid)
+        table.set_paused(sid, paused)
+        return {"session_id": sid, "paused": paused}
+    gw.delegation_paused = paused
+    for live_sid in list(gw.lives):
+        table.set_paused(live_sid, paused)
+    return {"session_id": None, "paused": paused}
 
 
 def subagent_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:

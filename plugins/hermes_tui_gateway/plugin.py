@@ -5,9 +5,9 @@ Cheap to import: the gateway, pydantic, aiohttp and jsonrpcserver load inside th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from hermes_core import OptionSpec, TransportSpec, hookimpl
+from hermes_core import OptionSpec, SchemaSpec, TransportSpec, hookimpl
 
 if TYPE_CHECKING:
     from hermes_core import TransportContext
@@ -56,3 +56,20 @@ SPEC = TransportSpec(
 def hermes_transports() -> TransportSpec:
     """Return the ``tui`` transport."""
     return SPEC
+
+
+def _schema() -> dict[str, Any]:
+    from hermes_tui_gateway.schema_doc import build
+
+    return build()
+
+
+@hookimpl
+def hermes_schemas() -> SchemaSpec:
+    """Return the TUI gateway's OpenRPC document for ``hermes schema export``."""
+    return SchemaSpec(
+        name="tui",
+        summary="TUI gateway: JSON-RPC methods, events and error codes (OpenRPC)",
+        kind="openrpc",
+        build=_schema,
+    )

@@ -19,6 +19,9 @@ class TuiSettings(BaseModel):
     ring_bytes: int = Field(4 * 1024 * 1024, ge=1024)
     orphan_grace_s: float = Field(300.0, ge=0)
     busy_policy: Literal["queue", "steer", "interrupt"] = "queue"
+    # After a question is answered, the session's events wait this long behind the response
+    # (docs/reference/tui-gateway.md#answering-questions).
+    answer_settle_s: float = Field(0.5, ge=0, le=5)
     token: str | None = None
     token_file: Path | None = None
     allow_remote: bool = False

@@ -14,7 +14,7 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_core import (
@@ -39,6 +39,7 @@ from hermes_core import (
     rpc,
 )
 from hermes_tui_gateway import encode
+from hermes_tui_gateway.wire import UsageObj
 
 if TYPE_CHECKING:
     from hermes_core import Event, Session
@@ -94,7 +95,7 @@ class SessionStream:
         self._tool_names: dict[str, str] = {}
         self._last_usage = 0.0
         self.verbose = "all"
-        self.last_usage_obj: dict[str, Any] | None = None
+        self.last_usage_obj: UsageObj | None = None
         self._last_info: dict[str, Any] | None = None
         # Background tasks started through this gateway whose background.complete is still due.
         self.open_tasks: set[str] = set()
@@ -137,13 +138,13 @@ class SessionStream:
         truncated = last_seen > self.seq or (last_seen + 1 < oldest and last_seen < self.seq)
         return events, truncated
 
-    def emit(self, type_: str, payload: dict[str, Any] | None = None) -> None:
+    def emit(self, type_: str, payload: Mapping[str, Any] | None = None) -> None:
         """Number, keep and deliver one session event (flushing buffered deltas first)."""
         if type_ not in ("message.delta", "reasoning.delta"):
             self._flush()
         self._emit(type_, payload)
 
-    def _emit(self, type_: str, payload: dict[str, Any] | None) -> None:
+    def _emit(self, type_: str, payload: Mapping[str, Any] | None) -> None:
         self.seq += 1
         params: dict[str, Any] = {"type": type_, "session_id": self.session_id, "seq": self.seq}
         if payload is not None:
@@ -254,9 +255,9 @@ class SessionStream:
                 self.emit("message.start", payload)
             case TurnCompleted():
                 model = self.session.info().model
-                payload = encode.message_complete(ev, model, self.session.kernel.redactor)
-                self.last_usage_obj = payload["usage"]
-                self.emit("message.complete", payload)
+                done = encode.message_complete(ev, model, self.session.kernel.redactor)
+                self.last_usage_obj = done["usage"]
+                self.emit("message.complete", done)
                 self._tool_args.clear()
                 self._tool_names.clear()
                 if self.turn_subagents and self.on_tree is not None:
@@ -268,23 +269,28 @@ class SessionStream:
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
                 if self._tools_visible() or ev.name == "clarify":
-                    self.emit("tool.start", encode.tool_start(ev))
+                    started = encode.tool_start(ev)
+                    if self.verbose == "verbose":
+                        started["args_text"] = encode.args_text(ev.args_redacted)
+                    self.emit("tool.start", started)
             case ToolProgress():
                 name = self._tool_names.get(ev.call_id, "")
                 if self._tools_visible() or name == "clarify":
                     preview = self.session.kernel.redactor(ev.tail)
                     self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
             case ToolCompleted():
-                payload = encode.tool_complete(
+                finished = encode.tool_complete(
                     ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
                 )
+                if self.verbose == "verbose":
+                    finished["result_text"] = finished["result"]
                 if (
                     self._tools_visible()
-                    or "inline_diff" in payload
+                    or "inline_diff" in finished
                     or ev.todos is not None
                     or ev.name == "clarify"
                 ):
-                    self.emit("tool.complete", payload)
+                    self.emit("tool.complete", finished)
             case QuestionRequested():
                 self.emit(*encode.question_request(ev))
             case QuestionClosed():

@@ -130,15 +130,22 @@ class _Writer:
                     await self._ws.send_str(frame.decode("utf-8"))
 
 
-def _offered_token(request: web.Request) -> tuple[str | None, bool]:
-    """Return the presented token and whether it came through an accepted channel."""
+def _offered_token(request: web.Request, url_token_ok: bool) -> tuple[str | None, bool]:
+    """Return the presented token and whether it came through an accepted channel.
+
+    :param url_token_ok: whether ``?token=`` counts: only on a loopback listener, for clients
+        that can set neither headers nor subprotocols (the Ink TUI's ``HERMES_TUI_GATEWAY_URL``).
+    """
     auth = request.headers.get("Authorization", "")
     if auth.lower().startswith("bearer "):
-        return auth[7:].strip(), True
+        return auth[7:].strip(), "token" not in request.query
     offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",") if p.strip()]
     tokens = [p[len(TOKEN_PREFIX) :] for p in offered if p.startswith(TOKEN_PREFIX)]
     if tokens:
-        return tokens[0], SUBPROTOCOL in offered
+        return tokens[0], SUBPROTOCOL in offered and "token" not in request.query
+    in_url = request.query.getall("token", [])
+    if len(in_url) == 1:
+        return in_url[0], url_token_ok
     return None, False
 
 
@@ -209,14 +216,16 @@ async def serve_ws(
     redact_log_handlers(gw.kernel.redactor)
 
     closing: set[asyncio.Future[object]] = set()
+    # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
+    # it, and the Ink TUI can carry the token no other way.
+    url_token_ok = is_loopback(host)
 
     async def handler(request: web.Request) -> web.WebSocketResponse:
-        offered, channel_ok = _offered_token(request)
+        offered, channel_ok = _offered_token(request, url_token_ok)
         ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
         await ws.prepare(_without_foreign_protocols(request))
         good = (
-            "token" not in request.query
-            and channel_ok
+            channel_ok
             and offered is not None
             and hmac.compare_digest(offered.encode("utf-8"), token.encode("utf-8"))
         )

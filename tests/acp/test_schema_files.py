@@ -1,4 +1,4 @@
-"""The vendored ACP schema is complete, unmodified and licensed (see ``schema/README.md``)."""
+"""The vendored ACP schema is complete, unmodified and licensed (``hermes_acp/acp_schema/README.md``)."""
 
 from __future__ import annotations
 

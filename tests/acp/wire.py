@@ -1,8 +1,10 @@
 """Schema map, validation and wire invariants for the ACP tests (docs/reference/acp.md#wire-invariants).
 
 Every agent-sent frame is validated with a Draft 2020-12 validator built per definition from the
-official ACP schema vendored in ``tests/acp/schema/`` (``schema.json``; ``session/fork`` from
-``schema.unstable.json``); responses are paired with the requests they answer by direction and id.
+schema export's ``acp`` document: the official ACP schema vendored in
+``plugins/hermes_acp/acp_schema/`` plus Hermes' ``_meta`` types, whose ``_meta`` is checked too
+(``session/fork`` from the vendored ``schema.unstable.json``); responses are paired with the
+requests they answer by direction and id.
 """
 
 from __future__ import annotations
@@ -15,7 +17,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-SCHEMA_DIR = Path(__file__).resolve().with_name("schema")
+import hermes_acp
+from tests import wire_check
+
+#: The vendored schema ships with the plugin (``hermes schema export`` reads it there).
+SCHEMA_DIR = Path(hermes_acp.__file__).resolve().with_name("acp_schema")
 
 #: client → agent methods: (request definition, response definition)
 AGENT_METHODS: dict[str, tuple[str, str | None]] = {
@@ -44,9 +50,23 @@ CLIENT_METHODS: dict[str, tuple[str, str | None]] = {
 
 @cache
 def _defs(which: str) -> dict[str, Any]:
-    name = "schema.unstable.json" if which == "unstable" else "schema.json"
-    data: dict[str, Any] = json.loads((SCHEMA_DIR / name).read_text())
+    """Return the definitions: the stable ones from the schema export (the vendored schema plus
+    Hermes' ``_meta`` types, tests/wire_check.py), the unstable ones from the vendored file."""
+    if which != "unstable":
+        stable: dict[str, Any] = wire_check.document("acp")["$defs"]
+        return stable
+    data: dict[str, Any] = json.loads((SCHEMA_DIR / "schema.unstable.json").read_text())
     return data["$defs"]
+
+
+def _meta_problems(name: str, value: Any) -> list[str]:
+    """Check the ``_meta`` Hermes sends with a message against the export's extension type."""
+    ext = wire_check.document("acp")["x-meta-extensions"].get(name)
+    if ext is None or not isinstance(value, dict):
+        return []
+    if "_meta" not in value:
+        return [f"{name}: _meta missing (the export declares {ext['$ref']})"]
+    return wire_check.problems("acp", ext["$ref"].rsplit("/", 1)[1], value["_meta"])
 
 
 @cache
@@ -89,6 +109,7 @@ def check(name: str, value: Any) -> list[str]:
     if name == "legacy:SetModel":
         return [] if value == {} else [f"set_model result must be {{}}, got {value!r}"]
     problems = [f"{name}: {e.message} at {list(e.absolute_path)}" for e in validator(name).iter_errors(value)]
+    problems += _meta_problems(name, value)
     if isinstance(value, dict) and "models" in value:
         problems += _legacy_models(value["models"])
     return problems

@@ -17,6 +17,8 @@ from typing import Any
 
 import aiohttp
 
+from tests import wire_check
+
 BIN_DIR = Path(sys.executable).parent
 HERMES = shutil.which("hermes", path=str(BIN_DIR)) or str(BIN_DIR / "hermes")
 _SCRUB = ("HERMES_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_", "API_SERVER_")
@@ -153,7 +155,9 @@ async def call(
         if data is not None:
             kwargs["data"] = data
         async with client.request(method, server.base + path, **kwargs) as resp:
-            return Reply(resp.status, resp.headers, await resp.text())
+            reply = Reply(resp.status, resp.headers, await resp.text())
+    wire_check.check_api(method, path, reply.status, reply.headers.get("Content-Type", ""), reply.text)
+    return reply
 
 
 def parse_sse(text: str) -> list[dict[str, Any]]:

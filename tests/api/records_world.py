@@ -34,7 +34,12 @@ def kernel_on(backend: str, where: str | Path) -> Kernel:
 
 @contextlib.asynccontextmanager
 async def api_records(
-    backend: str, where: str | Path, count: int = 1, max_responses: int = 100, retention_s: float = 86400
+    backend: str,
+    where: str | Path,
+    count: int = 1,
+    max_responses: int = 100,
+    retention_s: float = 86400,
+    chat_ttl_s: float = 86400,
 ) -> AsyncIterator[list[KernelApiRecords]]:
     """Yield ``count`` opened record handles, each on a kernel of its own over one backend (the
     memory backend cannot be shared: ``count`` handles then share one kernel)."""
@@ -47,7 +52,7 @@ async def api_records(
             kernel = kernel_on(backend, where)
             await stack.enter_async_context(kernel.running())
             kernels.append(kernel)
-        handles = [KernelApiRecords(k, max_responses, retention_s) for k in kernels]
+        handles = [KernelApiRecords(k, max_responses, retention_s, chat_ttl_s) for k in kernels]
         for handle in handles:
             await handle.open()
             stack.push_async_callback(handle.close)

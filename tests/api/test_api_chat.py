@@ -27,7 +27,7 @@ async def _active_turns(server: Server, count: int) -> bool:
     return bool(detail["api_server"]["active_turns"] == count)
 
 
-async def test_non_stream_shape_headers_and_derived_id(server: Server) -> None:
+async def test_non_stream_shape_headers_and_session_id(server: Server) -> None:
     body = chat({"role": "system", "content": "be brief"}, USER, model="hermes-agent")
     reply = await call(server, "POST", "/v1/chat/completions", body)
     assert reply.status == 200
@@ -52,8 +52,10 @@ async def test_non_stream_shape_headers_and_derived_id(server: Server) -> None:
     assert hermes["session_id"] == session_id
     assert hermes["completed"] is True and hermes["failed"] is False
     assert None not in hermes.values()
+    # The same first turn again is another conversation: another session.
     again = await call(server, "POST", "/v1/chat/completions", body)
-    assert again.headers["X-Hermes-Session-Id"] == session_id
+    assert re.fullmatch(r"api-[0-9a-f]{16}", again.headers["X-Hermes-Session-Id"])
+    assert again.headers["X-Hermes-Session-Id"] != session_id
 
 
 async def test_regenerate_and_continuation_never_duplicate_history(server: Server) -> None:

@@ -58,12 +58,15 @@ async def test_principals_and_frontend_users_never_share_a_derived_session(
 ) -> None:
     keys = ["hk_first-principal-key-0001", "hk_second-principal-key-0002"]
     server = make_server(f"[api_server]\nkeys = {keys!r}\n")
-    # One key: the opener alone decides, and the same opener continues the same session.
-    _, one = await ask(server, user("hi"), key=keys[0], model="mock:echo")
-    _, same = await ask(server, user("hi"), key=keys[0], model="mock:echo")
-    assert one == same and re.fullmatch(r"api-[0-9a-f]{16}", one)
-    # Another principal, or another frontend user behind one key: another session and folder.
+    # One key: the same words continue the same session.
+    said, one = await ask(server, user("hi"), key=keys[0], model="mock:echo")
+    history = [user("hi"), assistant(said), user("more")]
+    assert re.fullmatch(r"api-[0-9a-f]{16}", one)
+    assert (await ask(server, *history, key=keys[0], model="mock:echo"))[1] == one
+    # Another principal with the same words, or another frontend user behind one key: another
+    # session and folder.
     _, other_key = await ask(server, user("hi"), key=keys[1], model="mock:echo")
+    assert (await ask(server, *history, key=keys[1], model="mock:echo"))[1] == other_key
     alice = {"X-OpenWebUI-User-Id": "user-alice"}
     bob = {"X-OpenWebUI-User-Id": "user-bob"}
     as_alice, as_bob = await both_open_with_hi(server, alice, bob, key=keys[0])
@@ -117,10 +120,11 @@ async def test_the_frontend_headers_are_configurable(make_server: Callable[..., 
     server = make_server(
         '[api_server]\nchat_id_headers = ["X-Frontend-Conversation"]\nuser_id_headers = []\n'
     )
-    _, plain = await ask(server, user("hi"), headers={"X-OpenWebUI-Chat-Id": "ignored-now"})
+    said, plain = await ask(server, user("hi"), headers={"X-OpenWebUI-Chat-Id": "ignored-now"})
     _, seeded = await ask(server, user("hi"), headers={"X-Frontend-Conversation": "conv-7"})
-    _, other_user = await ask(server, user("hi"), headers={"X-OpenWebUI-User-Id": "someone"})
     assert re.fullmatch(r"api-[0-9a-f]{16}", plain) and seeded.startswith("api-chat-")
+    history = [user("hi"), assistant(said), user("next")]
+    _, other_user = await ask(server, *history, headers={"X-OpenWebUI-User-Id": "someone"})
     assert other_user == plain  # user ids are not read any more
 
 

@@ -1,4 +1,4 @@
-"""The pure parts of chat sessions and streams: derived ids, task prompts, failure mapping and
+"""The pure parts of chat sessions and streams: history keys, chat ids, task prompts, failure mapping and
 progress frames (docs/reference/api-server.md#chat-sessions, #chat-stream)."""
 
 from __future__ import annotations
@@ -8,26 +8,41 @@ from typing import Any
 
 import pytest
 
+from hermes_api_server.chat_index import history_key, new_session_id, turn_points
 from hermes_api_server.chat_meta import provider_failure
 from hermes_api_server.chat_progress import ProgressFrames
-from hermes_api_server.chat_session import derived_session_id, frontend_session_id, is_meta_request
+from hermes_api_server.chat_session import frontend_session_id, is_meta_request
 from hermes_core import ProviderError, QuestionClosed, ToolAnnounced, ToolCompleted, ToolDecision
 from hermes_core.testing import make_kernel
 
 P1, P2 = "principal:" + "1" * 32, "principal:" + "2" * 32
 
 
-def test_derived_ids_differ_by_principal_user_and_opener_and_are_stable() -> None:
-    base = derived_session_id("", "hi", P1)
-    assert base == derived_session_id("", "hi", P1) and base.startswith("api-") and len(base) == 20
+def test_history_keys_follow_what_reconcile_compares() -> None:
+    said = [("user", "hi"), ("assistant", "Hello! How can I help?")]
+    base = history_key(None, said)
+    assert len(base) == 32 and base == history_key(None, [tuple(p) for p in said])
+    # What reconcile treats as equal: whitespace runs, and empty messages it has nothing to match.
+    spaced = [("user", " hi "), ("assistant", ""), ("assistant", "Hello!\n\n  How can I help?")]
+    spaced = [(role, " ".join(text.split())) for role, text in spaced]
+    assert history_key(None, spaced) == base
     others = {
-        derived_session_id("", "hi", P2),
-        derived_session_id("", "hi", P1, "user-a"),
-        derived_session_id("", "hi", P1, "user-b"),
-        derived_session_id("be brief", "hi", P1),
-        derived_session_id("", "hello", P1),
+        history_key("user-a", said),
+        history_key("user-b", said),
+        history_key(None, [("user", "hi"), ("assistant", "Hello! How can I help")]),
+        history_key(None, [("assistant", "hi"), ("user", "Hello! How can I help?")]),
+        history_key(None, [("user", "hi\nHello! How can I help?")]),
+        history_key(None, said[:1]),
     }
-    assert base not in others and len(others) == 5
+    assert base not in others and len(others) == 6
+
+
+def test_turn_points_are_the_ends_of_answered_turns() -> None:
+    pairs = [("user", "a"), ("assistant", "1"), ("assistant", "2"), ("user", "b"), ("user", "c")]
+    assert turn_points(pairs) == [pairs[:3]]
+    assert turn_points([*pairs, ("assistant", "3")]) == [pairs[:3], [*pairs, ("assistant", "3")]]
+    assert turn_points([("user", "a")]) == []
+    assert new_session_id() != new_session_id()
 
 
 def test_frontend_ids_are_per_principal_user_and_chat() -> None:

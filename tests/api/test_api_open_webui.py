@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -37,6 +38,7 @@ NAME = f"open-webui-{VERSION}"
 TORCH = "torch==2.13.0+cpu"  # the machine's local CPU wheel; PyPI has no "+cpu" build to pull
 WRITE = 'note please [[tool write_file {"path": "note.txt", "content": "private note of A"}]]'
 READ = 'look [[tool read_file {"path": "note.txt"}]]'
+PWD = 'good morning [[tool terminal {"command": "pwd"}]]'
 HERMES_CONFIG = """
 model = "mock:history"
 [agent]
@@ -82,7 +84,7 @@ class WebUI:
 CONNECTION_HEADERS = {"X-OpenWebUI-Chat-Id": "{{CHAT_ID}}", "X-OpenWebUI-User-Id": "{{USER_ID}}"}
 
 
-def _environment(data: Path, hermes: Server, forwarding: bool) -> dict[str, str]:
+def _environment(data: Path, hermes: Server, forwarding: bool, headers: bool) -> dict[str, str]:
     keep = ("PATH", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE")
     env = {k: v for k, v in os.environ.items() if k in keep}
     env.update(
@@ -117,13 +119,13 @@ def _environment(data: Path, hermes: Server, forwarding: bool) -> dict[str, str]
         ANONYMIZED_TELEMETRY="false",
         USER_AGENT="hermes-tests",
     )
-    if not forwarding:
+    if headers:
         env["OPENAI_API_CONFIGS"] = json.dumps({"0": {"enable": True, "headers": CONNECTION_HEADERS}})
     return env
 
 
 @contextlib.contextmanager
-def _running(factory: pytest.TempPathFactory, forwarding: bool) -> Iterator[WebUI]:
+def _running(factory: pytest.TempPathFactory, forwarding: bool, headers: bool = False) -> Iterator[WebUI]:
     python = _install()
     hermes = start_server(factory.mktemp("hermes"), config=HERMES_CONFIG)
     data = factory.mktemp("open-webui")
@@ -136,7 +138,7 @@ def _running(factory: pytest.TempPathFactory, forwarding: bool) -> Iterator[WebU
         proc = subprocess.Popen(
             [str(python), "-c", serve],
             cwd=data,
-            env=_environment(data, hermes, forwarding),
+            env=_environment(data, hermes, forwarding, headers),
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
@@ -160,6 +162,13 @@ def webui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
 @pytest.fixture(scope="module")
 def webui_headers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
     """Open WebUI with forwarding off and the ids sent as the connection's templated headers."""
+    with _running(tmp_path_factory, forwarding=False, headers=True) as ui:
+        yield ui
+
+
+@pytest.fixture
+def webui_plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebUI]:
+    """Open WebUI as installed: no forwarding, no connection headers, so no chat or user id."""
     with _running(tmp_path_factory, forwarding=False) as ui:
         yield ui
 
@@ -294,13 +303,26 @@ async def test_the_connection_headers_keep_chats_apart_without_forwarding(webui_
         await _two_users_stay_apart(webui_headers, users)
 
 
-async def _two_users_stay_apart(webui: WebUI, users: dict[str, Client]) -> None:
+async def test_without_any_chat_id_two_users_chats_with_one_opener_stay_apart(webui_plain: WebUI) -> None:
+    # Nothing names the chat: each one's history finds its session. The opener asks for the
+    # working directory, so each chat's first answer names its own folder, as a real model's
+    # answers differ; word-for-word identical chats cannot be told apart without a chat id.
+    async with _signed_in(webui_plain) as users:
+        await _two_users_stay_apart(webui_plain, users, opener=PWD)
+
+
+async def _two_users_stay_apart(webui: WebUI, users: dict[str, Client], opener: str = "") -> None:
     ada, bob = users["ada"], users["bob"]
-    (a_chat, a_first), (b_chat, b_first) = await asyncio.gather(
-        ada.send("[[delay 30]] good morning"), bob.send("[[delay 30]] good morning")
-    )
-    for client, chat, first in ((ada, a_chat, a_first), (bob, b_chat, b_first)):
-        assert (await client.message(chat, first))["content"] == "Turns: good morning"
+    first = opener or "[[delay 30]] good morning"
+    (a_chat, a_first), (b_chat, b_first) = await asyncio.gather(ada.send(first), bob.send(first))
+    replies = []
+    for client, chat, first_id in ((ada, a_chat, a_first), (bob, b_chat, b_first)):
+        replies.append((await client.message(chat, first_id))["content"])
+    if opener:
+        workspaces = webui.hermes.home / "workspaces"
+        assert all(r.startswith(f"Done: {workspaces}/api-") for r in replies) and len(set(replies)) == 2
+    else:
+        assert replies == ["Turns: good morning"] * 2
     # Ada's agent writes a note in her chat's folder; Bob's looks for it in his and finds none.
     a_write = (await ada.send(WRITE, a_chat, a_first))[1]
     assert (await ada.message(a_chat, a_write))["content"].startswith("Done: ")
@@ -315,7 +337,8 @@ async def _two_users_stay_apart(webui: WebUI, users: dict[str, Client]) -> None:
     b_next = (await bob.send("what now?", b_chat, b_read))[1]
     assert (await bob.message(b_chat, b_next))["content"] == "Turns: good morning | look | what now?"
     folders = sorted(p.name for p in (webui.hermes.home / "workspaces").iterdir())
-    assert len(folders) == 2 and all(f.startswith("api-chat-") for f in folders), folders
+    named = re.compile(r"api-[0-9a-f]{16}" if opener else r"api-chat-[0-9a-f]{16}")
+    assert len(folders) == 2 and all(named.fullmatch(f) for f in folders), folders
 
 
 async def test_a_tool_run_shows_a_status_line(users: dict[str, Client]) -> None:

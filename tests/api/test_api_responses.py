@@ -138,6 +138,16 @@ async def test_bad_response_bodies(server: Server) -> None:
         assert_error(await call(server, "POST", "/v1/responses", body), 400, code)
 
 
+async def test_a_prompt_of_unicode_whitespace_is_a_400_on_every_route(server: Server) -> None:
+    # NEL and friends: blank to the core's check, which must answer as the client's mistake.
+    for blank in ("\u0085", "\u2028", " \u3000 "):
+        reply = await call(server, "POST", "/v1/responses", {"input": blank})
+        assert reply.status == 400, (blank, reply.status, reply.text)
+        chat = {"model": "hermes-agent", "messages": [{"role": "user", "content": blank}]}
+        reply = await call(server, "POST", "/v1/chat/completions", chat)
+        assert reply.status == 400, (blank, reply.status, reply.text)
+
+
 async def test_stream_event_order_and_terminal_equals_get(server: Server) -> None:
     reply = await call(server, "POST", "/v1/responses", {"input": TOOL_INPUT, "stream": True})
     frames = parse_sse(reply.text)

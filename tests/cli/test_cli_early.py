@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hermes_cli.early import find_early
@@ -21,6 +22,12 @@ def begin(args, selected):
 
 def explode(args, selected):
     raise RuntimeError("early hook failed on purpose")
+
+
+def with_context(args, selected, early):
+    report = {"fingerprint": early.fingerprint(), "cache": str(early.cache_dir)}
+    sys.stderr.write("CONTEXT " + json.dumps(report) + "\\n")
+    sys.stderr.flush()
 '''
 
 
@@ -81,6 +88,24 @@ def test_built_in_names_cannot_be_taken(tmp_path: Path) -> None:
     result = run_hermes(tmp_path, "run", "--help", pythonpath=[root])
     assert result.returncode == 0
     assert "EARLY" not in result.stderr
+
+
+def test_a_three_argument_hook_gets_the_settings_fingerprint(tmp_path: Path) -> None:
+    """A hook taking a third argument gets a fingerprint of the settings' sources and the cache dir."""
+    root = _dist(tmp_path / "dist", hook="early_hook:with_context")
+
+    def context(env: dict[str, str] | None = None) -> dict[str, str]:
+        result = run_hermes(tmp_path, "throwaway", env=env, pythonpath=[root])
+        line = next(x for x in result.stderr.splitlines() if x.startswith("CONTEXT "))
+        found: dict[str, str] = json.loads(line.removeprefix("CONTEXT "))
+        return found
+
+    first = context()
+    assert len(first["fingerprint"]) == 64 and first["cache"].endswith("hermes")
+    assert context()["fingerprint"] == first["fingerprint"]  # the same sources, the same print
+    assert context({"HERMES_MODEL": "mock:alt"})["fingerprint"] != first["fingerprint"]
+    (tmp_path / "config.toml").write_text('model = "mock:alt"\n', encoding="utf-8")
+    assert context()["fingerprint"] != first["fingerprint"]
 
 
 def test_find_early_reads_the_group(tmp_path: Path) -> None:

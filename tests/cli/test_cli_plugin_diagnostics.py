@@ -101,12 +101,23 @@ def test_help_lists_a_transport_by_its_command_name_and_summary(hermes: Hermes, 
         assert "Beam prompts over a pretend wire." in shown.stdout
         assert "beamplug" not in shown.stdout and "plugin command" not in shown.stdout
         commands = _section(shown.stdout, "Commands")
-        assert commands == ["run", "plugins", "models", "config", "sessions", "version", "help"]
+        assert commands == [
+            "chat",
+            "run",
+            "plugins",
+            "models",
+            "config",
+            "sessions",
+            "schema",
+            "version",
+            "help",
+        ]
     # Only the plugins' real transports are listed: the first-party ones and beam.
     assert set(_section(hermes("--help", pythonpath=[renamed]).stdout, "Transports")) == {
         "acp",
         "api",
         "beam",
+        "pi",
         "tui",
     }
     ran = hermes("beam", pythonpath=[renamed])

@@ -5,6 +5,7 @@ Before, the loop's reader failed to register fd 0 in a callback and the process 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Callable
@@ -15,7 +16,7 @@ import pytest
 from tests.cli.cli_helpers import HERMES, clean_env
 
 
-@pytest.mark.parametrize("command", ["acp", "tui"])
+@pytest.mark.parametrize("command", ["acp", "tui", "pi"])
 def test_stdin_from_dev_null_ends_at_once(tmp_path: Path, command: str) -> None:
     (tmp_path / "config.toml").write_text('model = "mock:script"\n', encoding="utf-8")
     done = subprocess.run(
@@ -31,7 +32,10 @@ def test_stdin_from_dev_null_ends_at_once(tmp_path: Path, command: str) -> None:
     assert done.returncode == 0, done.stderr
     assert "Exception in callback" not in done.stderr
     for line in done.stdout.splitlines():  # only protocol frames on stdout
-        assert line.startswith('{"jsonrpc":"2.0"'), line
+        if command == "pi":  # pi's records are JSON objects, not JSON-RPC
+            assert isinstance(json.loads(line), dict), line
+        else:
+            assert line.startswith('{"jsonrpc":"2.0"'), line
 
 
 def _closing(fd: int) -> Callable[[], None]:
@@ -39,7 +43,7 @@ def _closing(fd: int) -> Callable[[], None]:
     return lambda: os.close(fd)
 
 
-@pytest.mark.parametrize("command", ["acp", "tui"])
+@pytest.mark.parametrize("command", ["acp", "tui", "pi"])
 @pytest.mark.parametrize("closed", [0, 1])
 def test_a_closed_standard_descriptor_is_survived(tmp_path: Path, command: str, closed: int) -> None:
     """With stdin or stdout closed by the parent, the transport starts and ends cleanly (exit 0).

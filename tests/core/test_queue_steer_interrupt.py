@@ -177,6 +177,24 @@ async def test_undelivered_steer_comes_back_as_pending(kernel: Kernel, workspace
     assert session.steer("late") == "idle"
 
 
+async def test_withdrawn_steer_never_reaches_the_model(kernel: Kernel, workspace: Path) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    assert session.withdraw_steer() == []  # nothing runs
+    turn = await session.submit(
+        '[[reason slowly now]] [[delay 40]] [[tool read_file {"path": "a.txt"}]]', owner="me"
+    )
+    await _first(turn, ReasoningDelta)
+    assert session.steer("one") == "accepted"
+    assert session.steer("two") == "accepted"
+    assert session.withdraw_steer() == ["one", "two"]
+    assert session.withdraw_steer() == []
+    events = await collect(turn)
+    assert not [e for e in events if isinstance(e, SteerDelivered)]
+    assert events[-1].pending_steer is None and "Steer" not in events[-1].text
+    assert not any("[User guidance]" in r.content for r in session.rows)
+
+
 async def test_steer_validation(kernel: Kernel, workspace: Path) -> None:
     session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
     with pytest.raises(InvalidValue):

@@ -67,6 +67,7 @@ def test_check_workspace_names_each_problem(tmp_path: Path) -> None:
         ("relative/dir", {}, WorkspaceProblem.NOT_ABSOLUTE),
         (str(tmp_path / "missing"), {}, WorkspaceProblem.NOT_A_DIRECTORY),
         (str(tmp_path / "file.txt"), {}, WorkspaceProblem.NOT_A_DIRECTORY),
+        ("x" * 5000, {"relative_to": tmp_path}, WorkspaceProblem.NOT_A_DIRECTORY),  # too long a name
         (str(tmp_path), {"roots": [str(tmp_path / "root")]}, WorkspaceProblem.OUTSIDE_ROOTS),
         (str(tmp_path / "root"), {"roots": []}, WorkspaceProblem.OUTSIDE_ROOTS),
     ]

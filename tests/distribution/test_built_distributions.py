@@ -29,7 +29,7 @@ def package_files(source: Path) -> dict[str, str]:
     found: dict[str, str] = {}
     for relative in builds.checkout_files():
         parts = Path(relative).parts
-        if parts[0] in ("hermes_core", "hermes_cli", "hermes_launcher"):
+        if parts[0] in ("hermes_core", "hermes_cli", "hermes_chat", "hermes_launcher"):
             found[relative] = relative
         elif parts[0] == "plugins" and len(parts) > 2 and parts[1].startswith("hermes_"):
             found["/".join(parts[1:])] = relative
@@ -57,6 +57,8 @@ def test_the_wheel_is_ours_and_holds_every_package_file(built: Built) -> None:
     assert {f"{top}/py.typed" for top in tops} <= names
     statics = sorted(p for p in wanted if p.startswith("hermes_api_server/console/static/"))
     assert {"index.html", "app.js", "console.css"} <= {p.rsplit("/", 1)[1] for p in statics}
+    # The vendored ACP schema `hermes schema export` builds on.
+    assert "hermes_acp/acp_schema/schema.json" in names
 
 
 def test_the_wheel_declares_the_command_and_every_plugin(built: Built) -> None:
@@ -67,7 +69,10 @@ def test_the_wheel_declares_the_command_and_every_plugin(built: Built) -> None:
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(text)
     groups = {section: dict(parser[section]) for section in parser.sections()}
-    assert groups["console_scripts"] == {"hermes": "hermes_launcher:main"}
+    assert groups["console_scripts"] == {
+        "hermes": "hermes_launcher:main",
+        "hermes-pi": "hermes_launcher:pi_main",
+    }
     declared = PYPROJECT["project"]["entry-points"]
     assert groups["hermes.plugins"] == declared["hermes.plugins"]
     assert groups["hermes.early"] == declared["hermes.early"]

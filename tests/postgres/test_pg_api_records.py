@@ -13,6 +13,7 @@ import pytest
 
 from hermes_core import StorageUnavailable
 from tests.api import records_checks
+from tests.api.chat_index_checks import index_rows_behave, keys_expire
 from tests.api.records_world import api_records
 from tests.pg_schema import drop_connections, own_connections
 
@@ -66,3 +67,13 @@ async def test_a_server_restart_costs_reads_nothing_and_writes_at_most_one_failu
                 failed += 1
         assert failed <= 1
         assert len(await store.runs_of("p1", 10)) == 1 + 3 - failed
+
+
+async def test_two_instances_share_the_chat_index(pg_dsn: str) -> None:
+    async with api_records("postgres", pg_dsn, count=2) as (a, b):
+        await index_rows_behave(a, b)
+
+
+async def test_chat_index_keys_expire_on_postgres(pg_dsn: str) -> None:
+    async with api_records("postgres", pg_dsn, chat_ttl_s=1.0) as (store,):
+        await keys_expire(store)

@@ -141,3 +141,34 @@ async def test_a_session_whose_folder_is_on_another_host_continues_in_this_insta
     finally:
         a.stop()
         b.stop()
+
+
+def chat_by_history(server: Server, messages: list[dict[str, str]]) -> tuple[str, str]:
+    """Chat without a session header (the history picks the session); return (text, session id)."""
+    sdk = openai.OpenAI(base_url=f"{server.base}/v1", api_key=KEY, max_retries=0, timeout=scaled(30))
+    raw = sdk.chat.completions.with_raw_response.create(model="mock:history", messages=messages)  # type: ignore[arg-type]
+    return raw.parse().choices[0].message.content or "", raw.headers["X-Hermes-Session-Id"]
+
+
+async def test_instances_share_which_session_a_chat_history_continues(tmp_path: Path, pg_dsn: str) -> None:
+    env = {"HERMES_POSTGRES_DSN": pg_dsn, "API_SERVER_KEY": KEY}
+    a = start_server(tmp_path / "a", config=CONFIG, env=env)
+    b = start_server(tmp_path / "b", config=CONFIG, env=env)
+    try:
+        opener = {"role": "user", "content": 'hi [[tool terminal {"command": "pwd"}]]'}
+        # Two chats open with the same words, one on each instance; each answer names its folder.
+        a_said, a_id = await asyncio.to_thread(chat_by_history, a, [opener])
+        b_said, b_id = await asyncio.to_thread(chat_by_history, b, [opener])
+        assert a_id != b_id and a_said != b_said
+        # Each continues on the other instance, which finds its session in the shared index.
+        a_next = [opener, {"role": "assistant", "content": a_said}, {"role": "user", "content": "A again"}]
+        b_next = [opener, {"role": "assistant", "content": b_said}, {"role": "user", "content": "B again"}]
+        assert await asyncio.to_thread(chat_by_history, b, a_next) == ("Turns: hi | A again", a_id)
+        assert await asyncio.to_thread(chat_by_history, a, b_next) == ("Turns: hi | B again", b_id)
+        a_rows, b_rows = await stored(pg_dsn, a_id), await stored(pg_dsn, b_id)
+        assert [r[1] for r in a_rows if r[0] == "user"] == [opener["content"], "A again"]
+        assert [r[1] for r in b_rows if r[0] == "user"] == [opener["content"], "B again"]
+        assert all(r[2] for r in a_rows + b_rows)  # nothing archived
+    finally:
+        a.stop()
+        b.stop()

@@ -99,10 +99,15 @@ async def create_run(server: Any, text: str, session_id: str | None = None) -> s
 class Tap:
     """Follow a run's events on one instance (or through nginx) in the background, from a cursor to
     the end of the stream, as a client would: a stream that ends without ``: stream closed`` (the
-    bus went away) or a 503 is retried with ``Last-Event-ID``. Keeps every connection's frames."""
+    bus went away) or a 503 is retried with ``Last-Event-ID``. Keeps every connection's frames.
 
-    def __init__(self, server: Any, run_id: str, cursor: int = 0) -> None:
+    :param drops: how many times the client itself drops its connection after a few events (and
+        comes back with its cursor).
+    """
+
+    def __init__(self, server: Any, run_id: str, cursor: int = 0, drops: int = 0) -> None:
         self.server, self.run_id, self.start = server, run_id, cursor
+        self.drops = drops
         #: (cursor the connection started at, its frames), one per connection.
         self.segments: list[tuple[int, list[dict[str, Any]]]] = []
         self.task = asyncio.create_task(self._read(cursor))
@@ -131,6 +136,9 @@ class Tap:
                         frames.append(frame)
                         if "id" in frame:
                             cursor = frame["id"]
+                        if self.drops and len(frames) >= 4:
+                            self.drops -= 1
+                            break  # the client's connection drops; it comes back with its cursor
             if closed:
                 return
             await asyncio.sleep(0.1)

@@ -13,7 +13,6 @@ import signal
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 from tests.api.api_helpers import call
 from tests.nginx_front import start_nginx
@@ -41,46 +40,6 @@ class Front:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(15)
-
-
-class DroppingTap(Tap):
-    """A client that drops its connection after a few events and resumes with Last-Event-ID."""
-
-    async def _read(self, cursor: int) -> None:
-        import aiohttp
-
-        from tests.redis.fault_world import _frames
-
-        drops = 2
-        while True:
-            closed = False
-            headers = self.server.auth()
-            if cursor:
-                headers["Last-Event-ID"] = str(cursor)
-            url = f"{self.server.base}/v1/runs/{self.run_id}/events"
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(sock_read=scaled(30))) as client:
-                async with client.get(url, headers=headers) as resp:
-                    if resp.status in (502, 503, 504):
-                        await asyncio.sleep(0.2)
-                        continue
-                    if resp.status == 204:
-                        return  # the cursor is the terminal event: nothing more to come
-                    assert resp.status == 200, await resp.text()
-                    frames: list[dict[str, Any]] = []
-                    self.segments.append((cursor, frames))
-                    async for frame, is_closed in _frames(resp):
-                        if is_closed:
-                            closed = True
-                            break
-                        frames.append(frame)
-                        if "id" in frame:
-                            cursor = frame["id"]
-                        if drops and len(frames) >= 4:
-                            drops -= 1
-                            break  # the client's connection drops; it comes back with its cursor
-            if closed:
-                return
-            await asyncio.sleep(0.05)
 
 
 async def post_run(front: Front, text: str, session_id: str) -> str:
@@ -115,7 +74,7 @@ async def test_through_nginx_every_run_ends_once_while_an_instance_stalls_and_re
             for turn in range(RUNS_EACH):
                 text = f"[[tokens 30]] [[delay 60]] client {i} turn {turn}"
                 run_id = await post_run(front, text, f"conv-{i}")
-                tap = DroppingTap(front, run_id)
+                tap = Tap(front, run_id, drops=2)
                 runs.append((f"conv-{i}", run_id, tap))
                 await tap.done()
 
@@ -124,7 +83,7 @@ async def test_through_nginx_every_run_ends_once_while_an_instance_stalls_and_re
         stalled = servers[0]
         # One run surely owned by the instance about to stall, followed through nginx too.
         pinned = await create_run(stalled, "[[tokens 200]] [[delay 50]] pinned", "conv-pinned")
-        runs.append(("conv-pinned", pinned, DroppingTap(front, pinned)))
+        runs.append(("conv-pinned", pinned, Tap(front, pinned, drops=2)))
         await eventually(lambda: runs[-1][2].count("message.delta") >= 1, timeout=30)
         stalled.proc.send_signal(signal.SIGSTOP)
         try:

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests import wire_check
+
 BIN_DIR = Path(sys.executable).parent
 HERMES = shutil.which("hermes", path=str(BIN_DIR)) or str(BIN_DIR / "hermes")
 _SCRUB = ("HERMES_", "OPENAI_", "OPENROUTER_", "ANTHROPIC_")
@@ -64,6 +66,7 @@ class _Collector:
         self.null_errors: list[Frame] = []
 
     def add(self, frame: Frame) -> None:
+        wire_check.check_tui(frame)
         with self.cond:
             self.frames.append(frame)
             if "method" not in frame:
@@ -316,6 +319,7 @@ class WsClient:
         async for msg in self.ws:
             if msg.type == aiohttp.WSMsgType.TEXT:
                 frame = json.loads(msg.data)
+                wire_check.check_tui(frame)
                 self.frames.append(frame)
                 if "method" not in frame and frame.get("id") is not None:
                     self.responses[frame["id"]] = frame
@@ -385,13 +389,18 @@ class WsServer:
     """``hermes tui --ws 127.0.0.1:0`` as a subprocess; ``url`` is read from its stderr line."""
 
     def __init__(
-        self, home: Path, token: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None
+        self,
+        home: Path,
+        token: str,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        bind: str = "127.0.0.1:0",
     ) -> None:
         self.home = home
         self.token = token
         extra = {"HERMES_TUI_TOKEN": token, **(env or {})}
         self.proc = subprocess.Popen(
-            [HERMES, "tui", "--ws", "127.0.0.1:0", *args],
+            [HERMES, "tui", "--ws", bind, *args],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -84,6 +84,23 @@ def test_limits_and_pause_are_tool_errors(spawn: Callable[..., TuiProcess], home
     assert tui.error("delegation.pause", session_id="missing").code == 4001
 
 
+def test_pause_without_a_session_holds_every_session_back(tui: TuiProcess) -> None:
+    """``delegation.pause {paused}`` with no ``session_id`` (what the Ink TUI's ``/agents pause``
+    sends) pauses every session of the gateway, those opened later too, until resumed."""
+    first = tui.create()
+    assert tui.call("delegation.pause", paused=True) == {"session_id": None, "paused": True}
+    assert tui.call("delegation.status")["paused"] is True
+    later = tui.create()
+    for sid in (first, later):
+        assert tui.call("delegation.status", session_id=sid)["paused"] is True
+        assert "paused" in tui.turn(sid, delegate(goal="x"))["text"]
+    assert tui.call("delegation.pause", paused=False) == {"session_id": None, "paused": False}
+    assert tui.call("delegation.status")["paused"] is False
+    assert results(tui.turn(later, delegate(goal="y [[tokens 1]]")))[0]["summary"] == "t0"
+    assert results(tui.turn(first, delegate(goal="z [[tokens 1]]")))[0]["summary"] == "t0"
+    assert tui.error("delegation.pause", session_id=5, paused=True).code == -32602
+
+
 def test_interrupt_cascades_and_one_child_can_be_stopped(tui: TuiProcess) -> None:
     sid = tui.create()
     slow = "[[tokens 5000]] [[delay 20]] slow"

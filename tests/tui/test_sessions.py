@@ -214,3 +214,20 @@ def test_list_previews_the_first_user_message(tui: TuiProcess) -> None:
     listed = {s["id"]: s for s in tui.call("session.list")["sessions"]}
     assert listed[short]["preview"] == "what does this repository do?"
     assert listed[long]["preview"] == ("word " * 100)[:200]
+
+
+def test_list_filters_by_folder_and_names_each_sessions_folder(tui: TuiProcess, tmp_path: Path) -> None:
+    """``session.list {cwd}``: only that folder's sessions (what ``hermes chat --continue`` asks)."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    mine = tui.create(cwd=str(here))
+    tui.turn(mine, "in here")
+    other = tui.create(cwd=str(there))
+    tui.turn(other, "over there")
+    listed = tui.call("session.list", cwd=str(here))["sessions"]
+    assert [s["id"] for s in listed] == [mine]
+    assert listed[0]["cwd"] == str(here)
+    everything = {s["id"]: s["cwd"] for s in tui.call("session.list")["sessions"]}
+    assert everything[other] == str(there)
+    assert tui.error("session.list", cwd=str(tmp_path / "gone")).code == 4017

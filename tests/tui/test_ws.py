@@ -40,9 +40,15 @@ async def _expect_close(url: str, code: int, **kw: object) -> None:
 
 
 async def test_ws_auth(server: WsServer) -> None:
-    """Check 6: no or query token → 4401, no frame; bearer or subprotocol → ready; bad origin → 4403."""
+    """Check 6: no or wrong token → 4401, no frame; bearer, subprotocol or (on this loopback
+    listener) ``?token=`` → ready; bad origin → 4403."""
     await _expect_close(server.url, 4401)
-    await _expect_close(f"{server.url}?token={TOKEN}", 4401)
+    await _expect_close(f"{server.url}?token=wrong", 4401)
+    await _expect_close(f"{server.url}?token={TOKEN}&token={TOKEN}", 4401)
+    await _expect_close(f"{server.url}?token={TOKEN}", 4401, headers={"Authorization": "Bearer wrong"})
+    in_url = await WsClient.connect(f"{server.url}?token={TOKEN}")
+    assert (await in_url.wait(lambda: in_url.frames))[0]["params"]["type"] == "gateway.ready"
+    await in_url.close()
     await _expect_close(server.url, 4401, headers={"Authorization": "Bearer wrong"})
     await _expect_close(server.url, 4401, protocols=(f"hermes.token.{TOKEN}",))
     await _expect_close(server.url, 4403, headers={**_bearer(), "Origin": "http://evil.example"})
@@ -59,6 +65,20 @@ async def test_ws_auth(server: WsServer) -> None:
     local = await WsClient.connect(server.url, headers={**_bearer(), "Origin": "http://127.0.0.1:3000"})
     await local.wait(lambda: local.frames)
     await local.close()
+
+
+async def test_ws_token_in_the_url_is_refused_off_loopback(shared_home: Path) -> None:
+    """A listener that is not loopback (``--allow-remote``) refuses ``?token=`` with 4401, even
+    when correct: a URL is logged and shared too easily; headers still work."""
+    srv = WsServer(shared_home, TOKEN, args=["--allow-remote"], bind="0.0.0.0:0")
+    try:
+        url = srv.url.replace("0.0.0.0", "127.0.0.1")
+        await _expect_close(f"{url}?token={TOKEN}", 4401)
+        bearer = await WsClient.connect(url, headers=_bearer())
+        assert (await bearer.wait(lambda: bearer.frames))[0]["params"]["type"] == "gateway.ready"
+        await bearer.close()
+    finally:
+        srv.stop()
 
 
 async def test_ws_wrong_path_is_404(server: WsServer) -> None:

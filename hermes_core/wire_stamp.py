@@ -1,0 +1,21 @@
+"""The version and checksum of the wire schemas that ``hermes schema export`` writes.
+
+Every transport announces these two at run time (``gateway.ready``, ``GET /v1/capabilities``,
+ACP ``initialize``), so a host can tell which schema the server it talks to speaks without
+building the documents (docs/integrating.md#schema-version). ``SCHEMA_SHA256`` is the ``sha256``
+of a fresh export; ``tests/schema/test_stamp.py`` fails when a change to a wire model leaves it
+stale. Raise ``SCHEMA_VERSION``'s major part for a breaking change (CONTRIBUTING.md, "The
+schema gate").
+"""
+
+from __future__ import annotations
+
+#: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
+SCHEMA_VERSION = "1.0.0"
+#: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
+SCHEMA_SHA256 = "936e6a73b4bdf72ec5da536ca45049bad804d8591a56940ad023bc8811b7c4d5"
+
+
+def schema_stamp() -> dict[str, str]:
+    """Return ``{"version": SCHEMA_VERSION, "sha256": SCHEMA_SHA256}``, what every transport announces."""
+    return {"version": SCHEMA_VERSION, "sha256": SCHEMA_SHA256}

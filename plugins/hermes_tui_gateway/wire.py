@@ -1,0 +1,287 @@
+"""The TUI gateway's wire records: the typed shapes the encoders build, the event and error catalogs.
+
+The payloads are ``TypedDict`` s: the encoders in :mod:`encode`, :mod:`stream` and
+:mod:`gateway` build plain dicts annotated with these types (mypy checks every key), so the hot
+path pays nothing, and ``hermes schema export`` turns the same types into JSON Schema
+(:mod:`hermes_tui_gateway.schema_doc`). ``EVENTS`` names every event the gateway sends and
+``ERROR_CODES`` every per-method error code; ``tests/schema/test_tui_catalogs.py`` fails when the
+code sends one that is missing here (docs/reference/tui-gateway.md#event-catalog, #error-codes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
+
+
+class SchemaStampObj(TypedDict):
+    """The version and ``sha256`` of the schema export the server speaks (docs/integrating.md)."""
+
+    version: str
+    sha256: str
+
+
+class Skin(TypedDict):
+    """The skin a host may apply (always the default one)."""
+
+    name: str
+    colors: dict[str, str]
+    branding: dict[str, str]
+
+
+class ProtocolObj(TypedDict):
+    """The protocol's name and version."""
+
+    name: Literal["hermes-tui-gateway"]
+    version: int
+
+
+class Capabilities(TypedDict):
+    """What this gateway supports."""
+
+    event_replay: bool
+    server_requests: bool
+    rewind: bool
+    steer: bool
+    queue: bool
+
+
+class ReadyPayload(TypedDict):
+    """``gateway.ready``: the first frame on every connection."""
+
+    skin: Skin
+    version: str
+    protocol: ProtocolObj
+    replay_epoch: str
+    capabilities: Capabilities
+    schema: SchemaStampObj
+
+
+class UsageObj(TypedDict):
+    """The usage object (docs/reference/tui-gateway.md#usage-object)."""
+
+    model: str | None
+    input: int
+    output: int
+    prompt: int
+    completion: int
+    reasoning: int
+    total: int
+    calls: int
+    estimated: bool
+    context_used: NotRequired[int]
+    context_max: NotRequired[int]
+    context_percent: NotRequired[float]
+    cost_usd: NotRequired[float]
+
+
+class TextDelta(TypedDict):
+    """``message.delta`` / ``reasoning.delta``: text since the last delta."""
+
+    text: str
+
+
+class TurnError(TypedDict):
+    """Why a turn ended in ``error``."""
+
+    code: str
+    message: str
+    retryable: bool
+    layer: str | None
+
+
+class PersistedTurn(TypedDict):
+    """The stored rows of a finished turn."""
+
+    user_row_id: int | None
+    assistant_row_id: int | None
+
+
+class MessageComplete(TypedDict):
+    """``message.complete``: the turn's final text and outcome."""
+
+    text: str
+    status: Literal["complete", "error", "interrupted"]
+    usage: UsageObj
+    turn_usage: UsageObj
+    reasoning: NotRequired[str]
+    pending_steer: NotRequired[str]
+    warning: NotRequired[str]
+    error: NotRequired[TurnError]
+    partial: NotRequired[bool]
+    persisted_turn: NotRequired[PersistedTurn]
+
+
+class ToolStart(TypedDict):
+    """``tool.start``."""
+
+    tool_id: str
+    name: str
+    context: str
+    args: Any
+    #: with ``verbose`` display: the arguments as readable text
+    args_text: NotRequired[str]
+
+
+class ToolComplete(TypedDict):
+    """``tool.complete``."""
+
+    tool_id: str
+    name: str
+    args: Any
+    duration_s: float
+    result: str
+    error: NotRequired[bool]
+    summary: NotRequired[str]
+    inline_diff: NotRequired[str]
+    todos: NotRequired[list[dict[str, Any]]]
+    #: with ``verbose`` display: the whole result as text
+    result_text: NotRequired[str]
+
+
+class QuestionExpire(TypedDict):
+    """``<kind>.expire``: a question ended without an answer."""
+
+    request_id: str
+    reason: Literal["timeout", "interrupted", "closed"]
+
+
+class StatusUpdate(TypedDict):
+    """``status.update``."""
+
+    kind: str
+    text: str
+
+
+class SessionTitle(TypedDict):
+    """``session.title``."""
+
+    session_id: str
+    title: str
+
+
+class SessionUsage(TypedDict):
+    """``session.usage``."""
+
+    usage: UsageObj
+
+
+class ErrorEvent(TypedDict):
+    """``error``: a failure outside a turn."""
+
+    message: str
+    code: str
+
+
+class BackgroundComplete(TypedDict):
+    """``background.complete``."""
+
+    task_id: str
+    text: str
+    status: str
+
+
+class SessionReclaimed(TypedDict):
+    """``session.reclaimed`` (global)."""
+
+    session_id: str
+    reason: Literal["orphan"]
+
+
+class EventParams(TypedDict):
+    """The ``params`` of an ``event`` notification (docs/reference/tui-gateway.md#event-envelope)."""
+
+    type: str
+    session_id: str
+    seq: NotRequired[int]
+    payload: NotRequired[dict[str, Any]]
+
+
+#: Every event the gateway sends → its payload type (``None``: not typed yet, any object).
+EVENTS: dict[str, Any] = {
+    "gateway.ready": ReadyPayload,
+    "message.start": None,
+    "message.delta": TextDelta,
+    "reasoning.delta": TextDelta,
+    "message.complete": MessageComplete,
+    "tool.start": ToolStart,
+    "tool.progress": None,
+    "tool.complete": ToolComplete,
+    "approval.request": None,
+    "clarify.request": None,
+    "sudo.request": None,
+    "secret.request": None,
+    "approval.expire": QuestionExpire,
+    "clarify.expire": QuestionExpire,
+    "sudo.expire": QuestionExpire,
+    "secret.expire": QuestionExpire,
+    "session.info": None,
+    "session.title": SessionTitle,
+    "session.usage": SessionUsage,
+    "status.update": StatusUpdate,
+    "error": ErrorEvent,
+    "background.complete": BackgroundComplete,
+    "subagent.spawn_requested": None,
+    "subagent.start": None,
+    "subagent.progress": None,
+    "subagent.thinking": None,
+    "subagent.tool": None,
+    "subagent.complete": None,
+    "session.reclaimed": SessionReclaimed,
+}
+
+#: JSON-RPC's own codes and the gateway's per-method codes (docs/reference/tui-gateway.md#error-codes).
+ERROR_CODES: dict[int, str] = {
+    -32700: "parse error",
+    -32603: "internal error (data.error_id)",
+    -32602: "invalid params (data.param, data.expected)",
+    -32601: "unknown method",
+    -32600: "invalid request",
+    4000: "required param missing",
+    4001: "session not live (data.session_id, data.resumable)",
+    4002: "invalid value, unknown config key or model, a choice not offered",
+    4003: "cli.exec argv is not a list of strings",
+    4004: "malformed rewind integer, command usage error, unknown subagent",
+    4005: "shell.exec command matches a guarded pattern (data.patterns)",
+    4006: "session.resume without an id",
+    4007: "session not found",
+    4008: "nothing to branch",
+    4009: "busy, in use by another process, or no pending question with that id",
+    4011: "unknown command (command.resolve)",
+    4012: "text required",
+    4013: "unknown voice action (voice is off here)",
+    4014: "voice mode is off; a required hash missing",
+    4015: "path required",
+    4016: "file missing or unsupported",
+    4017: "invalid cwd",
+    4018: "rewind target not found, unknown command, attachment too large",
+    4019: "unknown action; plugins.toggle without a name",
+    4021: "title required",
+    4022: "title invalid",
+    4023: "session.delete of a session live in this gateway",
+    4028: "the rewind would empty the transcript",
+    4029: "rewind fields without confirm_truncate",
+    4030: "ordinal or message id disagrees with the row id; path outside its folder",
+    5000: "resume or spawn-tree I/O failed",
+    5001: "config write failed",
+    5002: "shell.exec timed out",
+    5003: "shell.exec could not start",
+    5005: "compress (the model call) failed",
+    5006: "session.list failed",
+    5007: "title storage failed",
+    5008: "rewind storage or branch failed",
+    5010: "process.stop failed",
+    5011: "session.save could not write",
+    5015: "reload failed",
+    5016: "cli.exec timed out",
+    5017: "cli.exec could not start",
+    5024: "skills are not part of Hermes",
+    5026: "plugins.manage toggle refused: plugins are chosen at start",
+    5027: "clipboard or image I/O failed",
+    5029: "browser control is not part of Hermes",
+    5030: "command handler failed",
+    5031: "pets are not part of Hermes",
+    5033: "model.options failed",
+    5036: "session.delete: stored sessions are kept",
+}

@@ -1,0 +1,56 @@
+"""The chat index in the kernel's records, on the memory and SQLite backends
+(docs/reference/api-server.md#persistence); PostgreSQL runs the same checks in tests/postgres."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from hermes_api_server.chat_index import CANDIDATES, Mirror
+from tests.api.chat_index_checks import index_rows_behave, keys_expire
+from tests.api.records_world import api_records
+
+BACKENDS = ("memory", "sqlite")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_chat_index_records_looks_up_and_is_bounded(backend: str, tmp_path: Path) -> None:
+    async with api_records(backend, tmp_path / "hermes.sqlite3") as (store,):
+        await index_rows_behave(store, store)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_chat_index_keys_expire(backend: str, tmp_path: Path) -> None:
+    async with api_records(backend, tmp_path / "hermes.sqlite3", chat_ttl_s=1.0) as (store,):
+        await keys_expire(store)
+
+
+async def test_the_chat_index_outlives_the_process(tmp_path: Path) -> None:
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (store,):
+        await store.record_chat("p1", "s1", ["k1"], [])
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (again,):
+        assert await again.chat_sessions("p1", "k1", 60, 8) == [("s1", True)]
+        assert not (tmp_path / "api_server.sqlite3").exists()
+
+
+async def test_the_in_memory_mirror_answers_what_the_records_hold(tmp_path: Path) -> None:
+    mirror = Mirror(size=5)  # smaller than the keys used, so that eviction happens too
+    pick = random.Random(7)
+    keys, sessions = [f"k{i}" for i in range(8)], [f"s{i}" for i in range(4)]
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (store,):
+        for _ in range(300):
+            if pick.random() < 0.5:
+                key = pick.choice(keys)
+                found = await store.chat_sessions("p1", key, 3600, CANDIDATES)
+                known = mirror.get("p1", key)
+                assert known is None or known == found, (key, known, found)
+                if known is None:
+                    mirror.put("p1", key, found)
+                continue
+            session = pick.choice(sessions)
+            heads = pick.sample(keys, pick.randint(1, 2))
+            earlier = [k for k in pick.sample(keys, pick.randint(0, 2)) if k not in heads]
+            now = await store.record_chat("p1", session, heads, earlier, CANDIDATES)
+            mirror.recorded("p1", session, now, earlier)

@@ -1,0 +1,93 @@
+"""The frame hook: a frame off the export fails the test that received it, with the reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests import wire_check
+
+pytest_plugins = ["pytester"]
+
+DEMO = """
+from tests import wire_check
+
+
+def event(type_, payload):
+    params = {"type": type_, "session_id": "s", "seq": 1, "payload": payload}
+    return {"jsonrpc": "2.0", "method": "event", "params": params}
+
+
+def test_gets_a_delta_whose_text_is_a_number():
+    wire_check.check_tui(event("message.delta", {"text": 5}))
+
+
+def test_gets_an_event_nobody_declared():
+    wire_check.check_tui(event("message.sparkle", {}))
+
+
+def test_gets_an_undeclared_error_code():
+    wire_check.check_tui({"jsonrpc": "2.0", "id": 1, "error": {"code": 4999, "message": "odd"}})
+
+
+def test_gets_good_frames():
+    wire_check.check_tui(event("message.delta", {"text": "hi"}))
+    wire_check.check_tui(event("session.info", {"anything": True}))  # not typed yet: any object
+    wire_check.check_tui({"jsonrpc": "2.0", "id": 2, "error": {"code": 4001, "message": "session not live"}})
+    wire_check.check_tui({"jsonrpc": "2.0", "id": 3, "result": {"session_id": "s"}})
+"""
+
+
+def test_a_frame_off_the_schema_fails_the_test_that_received_it(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest("from tests.conftest import frames_follow_the_schema  # noqa: F401\n")
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_demo=DEMO)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_gets_a_delta_whose_text_is_a_number*",
+            "*tui: event message.delta: TextDelta: 5 is not of type 'string'*",
+            "*ERROR at teardown of test_gets_an_event_nobody_declared*",
+            "*event 'message.sparkle' is not in the export*",
+            "*ERROR at teardown of test_gets_an_undeclared_error_code*",
+            "*error code 4999 is not in the export*",
+        ]
+    )
+    assert "test_gets_good_frames" not in "\n".join(
+        line for line in result.stdout.lines if "ERROR at teardown" in line
+    )
+
+
+def test_the_tui_checker_reads_the_same_export_as_the_command() -> None:
+    from hermes_tui_gateway.schema_doc import build
+
+    assert wire_check.document("tui") == build()
+
+
+async def test_api_responses_and_stream_events_are_checked_against_the_export(tmp_path: Path) -> None:
+    from tests.api.api_helpers import call, start_server
+
+    server = start_server(tmp_path / "home", config="[titles]\nrefine = false\n")
+    try:
+        body = {"model": "hermes-agent", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        stream = await call(server, "POST", "/v1/chat/completions", body)
+        caps = await call(server, "GET", "/v1/capabilities")
+    finally:
+        server.stop()
+    assert stream.status == 200 and "chat.completion.chunk" in stream.text
+    sse = stream.headers["Content-Type"]
+    assert wire_check.api_problems("POST", "/v1/chat/completions", 200, sse, stream.text) == []
+    # The same stream with a chunk whose choices are not a list: the checker names it.
+    broken = stream.text.replace('"choices":[', '"choices":7,"was":[', 1)
+    assert broken != stream.text
+    found = wire_check.api_problems("POST", "/v1/chat/completions", 200, sse, broken)
+    assert any("chat.completion.chunk" in p for p in found), found
+    json_type = caps.headers["Content-Type"]
+    assert wire_check.api_problems("GET", "/v1/capabilities", 200, json_type, caps.text) == []
+    without = caps.json
+    del without["schema"]
+    found = wire_check.api_problems("GET", "/v1/capabilities", 200, json_type, json.dumps(without))
+    assert found == ["Capabilities: 'schema' is a required property at []"], found
