@@ -32,16 +32,35 @@ from pathlib import Path
 SOCKET_ENV = "HERMES_INK_GATEWAY_SOCKET"
 """Where the launcher finds the pre-started gateway (set by ``hermes --tui`` for ``node``)."""
 CLAIM_TIMEOUT_S = 120.0
-# What ``hermes tui`` imports on its way to the first frame; imported while Node loads.
+# What ``hermes tui`` imports on its way to the first frame (the costly ones, from
+# ``python -X importtime``), imported while Node loads; a name missing here only costs time.
 WARM_MODULES = (
     "hermes_cli.main",
     "hermes_cli.app",
     "hermes_cli.cmd_transport",
+    "hermes_cli.paths",
+    "hermes_cli.store",
+    "hermes_cli.dotenv",
     "hermes_core",
+    "hermes_core.settings",
+    "hermes_core.loader",
+    "hermes_core.session.table",
+    "hermes_core.lease_owner",
+    "hermes_core.model_choice",
+    "hermes_core.approvals.guards",
+    "stevedore",
+    "platformdirs",
+    "uvloop",
+    "sqlite3",
+    "jsonrpcserver",
     "hermes_tui_gateway.plugin",
     "hermes_tui_gateway.gateway",
     "hermes_tui_gateway.serve",
-    "jsonrpcserver",
+    "hermes_tui_gateway.methods_attach",
+    "hermes_tui_gateway.methods_prompt",
+    "hermes_sqlite.store",
+    "hermes_mock.provider",
+    "hermes_mcp.manager",
 )
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
@@ -91,7 +110,7 @@ def _warm() -> None:
 
     for name in WARM_MODULES:
         # A module that fails here fails again, with its message, when hermes tui imports it.
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception, SystemExit):
             importlib.import_module(name)
 
 
