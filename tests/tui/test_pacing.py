@@ -2,7 +2,7 @@
 with every character in order (docs/reference/tui-gateway.md#settings, ``stream_interval_s`` and
 ``stream_interval_long_s``).
 
-A terminal client redraws its live tail for every delta; the Ink TUI spends ~100-200 ms per
+A terminal client redraws its live tail for every delta; the Ink TUI spends ~50-200 ms per
 redraw of a 16,000-character tail, so a 33 ms cadence left no time to echo keystrokes.
 """
 
