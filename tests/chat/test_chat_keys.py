@@ -28,21 +28,6 @@ GUARDED = '[[tool terminal {"command": "echo hermes-guard-test"}]]'
 
 
 @pytest.fixture
-def scrubbed(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the gateway the chat spawns at the test's HERMES_HOME, and nothing else of ours."""
-    import os
-
-    for name in list(os.environ):
-        if (
-            name.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_"))
-            and name != "HERMES_TEST_TIME_SCALE"
-        ):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    return home
-
-
-@pytest.fixture
 async def chat(scrubbed: Path, work: Path) -> AsyncIterator[Keyboard]:
     with create_pipe_input() as pipe:
         keyboard = await start_chat(scrubbed, work, pipe)
