@@ -70,7 +70,8 @@ class TerminalOutput:
 
     def refresh(self) -> None:
         if self.app is not None:
-            trace.note(f"invalidate pending={self.app.invalidated} running={self.app.is_running}")
+            if trace.ON:
+                trace.note(f"invalidate pending={self.app.invalidated} running={self.app.is_running}")
             self.app.invalidate()
 
     def flush(self) -> None:
@@ -325,7 +326,8 @@ class ChatApp:
             self.fail(f"could not start the chat: {text}")
             return
         self.session_open, self.link_state = True, ""
-        trace.note(f"session open {self.client.session_id}")
+        if trace.ON:
+            trace.note(f"session open {self.client.session_id}")
         self.out.refresh()  # the toolbar changes now, whether or not an event follows
         if self.client.session_id and snapshot.get("messages"):
             self.screen.show_snapshot(snapshot)

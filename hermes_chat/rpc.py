@@ -54,7 +54,8 @@ class Rpc:
         frame: Frame = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params:
             frame["params"] = params
-        trace.frame(">", frame)
+        if trace.ON:
+            trace.frame(">", frame)
         try:
             await self.link.send(frame)
         except (ConnectionError, OSError, RuntimeError) as exc:
@@ -72,7 +73,8 @@ class Rpc:
                 frame = await self.link.receive()
                 if frame is None:
                     break
-                trace.frame("<", frame)
+                if trace.ON:
+                    trace.frame("<", frame)
                 if self._dispatch(frame):
                     # Let the caller act on its response (say, adopt the session it created)
                     # before the events that follow it are delivered.

@@ -14,6 +14,8 @@ import time
 from typing import IO, Any
 
 ENV = "HERMES_CHAT_FRAME_LOG"
+ON = bool(os.environ.get(ENV, "").strip())
+"""Whether the log is on (read once, at import): callers test it before building a line."""
 _T0 = time.monotonic()
 _file: IO[str] | None = None
 _opened = False
@@ -21,25 +23,24 @@ _opened = False
 
 def _sink() -> IO[str] | None:
     global _file, _opened
-    if not _opened:
+    if ON and not _opened:
         _opened = True
-        path = os.environ.get(ENV, "").strip()
-        if path:
-            try:
-                _file = open(path, "a", encoding="utf-8", buffering=1)  # open for the process's life
-            except OSError:
-                _file = None
+        try:
+            # Line-buffered and open for the process's life: a line is on disk when written.
+            _file = open(os.environ[ENV].strip(), "a", encoding="utf-8", buffering=1)
+        except OSError:
+            _file = None
     return _file
 
 
 def enabled() -> bool:
-    """Say whether the log is on."""
+    """Say whether the log is on and its file could be opened."""
     return _sink() is not None
 
 
 def note(what: str) -> None:
     """Append one line (when the log is on)."""
-    sink = _sink()
+    sink = _sink() if ON else None
     if sink is not None:
         try:
             sink.write(f"{(time.monotonic() - _T0) * 1000:9.1f} {what}\n")
@@ -49,7 +50,7 @@ def note(what: str) -> None:
 
 def frame(direction: str, message: dict[str, Any]) -> None:
     """Log a frame by its shape: ``>`` sent, ``<`` received."""
-    if _sink() is None:
+    if not ON or _sink() is None:
         return
     if message.get("method") == "event":
         raw = message.get("params")

@@ -166,3 +166,26 @@ def test_a_usage_error_leaves_no_gateway_behind(home: Path, work: Path) -> None:
     assert done.returncode == 2
     assert "--resume and --continue cannot be used together" in done.stderr
     eventually_sync(lambda: not _working_in(work), timeout=20, what="no gateway left in the folder")
+
+
+def test_the_frame_log_times_frames_by_shape_and_keeps_their_contents_out(
+    home: Path, work: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "frames.log"
+    done = subprocess.run(
+        [HERMES, "chat"],
+        input="remember hermes-frame-log-canary\n",
+        env=hermes_env(home, {"HERMES_CHAT_FRAME_LOG": str(log)}),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: remember hermes-frame-log-canary\n"  # nothing else on stdout
+    text = log.read_text(encoding="utf-8")
+    assert "< event gateway.ready" in text
+    assert "> request session.create id=" in text and "< result id=" in text
+    assert "> request prompt.submit id=" in text and "< event message.complete" in text
+    assert "canary" not in text
