@@ -18,7 +18,7 @@ from hermes_core.session.types import ModelSwitch, TitleResult
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
-    from hermes_core.events import Event
+    from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
 
@@ -43,7 +43,7 @@ class SessionControls:
         async def update_record(self, **fields: Any) -> None: ...
         async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]: ...
         def mark_changed(self, *fields: str) -> None: ...
-        def emit(self, event: Event) -> None: ...
+        def emit(self, event: AnyEvent) -> None: ...
 
     @property
     def _me(self) -> Session:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.events import (
-    Event,
+    AnyEvent,
     SessionChanged,
     Usage,
 )
@@ -167,7 +167,7 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         """Number and log every later event in ``log`` (``kernel.events`` calls this at open)."""
         self._log = log
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: AnyEvent) -> None:
         """Log an event (setting its ``seq``), then deliver it to subscribers, the running
         turn's listeners and the observers."""
         if self._log is not None:

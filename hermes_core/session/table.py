@@ -22,7 +22,7 @@ from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
-    from hermes_core.events import Event
+    from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
     from hermes_core.session.types import StoredSession
@@ -59,7 +59,7 @@ class Sessions:
         """Return the live session with this id, if open in this process."""
         return self._live.get(session_id)
 
-    def emit(self, session_id: str, event: Event) -> None:
+    def emit(self, session_id: str, event: AnyEvent) -> None:
         """Emit ``event`` on the live session ``session_id``; nothing happens when it is not open."""
         session = self._live.get(session_id)
         if session is not None:
