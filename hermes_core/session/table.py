@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
-    from hermes_core.session.types import StoredSession
+    from hermes_core.session.types import BranchSeed, StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
 
 log = logging.getLogger("hermes.kernel")
@@ -105,6 +105,7 @@ class Sessions:
         channel_key: str | None = None,
         parent_session_id: str | None = None,
         create_cwd: bool = False,
+        branch: BranchSeed | None = None,
     ) -> Session:
         """Open a stored or live session, or create one; take its writer lease
         (docs/reference/core.md#sessions-and-storage).
@@ -125,6 +126,7 @@ class Sessions:
             channel_key=channel_key,
             parent_session_id=parent_session_id,
             create_cwd=create_cwd,
+            branch=branch,
         )
 
     async def lookup(self, id_or_title: str) -> SessionRecord | None:
