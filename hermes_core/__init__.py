@@ -48,6 +48,8 @@ _EXPORTS: dict[str, str] = {
     "FileChange": "hermes_core.events",
     "TodoItem": "hermes_core.events",
     "Event": "hermes_core.events",
+    "AnyEvent": "hermes_core.events",
+    "EVENT_TYPES": "hermes_core.events",
     "TurnStarted": "hermes_core.events",
     "SegmentStarted": "hermes_core.events",
     "TextDelta": "hermes_core.events",
