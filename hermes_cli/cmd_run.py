@@ -174,8 +174,12 @@ def run_command(ctx: click.Context, model: str | None, session_id: str | None, p
     def body() -> int:
         from hermes_cli.settings_loader import apply_model_flag
 
+        from hermes_cli.scenario_check import check_settings
+
+        raw = apply_model_flag(state.store.load(), model)
+        check_settings(raw)
         kernel = state.kernel
-        kernel.configure(apply_model_flag(state.store.load(), model))
+        kernel.configure(raw)
         return event_loop.run(_run(kernel, prompt, session_id))
 
     code: Any = guarded(body)
