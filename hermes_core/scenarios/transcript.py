@@ -95,9 +95,6 @@ async def run_scenario(
     :param settings: more core settings, merged over the defaults.
     :raises AssertionError: a question came that the scenario does not expect.
     """
-    from hermes_core.events import ALL_KINDS, QuestionRequested
-    from hermes_core.testing import make_kernel
-
     scenario = load_scenario(path)
     merged: dict[str, Any] = {
         "model": f"mock:scenario:{path}",
@@ -105,22 +102,45 @@ async def run_scenario(
         "titles": {"refine": False},
     }
     merged.update(settings or {})
-    kernel = make_kernel(entry_points=["mock", "tools", "delegation"], settings=merged)
-    answers = _answers(scenario)
+    prompts = [turn.user for turn in scenario.turns]
+    return await run_prompts(merged, prompts, _answers(scenario), workspace=workspace, label=scenario.path)
+
+
+async def run_prompts(
+    settings: Mapping[str, Any],
+    prompts: Sequence[str],
+    answers: Sequence[tuple[str, str]] = (),
+    *,
+    workspace: Path,
+    label: str = "run",
+) -> list[dict[str, Any]]:
+    """Send ``prompts`` one turn after another to a fresh in-memory kernel; return the transcript.
+
+    :param settings: the core settings (``model`` names what answers).
+    :param answers: ``(question kind, answer)`` for each question, in the order they come.
+    :param label: names the run in assertion messages.
+    :raises AssertionError: a question came that ``answers`` does not expect.
+    """
+    from hermes_core.events import ALL_KINDS, QuestionRequested
+    from hermes_core.testing import make_kernel
+
+    kernel = make_kernel(entry_points=["mock", "tools", "delegation", "openai", "anthropic"], settings=settings)
+    model = str(settings.get("model", ""))
+    pending = list(answers)
     lines: list[dict[str, Any]] = []
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="scenario", cwd=workspace)
-        for turn_spec in scenario.turns:
-            lines.append({"event": "UserSent", "text": turn_spec.user})
-            turn = await session.submit(turn_spec.user, owner="scenario", answerable=ALL_KINDS)
+        for prompt in prompts:
+            lines.append({"event": "UserSent", "text": prompt})
+            turn = await session.submit(prompt, owner="scenario", answerable=ALL_KINDS)
             async for event in turn.events():
-                lines.append(event_line(event, merged["model"]))
+                lines.append(event_line(event, model))
                 if isinstance(event, QuestionRequested):
-                    if not answers:
-                        raise AssertionError(f"{scenario.path}: unexpected {event.kind} question")
-                    kind, answer = answers.pop(0)
+                    if not pending:
+                        raise AssertionError(f"{label}: unexpected {event.kind} question")
+                    kind, answer = pending.pop(0)
                     if kind != event.kind:
-                        raise AssertionError(f"{scenario.path}: expected a {kind} question, got {event.kind}")
+                        raise AssertionError(f"{label}: expected a {kind} question, got {event.kind}")
                     lines.append({"event": "HostAnswered", "kind": kind, "answer": answer})
                     kernel.answer(event.request_id, answer)
     return lines
