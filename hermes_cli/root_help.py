@@ -53,6 +53,11 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
         "schema_group",
         "Export the wire protocols' schemas; compare two exports.",
     ),
+    "scenario": (
+        "hermes_cli.cmd_scenario",
+        "scenario_group",
+        "Scenario files for testing hosts: list, check, show as JSON.",
+    ),
     "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version and distribution."),
     "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),
 }

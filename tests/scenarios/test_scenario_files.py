@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import textwrap
 from pathlib import Path
@@ -152,3 +153,24 @@ def test_hermes_run_plays_a_scenario(home: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello, host!\n"
+
+
+def test_the_scenario_command_lists_checks_and_shows(tmp_path: Path, home: Path) -> None:
+    env = clean_env(home)
+
+    def hermes(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([HERMES, "scenario", *args], env=env, capture_output=True, text=True, timeout=60)
+
+    listed = hermes("list")
+    assert listed.returncode == 0 and listed.stdout.split() == [str(p) for p in shipped()]
+    text = next(p for p in shipped() if p.stem == "text")
+    assert hermes("check", str(text)).stdout == f"ok: {text}\n"
+    shown = json.loads(hermes("show", str(text)).stdout)
+    assert shown["name"] == "text" and shown["turns"][0]["user"] == "Say hello"
+    assert [c["text"] for c in shown["turns"][0]["steps"][0]["chunks"]] == ["Hello", ", ", "host", "!"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BROKEN, encoding="utf-8")
+    for command in ("check", "show"):
+        refused = hermes(command, str(bad))
+        assert refused.returncode == 2 and refused.stdout == ""
+        assert refused.stderr.strip() == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
