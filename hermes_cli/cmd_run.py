@@ -172,9 +172,8 @@ def run_command(ctx: click.Context, model: str | None, session_id: str | None, p
     state = get_state(ctx)
 
     def body() -> int:
-        from hermes_cli.settings_loader import apply_model_flag
-
         from hermes_cli.scenario_check import check_settings
+        from hermes_cli.settings_loader import apply_model_flag
 
         raw = apply_model_flag(state.store.load(), model)
         check_settings(raw)

@@ -12,9 +12,9 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
-from pathlib import Path
 
 from hermes_core.errors import ConfigError, ModelNotFound, ProviderError
 from hermes_core.providers import ModelInfo, Provider, ProviderPreset

@@ -75,7 +75,9 @@ class _Checker:
             raise self.fail(path, "expected an array")
         return value
 
-    def each(self, doc: Mapping[str, Any], key: str, path: Path, item: Callable[[Any, Path], Any]) -> tuple[Any, ...]:
+    def each(
+        self, doc: Mapping[str, Any], key: str, path: Path, item: Callable[[Any, Path], Any]
+    ) -> tuple[Any, ...]:
         if key not in doc:
             return ()
         return tuple(item(v, (*path, key, i)) for i, v in enumerate(self.array(doc[key], (*path, key))))
@@ -95,7 +97,10 @@ class _Checker:
             if "text" not in found:
                 raise self.fail(at, "a chunk table needs text")
             delay = found.get("delay_ms", default_delay)
-            return m.Piece(self.string(found["text"], (*at, "text")), self.integer(delay, (*at, "delay_ms"), 0, MAX_DELAY_MS))
+            return m.Piece(
+                self.string(found["text"], (*at, "text")),
+                self.integer(delay, (*at, "delay_ms"), 0, MAX_DELAY_MS),
+            )
 
         return self.each(doc, key, path, piece)
 
@@ -175,7 +180,10 @@ class _Checker:
             raise self.fail((*path, "steps"), "needs at least one step")
         last = steps[-1]
         if last.tool_calls and not (last.error and not last.error.retryable):
-            raise self.fail((*path, "steps", len(steps) - 1), "the last step asks for tools; add a step that answers after them")
+            raise self.fail(
+                (*path, "steps", len(steps) - 1),
+                "the last step asks for tools; add a step that answers after them",
+            )
         return steps
 
     def turn(self, item: Any, path: Path) -> m.ScenarioTurn:
@@ -201,7 +209,9 @@ class _Checker:
         if action == "delay" and "delay_ms" not in found:
             raise self.fail(path, "a delay fault needs delay_ms")
         return m.FaultRule(
-            transport=self.string(found.get("transport", "any"), (*path, "transport"), choices=m.FAULT_TRANSPORTS),
+            transport=self.string(
+                found.get("transport", "any"), (*path, "transport"), choices=m.FAULT_TRANSPORTS
+            ),
             action=action,
             after_frames=self.integer(found["after_frames"], (*path, "after_frames"), 0, MAX_FRAMES),
             delay_ms=delay,
@@ -233,7 +243,9 @@ def parse_scenario(text: str, file: str) -> m.Scenario:
     turns: tuple[m.ScenarioTurn, ...] = check.each(doc, "turns", (), check.turn)
     if not turns and recording is None:
         raise check.fail((), "a scenario needs at least one [[turns]] table (or a recording)")
-    covers = tuple(check.string(v, ("covers", i)) for i, v in enumerate(check.array(doc.get("covers", []), ("covers",))))
+    covers = tuple(
+        check.string(v, ("covers", i)) for i, v in enumerate(check.array(doc.get("covers", []), ("covers",)))
+    )
     return m.Scenario(
         name=check.string(doc.get("name", FsPath(file).stem), ("name",), empty=False),
         path=file,

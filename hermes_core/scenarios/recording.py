@@ -61,9 +61,13 @@ def chunk_from(record: dict[str, Any]) -> Chunk:
     if kind == "reasoning":
         return ReasoningChunk(record["text"])
     if kind == "tool_call":
-        return ToolCallChunk(ToolCallRequest(id=record["id"], name=record["name"], arguments=record["arguments"]))
+        return ToolCallChunk(
+            ToolCallRequest(id=record["id"], name=record["name"], arguments=record["arguments"])
+        )
     if kind == "usage":
-        return UsageChunk(input=record["input"], output=record["output"], reasoning=record.get("reasoning", 0))
+        return UsageChunk(
+            input=record["input"], output=record["output"], reasoning=record.get("reasoning", 0)
+        )
     if kind == "finish":
         return FinishChunk(record["reason"])
     raise ValueError(f"unknown chunk type {kind!r}")

@@ -124,7 +124,9 @@ async def run_prompts(
     from hermes_core.events import ALL_KINDS, QuestionRequested
     from hermes_core.testing import make_kernel
 
-    kernel = make_kernel(entry_points=["mock", "tools", "delegation", "openai", "anthropic"], settings=settings)
+    kernel = make_kernel(
+        entry_points=["mock", "tools", "delegation", "openai", "anthropic"], settings=settings
+    )
     model = str(settings.get("model", ""))
     pending = list(answers)
     lines: list[dict[str, Any]] = []

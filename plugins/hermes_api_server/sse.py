@@ -47,9 +47,8 @@ class SseWriter:
     """
 
     def __init__(self, request: web.Request, headers: Mapping[str, str] | None = None) -> None:
-        from hermes_core import scenarios
-
         from hermes_api_server.state import get_state
+        from hermes_core import scenarios
 
         self.request = request
         state = get_state(request)

@@ -37,7 +37,9 @@ def _matches_goal(text: str, goal: str) -> bool:
     return text == goal or text.startswith(goal + _CONTEXT_MARK)
 
 
-def _steps_for(scenario: scenarios.Scenario, messages: Sequence[ChatMessage]) -> tuple[str, tuple[scenarios.Step, ...]]:
+def _steps_for(
+    scenario: scenarios.Scenario, messages: Sequence[ChatMessage]
+) -> tuple[str, tuple[scenarios.Step, ...]]:
     """Return a key naming the script and the steps that answer this conversation.
 
     :raises ProviderError: the scenario has no turn for it.
@@ -139,13 +141,15 @@ class ScenarioPlayer:
 
 
 async def _echo(request: ChatRequest) -> AsyncIterator[Chunk]:
-    plan = plan_reply(ChatRequest(
-        model="echo",
-        messages=request.messages,
-        tools=request.tools,
-        system=request.system,
-        purpose=request.purpose,
-    ))
+    plan = plan_reply(
+        ChatRequest(
+            model="echo",
+            messages=request.messages,
+            tools=request.tools,
+            system=request.system,
+            purpose=request.purpose,
+        )
+    )
     for text in plan.deltas:
         yield TextChunk(text)
     yield UsageChunk(input=plan.input_words, output=len(plan.deltas), reasoning=0)

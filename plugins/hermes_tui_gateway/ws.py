@@ -151,7 +151,9 @@ class _Writer:
         if fault is None:
             await self._ws.send_str(text)
             return
-        log.warning("tui: injecting fault %s before frame %d", fault.action, self._faults.sent if self._faults else 0)
+        log.warning(
+            "tui: injecting fault %s before frame %d", fault.action, self._faults.sent if self._faults else 0
+        )
         if fault.action == "delay":
             await asyncio.sleep(fault.delay_ms / 1000)
             await self._ws.send_str(text)
@@ -274,6 +276,7 @@ async def serve_ws(
         task = asyncio.create_task(relisten(delay_ms), name="hermes-tui-restart")
         restarts.add(task)
         task.add_done_callback(restarts.discard)
+
     # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
     # it, and the Ink TUI can carry the token no other way.
     url_token_ok = is_loopback(host)

@@ -25,7 +25,9 @@ BUDGET_S = 60.0
 def _run_host(command: list[str], home: Path) -> tuple[list[dict[str, Any]], float]:
     env = clean_env(home, {"HERMES": HERMES})
     started = time.monotonic()
-    done = subprocess.run(command, env=env, cwd=home, capture_output=True, text=True, timeout=scaled(BUDGET_S) + 30)
+    done = subprocess.run(
+        command, env=env, cwd=home, capture_output=True, text=True, timeout=scaled(BUDGET_S) + 30
+    )
     took = time.monotonic() - started
     assert done.returncode == 0, f"{command[0]} host failed:\n{done.stdout}\n{done.stderr}"
     return [json.loads(line) for line in done.stdout.splitlines()], took

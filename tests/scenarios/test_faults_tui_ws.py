@@ -4,7 +4,6 @@ real aiohttp client, and reconnects the way a host would (``session.events.since
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,15 +124,13 @@ async def test_restart_closes_the_listener_and_comes_back(serve: Any) -> None:
     await client.wait_closed(timeout=scaled(15))
     await client.close()
     last = max(_seqs(client, sid), default=0)
-    refused = False
-    deadline = time.monotonic() + scaled(20)
-    while True:
+
+    async def back() -> list[dict[str, Any]] | None:
         try:
-            caught = await _catch_up(server.url, sid, last)
-            break
+            return await _catch_up(server.url, sid, last)
         except OSError:  # aiohttp's ClientConnectorError: nobody listens while it restarts
-            refused = True
-            assert time.monotonic() < deadline, "the server did not come back"
-            await asyncio.sleep(0.05)
-    assert refused or any("listening again" in line for line in server.stderr_lines)
-    assert [e for e in caught if e["type"] == "message.complete"][0]["payload"]["text"] == "abcd"
+            return None
+
+    caught = await eventually(back, timeout=20, what="the server to listen again")
+    assert any("listening again" in line for line in server.stderr_lines)
+    assert next(e for e in caught if e["type"] == "message.complete")["payload"]["text"] == "abcd"

@@ -47,12 +47,20 @@ def _openai_streams() -> list[list[bytes]]:
             usage(20, 6),
             OPENAI_DONE,
         ],
-        [delta(content="It printed "), delta(content="recorded."), delta(finish_reason="stop"), usage(30, 3), OPENAI_DONE],
+        [
+            delta(content="It printed "),
+            delta(content="recorded."),
+            delta(finish_reason="stop"),
+            usage(30, 3),
+            OPENAI_DONE,
+        ],
     ]
 
 
 def _deltas(lines: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(line["event"], line["text"]) for line in lines if line["event"] in ("TextDelta", "ReasoningDelta")]
+    return [
+        (line["event"], line["text"]) for line in lines if line["event"] in ("TextDelta", "ReasoningDelta")
+    ]
 
 
 def _without_model(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -111,8 +119,12 @@ async def test_a_recorded_openai_session_replays_identically(tmp_path: Path) -> 
     )
     assert _deltas(replayed) == _deltas(real)
     assert _deltas(real)[:6] == [
-        ("ReasoningDelta", "Greet "), ("ReasoningDelta", "them."),
-        ("TextDelta", "Hel"), ("TextDelta", "lo, "), ("TextDelta", "wor"), ("TextDelta", "ld!"),
+        ("ReasoningDelta", "Greet "),
+        ("ReasoningDelta", "them."),
+        ("TextDelta", "Hel"),
+        ("TextDelta", "lo, "),
+        ("TextDelta", "wor"),
+        ("TextDelta", "ld!"),
     ]
     assert _without_model(replayed) == _without_model(real)
     done = [line for line in replayed if line["event"] == "TurnCompleted"]
@@ -140,9 +152,11 @@ async def test_a_recorded_anthropic_session_replays_identically(tmp_path: Path) 
     replayed = await run_prompts(
         {"model": f"mock:replay:{record}", "titles": {"refine": False}}, ["Greet me"], workspace=workspace
     )
-    assert _deltas(replayed) == _deltas(real) == [
-        ("TextDelta", "Bon"), ("TextDelta", "jour"), ("TextDelta", " à "), ("TextDelta", "vous")
-    ]
+    assert (
+        _deltas(replayed)
+        == _deltas(real)
+        == [("TextDelta", "Bon"), ("TextDelta", "jour"), ("TextDelta", " à "), ("TextDelta", "vous")]
+    )
     assert _without_model(replayed) == _without_model(real)
 
 
@@ -191,13 +205,18 @@ def test_the_record_flag_records_and_replay_prints_the_same_reply(tmp_path: Path
     try:
         assert ready.wait(30)
         (home / "config.toml").write_text(
-            f'[providers.openai]\napi_key = "{OPENAI.key}"\nbase_url = "{url[0]}/v1"\n[titles]\nrefine = false\n',
+            f'[providers.openai]\napi_key = "{OPENAI.key}"\nbase_url = "{url[0]}/v1"\n'
+            "[titles]\nrefine = false\n",
             encoding="utf-8",
         )
         env = clean_env(home)
         first = subprocess.run(
             [HERMES, "--record", str(record), "run", "--model", f"openai:{OPENAI.model}", "Say hello"],
-            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     finally:
         stop.set()
@@ -209,7 +228,11 @@ def test_the_record_flag_records_and_replay_prints_the_same_reply(tmp_path: Path
     assert (header["provider"], header["model"], header["purpose"]) == ("openai", OPENAI.model, "turn")
     second = subprocess.run(
         [HERMES, "run", "--model", f"mock:replay:{record}", "Say hello"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout

@@ -62,18 +62,36 @@ def test_a_scenario_reads_into_turns_steps_and_faults() -> None:
 @pytest.mark.parametrize(
     ("patch", "line", "problem"),
     [
-        (('after_frames = 3', 'after_frames = -1'), 26, "faults[0].after_frames: -1 is outside 0..1000000"),
+        (("after_frames = 3", "after_frames = -1"), 26, "faults[0].after_frames: -1 is outside 0..1000000"),
         (('action = "drop"', 'action = "explode"'), 25, "faults[0].action: 'explode' is not one of"),
-        (('answer = "once" }', 'answer = "once", who = 1 }'), 17, "turns[1].steps[0].expect[0].who: unknown key"),
-        (('  [[turns.steps]]\n  text = "done now"', '  text = "done now"'), 15, "turns[1].steps[0]: the last"),
-        (('kind = "rate_limit"', 'kind = "teapot"'), 21, "turns[1].steps[1].error.kind: 'teapot' is not one of"),
+        (
+            ('answer = "once" }', 'answer = "once", who = 1 }'),
+            17,
+            "turns[1].steps[0].expect[0].who: unknown key",
+        ),
+        (
+            ('  [[turns.steps]]\n  text = "done now"', '  text = "done now"'),
+            15,
+            "turns[1].steps[0]: the last",
+        ),
+        (
+            ('kind = "rate_limit"', 'kind = "teapot"'),
+            21,
+            "turns[1].steps[1].error.kind: 'teapot' is not one of",
+        ),
         (('user = "run it"', 'prompt = "run it"'), 13, "turns[1].prompt: unknown key"),
-        (('delay_ms = 5', 'delay_ms = "soon"'), 9, "turns[0].steps[0].chunks[1].delay_ms: expected an integer"),
+        (
+            ("delay_ms = 5", 'delay_ms = "soon"'),
+            9,
+            "turns[0].steps[0].chunks[1].delay_ms: expected an integer",
+        ),
         (('[[turns]]\nuser = "hi"', '[[turns]]\nuser = "hi'), 5, "not valid TOML"),
         (('format = "hermes-scenario/1"', 'format = "hermes-scenario/9"'), 1, "format: unknown format"),
     ],
 )
-def test_a_broken_scenario_names_its_line_and_problem(patch: tuple[str, str], line: int, problem: str) -> None:
+def test_a_broken_scenario_names_its_line_and_problem(
+    patch: tuple[str, str], line: int, problem: str
+) -> None:
     old, new = patch
     assert old in GOOD
     with pytest.raises(ScenarioError) as caught:
@@ -124,7 +142,9 @@ def test_every_surface_refuses_a_broken_scenario_before_it_starts(
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert lines == [f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"]
+    assert lines == [
+        f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
+    ]
 
 
 def test_the_root_model_flag_names_a_scenario_too(tmp_path: Path, home: Path) -> None:
@@ -139,7 +159,10 @@ def test_the_root_model_flag_names_a_scenario_too(tmp_path: Path, home: Path) ->
         timeout=60,
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
+    assert (
+        done.stderr.strip()
+        == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
+    )
 
 
 def test_hermes_run_plays_a_scenario(home: Path) -> None:
@@ -159,7 +182,9 @@ def test_the_scenario_command_lists_checks_and_shows(tmp_path: Path, home: Path)
     env = clean_env(home)
 
     def hermes(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([HERMES, "scenario", *args], env=env, capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [HERMES, "scenario", *args], env=env, capture_output=True, text=True, timeout=60
+        )
 
     listed = hermes("list")
     assert listed.returncode == 0 and listed.stdout.split() == [str(p) for p in shipped()]
@@ -173,4 +198,7 @@ def test_the_scenario_command_lists_checks_and_shows(tmp_path: Path, home: Path)
     for command in ("check", "show"):
         refused = hermes(command, str(bad))
         assert refused.returncode == 2 and refused.stdout == ""
-        assert refused.stderr.strip() == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
+        assert (
+            refused.stderr.strip()
+            == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
+        )

@@ -59,6 +59,11 @@ async def test_the_shipped_scenarios_cover_every_event_and_outcome(tmp_path: Pat
             if line["event"] == "SubagentEvent":
                 subagent_kinds.add(line["kind"])
     assert EVENTS_SHIPPED <= seen, f"never seen: {sorted(EVENTS_SHIPPED - seen)}"
-    assert {("complete", "stop"), ("complete", "length"), ("complete", "refusal"), ("error", "provider_error")} <= outcomes
+    assert {
+        ("complete", "stop"),
+        ("complete", "length"),
+        ("complete", "refusal"),
+        ("error", "provider_error"),
+    } <= outcomes
     assert {"approval", "clarify"} <= questions
     assert {"spawn_requested", "start", "thinking", "tool", "progress", "complete"} <= subagent_kinds

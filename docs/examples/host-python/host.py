@@ -32,7 +32,12 @@ class Gateway:
     def __init__(self, scenario: str) -> None:
         env = dict(os.environ, HERMES_MODEL=f"mock:scenario:{scenario}")
         self.proc = subprocess.Popen(
-            [HERMES, "tui"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, encoding="utf-8"
+            [HERMES, "tui"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+            encoding="utf-8",
         )
         self.inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.ids = itertools.count(1)
@@ -53,7 +58,9 @@ class Gateway:
     def send(self, method: str, **params: Any) -> int:
         request_id = next(self.ids)
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}) + "\n")
+        self.proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}) + "\n"
+        )
         self.proc.stdin.flush()
         return request_id
 
@@ -99,7 +106,12 @@ def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, st
             answers.remove(answer)
             asked.append(f"{question}={answer['answer']}")
             if question == "approval":
-                gw.send("approval.respond", session_id=session_id, request_id=payload["request_id"], choice=answer["answer"])
+                gw.send(
+                    "approval.respond",
+                    session_id=session_id,
+                    request_id=payload["request_id"],
+                    choice=answer["answer"],
+                )
             else:
                 gw.send("clarify.respond", request_id=payload["request_id"], answer=answer["answer"])
         elif kind == "message.complete":
@@ -127,16 +139,21 @@ def run_scenario(path: str) -> dict[str, Any]:
             frame = gw.next()
             if frame.get("id") == request_id:
                 session_id = frame["result"]["session_id"]
-        turns = [run_turn(gw, session_id, t["user"], expected_answers(scenario, t)) for t in scenario["turns"]]
+        turns = [
+            run_turn(gw, session_id, t["user"], expected_answers(scenario, t)) for t in scenario["turns"]
+        ]
     finally:
         gw.close()
     return {"scenario": scenario["name"], "turns": turns}
 
 
 def main(argv: list[str]) -> int:
-    paths = argv or subprocess.run(
-        [HERMES, "scenario", "list"], capture_output=True, text=True, check=True
-    ).stdout.split()
+    paths = (
+        argv
+        or subprocess.run(
+            [HERMES, "scenario", "list"], capture_output=True, text=True, check=True
+        ).stdout.split()
+    )
     ok = True
     for path in paths:
         summary = run_scenario(path)
