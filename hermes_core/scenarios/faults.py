@@ -78,7 +78,7 @@ def frame_faults(model: str | None, transport: str) -> FrameCounter | None:
     """Return the frame counter for a new connection when the model is a scenario with faults.
 
     :param model: the configured model reference (``mock:scenario:PATH`` turns faults on).
-    :param transport: ``tui``, ``api`` or ``acp``.
+    :param transport: ``tui`` (the WebSocket gateway) or ``api`` (SSE streams).
     :returns: a counter, or None when nothing is to be injected.
     """
     if not model or not model.startswith(SCENARIO_PREFIX):
