@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "936e6a73b4bdf72ec5da536ca45049bad804d8591a56940ad023bc8811b7c4d5"
+SCHEMA_SHA256 = "c6b3c3718ad3b267f916f9f4fd89f982bff4020f91161b44ed98c26fa4e68263"
 
 
 def schema_stamp() -> dict[str, str]:

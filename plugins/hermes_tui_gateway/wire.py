@@ -147,6 +147,58 @@ class QuestionExpire(TypedDict):
     reason: Literal["timeout", "interrupted", "closed"]
 
 
+class ApprovalRequestPayload(TypedDict):
+    """``approval.request``: a tool call waits for the user's choice."""
+
+    request_id: str
+    command: str
+    description: str
+    choices: list[str]
+    tool_name: str | None
+    pattern_keys: list[str]
+    allow_session: bool
+    allow_permanent: bool
+    timeout_s: float
+    pattern_key: NotRequired[str]
+    #: the child agent (``subagent_id``) that asked
+    task_id: NotRequired[str]
+
+
+class ClarifyRequestPayload(TypedDict):
+    """``clarify.request``: the agent asks the user a question (``choices``: null for free text)."""
+
+    request_id: str
+    question: str
+    choices: list[str] | None
+    timeout_s: float
+    task_id: NotRequired[str]
+
+
+class SudoRequestPayload(TypedDict):
+    """``sudo.request``: a command needs the user's password."""
+
+    request_id: str
+    timeout_s: float
+    command: NotRequired[str]
+    task_id: NotRequired[str]
+
+
+class SecretRequestPayload(TypedDict):
+    """``secret.request``: a tool needs a secret value (stored under ``env_var``)."""
+
+    request_id: str
+    prompt: str
+    env_var: str | None
+    timeout_s: float
+    metadata: NotRequired[dict[str, Any]]
+    task_id: NotRequired[str]
+
+
+QuestionRequestPayload = (
+    ApprovalRequestPayload | ClarifyRequestPayload | SudoRequestPayload | SecretRequestPayload
+)
+
+
 class StatusUpdate(TypedDict):
     """``status.update``."""
 
@@ -208,10 +260,10 @@ EVENTS: dict[str, Any] = {
     "tool.start": ToolStart,
     "tool.progress": None,
     "tool.complete": ToolComplete,
-    "approval.request": None,
-    "clarify.request": None,
-    "sudo.request": None,
-    "secret.request": None,
+    "approval.request": ApprovalRequestPayload,
+    "clarify.request": ClarifyRequestPayload,
+    "sudo.request": SudoRequestPayload,
+    "secret.request": SecretRequestPayload,
     "approval.expire": QuestionExpire,
     "clarify.expire": QuestionExpire,
     "sudo.expire": QuestionExpire,

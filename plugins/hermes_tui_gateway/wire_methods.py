@@ -1,0 +1,33 @@
+"""Which params model and result type each typed TUI gateway method has.
+
+The handlers parse with these models and annotate their answers with these types; this table
+lets ``hermes schema export`` (:mod:`hermes_tui_gateway.schema_doc`) name them per method. A
+method missing here is exported with ``x-typed: false`` (any object in, any object out).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_tui_gateway import wire_params as p
+from hermes_tui_gateway import wire_results as r
+
+#: method → (params model, result type)
+METHOD_TYPES: dict[str, tuple[type[p.ParamsModel], Any]] = {
+    "session.create": (p.SessionCreateParams, r.Snapshot),
+    "session.resume": (p.SessionResumeParams, r.ResumeResult),
+    "session.list": (p.SessionListParams, r.SessionListResult),
+    "session.activate": (p.SnapshotParams, r.Snapshot),
+    "session.close": (p.SessionParams, r.CloseResult),
+    "session.history": (p.SessionHistoryParams, r.HistoryResult),
+    "session.branch": (p.SessionBranchParams, r.BranchResult),
+    "session.title": (p.SessionTitleParams, r.TitleResult),
+    "session.interrupt": (p.SessionParams, r.InterruptResult),
+    "session.steer": (p.TextParams, r.SteerResult),
+    "prompt.submit": (p.PromptSubmitParams, r.SubmitResult),
+    "prompt.background": (p.TextParams, r.BackgroundResult),
+    "clarify.respond": (p.ClarifyRespondParams, r.AnswerResult),
+    "sudo.respond": (p.SudoRespondParams, r.AnswerResult),
+    "secret.respond": (p.SecretRespondParams, r.AnswerResult),
+    "approval.respond": (p.ApprovalRespondParams, r.ApprovalResult),
+}
