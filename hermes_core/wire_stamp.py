@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "c6b3c3718ad3b267f916f9f4fd89f982bff4020f91161b44ed98c26fa4e68263"
+SCHEMA_SHA256 = "37c648fa8e1b611fbda9b509d385b5d8059b9a2aa7427aa5333d2a14fc4ea5ef"
 
 
 def schema_stamp() -> dict[str, str]:

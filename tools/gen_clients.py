@@ -228,6 +228,7 @@ def api_operations_py(api: dict[str, Any]) -> str:
         "from __future__ import annotations",
         "",
         "from dataclasses import dataclass, field",
+        "from typing import Any",
         "",
         "from pydantic import BaseModel",
         "",
@@ -261,8 +262,48 @@ def api_operations_py(api: dict[str, Any]) -> str:
             f"        {{{events}}},",
             "    ),",
         ]
-    lines.append("}")
+    lines += [
+        "}",
+        "",
+        "",
+        "class ApiTypedCalls:",
+        '    """One coroutine per JSON operation; a transport supplies :meth:`call`."""',
+        "",
+        "    async def call(",
+        "        self,",
+        "        operation_id: str,",
+        "        body: BaseModel | dict[str, Any] | None = None,",
+        "        *,",
+        "        headers: dict[str, str] | None = None,",
+        "        **path: str,",
+        "    ) -> BaseModel:",
+        '        """Run one operation; return its response model (raise on another status)."""',
+        "        raise NotImplementedError",
+    ]
+    for op in ops:
+        if not op["responses"]:
+            continue  # a stream only: ``stream(operation_id)``
+        returns = " | ".join(dict.fromkeys(op["responses"].values()))
+        path_args = re.findall(r"{(\w+)}", op["path"])
+        args = ["self", *(f"{name}: str" for name in path_args)]
+        if op["request"]:
+            args.append(f"body: {op['request']}")
+        args += ["*", "headers: dict[str, str] | None = None"]
+        body = "body" if op["request"] else "None"
+        path_kw = "".join(f", {name}={name}" for name in path_args)
+        lines += [
+            "",
+            f"    async def {_snake(op['id'])}({', '.join(args)}) -> {returns}:",
+            f'        """``{op["verb"]} {op["path"]}``."""',
+            f'        found = await self.call("{op["id"]}", {body}, headers=headers{path_kw})',
+            f"        assert isinstance(found, {returns.replace(' | ', ' | ')})",
+            "        return found",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def stamp_py(manifest: dict[str, Any]) -> str:

@@ -176,6 +176,94 @@ export interface CloseResult {
   closed: boolean;
 }
 /**
+ * Params of `complete.path`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompletePathParams".
+ */
+export interface CompletePathParams {
+  cwd?: string | null;
+  session_id?: string | null;
+  word?: string | null;
+}
+/**
+ * Params of `complete.slash`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompleteSlashParams".
+ */
+export interface CompleteSlashParams {
+  text?: string | null;
+}
+/**
+ * One completion: the text to put in, what to show, a note (``dir`` for a folder).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompletionItem".
+ */
+export interface CompletionItem {
+  display: string;
+  meta: string;
+  text: string;
+}
+/**
+ * ``complete.slash`` / ``complete.path``: replace the input from ``replace_from`` on.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompletionResult".
+ */
+export interface CompletionResult {
+  items: CompletionItem[];
+  replace_from?: number;
+}
+/**
+ * Params of `config.get`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ConfigGetParams".
+ */
+export interface ConfigGetParams {
+  key: string;
+  session_id?: string | null;
+}
+/**
+ * Params of `config.set`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ConfigSetParams".
+ */
+export interface ConfigSetParams {
+  key: string;
+  scope?: ("session" | "global") | null;
+  session_id?: string | null;
+  value: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * ``config.get`` and ``config.set``: the fields a key answers with
+ * (docs/reference/tui-gateway.md#configuration-and-models); ``value`` for most keys.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ConfigValue".
+ */
+export interface ConfigValue {
+  branch?: string | null;
+  config?: {
+    [k: string]: unknown;
+  };
+  cwd?: string;
+  display?: string;
+  key?: string;
+  model?: string | null;
+  mtime?: number | null;
+  provider?: string | null;
+  providers?: string[];
+  scope?: string;
+  value?: unknown;
+  warning?: string | null;
+}
+/**
  * ``error``: a failure outside a turn.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -266,6 +354,32 @@ export interface UsageObj {
   prompt: number;
   reasoning: number;
   total: number;
+}
+/**
+ * ``model.options``: the core's model catalog (the payload of ``GET /api/model/options``),
+ * each provider with ``warning`` when its probe failed.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ModelOptions".
+ */
+export interface ModelOptions {
+  model: string | null;
+  pricing_sources?: string[];
+  provider: string | null;
+  providers: {
+    [k: string]: unknown;
+  }[];
+  refreshed: boolean;
+}
+/**
+ * Params of `model.options`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ModelOptionsParams".
+ */
+export interface ModelOptionsParams {
+  refresh?: boolean | string | number | null;
+  session_id?: string | null;
 }
 /**
  * Params of `prompt.background`.
@@ -580,6 +694,22 @@ export interface SessionUsage {
   usage: UsageObj;
 }
 /**
+ * ``setup.status``: whether a usable provider is configured.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SetupStatus".
+ */
+export interface SetupStatus {
+  provider_configured: boolean;
+}
+/**
+ * Params of `setup.status`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SetupStatusParams".
+ */
+export interface SetupStatusParams {}
+/**
  * A live session's state (docs/reference/tui-gateway.md#snapshot).
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -718,6 +848,11 @@ export interface ToolStart {
 export interface TuiMethods {
   "approval.respond": { params: ApprovalRespondParams; result: ApprovalResult };
   "clarify.respond": { params: ClarifyRespondParams; result: AnswerResult };
+  "complete.path": { params: CompletePathParams; result: CompletionResult };
+  "complete.slash": { params: CompleteSlashParams; result: CompletionResult };
+  "config.get": { params: ConfigGetParams; result: ConfigValue };
+  "config.set": { params: ConfigSetParams; result: ConfigValue };
+  "model.options": { params: ModelOptionsParams; result: ModelOptions };
   "prompt.background": { params: PromptBackgroundParams; result: BackgroundResult };
   "prompt.submit": { params: PromptSubmitParams; result: SubmitResult };
   "secret.respond": { params: SecretRespondParams; result: AnswerResult };
@@ -731,6 +866,7 @@ export interface TuiMethods {
   "session.resume": { params: SessionResumeParams; result: ResumeResult };
   "session.steer": { params: SessionSteerParams; result: SteerResult };
   "session.title": { params: SessionTitleParams; result: TitleResult };
+  "setup.status": { params: SetupStatusParams; result: SetupStatus };
   "sudo.respond": { params: SudoRespondParams; result: AnswerResult };
 }
 

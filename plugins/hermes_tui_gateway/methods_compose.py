@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core import approvals
 from hermes_tui_gateway import images
+from hermes_tui_gateway import wire_params as wp
+from hermes_tui_gateway import wire_results as wr
 from hermes_tui_gateway.encode import token_estimate
 from hermes_tui_gateway.methods_attach import MAX_IMAGE
-from hermes_tui_gateway.params import GatewayError, bad, opt_str, session_id
+from hermes_tui_gateway.params import GatewayError, bad, session_id
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -39,17 +41,17 @@ TUI_LOCAL = {
 _PATH_STARTS = ("/", "~", "./", "../", "file://")
 
 
-def _item(text: str, display: str, meta: str = "") -> dict[str, str]:
+def _item(text: str, display: str, meta: str = "") -> wr.CompletionItem:
     return {"text": text, "display": display, "meta": meta}
 
 
-def complete_slash(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def complete_slash(gw: Gateway, conn: Conn, p: Params) -> wr.CompletionResult:
     """``complete.slash``: command names (and a command's subcommands after a space).
 
     :returns: ``{items: [{text, display, meta}], replace_from}``; the host replaces the input from
         ``replace_from`` on with an item's ``text`` (for a name, from 1 with ``/name``).
     """
-    text = opt_str(p, "text", "") or ""
+    text = wp.parse(wp.CompleteSlashParams, p).text
     if not text.startswith("/"):
         return {"items": []}
     registry = gw.kernel.registry
@@ -72,15 +74,15 @@ def complete_slash(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"items": items[:MAX_ITEMS], "replace_from": 1}
 
 
-def _completion_root(gw: Gateway, conn: Conn, p: Params) -> Path:
+def _completion_root(gw: Gateway, conn: Conn, q: wp.WorkspaceParams) -> Path:
     """The folder relative paths complete in: ``cwd``, else the session's, else the caller's
     newest session's, else the gateway's own folder."""
-    raw = opt_str(p, "cwd")
+    raw = q.cwd
     if raw and "\x00" in raw:
         raise bad("cwd", "a folder path (no NUL character)")
     if raw:
         return Path(raw).expanduser()
-    sid = session_id(p)
+    sid = q.session_id
     live = gw.lives.get(sid) if sid else None
     if live is None:
         mine = [lv for lv in gw.lives.values() if lv.conn is conn]
@@ -88,7 +90,7 @@ def _completion_root(gw: Gateway, conn: Conn, p: Params) -> Path:
     return Path(live.session.info().cwd) if live is not None else Path.cwd()
 
 
-def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
+def _list_dir(root: Path, word: str) -> list[wr.CompletionItem]:
     """Return the entries completing ``word``, written the way ``word`` was (``~/``, ``./``, absolute)."""
     expanded = os.path.expanduser(word)
     folder_part, _, prefix = expanded.rpartition("/")
@@ -99,7 +101,7 @@ def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
         folder = root / folder_part if folder_part else root
     if not folder.is_dir():
         return []
-    items: list[dict[str, str]] = []
+    items: list[wr.CompletionItem] = []
     low = prefix.lower()
     for entry in sorted(os.listdir(folder)):
         if low and not entry.lower().startswith(low):
@@ -114,12 +116,13 @@ def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
     return items
 
 
-async def complete_path(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def complete_path(gw: Gateway, conn: Conn, p: Params) -> wr.CompletionResult:
     """``complete.path``: files and folders completing ``word`` (``@`` references complete to nothing)."""
-    word = opt_str(p, "word", "") or ""
+    q = wp.parse(wp.CompletePathParams, p)
+    word = q.word
     if not word or word.startswith("@") or "\x00" in word:
         return {"items": []}
-    root = _completion_root(gw, conn, p)
+    root = _completion_root(gw, conn, q)
     try:
         items = await gw.run_blocking(_list_dir, root, word)
     except OSError:
@@ -214,7 +217,7 @@ async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(
             4005, f"blocked ({', '.join(guarded)}): ask the agent to run it", {"patterns": guarded}
         )
-    cwd = _completion_root(gw, conn, p)
+    cwd = _completion_root(gw, conn, wp.parse(wp.WorkspaceParams, p))
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh",

@@ -30,4 +30,10 @@ METHOD_TYPES: dict[str, tuple[type[p.ParamsModel], Any]] = {
     "sudo.respond": (p.SudoRespondParams, r.AnswerResult),
     "secret.respond": (p.SecretRespondParams, r.AnswerResult),
     "approval.respond": (p.ApprovalRespondParams, r.ApprovalResult),
+    "config.get": (p.ConfigGetParams, r.ConfigValue),
+    "config.set": (p.ConfigSetParams, r.ConfigValue),
+    "setup.status": (p.NoParams, r.SetupStatus),
+    "model.options": (p.ModelOptionsParams, r.ModelOptions),
+    "complete.slash": (p.CompleteSlashParams, r.CompletionResult),
+    "complete.path": (p.CompletePathParams, r.CompletionResult),
 }

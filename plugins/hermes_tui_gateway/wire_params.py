@@ -224,3 +224,54 @@ class ApprovalRespondParams(SessionParams):
     choice: str = "deny"
     request_id: str | None = None
     all: bool = False
+
+
+# -- configuration and models (docs/reference/tui-gateway.md#configuration-and-models) ------------
+class ConfigGetParams(SessionParams):
+    """``config.get``: one key (aliases such as ``approvals.mode`` accepted; 4002 when unknown)."""
+
+    key: str
+
+
+class ConfigSetParams(SessionParams):
+    """``config.set``: ``value`` must be present (``yolo`` alone toggles); ``scope`` is ``session``
+    or ``global`` (4002 otherwise)."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("value",)
+
+    key: str
+    value: Annotated[Any, WithJsonSchema({})] = None
+    scope: Annotated[Any, WithJsonSchema({"enum": ["session", "global"], "type": "string"})] = None
+
+
+class ModelOptionsParams(SessionParams):
+    """``model.options``: ``refresh`` probes the providers again (JSON true or ``1``/``true``/…)."""
+
+    refresh: Annotated[
+        Any, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "string"}, {"type": "integer"}]})
+    ] = None
+
+
+class NoParams(ParamsModel):
+    """A method that reads no params (``setup.status``)."""
+
+
+# -- completion (docs/reference/tui-gateway.md#composer-helpers) -----------------------------------------
+class CompleteSlashParams(ParamsModel):
+    """``complete.slash``: the input so far (from its ``/``)."""
+
+    text: str = ""
+
+
+class WorkspaceParams(SessionParams):
+    """A folder to work in: ``cwd``, else the session's folder."""
+
+    EXPECTED: ClassVar[dict[str, str]] = {"cwd": "a folder path (no NUL character)"}
+
+    cwd: str | None = None
+
+
+class CompletePathParams(WorkspaceParams):
+    """``complete.path``: the word to complete, relative to ``cwd`` (else the session's folder)."""
+
+    word: str = ""

@@ -149,3 +149,56 @@ class ApprovalResult(TypedDict):
 
     resolved: int
     status: NotRequired[Literal["expired"]]
+
+
+class ConfigValue(TypedDict, total=False):
+    """``config.get`` and ``config.set``: the fields a key answers with
+    (docs/reference/tui-gateway.md#configuration-and-models); ``value`` for most keys."""
+
+    key: str
+    value: Any
+    model: str | None
+    provider: str | None
+    providers: list[str]
+    scope: str
+    warning: str | None
+    display: str
+    cwd: str
+    branch: str | None
+    #: ``full``: the configuration with secrets masked
+    config: dict[str, Any]
+    mtime: float | None
+
+
+class SetupStatus(TypedDict):
+    """``setup.status``: whether a usable provider is configured."""
+
+    provider_configured: bool
+
+
+class ModelOptions(TypedDict):
+    """``model.options``: the core's model catalog (the payload of ``GET /api/model/options``),
+    each provider with ``warning`` when its probe failed."""
+
+    model: str | None
+    provider: str | None
+    refreshed: bool
+    #: one row per provider: ``slug``, ``name``, ``models``, ``is_current``, … (the reference)
+    providers: list[dict[str, Any]]
+    #: the price tables that priced any model
+    pricing_sources: NotRequired[list[str]]
+
+
+class CompletionItem(TypedDict):
+    """One completion: the text to put in, what to show, a note (``dir`` for a folder)."""
+
+    text: str
+    display: str
+    meta: str
+
+
+class CompletionResult(TypedDict):
+    """``complete.slash`` / ``complete.path``: replace the input from ``replace_from`` on."""
+
+    items: list[CompletionItem]
+    replace_from: NotRequired[int]

@@ -85,7 +85,7 @@ async def test_the_python_client_drives_hermes_api(tmp_path: Path) -> None:
     server = start_server(tmp_path / "home", config=BASE_CONFIG)
     try:
         async with ApiClient(server.base, server.key) as client:
-            caps = await client.call("getCapabilities")
+            caps = await client.get_capabilities()
             assert isinstance(caps, am.Capabilities)
             assert (caps.schema_.version, caps.schema_.sha256) == (SCHEMA_VERSION, SCHEMA_SHA256)
 
@@ -100,7 +100,7 @@ async def test_the_python_client_drives_hermes_api(tmp_path: Path) -> None:
             assert "stream me please" in text
 
             # A run that asks for approval: its events arrive typed, the answer resolves it.
-            accepted = await client.call("createRun", am.RunCreateRequest(input=GUARDED_TOOL))
+            accepted = await client.create_run(am.RunCreateRequest(input=GUARDED_TOOL))
             assert isinstance(accepted, am.RunAccepted)
             seen: list[str] = []
             async for event in client.stream("streamRunEvents", run_id=accepted.run_id):
@@ -108,14 +108,14 @@ async def test_the_python_client_drives_hermes_api(tmp_path: Path) -> None:
                 seen.append(event.name)
                 if event.name == "approval.request":
                     request_id = (event.data.model_extra or {})["request_id"]
-                    resolved = await client.call(
-                        "respondRunApproval",
-                        am.ApprovalRequest(choice="once", request_id=request_id),
-                        run_id=accepted.run_id,
+                    resolved = await client.respond_run_approval(
+                        accepted.run_id, am.ApprovalRequest(choice="once", request_id=request_id)
                     )
                     assert isinstance(resolved, am.ApprovalResolved)
             assert seen[0] == "run.started" and seen[-1] == "run.completed"
             assert seen.index("approval.request") < seen.index("approval.responded")
+            finished = await client.call("getRun", run_id=accepted.run_id)
+            assert isinstance(finished, am.RunStatus) and finished.status == "completed"
 
             # An error answer is an ApiError with the server's code.
             with pytest.raises(ApiError) as refused:

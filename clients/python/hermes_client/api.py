@@ -2,7 +2,8 @@
 
 Hand-written transport around the generated models: :data:`hermes_client.api_operations.OPERATIONS`
 names each operation's route, body model, response models and stream events, so
-``await client.call("createRun", RunCreateRequest(...))`` returns a :class:`RunAccepted` and
+``await client.create_run(RunCreateRequest(...))`` (or ``client.call("createRun", ...)``)
+returns a :class:`RunAccepted` and
 ``client.stream("streamRunEvents", run_id=...)`` yields :class:`SseEvent` s whose ``data`` is
 the event's model.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from hermes_client.api_operations import OPERATIONS, Operation
+from hermes_client.api_operations import OPERATIONS, ApiTypedCalls, Operation
 
 
 class ApiError(Exception):
@@ -54,7 +55,7 @@ def event_name(operation: Operation, sse_name: str | None, data: Any) -> str:
     return "message"
 
 
-class ApiClient:
+class ApiClient(ApiTypedCalls):
     """A client of one ``hermes api`` server.
 
     :param base_url: ``http://host:port``.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -251,3 +252,152 @@ OPERATIONS: dict[str, Operation] = {
         },
     ),
 }
+
+
+class ApiTypedCalls:
+    """One coroutine per JSON operation; a transport supplies :meth:`call`."""
+
+    async def call(
+        self,
+        operation_id: str,
+        body: BaseModel | dict[str, Any] | None = None,
+        *,
+        headers: dict[str, str] | None = None,
+        **path: str,
+    ) -> BaseModel:
+        """Run one operation; return its response model (raise on another status)."""
+        raise NotImplementedError
+
+    async def cancel_response(
+        self, response_id: str, *, headers: dict[str, str] | None = None
+    ) -> ResponseObject:
+        """``POST /v1/responses/{response_id}/cancel``."""
+        found = await self.call("cancelResponse", None, headers=headers, response_id=response_id)
+        assert isinstance(found, ResponseObject)
+        return found
+
+    async def create_chat_completion(
+        self, body: ChatCompletionRequest, *, headers: dict[str, str] | None = None
+    ) -> ChatCompletion:
+        """``POST /v1/chat/completions``."""
+        found = await self.call("createChatCompletion", body, headers=headers)
+        assert isinstance(found, ChatCompletion)
+        return found
+
+    async def create_response(
+        self, body: ResponseCreateRequest, *, headers: dict[str, str] | None = None
+    ) -> ResponseObject:
+        """``POST /v1/responses``."""
+        found = await self.call("createResponse", body, headers=headers)
+        assert isinstance(found, ResponseObject)
+        return found
+
+    async def create_run(
+        self, body: RunCreateRequest, *, headers: dict[str, str] | None = None
+    ) -> RunAccepted:
+        """``POST /v1/runs``."""
+        found = await self.call("createRun", body, headers=headers)
+        assert isinstance(found, RunAccepted)
+        return found
+
+    async def delete_response(
+        self, response_id: str, *, headers: dict[str, str] | None = None
+    ) -> ResponseDeleted:
+        """``DELETE /v1/responses/{response_id}``."""
+        found = await self.call("deleteResponse", None, headers=headers, response_id=response_id)
+        assert isinstance(found, ResponseDeleted)
+        return found
+
+    async def get_capabilities(self, *, headers: dict[str, str] | None = None) -> Capabilities:
+        """``GET /v1/capabilities``."""
+        found = await self.call("getCapabilities", None, headers=headers)
+        assert isinstance(found, Capabilities)
+        return found
+
+    async def get_health(self, *, headers: dict[str, str] | None = None) -> Health:
+        """``GET /health``."""
+        found = await self.call("getHealth", None, headers=headers)
+        assert isinstance(found, Health)
+        return found
+
+    async def get_health_detailed(self, *, headers: dict[str, str] | None = None) -> HealthDetailed:
+        """``GET /health/detailed``."""
+        found = await self.call("getHealthDetailed", None, headers=headers)
+        assert isinstance(found, HealthDetailed)
+        return found
+
+    async def get_health_v1(self, *, headers: dict[str, str] | None = None) -> Health:
+        """``GET /v1/health``."""
+        found = await self.call("getHealthV1", None, headers=headers)
+        assert isinstance(found, Health)
+        return found
+
+    async def get_model_options(self, *, headers: dict[str, str] | None = None) -> ModelOptionsList:
+        """``GET /api/model/options``."""
+        found = await self.call("getModelOptions", None, headers=headers)
+        assert isinstance(found, ModelOptionsList)
+        return found
+
+    async def get_run(self, run_id: str, *, headers: dict[str, str] | None = None) -> RunStatus:
+        """``GET /v1/runs/{run_id}``."""
+        found = await self.call("getRun", None, headers=headers, run_id=run_id)
+        assert isinstance(found, RunStatus)
+        return found
+
+    async def list_input_items(
+        self, response_id: str, *, headers: dict[str, str] | None = None
+    ) -> InputItemList:
+        """``GET /v1/responses/{response_id}/input_items``."""
+        found = await self.call("listInputItems", None, headers=headers, response_id=response_id)
+        assert isinstance(found, InputItemList)
+        return found
+
+    async def list_models(self, *, headers: dict[str, str] | None = None) -> ModelList:
+        """``GET /v1/models``."""
+        found = await self.call("listModels", None, headers=headers)
+        assert isinstance(found, ModelList)
+        return found
+
+    async def register_browser_controller(
+        self, body: BrowserRegisterRequest, *, headers: dict[str, str] | None = None
+    ) -> BrowserRegistered:
+        """``POST /v1/browser-control/register``."""
+        found = await self.call("registerBrowserController", body, headers=headers)
+        assert isinstance(found, BrowserRegistered)
+        return found
+
+    async def respond_run_approval(
+        self, run_id: str, body: ApprovalRequest, *, headers: dict[str, str] | None = None
+    ) -> ApprovalResolved:
+        """``POST /v1/runs/{run_id}/approval``."""
+        found = await self.call("respondRunApproval", body, headers=headers, run_id=run_id)
+        assert isinstance(found, ApprovalResolved)
+        return found
+
+    async def retrieve_model(self, model: str, *, headers: dict[str, str] | None = None) -> ModelEntry:
+        """``GET /v1/models/{model}``."""
+        found = await self.call("retrieveModel", None, headers=headers, model=model)
+        assert isinstance(found, ModelEntry)
+        return found
+
+    async def retrieve_response(
+        self, response_id: str, *, headers: dict[str, str] | None = None
+    ) -> ResponseObject:
+        """``GET /v1/responses/{response_id}``."""
+        found = await self.call("retrieveResponse", None, headers=headers, response_id=response_id)
+        assert isinstance(found, ResponseObject)
+        return found
+
+    async def steer_run(
+        self, run_id: str, body: SteerRequest, *, headers: dict[str, str] | None = None
+    ) -> SteerAccepted:
+        """``POST /v1/runs/{run_id}/steer``."""
+        found = await self.call("steerRun", body, headers=headers, run_id=run_id)
+        assert isinstance(found, SteerAccepted)
+        return found
+
+    async def stop_run(self, run_id: str, *, headers: dict[str, str] | None = None) -> RunStopped:
+        """``POST /v1/runs/{run_id}/stop``."""
+        found = await self.call("stopRun", None, headers=headers, run_id=run_id)
+        assert isinstance(found, RunStopped)
+        return found

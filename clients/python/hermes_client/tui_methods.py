@@ -18,10 +18,18 @@ from hermes_client.tui_models import (
     ClarifyRequestPayload,
     ClarifyRespondParams,
     CloseResult,
+    CompletePathParams,
+    CompleteSlashParams,
+    CompletionResult,
+    ConfigGetParams,
+    ConfigSetParams,
+    ConfigValue,
     ErrorEvent,
     HistoryResult,
     InterruptResult,
     MessageComplete,
+    ModelOptions,
+    ModelOptionsParams,
     PromptBackgroundParams,
     PromptSubmitParams,
     QuestionExpire,
@@ -43,6 +51,8 @@ from hermes_client.tui_models import (
     SessionTitle,
     SessionTitleParams,
     SessionUsage,
+    SetupStatus,
+    SetupStatusParams,
     Snapshot,
     StatusUpdate,
     SteerResult,
@@ -59,6 +69,11 @@ from hermes_client.tui_models import (
 METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "approval.respond": (ApprovalRespondParams, ApprovalResult),
     "clarify.respond": (ClarifyRespondParams, AnswerResult),
+    "complete.path": (CompletePathParams, CompletionResult),
+    "complete.slash": (CompleteSlashParams, CompletionResult),
+    "config.get": (ConfigGetParams, ConfigValue),
+    "config.set": (ConfigSetParams, ConfigValue),
+    "model.options": (ModelOptionsParams, ModelOptions),
     "prompt.background": (PromptBackgroundParams, BackgroundResult),
     "prompt.submit": (PromptSubmitParams, SubmitResult),
     "secret.respond": (SecretRespondParams, AnswerResult),
@@ -72,6 +87,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "session.resume": (SessionResumeParams, ResumeResult),
     "session.steer": (SessionSteerParams, SteerResult),
     "session.title": (SessionTitleParams, TitleResult),
+    "setup.status": (SetupStatusParams, SetupStatus),
     "sudo.respond": (SudoRespondParams, AnswerResult),
 }
 
@@ -121,10 +137,6 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "command.dispatch",
     "command.resolve",
     "commands.catalog",
-    "complete.path",
-    "complete.slash",
-    "config.get",
-    "config.set",
     "delegation.pause",
     "delegation.status",
     "gateway.ping",
@@ -135,7 +147,6 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "learning.edit",
     "learning.frames",
     "model.disconnect",
-    "model.options",
     "model.save_key",
     "paste.collapse",
     "pet.cells",
@@ -159,7 +170,6 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "session.status",
     "session.undo",
     "session.usage",
-    "setup.status",
     "shell.exec",
     "skills.manage",
     "skills.reload",
@@ -200,6 +210,31 @@ class TypedCalls:
         """``clarify.respond``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return AnswerResult.model_validate(await self.request("clarify.respond", sent))
+
+    async def complete_path(self, params: CompletePathParams | None = None) -> CompletionResult:
+        """``complete.path``."""
+        sent = (params or CompletePathParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CompletionResult.model_validate(await self.request("complete.path", sent))
+
+    async def complete_slash(self, params: CompleteSlashParams | None = None) -> CompletionResult:
+        """``complete.slash``."""
+        sent = (params or CompleteSlashParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CompletionResult.model_validate(await self.request("complete.slash", sent))
+
+    async def config_get(self, params: ConfigGetParams) -> ConfigValue:
+        """``config.get``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ConfigValue.model_validate(await self.request("config.get", sent))
+
+    async def config_set(self, params: ConfigSetParams) -> ConfigValue:
+        """``config.set``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ConfigValue.model_validate(await self.request("config.set", sent))
+
+    async def model_options(self, params: ModelOptionsParams | None = None) -> ModelOptions:
+        """``model.options``."""
+        sent = (params or ModelOptionsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ModelOptions.model_validate(await self.request("model.options", sent))
 
     async def prompt_background(self, params: PromptBackgroundParams) -> BackgroundResult:
         """``prompt.background``."""
@@ -265,6 +300,11 @@ class TypedCalls:
         """``session.title``."""
         sent = (params or SessionTitleParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return TitleResult.model_validate(await self.request("session.title", sent))
+
+    async def setup_status(self, params: SetupStatusParams | None = None) -> SetupStatus:
+        """``setup.status``."""
+        sent = (params or SetupStatusParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SetupStatus.model_validate(await self.request("setup.status", sent))
 
     async def sudo_respond(self, params: SudoRespondParams) -> AnswerResult:
         """``sudo.respond``."""

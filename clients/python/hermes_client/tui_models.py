@@ -79,6 +79,59 @@ class CloseResult(BaseModel):
     closed: bool
 
 
+class CompletePathParams(BaseModel):
+    cwd: str | None = None
+    session_id: str | None = ""
+    word: str | None = ""
+
+
+class CompleteSlashParams(BaseModel):
+    text: str | None = ""
+
+
+class CompletionItem(BaseModel):
+    display: str
+    meta: str
+    text: str
+
+
+class CompletionResult(BaseModel):
+    items: list[CompletionItem]
+    replace_from: int | None = None
+
+
+class ConfigGetParams(BaseModel):
+    key: str
+    session_id: str | None = ""
+
+
+class Scope(StrEnum):
+    session = "session"
+    global_ = "global"
+
+
+class ConfigSetParams(BaseModel):
+    key: str
+    scope: Scope | None = None
+    session_id: str | None = ""
+    value: Any
+
+
+class ConfigValue(BaseModel):
+    branch: str | None = None
+    config: dict[str, Any] | None = None
+    cwd: str | None = None
+    display: str | None = None
+    key: str | None = None
+    model: str | None = None
+    mtime: float | None = None
+    provider: str | None = None
+    providers: list[str] | None = None
+    scope: str | None = None
+    value: Any | None = None
+    warning: str | None = None
+
+
 class ErrorEvent(BaseModel):
     code: str
     message: str
@@ -101,6 +154,19 @@ class Status1(StrEnum):
     complete = "complete"
     error = "error"
     interrupted = "interrupted"
+
+
+class ModelOptions(BaseModel):
+    model: str | None
+    pricing_sources: list[str] | None = None
+    provider: str | None
+    providers: list[dict[str, Any]]
+    refreshed: bool
+
+
+class ModelOptionsParams(BaseModel):
+    refresh: bool | str | int | None = None
+    session_id: str | None = ""
 
 
 class PersistedTurn(BaseModel):
@@ -271,6 +337,14 @@ class SessionTitle(BaseModel):
 class SessionTitleParams(BaseModel):
     session_id: str | None = ""
     title: str | None = None
+
+
+class SetupStatus(BaseModel):
+    provider_configured: bool
+
+
+class SetupStatusParams(BaseModel):
+    pass
 
 
 class Skin(BaseModel):
