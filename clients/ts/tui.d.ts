@@ -2,6 +2,33 @@
 
 export interface HermesTuiSchemas {}
 /**
+ * ``session.active_list``: oldest first.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ActiveListResult".
+ */
+export interface ActiveListResult {
+  sessions: ActiveSession[];
+}
+/**
+ * One session live in this process (``session.active_list``).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ActiveSession".
+ */
+export interface ActiveSession {
+  current: boolean;
+  id: string;
+  last_active: number;
+  message_count: number;
+  model: string;
+  preview: string;
+  session_key: string;
+  started_at: number;
+  status: string;
+  title: string | null;
+}
+/**
  * ``clarify.respond``, ``sudo.respond``, ``secret.respond``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -217,6 +244,60 @@ export interface CompletionResult {
   replace_from?: number;
 }
 /**
+ * ``session.compress``: before/after figures, the new usage, info and transcript.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompressResult".
+ */
+export interface CompressResult {
+  after_messages: number;
+  after_tokens: number;
+  before_messages: number;
+  before_tokens: number;
+  info: {
+    [k: string]: unknown;
+  };
+  messages: TranscriptMessage[];
+  removed: number;
+  status: "noop" | "compressed";
+  summary: CompressSummary;
+  usage: UsageObj;
+}
+/**
+ * What ``session.compress`` did, in words.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CompressSummary".
+ */
+export interface CompressSummary {
+  headline: string;
+  noop: boolean;
+  row_id: number | null;
+  text: string;
+  token_line: string;
+}
+/**
+ * The usage object (docs/reference/tui-gateway.md#usage-object).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "UsageObj".
+ */
+export interface UsageObj {
+  calls: number;
+  completion: number;
+  context_max?: number;
+  context_percent?: number;
+  context_used?: number;
+  cost_usd?: number;
+  estimated: boolean;
+  input: number;
+  model: string | null;
+  output: number;
+  prompt: number;
+  reasoning: number;
+  total: number;
+}
+/**
  * Params of `config.get`.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -264,6 +345,51 @@ export interface ConfigValue {
   warning?: string | null;
 }
 /**
+ * Params of `delegation.pause`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "DelegationPauseParams".
+ */
+export interface DelegationPauseParams {
+  paused?: boolean | null;
+  session_id?: string | null;
+}
+/**
+ * ``delegation.pause``: whose children are paused (``null``: every session here).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "DelegationPauseResult".
+ */
+export interface DelegationPauseResult {
+  paused: boolean;
+  session_id: string | null;
+}
+/**
+ * ``delegation.status``: running children (each a subagent object), pause, the limits.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "DelegationStatus".
+ */
+export interface DelegationStatus {
+  active: {
+    [k: string]: unknown;
+  }[];
+  max_background_children: number;
+  max_child_tool_rounds: number;
+  max_concurrent_children: number;
+  max_spawn_depth: number;
+  paused: boolean;
+}
+/**
+ * Params of `delegation.status`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "DelegationStatusParams".
+ */
+export interface DelegationStatusParams {
+  session_id?: string | null;
+}
+/**
  * ``error``: a failure outside a turn.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -273,6 +399,27 @@ export interface ErrorEvent {
   code: string;
   message: string;
 }
+/**
+ * ``session.events.since``: the replayed events (``truncated`` when the ring lost some).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "EventsSinceResult".
+ */
+export interface EventsSinceResult {
+  count: number;
+  epoch: string;
+  events: EventParams[];
+  latest_seq: number;
+  open_requests: EventParams[];
+  truncated: boolean;
+}
+/**
+ * Params of `gateway.ping`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "GatewayPingParams".
+ */
+export interface GatewayPingParams {}
 /**
  * ``session.history``.
  *
@@ -335,27 +482,6 @@ export interface PersistedTurn {
   user_row_id: number | null;
 }
 /**
- * The usage object (docs/reference/tui-gateway.md#usage-object).
- *
- * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
- * via the `definition` "UsageObj".
- */
-export interface UsageObj {
-  calls: number;
-  completion: number;
-  context_max?: number;
-  context_percent?: number;
-  context_used?: number;
-  cost_usd?: number;
-  estimated: boolean;
-  input: number;
-  model: string | null;
-  output: number;
-  prompt: number;
-  reasoning: number;
-  total: number;
-}
-/**
  * ``model.options``: the core's model catalog (the payload of ``GET /api/model/options``),
  * each provider with ``warning`` when its probe failed.
  *
@@ -380,6 +506,45 @@ export interface ModelOptions {
 export interface ModelOptionsParams {
   refresh?: boolean | string | number | null;
   session_id?: string | null;
+}
+/**
+ * ``session.most_recent``: the stored session active last (``session_id: null`` when none).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "MostRecentResult".
+ */
+export interface MostRecentResult {
+  session_id: string | null;
+  source?: string | null;
+  started_at?: number;
+  title?: string;
+}
+/**
+ * A method that always answers with an error (``session.delete``: stored sessions are kept).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "NeverAnswered".
+ */
+export interface NeverAnswered {}
+/**
+ * A question waiting for an answer: its kind and id.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "OpenQuestion".
+ */
+export interface OpenQuestion {
+  request_id: string;
+  type: string;
+}
+/**
+ * ``gateway.ping``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PingResult".
+ */
+export interface PingResult {
+  ok: boolean;
+  ts: number;
 }
 /**
  * Params of `prompt.background`.
@@ -468,6 +633,15 @@ export interface Skin {
   name: string;
 }
 /**
+ * ``terminal.resize``: the width kept.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ResizeResult".
+ */
+export interface ResizeResult {
+  cols: number;
+}
+/**
  * ``session.resume``: the snapshot and the id resumed.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -491,6 +665,15 @@ export interface ResumeResult {
   started_at: number;
   status: string;
   stored_session_id: string;
+}
+/**
+ * ``session.save``: the JSON file written.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SaveResult".
+ */
+export interface SaveResult {
+  file: string;
 }
 /**
  * ``secret.request``: a tool needs a secret value (stored under ``env_var``).
@@ -540,6 +723,15 @@ export interface SessionActivateParams {
   session_id?: string | null;
 }
 /**
+ * Params of `session.active_list`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionActiveListParams".
+ */
+export interface SessionActiveListParams {
+  current_session_id?: string | null;
+}
+/**
  * Params of `session.branch`.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -561,6 +753,16 @@ export interface SessionCloseParams {
   session_id?: string | null;
 }
 /**
+ * Params of `session.compress`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionCompressParams".
+ */
+export interface SessionCompressParams {
+  focus_topic?: string | null;
+  session_id?: string | null;
+}
+/**
  * Params of `session.create`.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -576,6 +778,25 @@ export interface SessionCreateParams {
   provider?: string | null;
   reasoning_effort?: string | null;
   title?: string | null;
+}
+/**
+ * Params of `session.delete`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionDeleteParams".
+ */
+export interface SessionDeleteParams {
+  session_id: string;
+}
+/**
+ * Params of `session.events.since`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionEventsSinceParams".
+ */
+export interface SessionEventsSinceParams {
+  last_seen: number;
+  session_id?: string | null;
 }
 /**
  * Params of `session.history`.
@@ -633,6 +854,13 @@ export interface SessionListResult {
   sessions: SessionListItem[];
 }
 /**
+ * Params of `session.most_recent`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionMostRecentParams".
+ */
+export interface SessionMostRecentParams {}
+/**
  * ``session.reclaimed`` (global).
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -653,6 +881,24 @@ export interface SessionResumeParams {
   cols?: number | null;
   omit_messages?: boolean | null;
   session_id: string;
+}
+/**
+ * Params of `session.save`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionSaveParams".
+ */
+export interface SessionSaveParams {
+  session_id?: string | null;
+}
+/**
+ * Params of `session.status`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionStatusParams".
+ */
+export interface SessionStatusParams {
+  session_id?: string | null;
 }
 /**
  * Params of `session.steer`.
@@ -685,6 +931,15 @@ export interface SessionTitleParams {
   title?: string | null;
 }
 /**
+ * Params of `session.undo`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionUndoParams".
+ */
+export interface SessionUndoParams {
+  session_id?: string | null;
+}
+/**
  * ``session.usage``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -692,6 +947,15 @@ export interface SessionTitleParams {
  */
 export interface SessionUsage {
   usage: UsageObj;
+}
+/**
+ * Params of `session.usage`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionUsageParams".
+ */
+export interface SessionUsageParams {
+  session_id?: string | null;
 }
 /**
  * ``setup.status``: whether a usable provider is configured.
@@ -734,6 +998,113 @@ export interface Snapshot {
   stored_session_id: string;
 }
 /**
+ * ``spawn_tree.load``: the stored tree as saved.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTree".
+ */
+export interface SpawnTree {
+  finished_at?: unknown;
+  label?: string | null;
+  session_id?: string;
+  started_at?: unknown;
+  subagents: {
+    [k: string]: unknown;
+  }[];
+}
+/**
+ * One stored tree of ``spawn_tree.list``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeEntry".
+ */
+export interface SpawnTreeEntry {
+  count: number | null;
+  finished_at: unknown;
+  label: string | null;
+  path: string;
+  session_id: string;
+  started_at: unknown;
+}
+/**
+ * ``spawn_tree.list``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeList".
+ */
+export interface SpawnTreeList {
+  entries: SpawnTreeEntry[];
+}
+/**
+ * Params of `spawn_tree.list`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeListParams".
+ */
+export interface SpawnTreeListParams {
+  cross_session?: boolean | null;
+  limit?: number | null;
+  session_id?: string | null;
+}
+/**
+ * Params of `spawn_tree.load`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeLoadParams".
+ */
+export interface SpawnTreeLoadParams {
+  path: string;
+}
+/**
+ * Params of `spawn_tree.save`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeSaveParams".
+ */
+export interface SpawnTreeSaveParams {
+  finished_at?: number | null;
+  label?: string | null;
+  session_id?: string | null;
+  started_at?: number | null;
+  /**
+   * @minItems 1
+   */
+  subagents: [{}, ...{}[]];
+}
+/**
+ * ``spawn_tree.save``: where the tree went.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SpawnTreeSaved".
+ */
+export interface SpawnTreeSaved {
+  path: string;
+  session_id: string;
+}
+/**
+ * ``session.status``: display text (``output``) plus the state's fields.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "StatusResult".
+ */
+export interface StatusResult {
+  cwd: string;
+  last_active: number;
+  message_count: number;
+  model: string | null;
+  open_requests: OpenQuestion[];
+  output: string;
+  pending_steer?: string;
+  provider: string | null;
+  queued: unknown;
+  running: boolean;
+  session_id: string;
+  started_at: number;
+  status: string;
+  title: string | null;
+  usage: UsageObj;
+}
+/**
  * ``status.update``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -752,6 +1123,94 @@ export interface StatusUpdate {
 export interface SteerResult {
   reason?: string;
   status: "queued" | "rejected";
+  text: string;
+}
+/**
+ * Params of `subagent.interrupt`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentInterruptParams".
+ */
+export interface SubagentInterruptParams {
+  session_id?: string | null;
+  subagent_id: string;
+}
+/**
+ * ``subagent.interrupt``: ``found`` false when no such running child.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentInterruptResult".
+ */
+export interface SubagentInterruptResult {
+  found: boolean;
+  subagent_id: string;
+}
+/**
+ * Params of `subagent.list`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentListParams".
+ */
+export interface SubagentListParams {
+  active_only?: boolean | null;
+  session_id?: string | null;
+}
+/**
+ * ``subagent.list``: the tree, oldest first.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentListResult".
+ */
+export interface SubagentListResult {
+  subagents: {
+    [k: string]: unknown;
+  }[];
+}
+/**
+ * Params of `subagent.steer`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentSteerParams".
+ */
+export interface SubagentSteerParams {
+  session_id?: string | null;
+  subagent_id: string;
+  text: string;
+}
+/**
+ * ``subagent.steer``: queued, or rejected with a reason.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentSteerResult".
+ */
+export interface SubagentSteerResult {
+  reason?: string;
+  status: string;
+  subagent_id: string;
+  text: string;
+}
+/**
+ * Params of `subagent.tail`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentTailParams".
+ */
+export interface SubagentTailParams {
+  chars?: number | null;
+  session_id?: string | null;
+  subagent_id: string;
+}
+/**
+ * ``subagent.tail``: what the child wrote last, with its state.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SubagentTailResult".
+ */
+export interface SubagentTailResult {
+  error: string | null;
+  status: string;
+  subagent_id: string;
+  summary: string;
   text: string;
 }
 /**
@@ -789,6 +1248,16 @@ export interface SudoRequestPayload {
 export interface SudoRespondParams {
   password: string;
   request_id: string;
+}
+/**
+ * Params of `terminal.resize`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "TerminalResizeParams".
+ */
+export interface TerminalResizeParams {
+  cols: number;
+  session_id?: string | null;
 }
 /**
  * ``message.delta`` / ``reasoning.delta``: text since the last delta.
@@ -843,6 +1312,15 @@ export interface ToolStart {
   name: string;
   tool_id: string;
 }
+/**
+ * ``session.undo``: how many rows were archived (0: nothing to undo).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "UndoResult".
+ */
+export interface UndoResult {
+  removed: number;
+}
 
 /** The typed methods: params and result of each. */
 export interface TuiMethods {
@@ -852,22 +1330,42 @@ export interface TuiMethods {
   "complete.slash": { params: CompleteSlashParams; result: CompletionResult };
   "config.get": { params: ConfigGetParams; result: ConfigValue };
   "config.set": { params: ConfigSetParams; result: ConfigValue };
+  "delegation.pause": { params: DelegationPauseParams; result: DelegationPauseResult };
+  "delegation.status": { params: DelegationStatusParams; result: DelegationStatus };
+  "gateway.ping": { params: GatewayPingParams; result: PingResult };
   "model.options": { params: ModelOptionsParams; result: ModelOptions };
   "prompt.background": { params: PromptBackgroundParams; result: BackgroundResult };
   "prompt.submit": { params: PromptSubmitParams; result: SubmitResult };
   "secret.respond": { params: SecretRespondParams; result: AnswerResult };
   "session.activate": { params: SessionActivateParams; result: Snapshot };
+  "session.active_list": { params: SessionActiveListParams; result: ActiveListResult };
   "session.branch": { params: SessionBranchParams; result: BranchResult };
   "session.close": { params: SessionCloseParams; result: CloseResult };
+  "session.compress": { params: SessionCompressParams; result: CompressResult };
   "session.create": { params: SessionCreateParams; result: Snapshot };
+  "session.delete": { params: SessionDeleteParams; result: NeverAnswered };
+  "session.events.since": { params: SessionEventsSinceParams; result: EventsSinceResult };
   "session.history": { params: SessionHistoryParams; result: HistoryResult };
   "session.interrupt": { params: SessionInterruptParams; result: InterruptResult };
   "session.list": { params: SessionListParams; result: SessionListResult };
+  "session.most_recent": { params: SessionMostRecentParams; result: MostRecentResult };
   "session.resume": { params: SessionResumeParams; result: ResumeResult };
+  "session.save": { params: SessionSaveParams; result: SaveResult };
+  "session.status": { params: SessionStatusParams; result: StatusResult };
   "session.steer": { params: SessionSteerParams; result: SteerResult };
   "session.title": { params: SessionTitleParams; result: TitleResult };
+  "session.undo": { params: SessionUndoParams; result: UndoResult };
+  "session.usage": { params: SessionUsageParams; result: UsageObj };
   "setup.status": { params: SetupStatusParams; result: SetupStatus };
+  "spawn_tree.list": { params: SpawnTreeListParams; result: SpawnTreeList };
+  "spawn_tree.load": { params: SpawnTreeLoadParams; result: SpawnTree };
+  "spawn_tree.save": { params: SpawnTreeSaveParams; result: SpawnTreeSaved };
+  "subagent.interrupt": { params: SubagentInterruptParams; result: SubagentInterruptResult };
+  "subagent.list": { params: SubagentListParams; result: SubagentListResult };
+  "subagent.steer": { params: SubagentSteerParams; result: SubagentSteerResult };
+  "subagent.tail": { params: SubagentTailParams; result: SubagentTailResult };
   "sudo.respond": { params: SudoRespondParams; result: AnswerResult };
+  "terminal.resize": { params: TerminalResizeParams; result: ResizeResult };
 }
 
 /** Every event the gateway sends, by type, with its payload (`unknown`: not typed yet). */

@@ -11,6 +11,7 @@ from typing import Any
 
 from hermes_tui_gateway import wire_params as p
 from hermes_tui_gateway import wire_results as r
+from hermes_tui_gateway.wire import UsageObj
 
 #: method → (params model, result type)
 METHOD_TYPES: dict[str, tuple[type[p.ParamsModel], Any]] = {
@@ -36,4 +37,24 @@ METHOD_TYPES: dict[str, tuple[type[p.ParamsModel], Any]] = {
     "model.options": (p.ModelOptionsParams, r.ModelOptions),
     "complete.slash": (p.CompleteSlashParams, r.CompletionResult),
     "complete.path": (p.CompletePathParams, r.CompletionResult),
+    "session.active_list": (p.ActiveListParams, r.ActiveListResult),
+    "session.usage": (p.SessionParams, UsageObj),
+    "session.status": (p.SessionParams, r.StatusResult),
+    "session.events.since": (p.EventsSinceParams, r.EventsSinceResult),
+    "terminal.resize": (p.ResizeParams, r.ResizeResult),
+    "gateway.ping": (p.NoParams, r.PingResult),
+    "session.most_recent": (p.NoParams, r.MostRecentResult),
+    "session.undo": (p.SessionParams, r.UndoResult),
+    "session.save": (p.SessionParams, r.SaveResult),
+    "session.delete": (p.DeleteParams, r.NeverAnswered),
+    "session.compress": (p.CompressParams, r.CompressResult),
+    "delegation.status": (p.SessionParams, r.DelegationStatus),
+    "delegation.pause": (p.DelegationPauseParams, r.DelegationPauseResult),
+    "subagent.list": (p.SubagentListParams, r.SubagentListResult),
+    "subagent.interrupt": (p.SubagentParams, r.SubagentInterruptResult),
+    "subagent.steer": (p.SubagentSteerParams, r.SubagentSteerResult),
+    "subagent.tail": (p.SubagentTailParams, r.SubagentTailResult),
+    "spawn_tree.save": (p.SpawnTreeSaveParams, r.SpawnTreeSaved),
+    "spawn_tree.list": (p.SpawnTreeListParams, r.SpawnTreeList),
+    "spawn_tree.load": (p.SpawnTreeLoadParams, r.SpawnTree),
 }

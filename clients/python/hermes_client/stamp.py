@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.1.0"
-SCHEMA_SHA256 = "37c648fa8e1b611fbda9b509d385b5d8059b9a2aa7427aa5333d2a14fc4ea5ef"
+SCHEMA_SHA256 = "ec4b6708d3952d311cec82ec8784909b4cf6d4127a30dfca9d0510b7dfca8736"

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from hermes_client.tui_models import (
+    ActiveListResult,
     AnswerResult,
     ApprovalRequestPayload,
     ApprovalRespondParams,
@@ -21,48 +22,87 @@ from hermes_client.tui_models import (
     CompletePathParams,
     CompleteSlashParams,
     CompletionResult,
+    CompressResult,
     ConfigGetParams,
     ConfigSetParams,
     ConfigValue,
+    DelegationPauseParams,
+    DelegationPauseResult,
+    DelegationStatus,
+    DelegationStatusParams,
     ErrorEvent,
+    EventsSinceResult,
+    GatewayPingParams,
     HistoryResult,
     InterruptResult,
     MessageComplete,
     ModelOptions,
     ModelOptionsParams,
+    MostRecentResult,
+    NeverAnswered,
+    PingResult,
     PromptBackgroundParams,
     PromptSubmitParams,
     QuestionExpire,
     ReadyPayload,
+    ResizeResult,
     ResumeResult,
+    SaveResult,
     SecretRequestPayload,
     SecretRespondParams,
     SessionActivateParams,
+    SessionActiveListParams,
     SessionBranchParams,
     SessionCloseParams,
+    SessionCompressParams,
     SessionCreateParams,
+    SessionDeleteParams,
+    SessionEventsSinceParams,
     SessionHistoryParams,
     SessionInterruptParams,
     SessionListParams,
     SessionListResult,
+    SessionMostRecentParams,
     SessionReclaimed,
     SessionResumeParams,
+    SessionSaveParams,
+    SessionStatusParams,
     SessionSteerParams,
     SessionTitle,
     SessionTitleParams,
+    SessionUndoParams,
     SessionUsage,
+    SessionUsageParams,
     SetupStatus,
     SetupStatusParams,
     Snapshot,
+    SpawnTree,
+    SpawnTreeList,
+    SpawnTreeListParams,
+    SpawnTreeLoadParams,
+    SpawnTreeSaved,
+    SpawnTreeSaveParams,
+    StatusResult,
     StatusUpdate,
     SteerResult,
+    SubagentInterruptParams,
+    SubagentInterruptResult,
+    SubagentListParams,
+    SubagentListResult,
+    SubagentSteerParams,
+    SubagentSteerResult,
+    SubagentTailParams,
+    SubagentTailResult,
     SubmitResult,
     SudoRequestPayload,
     SudoRespondParams,
+    TerminalResizeParams,
     TextDelta,
     TitleResult,
     ToolComplete,
     ToolStart,
+    UndoResult,
+    UsageObj,
 )
 
 #: method -> (params model, result model), for the methods the export types
@@ -73,22 +113,42 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "complete.slash": (CompleteSlashParams, CompletionResult),
     "config.get": (ConfigGetParams, ConfigValue),
     "config.set": (ConfigSetParams, ConfigValue),
+    "delegation.pause": (DelegationPauseParams, DelegationPauseResult),
+    "delegation.status": (DelegationStatusParams, DelegationStatus),
+    "gateway.ping": (GatewayPingParams, PingResult),
     "model.options": (ModelOptionsParams, ModelOptions),
     "prompt.background": (PromptBackgroundParams, BackgroundResult),
     "prompt.submit": (PromptSubmitParams, SubmitResult),
     "secret.respond": (SecretRespondParams, AnswerResult),
     "session.activate": (SessionActivateParams, Snapshot),
+    "session.active_list": (SessionActiveListParams, ActiveListResult),
     "session.branch": (SessionBranchParams, BranchResult),
     "session.close": (SessionCloseParams, CloseResult),
+    "session.compress": (SessionCompressParams, CompressResult),
     "session.create": (SessionCreateParams, Snapshot),
+    "session.delete": (SessionDeleteParams, NeverAnswered),
+    "session.events.since": (SessionEventsSinceParams, EventsSinceResult),
     "session.history": (SessionHistoryParams, HistoryResult),
     "session.interrupt": (SessionInterruptParams, InterruptResult),
     "session.list": (SessionListParams, SessionListResult),
+    "session.most_recent": (SessionMostRecentParams, MostRecentResult),
     "session.resume": (SessionResumeParams, ResumeResult),
+    "session.save": (SessionSaveParams, SaveResult),
+    "session.status": (SessionStatusParams, StatusResult),
     "session.steer": (SessionSteerParams, SteerResult),
     "session.title": (SessionTitleParams, TitleResult),
+    "session.undo": (SessionUndoParams, UndoResult),
+    "session.usage": (SessionUsageParams, UsageObj),
     "setup.status": (SetupStatusParams, SetupStatus),
+    "spawn_tree.list": (SpawnTreeListParams, SpawnTreeList),
+    "spawn_tree.load": (SpawnTreeLoadParams, SpawnTree),
+    "spawn_tree.save": (SpawnTreeSaveParams, SpawnTreeSaved),
+    "subagent.interrupt": (SubagentInterruptParams, SubagentInterruptResult),
+    "subagent.list": (SubagentListParams, SubagentListResult),
+    "subagent.steer": (SubagentSteerParams, SubagentSteerResult),
+    "subagent.tail": (SubagentTailParams, SubagentTailResult),
     "sudo.respond": (SudoRespondParams, AnswerResult),
+    "terminal.resize": (TerminalResizeParams, ResizeResult),
 }
 
 #: event type -> payload model (``None``: not typed yet, a plain dict)
@@ -137,9 +197,6 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "command.dispatch",
     "command.resolve",
     "commands.catalog",
-    "delegation.pause",
-    "delegation.status",
-    "gateway.ping",
     "image.attach",
     "input.detect_drop",
     "learning.delete",
@@ -161,32 +218,15 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "rollback.diff",
     "rollback.list",
     "rollback.restore",
-    "session.active_list",
-    "session.compress",
-    "session.delete",
-    "session.events.since",
-    "session.most_recent",
-    "session.save",
-    "session.status",
-    "session.undo",
-    "session.usage",
     "shell.exec",
     "skills.manage",
     "skills.reload",
     "slash.exec",
-    "spawn_tree.list",
-    "spawn_tree.load",
-    "spawn_tree.save",
-    "subagent.interrupt",
-    "subagent.list",
-    "subagent.steer",
-    "subagent.tail",
     "subscription.change",
     "subscription.preview",
     "subscription.resume",
     "subscription.state",
     "subscription.upgrade",
-    "terminal.resize",
     "tools.configure",
     "usage.bars",
     "voice.record",
@@ -231,6 +271,21 @@ class TypedCalls:
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ConfigValue.model_validate(await self.request("config.set", sent))
 
+    async def delegation_pause(self, params: DelegationPauseParams | None = None) -> DelegationPauseResult:
+        """``delegation.pause``."""
+        sent = (params or DelegationPauseParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return DelegationPauseResult.model_validate(await self.request("delegation.pause", sent))
+
+    async def delegation_status(self, params: DelegationStatusParams | None = None) -> DelegationStatus:
+        """``delegation.status``."""
+        sent = (params or DelegationStatusParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return DelegationStatus.model_validate(await self.request("delegation.status", sent))
+
+    async def gateway_ping(self, params: GatewayPingParams | None = None) -> PingResult:
+        """``gateway.ping``."""
+        sent = (params or GatewayPingParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PingResult.model_validate(await self.request("gateway.ping", sent))
+
     async def model_options(self, params: ModelOptionsParams | None = None) -> ModelOptions:
         """``model.options``."""
         sent = (params or ModelOptionsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -256,6 +311,13 @@ class TypedCalls:
         sent = (params or SessionActivateParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return Snapshot.model_validate(await self.request("session.activate", sent))
 
+    async def session_active_list(self, params: SessionActiveListParams | None = None) -> ActiveListResult:
+        """``session.active_list``."""
+        sent = (params or SessionActiveListParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return ActiveListResult.model_validate(await self.request("session.active_list", sent))
+
     async def session_branch(self, params: SessionBranchParams | None = None) -> BranchResult:
         """``session.branch``."""
         sent = (params or SessionBranchParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -266,10 +328,25 @@ class TypedCalls:
         sent = (params or SessionCloseParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return CloseResult.model_validate(await self.request("session.close", sent))
 
+    async def session_compress(self, params: SessionCompressParams | None = None) -> CompressResult:
+        """``session.compress``."""
+        sent = (params or SessionCompressParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CompressResult.model_validate(await self.request("session.compress", sent))
+
     async def session_create(self, params: SessionCreateParams | None = None) -> Snapshot:
         """``session.create``."""
         sent = (params or SessionCreateParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return Snapshot.model_validate(await self.request("session.create", sent))
+
+    async def session_delete(self, params: SessionDeleteParams) -> NeverAnswered:
+        """``session.delete``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("session.delete", sent))
+
+    async def session_events_since(self, params: SessionEventsSinceParams) -> EventsSinceResult:
+        """``session.events.since``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return EventsSinceResult.model_validate(await self.request("session.events.since", sent))
 
     async def session_history(self, params: SessionHistoryParams | None = None) -> HistoryResult:
         """``session.history``."""
@@ -286,10 +363,27 @@ class TypedCalls:
         sent = (params or SessionListParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return SessionListResult.model_validate(await self.request("session.list", sent))
 
+    async def session_most_recent(self, params: SessionMostRecentParams | None = None) -> MostRecentResult:
+        """``session.most_recent``."""
+        sent = (params or SessionMostRecentParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return MostRecentResult.model_validate(await self.request("session.most_recent", sent))
+
     async def session_resume(self, params: SessionResumeParams) -> ResumeResult:
         """``session.resume``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ResumeResult.model_validate(await self.request("session.resume", sent))
+
+    async def session_save(self, params: SessionSaveParams | None = None) -> SaveResult:
+        """``session.save``."""
+        sent = (params or SessionSaveParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SaveResult.model_validate(await self.request("session.save", sent))
+
+    async def session_status(self, params: SessionStatusParams | None = None) -> StatusResult:
+        """``session.status``."""
+        sent = (params or SessionStatusParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return StatusResult.model_validate(await self.request("session.status", sent))
 
     async def session_steer(self, params: SessionSteerParams) -> SteerResult:
         """``session.steer``."""
@@ -301,12 +395,62 @@ class TypedCalls:
         sent = (params or SessionTitleParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return TitleResult.model_validate(await self.request("session.title", sent))
 
+    async def session_undo(self, params: SessionUndoParams | None = None) -> UndoResult:
+        """``session.undo``."""
+        sent = (params or SessionUndoParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return UndoResult.model_validate(await self.request("session.undo", sent))
+
+    async def session_usage(self, params: SessionUsageParams | None = None) -> UsageObj:
+        """``session.usage``."""
+        sent = (params or SessionUsageParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return UsageObj.model_validate(await self.request("session.usage", sent))
+
     async def setup_status(self, params: SetupStatusParams | None = None) -> SetupStatus:
         """``setup.status``."""
         sent = (params or SetupStatusParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return SetupStatus.model_validate(await self.request("setup.status", sent))
 
+    async def spawn_tree_list(self, params: SpawnTreeListParams | None = None) -> SpawnTreeList:
+        """``spawn_tree.list``."""
+        sent = (params or SpawnTreeListParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SpawnTreeList.model_validate(await self.request("spawn_tree.list", sent))
+
+    async def spawn_tree_load(self, params: SpawnTreeLoadParams) -> SpawnTree:
+        """``spawn_tree.load``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SpawnTree.model_validate(await self.request("spawn_tree.load", sent))
+
+    async def spawn_tree_save(self, params: SpawnTreeSaveParams) -> SpawnTreeSaved:
+        """``spawn_tree.save``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SpawnTreeSaved.model_validate(await self.request("spawn_tree.save", sent))
+
+    async def subagent_interrupt(self, params: SubagentInterruptParams) -> SubagentInterruptResult:
+        """``subagent.interrupt``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SubagentInterruptResult.model_validate(await self.request("subagent.interrupt", sent))
+
+    async def subagent_list(self, params: SubagentListParams | None = None) -> SubagentListResult:
+        """``subagent.list``."""
+        sent = (params or SubagentListParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SubagentListResult.model_validate(await self.request("subagent.list", sent))
+
+    async def subagent_steer(self, params: SubagentSteerParams) -> SubagentSteerResult:
+        """``subagent.steer``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SubagentSteerResult.model_validate(await self.request("subagent.steer", sent))
+
+    async def subagent_tail(self, params: SubagentTailParams) -> SubagentTailResult:
+        """``subagent.tail``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SubagentTailResult.model_validate(await self.request("subagent.tail", sent))
+
     async def sudo_respond(self, params: SudoRespondParams) -> AnswerResult:
         """``sudo.respond``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return AnswerResult.model_validate(await self.request("sudo.respond", sent))
+
+    async def terminal_resize(self, params: TerminalResizeParams) -> ResizeResult:
+        """``terminal.resize``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ResizeResult.model_validate(await self.request("terminal.resize", sent))

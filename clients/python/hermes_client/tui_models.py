@@ -9,6 +9,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, RootModel
 
 
+class ActiveSession(BaseModel):
+    current: bool
+    id: str
+    last_active: float
+    message_count: int
+    model: str
+    preview: str
+    session_key: str
+    started_at: float
+    status: str
+    title: str | None
+
+
 class Status(StrEnum):
     ok = "ok"
     expired = "expired"
@@ -100,6 +113,19 @@ class CompletionResult(BaseModel):
     replace_from: int | None = None
 
 
+class Status1(StrEnum):
+    noop = "noop"
+    compressed = "compressed"
+
+
+class CompressSummary(BaseModel):
+    headline: str
+    noop: bool
+    row_id: int | None
+    text: str
+    token_line: str
+
+
 class ConfigGetParams(BaseModel):
     key: str
     session_id: str | None = ""
@@ -132,6 +158,29 @@ class ConfigValue(BaseModel):
     warning: str | None = None
 
 
+class DelegationPauseParams(BaseModel):
+    paused: bool | None = True
+    session_id: str | None = ""
+
+
+class DelegationPauseResult(BaseModel):
+    paused: bool
+    session_id: str | None
+
+
+class DelegationStatus(BaseModel):
+    active: list[dict[str, Any]]
+    max_background_children: int
+    max_child_tool_rounds: int
+    max_concurrent_children: int
+    max_spawn_depth: int
+    paused: bool
+
+
+class DelegationStatusParams(BaseModel):
+    session_id: str | None = ""
+
+
 class ErrorEvent(BaseModel):
     code: str
     message: str
@@ -144,13 +193,26 @@ class EventParams(BaseModel):
     type: str
 
 
+class EventsSinceResult(BaseModel):
+    count: int
+    epoch: str
+    events: list[EventParams]
+    latest_seq: int
+    open_requests: list[EventParams]
+    truncated: bool
+
+
+class GatewayPingParams(BaseModel):
+    pass
+
+
 class InterruptResult(BaseModel):
     discarded_queue: list[str]
     interrupted: bool
     status: Literal["interrupted"]
 
 
-class Status1(StrEnum):
+class Status2(StrEnum):
     complete = "complete"
     error = "error"
     interrupted = "interrupted"
@@ -169,9 +231,30 @@ class ModelOptionsParams(BaseModel):
     session_id: str | None = ""
 
 
+class MostRecentResult(BaseModel):
+    session_id: str | None
+    source: str | None = None
+    started_at: float | None = None
+    title: str | None = None
+
+
+class NeverAnswered(BaseModel):
+    pass
+
+
+class OpenQuestion(BaseModel):
+    request_id: str
+    type: str
+
+
 class PersistedTurn(BaseModel):
     assistant_row_id: int | None
     user_row_id: int | None
+
+
+class PingResult(BaseModel):
+    ok: bool
+    ts: float
 
 
 class PromptBackgroundParams(BaseModel):
@@ -223,6 +306,14 @@ class QuestionExpire(BaseModel):
     request_id: str
 
 
+class ResizeResult(BaseModel):
+    cols: int
+
+
+class SaveResult(BaseModel):
+    file: str
+
+
 class SchemaStampObj(BaseModel):
     sha256: str
     version: str
@@ -259,6 +350,10 @@ class SessionActivateParams(BaseModel):
     session_id: str | None = ""
 
 
+class SessionActiveListParams(BaseModel):
+    current_session_id: str | None = None
+
+
 class SessionBranchParams(BaseModel):
     count: int | None = None
     name: str | None = None
@@ -267,6 +362,11 @@ class SessionBranchParams(BaseModel):
 
 
 class SessionCloseParams(BaseModel):
+    session_id: str | None = ""
+
+
+class SessionCompressParams(BaseModel):
+    focus_topic: str | None = None
     session_id: str | None = ""
 
 
@@ -280,6 +380,15 @@ class SessionCreateParams(BaseModel):
     provider: str | None = None
     reasoning_effort: str | None = None
     title: str | None = None
+
+
+class SessionDeleteParams(BaseModel):
+    session_id: str
+
+
+class SessionEventsSinceParams(BaseModel):
+    last_seen: Annotated[int, Field(ge=0)]
+    session_id: str | None = ""
 
 
 class SessionHistoryParams(BaseModel):
@@ -312,6 +421,10 @@ class SessionListResult(BaseModel):
     sessions: list[SessionListItem]
 
 
+class SessionMostRecentParams(BaseModel):
+    pass
+
+
 class SessionReclaimed(BaseModel):
     reason: Literal["orphan"]
     session_id: str
@@ -322,6 +435,14 @@ class SessionResumeParams(BaseModel):
     cols: int | None = None
     omit_messages: bool | None = False
     session_id: str
+
+
+class SessionSaveParams(BaseModel):
+    session_id: str | None = ""
+
+
+class SessionStatusParams(BaseModel):
+    session_id: str | None = ""
 
 
 class SessionSteerParams(BaseModel):
@@ -339,6 +460,14 @@ class SessionTitleParams(BaseModel):
     title: str | None = None
 
 
+class SessionUndoParams(BaseModel):
+    session_id: str | None = ""
+
+
+class SessionUsageParams(BaseModel):
+    session_id: str | None = ""
+
+
 class SetupStatus(BaseModel):
     provider_configured: bool
 
@@ -353,23 +482,113 @@ class Skin(BaseModel):
     name: str
 
 
+class SpawnTree(BaseModel):
+    finished_at: Any | None = None
+    label: str | None = None
+    session_id: str | None = None
+    started_at: Any | None = None
+    subagents: list[dict[str, Any]]
+
+
+class SpawnTreeEntry(BaseModel):
+    count: int | None
+    finished_at: Any
+    label: str | None
+    path: str
+    session_id: str
+    started_at: Any
+
+
+class SpawnTreeList(BaseModel):
+    entries: list[SpawnTreeEntry]
+
+
+class SpawnTreeListParams(BaseModel):
+    cross_session: bool | None = False
+    limit: int | None = None
+    session_id: str | None = ""
+
+
+class SpawnTreeLoadParams(BaseModel):
+    path: Annotated[str, Field(min_length=1)]
+
+
+class SpawnTreeSaveParams(BaseModel):
+    finished_at: float | None = None
+    label: str | None = None
+    session_id: str | None = ""
+    started_at: float | None = None
+    subagents: Annotated[list[dict[str, Any]], Field(min_length=1)]
+
+
+class SpawnTreeSaved(BaseModel):
+    path: str
+    session_id: str
+
+
 class StatusUpdate(BaseModel):
     kind: str
     text: str
 
 
-class Status2(StrEnum):
+class Status3(StrEnum):
     queued = "queued"
     rejected = "rejected"
 
 
 class SteerResult(BaseModel):
     reason: str | None = None
-    status: Status2
+    status: Status3
     text: str
 
 
-class Status3(StrEnum):
+class SubagentInterruptParams(BaseModel):
+    session_id: str | None = ""
+    subagent_id: Annotated[str, Field(min_length=1)]
+
+
+class SubagentInterruptResult(BaseModel):
+    found: bool
+    subagent_id: str
+
+
+class SubagentListParams(BaseModel):
+    active_only: bool | None = False
+    session_id: str | None = ""
+
+
+class SubagentListResult(BaseModel):
+    subagents: list[dict[str, Any]]
+
+
+class SubagentSteerParams(BaseModel):
+    session_id: str | None = ""
+    subagent_id: Annotated[str, Field(min_length=1)]
+    text: str
+
+
+class SubagentSteerResult(BaseModel):
+    reason: str | None = None
+    status: str
+    subagent_id: str
+    text: str
+
+
+class SubagentTailParams(BaseModel):
+    chars: int | None = None
+    session_id: str | None = ""
+    subagent_id: Annotated[str, Field(min_length=1)]
+
+
+class SubagentTailResult(BaseModel):
+    error: str | None
+    status: str
+    subagent_id: str
+    summary: str
+    text: str
+
+
+class Status4(StrEnum):
     streaming = "streaming"
     queued = "queued"
     steered = "steered"
@@ -377,7 +596,7 @@ class Status3(StrEnum):
 
 class SubmitResult(BaseModel):
     position: int | None = None
-    status: Status3
+    status: Status4
     survivor_row_id_map: dict[str, int | None] | None = None
     survivor_user_row_ids: list[int | None] | None = None
 
@@ -392,6 +611,11 @@ class SudoRequestPayload(BaseModel):
 class SudoRespondParams(BaseModel):
     password: str
     request_id: str
+
+
+class TerminalResizeParams(BaseModel):
+    cols: int
+    session_id: str | None = ""
 
 
 class TextDelta(BaseModel):
@@ -446,6 +670,10 @@ class TurnError(BaseModel):
     retryable: bool
 
 
+class UndoResult(BaseModel):
+    removed: int
+
+
 class UsageObj(BaseModel):
     calls: int
     completion: int
@@ -460,6 +688,10 @@ class UsageObj(BaseModel):
     prompt: int
     reasoning: int
     total: int
+
+
+class ActiveListResult(BaseModel):
+    sessions: list[ActiveSession]
 
 
 class BranchResult(BaseModel):
@@ -481,6 +713,19 @@ class BranchResult(BaseModel):
     title: str | None
 
 
+class CompressResult(BaseModel):
+    after_messages: int
+    after_tokens: int
+    before_messages: int
+    before_tokens: int
+    info: dict[str, Any]
+    messages: list[TranscriptMessage]
+    removed: int
+    status: Status1
+    summary: CompressSummary
+    usage: UsageObj
+
+
 class HistoryResult(BaseModel):
     count: int
     messages: list[TranscriptMessage]
@@ -492,7 +737,7 @@ class MessageComplete(BaseModel):
     pending_steer: str | None = None
     persisted_turn: PersistedTurn | None = None
     reasoning: str | None = None
-    status: Status1
+    status: Status2
     text: str
     turn_usage: UsageObj
     usage: UsageObj
@@ -545,3 +790,21 @@ class Snapshot(BaseModel):
     started_at: float
     status: str
     stored_session_id: str
+
+
+class StatusResult(BaseModel):
+    cwd: str
+    last_active: float
+    message_count: int
+    model: str | None
+    open_requests: list[OpenQuestion]
+    output: str
+    pending_steer: str | None = None
+    provider: str | None
+    queued: Any
+    running: bool
+    session_id: str
+    started_at: float
+    status: str
+    title: str | None
+    usage: UsageObj
