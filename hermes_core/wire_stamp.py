@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "ec4b6708d3952d311cec82ec8784909b4cf6d4127a30dfca9d0510b7dfca8736"
+SCHEMA_SHA256 = "0430044c8cc7ef8a1e6d811c40c704722ea91a29257c85efacf67552518cadb9"
 
 
 def schema_stamp() -> dict[str, str]:

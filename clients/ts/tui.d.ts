@@ -79,6 +79,25 @@ export interface ApprovalResult {
   status?: "expired";
 }
 /**
+ * ``image.attach`` / ``clipboard.paste``: the image kept for the next turn (``attached`` false
+ * with a ``message`` when the clipboard held none).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "Attached".
+ */
+export interface Attached {
+  attached: boolean;
+  count?: number;
+  height?: number;
+  message?: string;
+  name?: string;
+  path?: string;
+  remainder?: string;
+  text?: string;
+  token_estimate?: number;
+  width?: number;
+}
+/**
  * ``background.complete``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -194,6 +213,38 @@ export interface ClarifyRespondParams {
   request_id: string;
 }
 /**
+ * Params of `cli.exec`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CliExecParams".
+ */
+export interface CliExecParams {
+  argv: string[];
+  timeout?: number | null;
+}
+/**
+ * ``cli.exec``: the exit code and output (``blocked`` with a ``hint`` for a refused command).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CliExecResult".
+ */
+export interface CliExecResult {
+  blocked: boolean;
+  code: number | null;
+  hint?: string;
+  output: string;
+  truncated?: boolean;
+}
+/**
+ * Params of `clipboard.paste`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ClipboardPasteParams".
+ */
+export interface ClipboardPasteParams {
+  session_id?: string | null;
+}
+/**
  * ``session.close``: false when the session was not live.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -202,6 +253,95 @@ export interface ClarifyRespondParams {
 export interface CloseResult {
   closed: boolean;
 }
+/**
+ * ``commands.catalog``: every command as ``[/name, summary]``, subcommands, aliases.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandCatalog".
+ */
+export interface CommandCatalog {
+  canon: {
+    [k: string]: string;
+  };
+  categories: CommandCategory[];
+  pairs: string[][];
+  skill_count: number;
+  sub: {
+    [k: string]: string[];
+  };
+  warning: string;
+}
+/**
+ * A category of ``commands.catalog``: its ``[name, summary]`` pairs.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandCategory".
+ */
+export interface CommandCategory {
+  name: string;
+  pairs: string[][];
+}
+/**
+ * ``command.dispatch``: what the host does next
+ * (docs/reference/tui-gateway.md#slash-commands-and-the-cli).
+ *
+ * ``send``: submit ``message`` (show ``display``); ``prefill``: put ``message`` in the input;
+ * ``alias``: run ``target``; ``exec``: show ``output``. When the command changed the caller's
+ * session (``/new``, ``/resume``, ``/branch``) the new session's snapshot fields are merged in,
+ * with ``previous_session_id`` (``/new``, ``/resume``) or ``title`` and ``parent`` (``/branch``).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandDirective".
+ */
+export interface CommandDirective {
+  display?: {
+    [k: string]: unknown;
+  };
+  message?: string;
+  output?: string;
+  previous_session_id?: string;
+  target?: string | null;
+  type: "send" | "prefill" | "alias" | "exec";
+}
+/**
+ * Params of `command.dispatch`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandDispatchParams".
+ */
+export interface CommandDispatchParams {
+  arg?: string | null;
+  command?: string | null;
+  name?: string | null;
+  session_id?: string | null;
+}
+/**
+ * Params of `command.resolve`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandResolveParams".
+ */
+export interface CommandResolveParams {
+  name: string;
+}
+/**
+ * ``command.resolve``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandResolved".
+ */
+export interface CommandResolved {
+  canonical: string;
+  category: string;
+  description: string;
+}
+/**
+ * Params of `commands.catalog`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "CommandsCatalogParams".
+ */
+export interface CommandsCatalogParams {}
 /**
  * Params of `complete.path`.
  *
@@ -390,6 +530,24 @@ export interface DelegationStatusParams {
   session_id?: string | null;
 }
 /**
+ * ``input.detect_drop``: ``matched`` false, or the file (an image is attached to the next
+ * turn); ``text`` is what the host submits instead of the line.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "DropDetected".
+ */
+export interface DropDetected {
+  count?: number;
+  height?: number;
+  is_image?: boolean;
+  matched: boolean;
+  name?: string;
+  path?: string;
+  text?: string;
+  token_estimate?: number;
+  width?: number;
+}
+/**
  * ``error``: a failure outside a turn.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -429,6 +587,26 @@ export interface GatewayPingParams {}
 export interface HistoryResult {
   count: number;
   messages: TranscriptMessage[];
+}
+/**
+ * Params of `image.attach`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ImageAttachParams".
+ */
+export interface ImageAttachParams {
+  path: string | null;
+  session_id?: string | null;
+}
+/**
+ * Params of `input.detect_drop`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "InputDetectDropParams".
+ */
+export interface InputDetectDropParams {
+  session_id?: string | null;
+  text?: string | null;
 }
 /**
  * ``session.interrupt``.
@@ -537,6 +715,26 @@ export interface OpenQuestion {
   type: string;
 }
 /**
+ * Params of `paste.collapse`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PasteCollapseParams".
+ */
+export interface PasteCollapseParams {
+  text: string | null;
+}
+/**
+ * ``paste.collapse``: the placeholder to show, the file, its line count.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PasteCollapsed".
+ */
+export interface PasteCollapsed {
+  lines: number;
+  path: string;
+  placeholder: string;
+}
+/**
  * ``gateway.ping``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -545,6 +743,58 @@ export interface OpenQuestion {
 export interface PingResult {
   ok: boolean;
   ts: number;
+}
+/**
+ * One loaded plugin.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PluginRow".
+ */
+export interface PluginRow {
+  description: string;
+  name: string;
+  source: "bundled" | "user";
+  status: "enabled" | "failed";
+  version: string;
+}
+/**
+ * ``plugins.manage`` ``list``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PluginsList".
+ */
+export interface PluginsList {
+  bundled_count: number;
+  plugins: PluginRow[];
+  user_count: number;
+}
+/**
+ * Params of `plugins.manage`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "PluginsManageParams".
+ */
+export interface PluginsManageParams {
+  action?: ("list" | "toggle") | null;
+  name?: string | null;
+}
+/**
+ * Params of `process.stop`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ProcessStopParams".
+ */
+export interface ProcessStopParams {
+  session_id?: string | null;
+}
+/**
+ * ``process.stop``: how many background processes were ended.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ProcessStopResult".
+ */
+export interface ProcessStopResult {
+  killed: number;
 }
 /**
  * Params of `prompt.background`.
@@ -631,6 +881,41 @@ export interface Skin {
     [k: string]: string;
   };
   name: string;
+}
+/**
+ * Params of `reload.env`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ReloadEnvParams".
+ */
+export interface ReloadEnvParams {}
+/**
+ * ``reload.env``: how many settings changed.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ReloadEnvResult".
+ */
+export interface ReloadEnvResult {
+  updated: number;
+}
+/**
+ * Params of `reload.mcp`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ReloadMcpParams".
+ */
+export interface ReloadMcpParams {}
+/**
+ * ``reload.mcp``: each tool server's state and tools (``SessionInfo.mcp_servers`` entries).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ReloadMcpResult".
+ */
+export interface ReloadMcpResult {
+  servers: {
+    [k: string]: unknown;
+  }[];
+  status: "reloaded";
 }
 /**
  * ``terminal.resize``: the width kept.
@@ -974,6 +1259,55 @@ export interface SetupStatus {
  */
 export interface SetupStatusParams {}
 /**
+ * Params of `shell.exec`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ShellExecParams".
+ */
+export interface ShellExecParams {
+  command: string | null;
+  cwd?: string | null;
+  session_id?: string | null;
+}
+/**
+ * ``shell.exec``: the ends of both streams and the exit code.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ShellExecResult".
+ */
+export interface ShellExecResult {
+  code: number | null;
+  stderr: string;
+  stdout: string;
+}
+/**
+ * Params of `slash.exec`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SlashExecParams".
+ */
+export interface SlashExecParams {
+  command: string;
+  session_id?: string | null;
+}
+/**
+ * ``slash.exec``: an ``exec`` directive without its ``type`` (``output``, and a snapshot's
+ * fields after ``/new``), else the directive as ``command.dispatch`` answers it.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SlashExecResult".
+ */
+export interface SlashExecResult {
+  display?: {
+    [k: string]: unknown;
+  };
+  message?: string;
+  output?: string;
+  previous_session_id?: string;
+  target?: string | null;
+  type?: "send" | "prefill" | "alias";
+}
+/**
  * A live session's state (docs/reference/tui-gateway.md#snapshot).
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -1313,6 +1647,29 @@ export interface ToolStart {
   tool_id: string;
 }
 /**
+ * Params of `tools.configure`.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ToolsConfigureParams".
+ */
+export interface ToolsConfigureParams {
+  action: "enable" | "disable";
+  names: string[];
+  session_id?: string | null;
+}
+/**
+ * ``tools.configure``: the names that changed something, and those that name nothing.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ToolsConfigured".
+ */
+export interface ToolsConfigured {
+  changed: string[];
+  missing_servers: string[];
+  reset: boolean;
+  unknown: string[];
+}
+/**
  * ``session.undo``: how many rows were archived (0: nothing to undo).
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -1326,6 +1683,11 @@ export interface UndoResult {
 export interface TuiMethods {
   "approval.respond": { params: ApprovalRespondParams; result: ApprovalResult };
   "clarify.respond": { params: ClarifyRespondParams; result: AnswerResult };
+  "cli.exec": { params: CliExecParams; result: CliExecResult };
+  "clipboard.paste": { params: ClipboardPasteParams; result: Attached };
+  "command.dispatch": { params: CommandDispatchParams; result: CommandDirective };
+  "command.resolve": { params: CommandResolveParams; result: CommandResolved };
+  "commands.catalog": { params: CommandsCatalogParams; result: CommandCatalog };
   "complete.path": { params: CompletePathParams; result: CompletionResult };
   "complete.slash": { params: CompleteSlashParams; result: CompletionResult };
   "config.get": { params: ConfigGetParams; result: ConfigValue };
@@ -1333,9 +1695,16 @@ export interface TuiMethods {
   "delegation.pause": { params: DelegationPauseParams; result: DelegationPauseResult };
   "delegation.status": { params: DelegationStatusParams; result: DelegationStatus };
   "gateway.ping": { params: GatewayPingParams; result: PingResult };
+  "image.attach": { params: ImageAttachParams; result: Attached };
+  "input.detect_drop": { params: InputDetectDropParams; result: DropDetected };
   "model.options": { params: ModelOptionsParams; result: ModelOptions };
+  "paste.collapse": { params: PasteCollapseParams; result: PasteCollapsed };
+  "plugins.manage": { params: PluginsManageParams; result: PluginsList };
+  "process.stop": { params: ProcessStopParams; result: ProcessStopResult };
   "prompt.background": { params: PromptBackgroundParams; result: BackgroundResult };
   "prompt.submit": { params: PromptSubmitParams; result: SubmitResult };
+  "reload.env": { params: ReloadEnvParams; result: ReloadEnvResult };
+  "reload.mcp": { params: ReloadMcpParams; result: ReloadMcpResult };
   "secret.respond": { params: SecretRespondParams; result: AnswerResult };
   "session.activate": { params: SessionActivateParams; result: Snapshot };
   "session.active_list": { params: SessionActiveListParams; result: ActiveListResult };
@@ -1357,6 +1726,8 @@ export interface TuiMethods {
   "session.undo": { params: SessionUndoParams; result: UndoResult };
   "session.usage": { params: SessionUsageParams; result: UsageObj };
   "setup.status": { params: SetupStatusParams; result: SetupStatus };
+  "shell.exec": { params: ShellExecParams; result: ShellExecResult };
+  "slash.exec": { params: SlashExecParams; result: SlashExecResult };
   "spawn_tree.list": { params: SpawnTreeListParams; result: SpawnTreeList };
   "spawn_tree.load": { params: SpawnTreeLoadParams; result: SpawnTree };
   "spawn_tree.save": { params: SpawnTreeSaveParams; result: SpawnTreeSaved };
@@ -1366,6 +1737,7 @@ export interface TuiMethods {
   "subagent.tail": { params: SubagentTailParams; result: SubagentTailResult };
   "sudo.respond": { params: SudoRespondParams; result: AnswerResult };
   "terminal.resize": { params: TerminalResizeParams; result: ResizeResult };
+  "tools.configure": { params: ToolsConfigureParams; result: ToolsConfigured };
 }
 
 /** Every event the gateway sends, by type, with its payload (`unknown`: not typed yet). */

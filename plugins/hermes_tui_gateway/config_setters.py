@@ -16,7 +16,7 @@ from hermes_core import InvalidValue, ModelAmbiguous, ModelNeedsKey, ModelNotFou
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, workspace
 from hermes_tui_gateway.stream import VERBOSE
-from hermes_tui_gateway.wire_results import ConfigValue
+from hermes_tui_gateway.wire_results_ops import ConfigValue
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Gateway, Live

@@ -14,15 +14,16 @@ import secrets
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core import approvals
 from hermes_tui_gateway import images
-from hermes_tui_gateway import wire_params as wp
-from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_cmds as wrc
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.encode import token_estimate
 from hermes_tui_gateway.methods_attach import MAX_IMAGE
-from hermes_tui_gateway.params import GatewayError, bad, session_id
+from hermes_tui_gateway.params import GatewayError, bad
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -159,7 +160,7 @@ def _dropped_path(text: str, cwd: Path) -> tuple[Path, str] | None:
     return None
 
 
-def _detect(live: Live, text: str) -> dict[str, Any]:
+def _detect(live: Live, text: str) -> wrc.DropDetected:
     found = _dropped_path(text, Path(live.session.info().cwd))
     if found is None:
         return {"matched": False}
@@ -170,7 +171,7 @@ def _detect(live: Live, text: str) -> dict[str, Any]:
         return {"matched": True, "is_image": False, "path": str(path), "name": path.name, "text": note}
     mime, width, height = sniffed
     live.attachments.append({"path": str(path), "mime": mime})
-    out: dict[str, Any] = {
+    out: wrc.DropDetected = {
         "matched": True,
         "is_image": True,
         "path": str(path),
@@ -179,35 +180,34 @@ def _detect(live: Live, text: str) -> dict[str, Any]:
         "text": rest or f"[User attached image: {path.name}]",
     }
     if width and height:
-        out.update(width=width, height=height, token_estimate=token_estimate(width, height))
+        out["width"], out["height"] = width, height
+        out["token_estimate"] = token_estimate(width, height)
     return out
 
 
-async def detect_drop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def detect_drop(gw: Gateway, conn: Conn, p: Params) -> wrc.DropDetected:
     """``input.detect_drop``: whether a submitted line is a dragged-in file.
 
     An image is attached to the next turn (as ``image.attach`` would); another file becomes a
     note naming it. ``text`` is what the host should submit instead of the line.
     """
-    live = await gw.live_checked(session_id(p))
-    text = p.get("text", "")
-    if not isinstance(text, str):
-        raise bad("text", "string")
+    q = wp.parse(wp.DetectDropParams, p)
+    live = await gw.live_checked(q.session_id)
+    text = q.text
     try:
         return await gw.run_blocking(_detect, live, text)
     except OSError:
         return {"matched": False}
 
 
-async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> wrc.ShellExecResult:
     """``shell.exec``: run a ``!command`` line the user typed, in the session's folder, for 30 s at most.
 
     Commands matching a guarded pattern (docs/reference/core.md#fixed-asks) are refused with 4005:
     those go through the agent, where they are asked about.
     """
-    command = p.get("command")
-    if command is not None and not isinstance(command, str):
-        raise bad("command", "string")
+    q = wp.parse(wp.ShellExecParams, p)
+    command = q.command
     if not command or not command.strip():
         raise GatewayError(4004, "empty command")
     if "\x00" in command:
@@ -217,7 +217,7 @@ async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(
             4005, f"blocked ({', '.join(guarded)}): ask the agent to run it", {"patterns": guarded}
         )
-    cwd = _completion_root(gw, conn, wp.parse(wp.WorkspaceParams, p))
+    cwd = _completion_root(gw, conn, q)
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh",
@@ -256,14 +256,12 @@ def _save_paste(folder: Path, text: str) -> Path:
     return path
 
 
-async def paste_collapse(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def paste_collapse(gw: Gateway, conn: Conn, p: Params) -> wrc.PasteCollapsed:
     """``paste.collapse``: keep a long paste in a file; ``{placeholder, path, lines}``.
 
     The host shows the short placeholder in its input line and submits the full text itself.
     """
-    text = p.get("text")
-    if text is not None and not isinstance(text, str):
-        raise bad("text", "string")
+    text = wp.parse(wp.PasteCollapseParams, p).text
     if not text:
         raise GatewayError(4004, "empty paste")
     try:

@@ -7,8 +7,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ModelRef
-from hermes_tui_gateway import wire_params as wp
-from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.config_setters import SETTERS, Change, set_display
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, bad, truthy

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui_gateway import encode
-from hermes_tui_gateway import wire_params as wp
-from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import GatewayError
 
 if TYPE_CHECKING:

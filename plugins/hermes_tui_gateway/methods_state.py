@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import rpc
 from hermes_tui_gateway import encode
-from hermes_tui_gateway import wire_params as wp
-from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import clamp
 from hermes_tui_gateway.wire import EventParams, UsageObj
 

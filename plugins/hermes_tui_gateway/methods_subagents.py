@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ConfigError
-from hermes_tui_gateway import wire_params as wp
-from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import GatewayError, bad, clamp
 
 if TYPE_CHECKING:

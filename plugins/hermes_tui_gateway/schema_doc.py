@@ -32,13 +32,18 @@ def method_names() -> list[str]:
 
 
 def _method(name: str) -> dict[str, Any]:
-    return {
+    from hermes_tui_gateway.feature_off import ANSWERS
+
+    out: dict[str, Any] = {
         "name": name,
         "paramStructure": "by-name",
         "params": [],
         "result": {"name": "result", "schema": ANY_OBJECT},
         "x-typed": False,
     }
+    if name in ANSWERS:
+        out["summary"] = "Answered as off: a feature of upstream's Ink TUI that Hermes does not have."
+    return out
 
 
 def _typed_method(name: str, params_model: Any, result: Any, schemas: dict[str, Any]) -> dict[str, Any]:

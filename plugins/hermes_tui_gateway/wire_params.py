@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema, model_validator
 
 from hermes_tui_gateway.params import bad
 
@@ -93,6 +93,18 @@ def _expected(model: type[ParamsModel], name: str, error_type: str) -> str:
     field = model.model_fields.get(name)
     annotation = field.annotation if field is not None else None
     return _FIELD_TYPES.get(annotation, "a valid value") if isinstance(annotation, type) else "a valid value"
+
+
+class NoParams(ParamsModel):
+    """A method that reads no params (``setup.status``)."""
+
+
+class WorkspaceParams(SessionParams):
+    """A folder to work in: ``cwd``, else the session's folder."""
+
+    EXPECTED: ClassVar[dict[str, str]] = {"cwd": "a folder path (no NUL character)"}
+
+    cwd: str | None = None
 
 
 # -- session lifecycle (docs/reference/tui-gateway.md#session-lifecycle) --------------------------
@@ -224,155 +236,3 @@ class ApprovalRespondParams(SessionParams):
     choice: str = "deny"
     request_id: str | None = None
     all: bool = False
-
-
-# -- configuration and models (docs/reference/tui-gateway.md#configuration-and-models) ------------
-class ConfigGetParams(SessionParams):
-    """``config.get``: one key (aliases such as ``approvals.mode`` accepted; 4002 when unknown)."""
-
-    key: str
-
-
-class ConfigSetParams(SessionParams):
-    """``config.set``: ``value`` must be present (``yolo`` alone toggles); ``scope`` is ``session``
-    or ``global`` (4002 otherwise)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("value",)
-
-    key: str
-    value: Annotated[Any, WithJsonSchema({})] = None
-    scope: Annotated[Any, WithJsonSchema({"enum": ["session", "global"], "type": "string"})] = None
-
-
-class ModelOptionsParams(SessionParams):
-    """``model.options``: ``refresh`` probes the providers again (JSON true or ``1``/``true``/…)."""
-
-    refresh: Annotated[
-        Any, WithJsonSchema({"anyOf": [{"type": "boolean"}, {"type": "string"}, {"type": "integer"}]})
-    ] = None
-
-
-class NoParams(ParamsModel):
-    """A method that reads no params (``setup.status``)."""
-
-
-# -- completion (docs/reference/tui-gateway.md#composer-helpers) -----------------------------------------
-class CompleteSlashParams(ParamsModel):
-    """``complete.slash``: the input so far (from its ``/``)."""
-
-    text: str = ""
-
-
-class WorkspaceParams(SessionParams):
-    """A folder to work in: ``cwd``, else the session's folder."""
-
-    EXPECTED: ClassVar[dict[str, str]] = {"cwd": "a folder path (no NUL character)"}
-
-    cwd: str | None = None
-
-
-class CompletePathParams(WorkspaceParams):
-    """``complete.path``: the word to complete, relative to ``cwd`` (else the session's folder)."""
-
-    word: str = ""
-
-
-# -- live-session state (docs/reference/tui-gateway.md#session-lifecycle) --------------------------
-class ActiveListParams(ParamsModel):
-    """``session.active_list``: ``current_session_id`` marks the caller's session."""
-
-    current_session_id: str | None = None
-
-
-class EventsSinceParams(SessionParams):
-    """``session.events.since``: replay what came after ``last_seen``."""
-
-    EXPECTED: ClassVar[dict[str, str]] = {"last_seen": "integer >= 0"}
-
-    last_seen: Annotated[int, Field(ge=0)]
-
-
-class ResizeParams(SessionParams):
-    """``terminal.resize``: the terminal's width (clamped to 20…1000)."""
-
-    cols: int
-
-
-class CompressParams(SessionParams):
-    """``session.compress``: ``focus_topic`` (at most 1000 characters, 4002 beyond) steers the summary."""
-
-    focus_topic: str | None = None
-
-
-class DeleteParams(SessionParams):
-    """``session.delete``: always refused (4006 without an id, then 4023, 4007, 5036)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("session_id",)
-
-
-# -- subagents and spawn trees (docs/reference/tui-gateway.md#subagents) -------------------------
-#: ``subagent_id``: a missing, empty or non-string id is 4000 ``subagent_id required``.
-SubagentId = Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1})]
-
-
-class DelegationPauseParams(SessionParams):
-    """``delegation.pause``: without ``session_id``, every session of this gateway."""
-
-    paused: bool = True
-
-
-class SubagentListParams(SessionParams):
-    """``subagent.list``."""
-
-    active_only: bool = False
-
-
-class SubagentParams(SessionParams):
-    """``subagent.interrupt``: one child (of ``session_id``'s tree when given)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("subagent_id",)
-
-    subagent_id: SubagentId = None
-
-
-class SubagentSteerParams(SubagentParams):
-    """``subagent.steer``: guidance for the child's next tool boundary (4002 when empty)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("subagent_id", "text")
-
-    text: LooseStr = None
-
-
-class SubagentTailParams(SubagentParams):
-    """``subagent.tail``: the last ``chars`` characters (1…16384, default 4000)."""
-
-    chars: int | None = None
-
-
-class SpawnTreeSaveParams(SessionParams):
-    """``spawn_tree.save``: a non-empty list of subagent objects (4000 when missing or empty)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("subagents",)
-    EXPECTED: ClassVar[dict[str, str]] = {"subagents": "list of objects"}
-
-    subagents: Annotated[
-        Any, WithJsonSchema({"type": "array", "items": {"type": "object"}, "minItems": 1})
-    ] = None
-    label: str | None = None
-    started_at: Annotated[Any, WithJsonSchema({"type": "number"})] = None
-    finished_at: Annotated[Any, WithJsonSchema({"type": "number"})] = None
-
-
-class SpawnTreeListParams(SessionParams):
-    """``spawn_tree.list``: newest first; ``cross_session`` lists every session's trees."""
-
-    limit: int | None = None
-    cross_session: bool = False
-
-
-class SpawnTreeLoadParams(ParamsModel):
-    """``spawn_tree.load``: a path ``spawn_tree.list`` gave (4000 when missing)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("path",)
-
-    path: Annotated[Any, WithJsonSchema({"type": "string", "minLength": 1})] = None

@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.1.0"
-SCHEMA_SHA256 = "ec4b6708d3952d311cec82ec8784909b4cf6d4127a30dfca9d0510b7dfca8736"
+SCHEMA_SHA256 = "0430044c8cc7ef8a1e6d811c40c704722ea91a29257c85efacf67552518cadb9"

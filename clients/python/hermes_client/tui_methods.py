@@ -13,12 +13,22 @@ from hermes_client.tui_models import (
     ApprovalRequestPayload,
     ApprovalRespondParams,
     ApprovalResult,
+    Attached,
     BackgroundComplete,
     BackgroundResult,
     BranchResult,
     ClarifyRequestPayload,
     ClarifyRespondParams,
+    CliExecParams,
+    CliExecResult,
+    ClipboardPasteParams,
     CloseResult,
+    CommandCatalog,
+    CommandDirective,
+    CommandDispatchParams,
+    CommandResolved,
+    CommandResolveParams,
+    CommandsCatalogParams,
     CompletePathParams,
     CompleteSlashParams,
     CompletionResult,
@@ -30,21 +40,34 @@ from hermes_client.tui_models import (
     DelegationPauseResult,
     DelegationStatus,
     DelegationStatusParams,
+    DropDetected,
     ErrorEvent,
     EventsSinceResult,
     GatewayPingParams,
     HistoryResult,
+    ImageAttachParams,
+    InputDetectDropParams,
     InterruptResult,
     MessageComplete,
     ModelOptions,
     ModelOptionsParams,
     MostRecentResult,
     NeverAnswered,
+    PasteCollapsed,
+    PasteCollapseParams,
     PingResult,
+    PluginsList,
+    PluginsManageParams,
+    ProcessStopParams,
+    ProcessStopResult,
     PromptBackgroundParams,
     PromptSubmitParams,
     QuestionExpire,
     ReadyPayload,
+    ReloadEnvParams,
+    ReloadEnvResult,
+    ReloadMcpParams,
+    ReloadMcpResult,
     ResizeResult,
     ResumeResult,
     SaveResult,
@@ -75,6 +98,10 @@ from hermes_client.tui_models import (
     SessionUsageParams,
     SetupStatus,
     SetupStatusParams,
+    ShellExecParams,
+    ShellExecResult,
+    SlashExecParams,
+    SlashExecResult,
     Snapshot,
     SpawnTree,
     SpawnTreeList,
@@ -100,6 +127,8 @@ from hermes_client.tui_models import (
     TextDelta,
     TitleResult,
     ToolComplete,
+    ToolsConfigured,
+    ToolsConfigureParams,
     ToolStart,
     UndoResult,
     UsageObj,
@@ -109,6 +138,11 @@ from hermes_client.tui_models import (
 METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "approval.respond": (ApprovalRespondParams, ApprovalResult),
     "clarify.respond": (ClarifyRespondParams, AnswerResult),
+    "cli.exec": (CliExecParams, CliExecResult),
+    "clipboard.paste": (ClipboardPasteParams, Attached),
+    "command.dispatch": (CommandDispatchParams, CommandDirective),
+    "command.resolve": (CommandResolveParams, CommandResolved),
+    "commands.catalog": (CommandsCatalogParams, CommandCatalog),
     "complete.path": (CompletePathParams, CompletionResult),
     "complete.slash": (CompleteSlashParams, CompletionResult),
     "config.get": (ConfigGetParams, ConfigValue),
@@ -116,9 +150,16 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "delegation.pause": (DelegationPauseParams, DelegationPauseResult),
     "delegation.status": (DelegationStatusParams, DelegationStatus),
     "gateway.ping": (GatewayPingParams, PingResult),
+    "image.attach": (ImageAttachParams, Attached),
+    "input.detect_drop": (InputDetectDropParams, DropDetected),
     "model.options": (ModelOptionsParams, ModelOptions),
+    "paste.collapse": (PasteCollapseParams, PasteCollapsed),
+    "plugins.manage": (PluginsManageParams, PluginsList),
+    "process.stop": (ProcessStopParams, ProcessStopResult),
     "prompt.background": (PromptBackgroundParams, BackgroundResult),
     "prompt.submit": (PromptSubmitParams, SubmitResult),
+    "reload.env": (ReloadEnvParams, ReloadEnvResult),
+    "reload.mcp": (ReloadMcpParams, ReloadMcpResult),
     "secret.respond": (SecretRespondParams, AnswerResult),
     "session.activate": (SessionActivateParams, Snapshot),
     "session.active_list": (SessionActiveListParams, ActiveListResult),
@@ -140,6 +181,8 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "session.undo": (SessionUndoParams, UndoResult),
     "session.usage": (SessionUsageParams, UsageObj),
     "setup.status": (SetupStatusParams, SetupStatus),
+    "shell.exec": (ShellExecParams, ShellExecResult),
+    "slash.exec": (SlashExecParams, SlashExecResult),
     "spawn_tree.list": (SpawnTreeListParams, SpawnTreeList),
     "spawn_tree.load": (SpawnTreeLoadParams, SpawnTree),
     "spawn_tree.save": (SpawnTreeSaveParams, SpawnTreeSaved),
@@ -149,6 +192,7 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "subagent.tail": (SubagentTailParams, SubagentTailResult),
     "sudo.respond": (SudoRespondParams, AnswerResult),
     "terminal.resize": (TerminalResizeParams, ResizeResult),
+    "tools.configure": (ToolsConfigureParams, ToolsConfigured),
 }
 
 #: event type -> payload model (``None``: not typed yet, a plain dict)
@@ -192,42 +236,27 @@ UNTYPED_METHODS: tuple[str, ...] = (
     "billing.state",
     "billing.step_up",
     "browser.manage",
-    "cli.exec",
-    "clipboard.paste",
-    "command.dispatch",
-    "command.resolve",
-    "commands.catalog",
-    "image.attach",
-    "input.detect_drop",
     "learning.delete",
     "learning.detail",
     "learning.edit",
     "learning.frames",
     "model.disconnect",
     "model.save_key",
-    "paste.collapse",
     "pet.cells",
     "pet.gallery",
     "pet.info",
     "pet.info.meta",
     "pet.select",
-    "plugins.manage",
-    "process.stop",
-    "reload.env",
-    "reload.mcp",
     "rollback.diff",
     "rollback.list",
     "rollback.restore",
-    "shell.exec",
     "skills.manage",
     "skills.reload",
-    "slash.exec",
     "subscription.change",
     "subscription.preview",
     "subscription.resume",
     "subscription.state",
     "subscription.upgrade",
-    "tools.configure",
     "usage.bars",
     "voice.record",
     "voice.toggle",
@@ -250,6 +279,31 @@ class TypedCalls:
         """``clarify.respond``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return AnswerResult.model_validate(await self.request("clarify.respond", sent))
+
+    async def cli_exec(self, params: CliExecParams) -> CliExecResult:
+        """``cli.exec``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CliExecResult.model_validate(await self.request("cli.exec", sent))
+
+    async def clipboard_paste(self, params: ClipboardPasteParams | None = None) -> Attached:
+        """``clipboard.paste``."""
+        sent = (params or ClipboardPasteParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return Attached.model_validate(await self.request("clipboard.paste", sent))
+
+    async def command_dispatch(self, params: CommandDispatchParams | None = None) -> CommandDirective:
+        """``command.dispatch``."""
+        sent = (params or CommandDispatchParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CommandDirective.model_validate(await self.request("command.dispatch", sent))
+
+    async def command_resolve(self, params: CommandResolveParams) -> CommandResolved:
+        """``command.resolve``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CommandResolved.model_validate(await self.request("command.resolve", sent))
+
+    async def commands_catalog(self, params: CommandsCatalogParams | None = None) -> CommandCatalog:
+        """``commands.catalog``."""
+        sent = (params or CommandsCatalogParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return CommandCatalog.model_validate(await self.request("commands.catalog", sent))
 
     async def complete_path(self, params: CompletePathParams | None = None) -> CompletionResult:
         """``complete.path``."""
@@ -286,10 +340,35 @@ class TypedCalls:
         sent = (params or GatewayPingParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return PingResult.model_validate(await self.request("gateway.ping", sent))
 
+    async def image_attach(self, params: ImageAttachParams) -> Attached:
+        """``image.attach``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return Attached.model_validate(await self.request("image.attach", sent))
+
+    async def input_detect_drop(self, params: InputDetectDropParams | None = None) -> DropDetected:
+        """``input.detect_drop``."""
+        sent = (params or InputDetectDropParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return DropDetected.model_validate(await self.request("input.detect_drop", sent))
+
     async def model_options(self, params: ModelOptionsParams | None = None) -> ModelOptions:
         """``model.options``."""
         sent = (params or ModelOptionsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ModelOptions.model_validate(await self.request("model.options", sent))
+
+    async def paste_collapse(self, params: PasteCollapseParams) -> PasteCollapsed:
+        """``paste.collapse``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PasteCollapsed.model_validate(await self.request("paste.collapse", sent))
+
+    async def plugins_manage(self, params: PluginsManageParams | None = None) -> PluginsList:
+        """``plugins.manage``."""
+        sent = (params or PluginsManageParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PluginsList.model_validate(await self.request("plugins.manage", sent))
+
+    async def process_stop(self, params: ProcessStopParams | None = None) -> ProcessStopResult:
+        """``process.stop``."""
+        sent = (params or ProcessStopParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ProcessStopResult.model_validate(await self.request("process.stop", sent))
 
     async def prompt_background(self, params: PromptBackgroundParams) -> BackgroundResult:
         """``prompt.background``."""
@@ -300,6 +379,16 @@ class TypedCalls:
         """``prompt.submit``."""
         sent = (params or PromptSubmitParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return SubmitResult.model_validate(await self.request("prompt.submit", sent))
+
+    async def reload_env(self, params: ReloadEnvParams | None = None) -> ReloadEnvResult:
+        """``reload.env``."""
+        sent = (params or ReloadEnvParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ReloadEnvResult.model_validate(await self.request("reload.env", sent))
+
+    async def reload_mcp(self, params: ReloadMcpParams | None = None) -> ReloadMcpResult:
+        """``reload.mcp``."""
+        sent = (params or ReloadMcpParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ReloadMcpResult.model_validate(await self.request("reload.mcp", sent))
 
     async def secret_respond(self, params: SecretRespondParams) -> AnswerResult:
         """``secret.respond``."""
@@ -410,6 +499,16 @@ class TypedCalls:
         sent = (params or SetupStatusParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return SetupStatus.model_validate(await self.request("setup.status", sent))
 
+    async def shell_exec(self, params: ShellExecParams) -> ShellExecResult:
+        """``shell.exec``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ShellExecResult.model_validate(await self.request("shell.exec", sent))
+
+    async def slash_exec(self, params: SlashExecParams) -> SlashExecResult:
+        """``slash.exec``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SlashExecResult.model_validate(await self.request("slash.exec", sent))
+
     async def spawn_tree_list(self, params: SpawnTreeListParams | None = None) -> SpawnTreeList:
         """``spawn_tree.list``."""
         sent = (params or SpawnTreeListParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -454,3 +553,8 @@ class TypedCalls:
         """``terminal.resize``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ResizeResult.model_validate(await self.request("terminal.resize", sent))
+
+    async def tools_configure(self, params: ToolsConfigureParams) -> ToolsConfigured:
+        """``tools.configure``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return ToolsConfigured.model_validate(await self.request("tools.configure", sent))

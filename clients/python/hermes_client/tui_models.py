@@ -57,6 +57,19 @@ class ApprovalResult(BaseModel):
     status: Literal["expired"] | None = None
 
 
+class Attached(BaseModel):
+    attached: bool
+    count: int | None = None
+    height: int | None = None
+    message: str | None = None
+    name: str | None = None
+    path: str | None = None
+    remainder: str | None = None
+    text: str | None = None
+    token_estimate: int | None = None
+    width: int | None = None
+
+
 class BackgroundComplete(BaseModel):
     status: str
     task_id: str
@@ -88,8 +101,71 @@ class ClarifyRespondParams(BaseModel):
     request_id: str
 
 
+class Timeout(RootModel[float]):
+    root: Annotated[float, Field(gt=0.0)] = 240
+
+
+class CliExecParams(BaseModel):
+    argv: list[str]
+    timeout: Annotated[Timeout | None, Field(validate_default=True)] = 240
+
+
+class CliExecResult(BaseModel):
+    blocked: bool
+    code: int | None
+    hint: str | None = None
+    output: str
+    truncated: bool | None = None
+
+
+class ClipboardPasteParams(BaseModel):
+    session_id: str | None = ""
+
+
 class CloseResult(BaseModel):
     closed: bool
+
+
+class CommandCategory(BaseModel):
+    name: str
+    pairs: list[list[str]]
+
+
+class Type(StrEnum):
+    send = "send"
+    prefill = "prefill"
+    alias = "alias"
+    exec = "exec"
+
+
+class CommandDirective(BaseModel):
+    display: dict[str, Any] | None = None
+    message: str | None = None
+    output: str | None = None
+    previous_session_id: str | None = None
+    target: str | None = None
+    type: Type
+
+
+class CommandDispatchParams(BaseModel):
+    arg: str | None = None
+    command: str | None = None
+    name: str | None = None
+    session_id: str | None = ""
+
+
+class CommandResolveParams(BaseModel):
+    name: str
+
+
+class CommandResolved(BaseModel):
+    canonical: str
+    category: str
+    description: str
+
+
+class CommandsCatalogParams(BaseModel):
+    pass
 
 
 class CompletePathParams(BaseModel):
@@ -181,6 +257,18 @@ class DelegationStatusParams(BaseModel):
     session_id: str | None = ""
 
 
+class DropDetected(BaseModel):
+    count: int | None = None
+    height: int | None = None
+    is_image: bool | None = None
+    matched: bool
+    name: str | None = None
+    path: str | None = None
+    text: str | None = None
+    token_estimate: int | None = None
+    width: int | None = None
+
+
 class ErrorEvent(BaseModel):
     code: str
     message: str
@@ -204,6 +292,16 @@ class EventsSinceResult(BaseModel):
 
 class GatewayPingParams(BaseModel):
     pass
+
+
+class ImageAttachParams(BaseModel):
+    path: str | None
+    session_id: str | None = ""
+
+
+class InputDetectDropParams(BaseModel):
+    session_id: str | None = ""
+    text: str | None = ""
 
 
 class InterruptResult(BaseModel):
@@ -247,6 +345,16 @@ class OpenQuestion(BaseModel):
     type: str
 
 
+class PasteCollapseParams(BaseModel):
+    text: str | None
+
+
+class PasteCollapsed(BaseModel):
+    lines: int
+    path: str
+    placeholder: str
+
+
 class PersistedTurn(BaseModel):
     assistant_row_id: int | None
     user_row_id: int | None
@@ -255,6 +363,48 @@ class PersistedTurn(BaseModel):
 class PingResult(BaseModel):
     ok: bool
     ts: float
+
+
+class Source(StrEnum):
+    bundled = "bundled"
+    user = "user"
+
+
+class Status3(StrEnum):
+    enabled = "enabled"
+    failed = "failed"
+
+
+class PluginRow(BaseModel):
+    description: str
+    name: str
+    source: Source
+    status: Status3
+    version: str
+
+
+class PluginsList(BaseModel):
+    bundled_count: int
+    plugins: list[PluginRow]
+    user_count: int
+
+
+class Action(StrEnum):
+    list = "list"
+    toggle = "toggle"
+
+
+class PluginsManageParams(BaseModel):
+    action: Action | None = None
+    name: str | None = None
+
+
+class ProcessStopParams(BaseModel):
+    session_id: str | None = ""
+
+
+class ProcessStopResult(BaseModel):
+    killed: int
 
 
 class PromptBackgroundParams(BaseModel):
@@ -304,6 +454,23 @@ class Reason(StrEnum):
 class QuestionExpire(BaseModel):
     reason: Reason
     request_id: str
+
+
+class ReloadEnvParams(BaseModel):
+    pass
+
+
+class ReloadEnvResult(BaseModel):
+    updated: int
+
+
+class ReloadMcpParams(BaseModel):
+    pass
+
+
+class ReloadMcpResult(BaseModel):
+    servers: list[dict[str, Any]]
+    status: Literal["reloaded"]
 
 
 class ResizeResult(BaseModel):
@@ -476,10 +643,42 @@ class SetupStatusParams(BaseModel):
     pass
 
 
+class ShellExecParams(BaseModel):
+    command: str | None
+    cwd: str | None = None
+    session_id: str | None = ""
+
+
+class ShellExecResult(BaseModel):
+    code: int | None
+    stderr: str
+    stdout: str
+
+
 class Skin(BaseModel):
     branding: dict[str, str]
     colors: dict[str, str]
     name: str
+
+
+class SlashExecParams(BaseModel):
+    command: str
+    session_id: str | None = ""
+
+
+class Type1(StrEnum):
+    send = "send"
+    prefill = "prefill"
+    alias = "alias"
+
+
+class SlashExecResult(BaseModel):
+    display: dict[str, Any] | None = None
+    message: str | None = None
+    output: str | None = None
+    previous_session_id: str | None = None
+    target: str | None = None
+    type: Type1 | None = None
 
 
 class SpawnTree(BaseModel):
@@ -531,14 +730,14 @@ class StatusUpdate(BaseModel):
     text: str
 
 
-class Status3(StrEnum):
+class Status4(StrEnum):
     queued = "queued"
     rejected = "rejected"
 
 
 class SteerResult(BaseModel):
     reason: str | None = None
-    status: Status3
+    status: Status4
     text: str
 
 
@@ -588,7 +787,7 @@ class SubagentTailResult(BaseModel):
     text: str
 
 
-class Status4(StrEnum):
+class Status5(StrEnum):
     streaming = "streaming"
     queued = "queued"
     steered = "steered"
@@ -596,7 +795,7 @@ class Status4(StrEnum):
 
 class SubmitResult(BaseModel):
     position: int | None = None
-    status: Status4
+    status: Status5
     survivor_row_id_map: dict[str, int | None] | None = None
     survivor_user_row_ids: list[int | None] | None = None
 
@@ -647,6 +846,24 @@ class ToolStart(BaseModel):
     context: str
     name: str
     tool_id: str
+
+
+class Action1(StrEnum):
+    enable = "enable"
+    disable = "disable"
+
+
+class ToolsConfigureParams(BaseModel):
+    action: Action1
+    names: list[str]
+    session_id: str | None = ""
+
+
+class ToolsConfigured(BaseModel):
+    changed: list[str]
+    missing_servers: list[str]
+    reset: bool
+    unknown: list[str]
 
 
 class TranscriptMessage(BaseModel):
@@ -711,6 +928,15 @@ class BranchResult(BaseModel):
     status: str
     stored_session_id: str
     title: str | None
+
+
+class CommandCatalog(BaseModel):
+    canon: dict[str, str]
+    categories: list[CommandCategory]
+    pairs: list[list[str]]
+    skill_count: int
+    sub: dict[str, list[str]]
+    warning: str
 
 
 class CompressResult(BaseModel):
