@@ -124,9 +124,7 @@ export interface BackgroundResult {
  * via the `definition` "BranchResult".
  */
 export interface BranchResult {
-  info: {
-    [k: string]: unknown;
-  };
+  info: SessionInfoObj;
   message_count: number;
   messages: TranscriptMessage[];
   messages_omitted?: boolean;
@@ -134,7 +132,7 @@ export interface BranchResult {
   parent: string;
   pending_approval?: unknown;
   pending_clarify?: unknown;
-  queued: unknown;
+  queued: number;
   running: boolean;
   session_id: string;
   session_key: string;
@@ -142,6 +140,69 @@ export interface BranchResult {
   status: string;
   stored_session_id: string;
   title: string | null;
+}
+/**
+ * ``session.info`` and a snapshot's ``info``: the session's state
+ * (docs/reference/tui-gateway.md#sessioninfo). The fields after ``usage`` are kept, empty, for
+ * the Ink TUI, which reads them.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionInfoObj".
+ */
+export interface SessionInfoObj {
+  approval_mode: string;
+  branch?: string;
+  busy: boolean;
+  busy_policy?: string;
+  cwd: string;
+  fast: boolean;
+  mcp_servers?: {
+    [k: string]: unknown;
+  }[];
+  model: string;
+  personality: string;
+  provider: string;
+  queued: number;
+  reasoning_effort: string | null;
+  release_date: string;
+  running: boolean;
+  service_tier: string;
+  session_id: string;
+  skills: {
+    [k: string]: unknown;
+  };
+  status: string;
+  stored_session_id: string;
+  title: string | null;
+  tools?: {
+    [k: string]: string[];
+  };
+  update_behind: unknown;
+  update_command: string;
+  usage: UsageObj;
+  version?: string;
+  yolo: boolean;
+}
+/**
+ * The usage object (docs/reference/tui-gateway.md#usage-object).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "UsageObj".
+ */
+export interface UsageObj {
+  calls: number;
+  completion: number;
+  context_max?: number;
+  context_percent?: number;
+  context_used?: number;
+  cost_usd?: number;
+  estimated: boolean;
+  input: number;
+  model: string | null;
+  output: number;
+  prompt: number;
+  reasoning: number;
+  total: number;
 }
 /**
  * One row of a transcript (docs/reference/tui-gateway.md#transcript-rows).
@@ -394,9 +455,7 @@ export interface CompressResult {
   after_tokens: number;
   before_messages: number;
   before_tokens: number;
-  info: {
-    [k: string]: unknown;
-  };
+  info: SessionInfoObj;
   messages: TranscriptMessage[];
   removed: number;
   status: "noop" | "compressed";
@@ -415,27 +474,6 @@ export interface CompressSummary {
   row_id: number | null;
   text: string;
   token_line: string;
-}
-/**
- * The usage object (docs/reference/tui-gateway.md#usage-object).
- *
- * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
- * via the `definition` "UsageObj".
- */
-export interface UsageObj {
-  calls: number;
-  completion: number;
-  context_max?: number;
-  context_percent?: number;
-  context_used?: number;
-  cost_usd?: number;
-  estimated: boolean;
-  input: number;
-  model: string | null;
-  output: number;
-  prompt: number;
-  reasoning: number;
-  total: number;
 }
 /**
  * Params of `config.get`.
@@ -658,6 +696,17 @@ export interface TurnError {
 export interface PersistedTurn {
   assistant_row_id: number | null;
   user_row_id: number | null;
+}
+/**
+ * ``message.start``: a turn began (``user_row_id`` once its prompt is stored; ``queued`` when
+ * it waited behind another turn).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "MessageStart".
+ */
+export interface MessageStart {
+  queued?: boolean;
+  user_row_id?: number;
 }
 /**
  * ``model.options``: the core's model catalog (the payload of ``GET /api/model/options``),
@@ -933,16 +982,14 @@ export interface ResizeResult {
  * via the `definition` "ResumeResult".
  */
 export interface ResumeResult {
-  info: {
-    [k: string]: unknown;
-  };
+  info: SessionInfoObj;
   message_count: number;
   messages: TranscriptMessage[];
   messages_omitted?: boolean;
   open_requests: EventParams[];
   pending_approval?: unknown;
   pending_clarify?: unknown;
-  queued: unknown;
+  queued: number;
   resumed: string;
   running: boolean;
   session_id: string;
@@ -1314,16 +1361,14 @@ export interface SlashExecResult {
  * via the `definition` "Snapshot".
  */
 export interface Snapshot {
-  info: {
-    [k: string]: unknown;
-  };
+  info: SessionInfoObj;
   message_count: number;
   messages: TranscriptMessage[];
   messages_omitted?: boolean;
   open_requests: EventParams[];
   pending_approval?: unknown;
   pending_clarify?: unknown;
-  queued: unknown;
+  queued: number;
   running: boolean;
   session_id: string;
   session_key: string;
@@ -1430,7 +1475,7 @@ export interface StatusResult {
   output: string;
   pending_steer?: string;
   provider: string | null;
-  queued: unknown;
+  queued: number;
   running: boolean;
   session_id: string;
   started_at: number;
@@ -1634,6 +1679,17 @@ export interface ToolComplete {
   tool_id: string;
 }
 /**
+ * ``tool.progress``: the latest output of a running tool (redacted).
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "ToolProgressPayload".
+ */
+export interface ToolProgressPayload {
+  name: string;
+  preview: string;
+  tool_id: string;
+}
+/**
  * ``tool.start``.
  *
  * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
@@ -1751,11 +1807,11 @@ export interface TuiEvents {
   "gateway.ready": ReadyPayload;
   "message.complete": MessageComplete;
   "message.delta": TextDelta;
-  "message.start": { [k: string]: unknown };
+  "message.start": MessageStart;
   "reasoning.delta": TextDelta;
   "secret.expire": QuestionExpire;
   "secret.request": SecretRequestPayload;
-  "session.info": { [k: string]: unknown };
+  "session.info": SessionInfoObj;
   "session.reclaimed": SessionReclaimed;
   "session.title": SessionTitle;
   "session.usage": SessionUsage;
@@ -1769,7 +1825,7 @@ export interface TuiEvents {
   "sudo.expire": QuestionExpire;
   "sudo.request": SudoRequestPayload;
   "tool.complete": ToolComplete;
-  "tool.progress": { [k: string]: unknown };
+  "tool.progress": ToolProgressPayload;
   "tool.start": ToolStart;
 }
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -33,10 +33,12 @@ from hermes_core import (
 )
 from hermes_tui_gateway.wire import (
     ApprovalRequestPayload,
+    InfoExtra,
     MessageComplete,
     QuestionExpire,
     QuestionRequestPayload,
     SecretRequestPayload,
+    SessionInfoObj,
     SudoRequestPayload,
     ToolComplete,
     ToolStart,
@@ -76,14 +78,14 @@ def usage_obj(usage: Usage, model: str | None) -> UsageObj:
     return out
 
 
-def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
+def info_obj(info: SessionInfo, extra: InfoExtra) -> SessionInfoObj:
     """Return the docs/reference/tui-gateway.md#sessioninfo ``SessionInfo``.
 
     :param info: the core's snapshot.
     :param extra: gateway-held fields (``busy_policy``, ``tools``, ``version``, ``branch``).
     :returns: the wire object.
     """
-    out: dict[str, Any] = {
+    out: SessionInfoObj = {
         "session_id": info.session_id,
         "stored_session_id": info.session_id,
         "title": info.title,

@@ -31,7 +31,7 @@ from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
-from hermes_tui_gateway.wire import EventParams, ReadyPayload
+from hermes_tui_gateway.wire import EventParams, InfoExtra, ReadyPayload
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
@@ -175,9 +175,9 @@ class Gateway:
         """Wrap a newly live session with its stream and bind it."""
         live_ref: list[Live] = []
 
-        def extra() -> dict[str, Any]:
+        def extra() -> InfoExtra:
             live = live_ref[0] if live_ref else None
-            out: dict[str, Any] = {
+            out: InfoExtra = {
                 "busy_policy": live.busy_policy if live else self.settings.busy_policy,
                 "tools": self.toolsets(),
                 "mcp_servers": self.mcp_servers(session.id),

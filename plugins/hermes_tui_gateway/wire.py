@@ -10,7 +10,7 @@ code sends one that is missing here (docs/reference/tui-gateway.md#event-catalog
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, Required
 
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
@@ -76,6 +76,55 @@ class UsageObj(TypedDict):
     cost_usd: NotRequired[float]
 
 
+class MessageStart(TypedDict):
+    """``message.start``: a turn began (``user_row_id`` once its prompt is stored; ``queued`` when
+    it waited behind another turn)."""
+
+    user_row_id: NotRequired[int]
+    queued: NotRequired[bool]
+
+
+class InfoExtra(TypedDict, total=False):
+    """The gateway-held fields of ``SessionInfo``."""
+
+    busy_policy: str
+    #: tool names by owning plugin
+    tools: dict[str, list[str]]
+    #: one object per tool server (MCP) the session sees
+    mcp_servers: list[dict[str, Any]]
+    version: str
+    #: the git branch of the session's folder, absent outside a repository
+    branch: str
+
+
+class SessionInfoObj(InfoExtra):
+    """``session.info`` and a snapshot's ``info``: the session's state
+    (docs/reference/tui-gateway.md#sessioninfo). The fields after ``usage`` are kept, empty, for
+    the Ink TUI, which reads them."""
+
+    session_id: Required[str]
+    stored_session_id: Required[str]
+    title: Required[str | None]
+    model: Required[str]
+    provider: Required[str]
+    reasoning_effort: Required[str | None]
+    approval_mode: Required[str]
+    yolo: Required[bool]
+    busy: Required[bool]
+    cwd: Required[str]
+    running: Required[bool]
+    status: Required[str]
+    queued: Required[int]
+    usage: Required[UsageObj]
+    skills: Required[dict[str, Any]]
+    fast: Required[bool]
+    service_tier: Required[str]
+    personality: Required[str]
+    release_date: Required[str]
+    update_behind: Required[Any]
+    update_command: Required[str]
+
+
 class TextDelta(TypedDict):
     """``message.delta`` / ``reasoning.delta``: text since the last delta."""
 
@@ -122,6 +171,14 @@ class ToolStart(TypedDict):
     args: Any
     #: with ``verbose`` display: the arguments as readable text
     args_text: NotRequired[str]
+
+
+class ToolProgressPayload(TypedDict):
+    """``tool.progress``: the latest output of a running tool (redacted)."""
+
+    tool_id: str
+    name: str
+    preview: str
 
 
 class ToolComplete(TypedDict):
@@ -253,12 +310,12 @@ class EventParams(TypedDict):
 #: Every event the gateway sends → its payload type (``None``: not typed yet, any object).
 EVENTS: dict[str, Any] = {
     "gateway.ready": ReadyPayload,
-    "message.start": None,
+    "message.start": MessageStart,
     "message.delta": TextDelta,
     "reasoning.delta": TextDelta,
     "message.complete": MessageComplete,
     "tool.start": ToolStart,
-    "tool.progress": None,
+    "tool.progress": ToolProgressPayload,
     "tool.complete": ToolComplete,
     "approval.request": ApprovalRequestPayload,
     "clarify.request": ClarifyRequestPayload,
@@ -268,7 +325,7 @@ EVENTS: dict[str, Any] = {
     "clarify.expire": QuestionExpire,
     "sudo.expire": QuestionExpire,
     "secret.expire": QuestionExpire,
-    "session.info": None,
+    "session.info": SessionInfoObj,
     "session.title": SessionTitle,
     "session.usage": SessionUsage,
     "status.update": StatusUpdate,

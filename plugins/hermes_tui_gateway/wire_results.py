@@ -3,7 +3,7 @@
 Like the event payloads in :mod:`hermes_tui_gateway.wire`, results are plain dicts annotated with
 these types (mypy checks every key the handler writes), and ``hermes schema export`` turns the
 same types into each method's ``result`` schema (docs/reference/tui-gateway.md for the prose).
-A sub-object still described only in the reference (``SessionInfo``) is ``dict[str, Any]``.
+A sub-object still described only in the reference is ``dict[str, Any]``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
-from hermes_tui_gateway.wire import EventParams
+from hermes_tui_gateway.wire import EventParams, SessionInfoObj
 
 
 class TranscriptMessage(TypedDict):
@@ -40,14 +40,13 @@ class Snapshot(TypedDict):
     session_key: str
     message_count: int
     messages: list[TranscriptMessage]
-    #: the ``SessionInfo`` object
-    info: dict[str, Any]
+    info: SessionInfoObj
     running: bool
     status: str
     started_at: float
     #: the open questions, as their ``*.request`` event params
     open_requests: list[EventParams]
-    queued: Any
+    queued: int
     pending_approval: NotRequired[Any]
     pending_clarify: NotRequired[Any]
     messages_omitted: NotRequired[bool]

@@ -7,7 +7,7 @@ from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
-from hermes_tui_gateway.wire import EventParams, UsageObj
+from hermes_tui_gateway.wire import EventParams, SessionInfoObj, UsageObj
 from hermes_tui_gateway.wire_results import TranscriptMessage
 
 
@@ -102,7 +102,7 @@ class StatusResult(TypedDict):
     provider: str | None
     status: str
     running: bool
-    queued: Any
+    queued: int
     message_count: int
     usage: UsageObj
     started_at: float
@@ -182,8 +182,7 @@ class CompressResult(TypedDict):
     after_tokens: int
     summary: CompressSummary
     usage: UsageObj
-    #: the ``SessionInfo`` object
-    info: dict[str, Any]
+    info: SessionInfoObj
     messages: list[TranscriptMessage]
 
 

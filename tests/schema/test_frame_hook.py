@@ -38,7 +38,7 @@ def test_gets_a_result_off_its_method():
 
 def test_gets_good_frames():
     wire_check.check_tui(event("message.delta", {"text": "hi"}))
-    wire_check.check_tui(event("session.info", {"anything": True}))  # not typed yet: any object
+    wire_check.check_tui(event("subagent.start", {"anything": True}))  # not typed yet: any object
     wire_check.check_tui({"jsonrpc": "2.0", "id": 2, "error": {"code": 4001, "message": "session not live"}})
     wire_check.check_tui({"jsonrpc": "2.0", "id": 3, "result": {"session_id": "s"}})
     wire_check.check_tui({"jsonrpc": "2.0", "id": 5, "result": {"closed": False}}, "session.close")

@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.1.0"
-SCHEMA_SHA256 = "0430044c8cc7ef8a1e6d811c40c704722ea91a29257c85efacf67552518cadb9"
+SCHEMA_SHA256 = "005f4365415bda419101e8870f3b40eb98d96025e86911348164f2808ba71d29"

@@ -316,6 +316,11 @@ class Status2(StrEnum):
     interrupted = "interrupted"
 
 
+class MessageStart(BaseModel):
+    queued: bool | None = None
+    user_row_id: int | None = None
+
+
 class ModelOptions(BaseModel):
     model: str | None
     pricing_sources: list[str] | None = None
@@ -840,6 +845,12 @@ class ToolComplete(BaseModel):
     tool_id: str
 
 
+class ToolProgressPayload(BaseModel):
+    name: str
+    preview: str
+    tool_id: str
+
+
 class ToolStart(BaseModel):
     args: Any
     args_text: str | None = None
@@ -911,25 +922,6 @@ class ActiveListResult(BaseModel):
     sessions: list[ActiveSession]
 
 
-class BranchResult(BaseModel):
-    info: dict[str, Any]
-    message_count: int
-    messages: list[TranscriptMessage]
-    messages_omitted: bool | None = None
-    open_requests: list[EventParams]
-    parent: str
-    pending_approval: Any | None = None
-    pending_clarify: Any | None = None
-    queued: Any
-    running: bool
-    session_id: str
-    session_key: str
-    started_at: float
-    status: str
-    stored_session_id: str
-    title: str | None
-
-
 class CommandCatalog(BaseModel):
     canon: dict[str, str]
     categories: list[CommandCategory]
@@ -937,19 +929,6 @@ class CommandCatalog(BaseModel):
     skill_count: int
     sub: dict[str, list[str]]
     warning: str
-
-
-class CompressResult(BaseModel):
-    after_messages: int
-    after_tokens: int
-    before_messages: int
-    before_tokens: int
-    info: dict[str, Any]
-    messages: list[TranscriptMessage]
-    removed: int
-    status: Status1
-    summary: CompressSummary
-    usage: UsageObj
 
 
 class HistoryResult(BaseModel):
@@ -979,22 +958,33 @@ class ReadyPayload(BaseModel):
     version: str
 
 
-class ResumeResult(BaseModel):
-    info: dict[str, Any]
-    message_count: int
-    messages: list[TranscriptMessage]
-    messages_omitted: bool | None = None
-    open_requests: list[EventParams]
-    pending_approval: Any | None = None
-    pending_clarify: Any | None = None
-    queued: Any
-    resumed: str
+class SessionInfoObj(BaseModel):
+    approval_mode: str
+    branch: str | None = None
+    busy: bool
+    busy_policy: str | None = None
+    cwd: str
+    fast: bool
+    mcp_servers: list[dict[str, Any]] | None = None
+    model: str
+    personality: str
+    provider: str
+    queued: int
+    reasoning_effort: str | None
+    release_date: str
     running: bool
+    service_tier: str
     session_id: str
-    session_key: str
-    started_at: float
+    skills: dict[str, Any]
     status: str
     stored_session_id: str
+    title: str | None
+    tools: dict[str, list[str]] | None = None
+    update_behind: Any
+    update_command: str
+    usage: UsageObj
+    version: str | None = None
+    yolo: bool
 
 
 class SessionUsage(BaseModel):
@@ -1002,14 +992,14 @@ class SessionUsage(BaseModel):
 
 
 class Snapshot(BaseModel):
-    info: dict[str, Any]
+    info: SessionInfoObj
     message_count: int
     messages: list[TranscriptMessage]
     messages_omitted: bool | None = None
     open_requests: list[EventParams]
     pending_approval: Any | None = None
     pending_clarify: Any | None = None
-    queued: Any
+    queued: int
     running: bool
     session_id: str
     session_key: str
@@ -1027,10 +1017,60 @@ class StatusResult(BaseModel):
     output: str
     pending_steer: str | None = None
     provider: str | None
-    queued: Any
+    queued: int
     running: bool
     session_id: str
     started_at: float
     status: str
     title: str | None
     usage: UsageObj
+
+
+class BranchResult(BaseModel):
+    info: SessionInfoObj
+    message_count: int
+    messages: list[TranscriptMessage]
+    messages_omitted: bool | None = None
+    open_requests: list[EventParams]
+    parent: str
+    pending_approval: Any | None = None
+    pending_clarify: Any | None = None
+    queued: int
+    running: bool
+    session_id: str
+    session_key: str
+    started_at: float
+    status: str
+    stored_session_id: str
+    title: str | None
+
+
+class CompressResult(BaseModel):
+    after_messages: int
+    after_tokens: int
+    before_messages: int
+    before_tokens: int
+    info: SessionInfoObj
+    messages: list[TranscriptMessage]
+    removed: int
+    status: Status1
+    summary: CompressSummary
+    usage: UsageObj
+
+
+class ResumeResult(BaseModel):
+    info: SessionInfoObj
+    message_count: int
+    messages: list[TranscriptMessage]
+    messages_omitted: bool | None = None
+    open_requests: list[EventParams]
+    pending_approval: Any | None = None
+    pending_clarify: Any | None = None
+    queued: int
+    resumed: str
+    running: bool
+    session_id: str
+    session_key: str
+    started_at: float
+    status: str
+    stored_session_id: str
