@@ -1,8 +1,8 @@
 """What a console call pays to look its session up in the API server's records (no cache: one
 primary-key read per call, so a sign-out on any instance is honoured at once).
 
-Times ``ConsoleSessions.get`` (hash the cookie, read the row, check the principal) on the
-instance's SQLite file and, when a DSN is given, on the shared PostgreSQL table; the in-memory
+Times ``ConsoleSessions.get`` (hash the cookie, read the record, check the principal) in the
+kernel's records on SQLite and, when a DSN is given, on shared PostgreSQL; the in-memory
 dictionary the console used before is the baseline. Prints median and p95 per lookup; not a test.
 
 Run: ``python bench/bench_console_sessions.py [--n 2000] [--dsn postgresql://…]`` (the DSN
@@ -16,13 +16,17 @@ import asyncio
 import hashlib
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from hermes_api_server.console.auth import ConsoleSessions
-from hermes_api_server.responses_store import ResponseStore
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "plugins"), str(ROOT)]
+
+from hermes_api_server.console.auth import ConsoleSessions  # noqa: E402
+from tests.api.records_world import api_records  # noqa: E402
 
 PRINCIPAL = "principal:bench"
 
@@ -66,23 +70,13 @@ async def main(n: int, dsn: str | None) -> None:
     print(f"console session lookup, {n} calls           median        p95")
     print(_row("in memory (before)", _memory(n)))
     with tempfile.TemporaryDirectory() as tmp:
-        store = ResponseStore(Path(tmp) / "api_server.sqlite3", 100)
-        await store.open()
-        try:
-            print(_row("SQLite file (one instance)", await _lookups(store, n)))
-        finally:
-            await store.close()
+        async with api_records("sqlite", Path(tmp) / "hermes.sqlite3") as (store,):
+            print(_row("SQLite (kernel records)", await _lookups(store, n)))
     if not dsn:
         print("PostgreSQL: skipped (give --dsn or HERMES_TEST_POSTGRES_DSN)")
         return
-    from hermes_api_server.responses_store_pg import PgResponseStore
-
-    pg = PgResponseStore(dsn, 100)
-    await pg.open()
-    try:
-        print(_row("PostgreSQL api_console_sessions", await _lookups(pg, n)))
-    finally:
-        await pg.close()
+    async with api_records("postgres", dsn) as (pg,):
+        print(_row("PostgreSQL (kernel records)", await _lookups(pg, n)))
 
 
 if __name__ == "__main__":

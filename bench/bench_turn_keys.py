@@ -1,7 +1,7 @@
 """What an ``Idempotency-Key`` on a non-streamed chat or Responses request costs in the API
-server's records (docs/reference/api-server.md#limits-idempotency-and-extra-fields): the first
-request's claim and stored answer, and a retry answered from the records by another instance,
-on the instance's SQLite file and on shared PostgreSQL.
+server's records (docs/reference/api-server.md#limits-idempotency-and-extra-fields), which the
+kernel's storage keeps (``kernel.records``): the first request's claim and stored answer, and a
+retry answered from the records by another instance, on SQLite and on shared PostgreSQL.
 
 ``.venv/bin/python bench/bench_turn_keys.py [--requests 500]``; PostgreSQL is measured when
 ``HERMES_POSTGRES_DSN`` (or ``HERMES_TEST_POSTGRES_DSN``) names a server you may write to (a
@@ -21,9 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "plugins"))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "plugins"), str(ROOT)]
 
-from hermes_api_server.idempotency import TurnKeys
+from hermes_api_server.idempotency import TurnKeys  # noqa: E402
+from tests.api.records_world import api_records  # noqa: E402
 
 ANSWER = [200, {"id": "chatcmpl-1", "choices": [{"message": {"content": "x" * 2000}}]}, {"X-A": "1"}]
 
@@ -61,17 +63,11 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
-    from hermes_api_server.responses_store import ResponseStore
-
     with tempfile.TemporaryDirectory() as tmp:
-        store = ResponseStore(Path(tmp) / "api.sqlite3", 100)
-        await store.open()
-        try:
-            print(f"SQLite, one instance ({args.requests} keys):")
-            for text in await measure(store, store, args.requests):
-                print(text.replace("on another instance", "(same file)"))
-        finally:
-            await store.close()
+        async with api_records("sqlite", Path(tmp) / "hermes.sqlite3", count=2) as (one, two):
+            print(f"SQLite, two kernels on one file ({args.requests} keys):")
+            for text in await measure(one, two, args.requests):
+                print(text)
     dsn = os.environ.get("HERMES_POSTGRES_DSN") or os.environ.get("HERMES_TEST_POSTGRES_DSN")
     if not dsn:
         print("PostgreSQL: skipped (set HERMES_POSTGRES_DSN to a server you may write to)")
@@ -79,22 +75,16 @@ async def main() -> None:
     import psycopg
     from psycopg.conninfo import make_conninfo
 
-    from hermes_api_server.responses_store_pg import PgResponseStore
-
     schema = f"bench_{secrets.token_hex(4)}"
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
         await admin.execute(f"CREATE SCHEMA {schema}")
     private = make_conninfo(dsn, options=f"-c search_path={schema}")
-    one, two = PgResponseStore(private, 100), PgResponseStore(private, 100)
     try:
-        await one.open()
-        await two.open()
-        print(f"PostgreSQL, two instances ({args.requests} keys):")
-        for text in await measure(one, two, args.requests):
-            print(text)
+        async with api_records("postgres", private, count=2) as (one, two):
+            print(f"PostgreSQL, two instances ({args.requests} keys):")
+            for text in await measure(one, two, args.requests):
+                print(text)
     finally:
-        await one.close()
-        await two.close()
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
             await admin.execute(f"DROP SCHEMA {schema} CASCADE")
 

@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     "CommandNotAvailable": "hermes_core.errors",
     "StorageError": "hermes_core.errors",
     "StorageUnavailable": "hermes_core.errors",
+    "StorageUnsupported": "hermes_core.errors",
+    "CursorError": "hermes_core.errors",
     "LeaseLost": "hermes_core.errors",
     "ConfigError": "hermes_core.errors",
     "PluginError": "hermes_core.errors",
@@ -102,7 +104,25 @@ _EXPORTS: dict[str, str] = {
     "SessionRecord": "hermes_core.storage",
     "SessionPage": "hermes_core.storage",
     "Storage": "hermes_core.storage",
+    "MemoryStorage": "hermes_core.memory_storage",
     "storage_kit": "hermes_core.storage_kit",
+    # durable records (kernel.records) and the event log (kernel.events)
+    "StoredRecord": "hermes_core.record_store",
+    "Expect": "hermes_core.record_store",
+    "Claim": "hermes_core.record_store",
+    "RecordPage": "hermes_core.record_store",
+    "RecordStore": "hermes_core.record_store",
+    "Records": "hermes_core.record_space",
+    "RecordSpace": "hermes_core.record_space",
+    "KEEP": "hermes_core.record_space",
+    "EventChunk": "hermes_core.event_log.store",
+    "ChunkInfo": "hermes_core.event_log.store",
+    "ChunkWrite": "hermes_core.event_log.store",
+    "EventLogStore": "hermes_core.event_log.store",
+    "EventLogs": "hermes_core.event_log.owner",
+    "LogGap": "hermes_core.event_log.reader",
+    "LogPage": "hermes_core.event_log.reader",
+    "parse_cursor": "hermes_core.event_log.reader",
     # tools
     "ToolError": "hermes_core.tools",
     "ToolResult": "hermes_core.tools",
@@ -126,6 +146,13 @@ _EXPORTS: dict[str, str] = {
     "StorageSpec": "hermes_core.records",
     "RunBusSpec": "hermes_core.records",
     "ConfigSection": "hermes_core.records",
+    # the run bus contract (hermes api runs between instances)
+    "RunBus": "hermes_core.run_bus",
+    "RunBusFactory": "hermes_core.run_bus",
+    "BusEvent": "hermes_core.run_bus",
+    "BusRun": "hermes_core.run_bus",
+    "OwnerGone": "hermes_core.run_bus",
+    "ControlHandler": "hermes_core.run_bus",
     "SchemaSpec": "hermes_core.records",
     # the wire schemas' version (hermes schema export)
     "SCHEMA_VERSION": "hermes_core.wire_stamp",
@@ -165,6 +192,7 @@ _EXPORTS: dict[str, str] = {
     # shared helpers for transports
     "mint_session_id": "hermes_core.ids",
     "ModelRef": "hermes_core.refs",
+    "ResolvedModel": "hermes_core.models",
     "load_ref": "hermes_core.refs",
     "check_workspace": "hermes_core.workspace",
     "resolve_in_workspace": "hermes_core.workspace",
@@ -206,22 +234,30 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core import approvals, provider_kit, rpc, storage_kit, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
+    from hermes_core.event_log.owner import EventLogs  # noqa: F401
+    from hermes_core.event_log.reader import LogGap, LogPage, parse_cursor  # noqa: F401
+    from hermes_core.event_log.store import ChunkInfo, ChunkWrite, EventChunk, EventLogStore  # noqa: F401
     from hermes_core.events import *  # noqa: F403
     from hermes_core.history import cut_off_note, cut_off_reason  # noqa: F401
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.ids import mint_session_id  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401
     from hermes_core.media_types import IMAGE_MIME, image_mime  # noqa: F401
+    from hermes_core.memory_storage import MemoryStorage  # noqa: F401
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
+    from hermes_core.models import ResolvedModel  # noqa: F401
     from hermes_core.provider_base import ProviderBase  # noqa: F401
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.questions import QuestionBroker  # noqa: F401
+    from hermes_core.record_space import KEEP, Records, RecordSpace  # noqa: F401
+    from hermes_core.record_store import Claim, Expect, RecordPage, RecordStore, StoredRecord  # noqa: F401
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
+    from hermes_core.run_bus import BusEvent, BusRun, ControlHandler, OwnerGone, RunBus, RunBusFactory  # noqa: F401
     from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401

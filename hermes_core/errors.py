@@ -150,6 +150,24 @@ class StorageUnavailable(StorageError):
     """
 
 
+class StorageUnsupported(StorageError):
+    """The storage backend does not implement a part of the protocol a call needs (records, the
+    event log); the message names the backend and what it lacks. Nothing was written."""
+
+
+class CursorError(InvalidValue):
+    """An event-log cursor that is not a number, is negative, or lies ahead of the log.
+
+    :ivar problem: ``not_a_number``, ``negative`` or ``ahead``.
+    :ivar head: the newest seq of the log (for ``ahead``), else None.
+    """
+
+    def __init__(self, problem: str, message: str, head: int | None = None) -> None:
+        super().__init__("cursor", message=message)
+        self.problem = problem
+        self.head = head
+
+
 class LeaseLost(StorageError):
     """A write was refused: another process took this session's writer lease over (fencing).
 

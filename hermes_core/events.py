@@ -104,11 +104,17 @@ def _now() -> float:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
-    """Base of every event record."""
+    """Base of every event record.
+
+    ``seq`` is the event's number in its session's event log (docs/reference/core.md#the-event-log),
+    set when the session emits it (and on events read back from the log); 0 for an event that is
+    not logged. It takes no part in comparisons.
+    """
 
     session_id: str
     turn_id: str | None = None
     ts: float = field(default_factory=_now)
+    seq: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

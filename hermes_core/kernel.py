@@ -22,10 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import ConfigError, StorageError
+from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
 from hermes_core.loader import PluginLoader, load_plugins
 from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
+from hermes_core.record_space import Records
 from hermes_core.redaction import Redactor
 from hermes_core.session.table import Sessions
 from hermes_core.task_failures import keep
@@ -61,6 +63,7 @@ class Kernel:
         self.sessions = Sessions(self)
         self.models = Models(self)
         self.tool_sources = ToolSources(self.redactor)
+        self.events, self.records = EventLogs(self), Records(self)  # event logs, plugins' records
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
@@ -165,6 +168,7 @@ class Kernel:
         await self._storage.open()
         self._allowlist = approvals.open_allowlist(settings.data_dir)
         try:
+            self.events.start()
             await self.models.pick_default()
             async with contextlib.AsyncExitStack() as stack:
                 await enter_lifespans(self, stack)

@@ -1,7 +1,8 @@
 """An in-memory storage backend: tests, embeds without a data dir, never-persisted sessions.
 
-It follows the :class:`~hermes_core.storage.Storage` protocol exactly, so the kernel cannot tell
-it from SQLite except that nothing survives the process.
+It follows the :class:`~hermes_core.storage.Storage` protocol exactly, records and the event log
+included (:mod:`hermes_core.memory_records`, :mod:`hermes_core.memory_event_log`), so the kernel
+cannot tell it from SQLite except that nothing survives the process.
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hermes_core.errors import StorageError
 from hermes_core.history import materialize
+from hermes_core.memory_event_log import MemoryEventLog
+from hermes_core.memory_records import MemoryRecords
 from hermes_core.storage import PREVIEW_CHARS, NewRow, Row, SessionPage, SessionRecord
 
 
-class MemoryStorage:
-    """Sessions and rows kept in dictionaries."""
+class MemoryStorage(MemoryRecords, MemoryEventLog):
+    """Sessions, rows, leases, records and event logs kept in dictionaries; no file is written."""
 
     durable = False
 
     def __init__(self) -> None:
+        MemoryRecords.__init__(self)
+        MemoryEventLog.__init__(self)
         self._sessions: dict[str, SessionRecord] = {}
         self._rows: dict[str, list[Row]] = {}
         self._leases: dict[str, tuple[str, float]] = {}
@@ -31,6 +37,27 @@ class MemoryStorage:
 
     async def close(self) -> None:
         return None
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return everything this storage holds, as a copy of plain records (they are frozen),
+        for :meth:`restore`: a subclass may keep it in a file between runs."""
+        return {
+            "sessions": dict(self._sessions),
+            "rows": {sid: list(rows) for sid, rows in self._rows.items()},
+            "leases": dict(self._leases),
+            "next_id": self._next_id,
+            "records": dict(self._records),
+            "chunks": {sid: list(chunks) for sid, chunks in self._chunks.items()},
+        }
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Replace everything with what :meth:`snapshot` returned."""
+        self._sessions = dict(state["sessions"])
+        self._rows = {sid: list(rows) for sid, rows in state["rows"].items()}
+        self._leases = dict(state["leases"])
+        self._next_id = int(state["next_id"])
+        self._records = dict(state["records"])
+        self._chunks = {sid: list(chunks) for sid, chunks in state["chunks"].items()}
 
     def _with_count(self, rec: SessionRecord) -> SessionRecord:
         rows = self._rows.get(rec.id, ())
@@ -57,6 +84,8 @@ class MemoryStorage:
         return self._with_count(max(matches, key=lambda s: (s.updated_at, s.id)))
 
     async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
+        if record.id in self._sessions:
+            raise StorageError(f"session {record.id} already exists")
         now = time.time()
         self._sessions[record.id] = dataclasses.replace(
             record, created_at=record.created_at or now, updated_at=now

@@ -258,6 +258,17 @@ class Models:
             session.once_model = None
         if not ref:
             raise ConfigError("no model configured")
+        return await self.resolve_turn_ref(session, items, ref, source)
+
+    async def resolve_turn_ref(
+        self, session: Session, items: Sequence[QueueItem], ref: str, source: str
+    ) -> ResolvedModel:
+        """Resolve ``ref`` (what :meth:`for_turn` chose), unless the submitting host handed the
+        turn's model over resolved already (``submit(model=ResolvedModel)``)."""
+        if source == "turn":
+            given = next((item.resolved for item in items if item.model), None)
+            if given is not None and given.ref == ref:
+                return given
         return await self.resolve(ref, session=session)
 
     async def one_shot(

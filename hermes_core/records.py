@@ -230,6 +230,9 @@ class RunBusSpec:
     """
 
     name: str
+    #: Builds the bus; it should be a ``hermes_core.RunBusFactory`` returning a
+    #: ``hermes_core.RunBus`` (the typed contract; the API server still drives the earlier,
+    #: untyped shape of the same methods until it moves to it).
     factory: Callable[..., Any]
     #: ``[bus]`` field → environment variable the CLI layers over ``config.toml`` when this bus
     #: is the chosen one (e.g. ``{"url": "HERMES_REDIS_URL"}``).

@@ -55,6 +55,15 @@ class BusSettings(_Section):
         return self
 
 
+class EventLogSettings(_Section):
+    """Every session's durable event log (docs/reference/core.md#the-event-log)."""
+
+    enabled: bool = True
+    # Per session: past either limit the oldest chunks are dropped (docs/reference/core.md#retention).
+    max_events: int = Field(20_000, ge=100)
+    max_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024)
+
+
 class AgentSettings(_Section):
     max_tool_rounds: int = Field(60, ge=1)
     provider_retries: int = Field(2, ge=0)
@@ -120,6 +129,7 @@ class CoreSettings(BaseModel):
     data_dir: Path | None = None  # None: nothing persistent outside storage.path
     storage: StorageSettings = Field(default_factory=StorageSettings)
     bus: BusSettings = Field(default_factory=BusSettings)
+    event_log: EventLogSettings = Field(default_factory=EventLogSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     questions: QuestionSettings = Field(default_factory=QuestionSettings)

@@ -5,6 +5,8 @@ a scriptable provider and a scripted question answerer.
 given settings, and is strict, so a broken test plugin fails loudly. :class:`FakeProvider`
 answers from a function of the request. :class:`ScriptedAnswerer` plays the user: it reads a
 turn's events and answers every approval, clarify, sudo or secret question from a script.
+:func:`storage_checks` is the storage conformance suite a storage backend runs
+(docs/testing-plugins.md#storage-backends).
 """
 
 from __future__ import annotations
@@ -17,6 +19,19 @@ from hermes_core.hookspecs import hookimpl
 from hermes_core.kernel import Kernel
 from hermes_core.providers import ChatRequest, Chunk, FinishChunk, ModelInfo, TextChunk
 from hermes_core.records import ProviderSpec
+from hermes_core.storage_checks import StorageCheck, StorageTarget, run_storage_checks, storage_checks
+
+__all__ = [
+    "FakeProvider",
+    "FakeProviderPlugin",
+    "MemorySettingsStore",
+    "ScriptedAnswerer",
+    "StorageCheck",
+    "StorageTarget",
+    "make_kernel",
+    "run_storage_checks",
+    "storage_checks",
+]
 
 if TYPE_CHECKING:
     from hermes_core.events import Event, QuestionRequested

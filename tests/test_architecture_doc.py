@@ -39,6 +39,8 @@ OWNERS = {
     "models": "Models",
     "providers": "ProviderDirectory",
     "questions": "QuestionBroker",
+    "events": "EventLogs",
+    "records": "Records",
 }
 INSTANCES = {"kernel": "Kernel", "registry": "Registry", "session": "Session", "storage": "Storage"}
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")

@@ -39,6 +39,7 @@ from hermes_core.session.types import (
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
+    from hermes_core.event_log.writer import SessionLog
     from hermes_core.kernel import Kernel
     from hermes_core.subagents import Lineage
     from hermes_core.tools import FileAccess
@@ -84,6 +85,8 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         self.extra: MutableMapping[str, str] = _ExtraMap(self, dict(record.extra))
         self.file_access: FileAccess = kernel.default_file_access()
         self._problems_reported: set[str] = set()
+        # The session's event log, attached by kernel.events when the session table opens it.
+        self._log: SessionLog | None = None
 
     # -- state -------------------------------------------------------------------------------
     @property
@@ -160,8 +163,15 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         """Return an iterator over every later event of this session, in or out of turns."""
         return Subscription(self)
 
+    def attach_log(self, log: SessionLog) -> None:
+        """Number and log every later event in ``log`` (``kernel.events`` calls this at open)."""
+        self._log = log
+
     def emit(self, event: Event) -> None:
-        """Deliver an event to subscribers, the running turn's listeners, then observers."""
+        """Log an event (setting its ``seq``), then deliver it to subscribers, the running
+        turn's listeners and the observers."""
+        if self._log is not None:
+            self._log.append(event)
         for q in self._subscribers:
             q.put_nowait(event)
         run = self.run

@@ -178,8 +178,14 @@ async def _open_stored_or_new(
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise
+    logged = None
     try:
         if record is not None:
+            # Its event log's newest chunk is read beside its rows (one wake-up on SQLite); a
+            # session not stored yet has no log, so a new one costs no read.
+            logged = kernel.events.read_last(session_id)
+            if logged is not None:
+                logged.add_done_callback(_retrieve)
             rows = await storage.load_rows(session_id)
             session = Session(kernel, record, rows, persisted=True)
         else:
@@ -207,6 +213,9 @@ async def _open_stored_or_new(
                 session.set_pending_title(clean_title(title), "explicit")
             if seed:
                 await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
+        # The lease is ours by now: a former holder that still writes the log is caught by the
+        # compare-and-set of the first write.
+        await kernel.events.attach(session, await logged if logged is not None else None)
     except BaseException:
         await storage.release_lease(session_id, kernel.lease_owner)
         raise

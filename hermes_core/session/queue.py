@@ -15,6 +15,7 @@ from hermes_core.content import Part, SeedMessage, parts_text
 from hermes_core.events import Event, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
+    from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
 
 _DONE = object()
@@ -36,6 +37,9 @@ class QueueItem:
     listeners: list[Any] = field(default_factory=list)  # queues with ``put_nowait``
     #: A client's transcript to reconcile with when this item's turn starts (API chat bodies).
     reconcile: tuple[SeedMessage, ...] | None = None
+    #: ``model`` as the host already resolved it (``submit(model=ResolvedModel)``): the turn
+    #: uses it as it is instead of resolving ``model`` again.
+    resolved: ResolvedModel | None = None
 
     @property
     def text(self) -> str:

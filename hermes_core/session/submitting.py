@@ -22,6 +22,7 @@ from hermes_core.session.types import DiscardedItem, Interrupted
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
+    from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
     from hermes_core.session.types import Status
     from hermes_core.turn import TurnRun
@@ -60,7 +61,7 @@ class SessionQueue:
         *,
         owner: str,
         merge: bool = False,
-        model: str | None = None,
+        model: str | ResolvedModel | None = None,
         model_options: dict[str, Any] | None = None,
         answerable: frozenset[str] | set[str] = frozenset(),
         display_kind: str | None = None,
@@ -80,6 +81,9 @@ class SessionQueue:
         :param reconcile: a client's transcript before this prompt (API chat bodies): when the
             turn starts, after every turn queued ahead of it, the stored history is reconciled
             with it (see :meth:`Session.reconcile`), so the model sees what the client sent.
+        :param model: this turn's model: a reference, resolved here (an unknown one raises
+            before anything is queued), or a ``ResolvedModel`` the host resolved already
+            (``Kernel.resolve_model``), used as it is so a request resolves its model once.
         """
         self._check_open()
         parts = normalize_content(content)
@@ -88,8 +92,11 @@ class SessionQueue:
             raise InvalidValue("content", message="the prompt is empty")
         if self.busy and self._queued_chars + len(text) > MAX_QUEUED_CHARS:
             raise SessionBusy("queue_full", "more than 1 MiB of queued text; wait or interrupt")
-        if model is not None:
+        resolved: ResolvedModel | None = None
+        if isinstance(model, str):
             await self.kernel.resolve_model(model, session=self._me)
+        elif model is not None:
+            resolved, model = model, model.ref
         loop = asyncio.get_running_loop()
         item = QueueItem(
             item_id=short_id("q_"),
@@ -102,6 +109,7 @@ class SessionQueue:
             display_kind=display_kind,
             future=loop.create_future(),
             reconcile=None if reconcile is None else tuple(reconcile),
+            resolved=resolved,
         )
         turn = Turn(self._me, item, track_events=track_events)
         self._queue.append(item)

@@ -155,6 +155,10 @@ class Sessions:
             del self._live[session.id]
         kernel = self._kernel
         await self.children.close_children(session.id)
+        try:
+            await kernel.events.detach(session)  # sealed while the lease is still ours
+        except Exception:
+            log.warning("closing the event log of %s failed", session.id, exc_info=True)
         async with self.holding(session.id):
             if session.id in self._live:
                 return  # opened again meanwhile: the lease is the new session's

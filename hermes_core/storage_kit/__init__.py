@@ -14,11 +14,18 @@ these for the backend-neutral part. See docs/writing-plugins.md, "Storage backen
   pooled backend whose server dropped its connections;
 * :mod:`~hermes_core.storage_kit.rows` — :data:`ROW_FIELDS`, :data:`NEW_ROW_COLUMNS` and
   :func:`new_row_values` (a ``NewRow``'s column values), and the twin classes that build
-  frozen ``Row`` / ``StoredToolCall`` objects without their constructors.
+  frozen ``Row`` / ``StoredToolCall`` objects without their constructors;
+* records (docs/plugin-hooks.md#records): :func:`record_page_cursor` and
+  :func:`read_record_cursor`, the keyset cursor of ``list_records``;
+* the event log (docs/plugin-hooks.md#the-event-log): :func:`check_chunk_writes`, the shape
+  rules of ``write_event_chunks`` a backend checks before writing anything.
 """
 
 from __future__ import annotations
 
+from hermes_core.event_log.store import check_writes as check_chunk_writes
+from hermes_core.record_store import page_cursor as record_page_cursor
+from hermes_core.record_store import read_cursor as read_record_cursor
 from hermes_core.storage_kit.json_columns import (
     EMPTY_META,
     ReadOnlyDict,
@@ -70,6 +77,7 @@ __all__ = [
     "RowTwin",
     "SessionListing",
     "ToolCallTwin",
+    "check_chunk_writes",
     "check_limit",
     "decode_cursor",
     "decode_json",
@@ -83,6 +91,8 @@ __all__ = [
     "load_meta",
     "load_parts",
     "new_row_values",
+    "read_record_cursor",
+    "record_page_cursor",
     "retried",
     "session_from_values",
     "session_page",

@@ -91,7 +91,7 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     if not ref or source == "once":
         return None  # the ordinary path reports (or consumes) these
     try:
-        resolved = await kernel.resolve_model(ref, session=session)
+        resolved = await kernel.models.resolve_turn_ref(session, run.items, ref, source)
         if kernel.hub.missing_key_hint(resolved.provider) is not None:
             return None
         provider = kernel.hub.get(resolved.provider)

@@ -156,7 +156,9 @@ class _ChatJob:
             ) as session:
                 model_ref, source = self.choice.resolved_for(session)
                 workspace = session.cwd
-                warning = await image_warning(state.kernel, model_ref, self.conv.parts)
+                warning = await image_warning(
+                    state.kernel, self.choice.resolved or model_ref, self.conv.parts
+                )
                 turn = await self._prepare(session)
                 try:
                     done: TurnCompleted | None = None
@@ -217,7 +219,9 @@ class _ChatJob:
                 self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
             ) as session:
                 model_ref, source = self.choice.resolved_for(session)
-                warning = await image_warning(state.kernel, model_ref, self.conv.parts)
+                warning = await image_warning(
+                    state.kernel, self.choice.resolved or model_ref, self.conv.parts
+                )
                 turn = await self._prepare(session)
                 pump = EventPump(turn)
                 chunks = ChatChunks(state, self.id, self.created, self.choice, self.session_id)

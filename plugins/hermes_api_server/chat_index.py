@@ -19,9 +19,10 @@ recorded first) is chosen, which archives nobody's rows. When the key is not the
 any of them, the request opens a new session seeded from the body instead of rewinding one of
 them: nothing of another chat is archived, at the price of an empty folder.
 
-Keys live in the API server's records (shared by every instance on PostgreSQL), expire after
-``chat_index_ttl_s`` and are capped at ``chat_index_max_entries``. When this process is the only
-writer (the SQLite file), the keys it has read or written lately are also mirrored in memory, so
+Keys live in the API server's records (:mod:`hermes_api_server.kernel_chat_index`; shared by every
+instance on PostgreSQL), expire after ``chat_index_ttl_s`` and are capped at
+``chat_index_max_entries``. When this process is the only writer (a storage backend that is not
+shared: SQLite, memory), the keys it has read or written lately are also mirrored in memory, so
 a continuing conversation's lookup costs no trip to the database thread; the mirror is emptied at
 each sweep.
 """

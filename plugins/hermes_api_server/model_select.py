@@ -11,7 +11,7 @@ from hermes_core import ModelAmbiguous, ModelNeedsKey, ModelNotFound, ModelRef
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
-    from hermes_core import Kernel, Session
+    from hermes_core import Kernel, ResolvedModel, Session
 
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 MODEL_MAX_CHARS = 256  # a model reference is echoed in X-Hermes-Model
@@ -26,6 +26,13 @@ class ModelChoice:
     ref: str | None  # the per-turn override; None = the session's model
     source: str  # request, alias, or decided at the turn (session/default)
     options: dict[str, Any] | None
+    #: ``ref`` as resolved while choosing: the turn runs on it without resolving it again.
+    resolved: ResolvedModel | None = None
+
+    @property
+    def for_turn(self) -> str | ResolvedModel | None:
+        """What the turn's ``submit(model=...)`` gets: the resolved model when there is one."""
+        return self.resolved if self.resolved is not None else self.ref
 
     def resolved_for(self, session: Session) -> tuple[str, str]:
         """Return (provider:model, model_source) as this turn will run."""
@@ -101,25 +108,24 @@ async def choose_model(
     if model in settings.model_aliases:
         if provider:
             raise invalid("an alias cannot be combined with provider", "provider")
-        await _resolve(kernel, settings.model_aliases[model])
-        return ModelChoice(model, model, settings.model_aliases[model], "alias", options)
+        target = settings.model_aliases[model]
+        return ModelChoice(model, model, target, "alias", options, await _resolve(kernel, target))
     parsed = ModelRef.parse(model, kernel.providers.has)
     if parsed.provider is not None and parsed.model:
         if provider and provider != parsed.provider:
             raise invalid("provider conflicts with the model reference", "provider")
         # The same check the core makes when the turn starts, made before anything is created:
         # a provider with a closed model list refuses names it does not serve.
-        await _resolve(kernel, model)
-        return ModelChoice(model, model, model, "request", options)
+        return ModelChoice(model, model, model, "request", options, await _resolve(kernel, model))
     if provider:
         if not kernel.providers.has(provider):
             raise ApiError(400, "model_not_found", f"unknown provider: {provider}", param="provider")
-        await _resolve(kernel, f"{provider}:{model}")
-        return ModelChoice(model, model, f"{provider}:{model}", "request", options)
+        ref = f"{provider}:{model}"
+        return ModelChoice(model, model, ref, "request", options, await _resolve(kernel, ref))
     if not (always_resolve or settings.direct_model_requests):
         return ModelChoice(model, model, None, "default", options)
-    resolved_ref = await _resolve(kernel, model)
-    return ModelChoice(model, model, resolved_ref, "request", options)
+    resolved = await _resolve(kernel, model)
+    return ModelChoice(model, model, resolved.ref, "request", options, resolved)
 
 
 def model_error(exc: ModelNotFound | ModelAmbiguous) -> ApiError:
@@ -138,8 +144,8 @@ def model_error(exc: ModelNotFound | ModelAmbiguous) -> ApiError:
     return ApiError(400, code, str(exc), param="model", extra=extra)
 
 
-async def _resolve(kernel: Kernel, ref: str) -> str:
-    """Resolve ``ref`` with the core's resolver; return the resolved reference.
+async def _resolve(kernel: Kernel, ref: str) -> ResolvedModel:
+    """Resolve ``ref`` with the core's resolver; return the resolved model.
 
     A model whose provider has no API key is refused here: the turn could only fail.
 
@@ -150,4 +156,4 @@ async def _resolve(kernel: Kernel, ref: str) -> str:
         kernel.models.require_usable(resolved, ref)
     except (ModelAmbiguous, ModelNotFound) as exc:
         raise model_error(exc) from None
-    return resolved.ref
+    return resolved

@@ -1,8 +1,8 @@
 """What the API server keeps durably, whichever database holds it (docs/reference/api-server.md#persistence).
 
-:class:`ApiRecords` is the one interface the handlers and the run manager type against; the
-instance's own SQLite file (:mod:`hermes_api_server.responses_store`) and the shared PostgreSQL
-tables (:mod:`hermes_api_server.responses_store_pg`) both implement it.
+:class:`ApiRecords` is the one interface the handlers and the run manager type against;
+:class:`hermes_api_server.kernel_records.KernelApiRecords` implements it over ``kernel.records``,
+so the kernel's storage backend, whichever it is, keeps them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ class ApiRecords(Protocol):
     """Stored responses, conversation names, run statuses, idempotency keys, console sessions and
     the chat index."""
 
-    #: True when other instances write the same records (a non-terminal run may be theirs).
+    #: True when other instances write the same records (a non-terminal run may be theirs): the
+    #: storage backend lives on a database server.
     shared: bool
     max_responses: int
 

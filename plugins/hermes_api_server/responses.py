@@ -248,7 +248,9 @@ class _ResponseJob:
             await session.set_system_overlay(system)
         model_ref, source = self.choice.resolved_for(session)
         self.model_ref = model_ref
-        self.warning = await image_warning(self.state.kernel, model_ref, self.conv.parts)
+        self.warning = await image_warning(
+            self.state.kernel, self.choice.resolved or model_ref, self.conv.parts
+        )
         self.builder.hermes = {"session_id": session.id, "model": model_ref, "model_source": source}
         turn = await submit_turn(session, self.conv, self.choice, self.who)
         self.live.attach(session, turn)

@@ -146,7 +146,7 @@ async def create_run(request: web.Request) -> web.Response:
                     await state.store.put_run_key(who, key, fp, run.run_id)
                 created(run.run_id)
                 await asyncio.sleep(0)  # the run's task takes its own reference before ours goes
-    warning = await image_warning(state.kernel, run.resolved_model or "", conv.parts)
+    warning = await image_warning(state.kernel, choice.resolved or run.resolved_model or "", conv.parts)
     return _accepted(run, False, channel, warning)
 
 

@@ -181,13 +181,15 @@ async def _build_state(
 ) -> ServerState:
     from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
+    from hermes_api_server.kernel_records import KernelApiRecords
     from hermes_api_server.pool import SessionPool
-    from hermes_api_server.responses_store_pg import choose_store
     from hermes_api_server.runs import RunManager
     from hermes_api_server.state import ServerState
     from hermes_core import __version__
 
-    store = choose_store(kernel, data_dir, settings.responses_max_stored)
+    store = KernelApiRecords(
+        kernel, settings.responses_max_stored, settings.run_status_retention_s, settings.chat_index_ttl_s
+    )
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
     state = ServerState(

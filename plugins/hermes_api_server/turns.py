@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_core import Event, Kernel, Part, SeedMessage, Session, Turn
+    from hermes_core import Event, Kernel, Part, ResolvedModel, SeedMessage, Session, Turn
 
 KEEPALIVE_S = 10.0
 _END = object()
@@ -113,7 +113,7 @@ async def submit_turn(
         return await session.submit(
             conv.parts,
             owner=owner,
-            model=choice.ref,
+            model=choice.for_turn,
             model_options=choice.options,
             answerable=answerable,
             reconcile=reconcile,
@@ -143,14 +143,21 @@ async def abandon(session: Session, turn: Turn) -> None:
         await asyncio.wait_for(asyncio.shield(turn.outcome), 5)
 
 
-async def image_warning(kernel: Kernel, model_ref: str, parts: Sequence[Part]) -> dict[str, str]:
-    """Return ``X-Hermes-Warning: images_dropped`` when images go to a model without vision."""
-    if not model_ref or not any(isinstance(p, ImagePart) for p in parts):
+async def image_warning(kernel: Kernel, model: str | ResolvedModel, parts: Sequence[Part]) -> dict[str, str]:
+    """Return ``X-Hermes-Warning: images_dropped`` when images go to a model without vision.
+
+    :param model: the turn's model, resolved already when the request chose it (not resolved
+        again), else its reference.
+    """
+    if not model or not any(isinstance(p, ImagePart) for p in parts):
         return {}
-    try:
-        resolved = await kernel.resolve_model(model_ref)
-    except Exception:
-        return {}
+    if isinstance(model, str):
+        try:
+            resolved = await kernel.resolve_model(model)
+        except Exception:
+            return {}
+    else:
+        resolved = model
     # Unknown vision (a custom endpoint that does not say) sends the images: no warning up front.
     if await model_vision(kernel, resolved) is not False:
         return {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_core import StorageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # pg_advisory_xact_lock key for migrations: "hermes" in ASCII.
 MIGRATION_LOCK = 0x6865726D6573
 
@@ -87,7 +87,36 @@ _V2 = [
     END $$""",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {0: _V1, 1: _V2}
+# Version 3: what the kernel keeps besides sessions, shared by every instance on the database:
+# durable records (docs/reference/core.md#records) and every session's event log.
+_V3 = [
+    """CREATE TABLE hermes_records (
+        namespace text NOT NULL,
+        key text NOT NULL,
+        data text NOT NULL,
+        scope text NOT NULL DEFAULT '',
+        owner text,
+        epoch bigint NOT NULL,
+        version bigint NOT NULL,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        expires_at double precision,
+        PRIMARY KEY (namespace, key)
+    )""",
+    "CREATE INDEX hermes_records_by_activity ON hermes_records (namespace, updated_at, key)",
+    "CREATE INDEX hermes_records_by_scope ON hermes_records (namespace, scope, updated_at)",
+    "CREATE INDEX hermes_records_by_owner ON hermes_records (namespace, owner) WHERE owner IS NOT NULL",
+    "CREATE INDEX hermes_records_by_expiry ON hermes_records (expires_at) WHERE expires_at IS NOT NULL",
+    """CREATE TABLE hermes_event_chunks (
+        session_id text NOT NULL,
+        first_seq bigint NOT NULL,
+        last_seq bigint NOT NULL,
+        data bytea NOT NULL,
+        PRIMARY KEY (session_id, last_seq)
+    )""",
+]
+
+MIGRATIONS: dict[int, list[str]] = {0: _V1, 1: _V2, 2: _V3}
 
 
 async def current_version(cur: Any) -> int:

@@ -27,6 +27,7 @@ from hermes_core import (
 from hermes_postgres import lease_ops, message_ops, session_ops
 from hermes_postgres.dsn import advice, describe_server, scrub
 from hermes_postgres.schema import SCHEMA_VERSION, current_version, migrate
+from hermes_postgres.store_extras import PostgresExtras
 
 T = TypeVar("T")
 
@@ -39,8 +40,9 @@ class ConnectionLost(StorageUnavailable):
     """
 
 
-class PostgresStorage:
-    """Sessions, messages and writer leases in a PostgreSQL database shared by many instances.
+class PostgresStorage(PostgresExtras):
+    """Sessions, messages, writer leases, records and event logs in a PostgreSQL database shared
+    by many instances.
 
     :param dsn: the server (URL or key/value string).
     :param pool_size: most connections held at once.

@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_core import StorageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 5000
 # How many WAL pages (4 KiB each) a commit may leave before it copies them into the database
 # (SQLite's default is 1,000). An append rewrites the same few pages again and again, and a
@@ -104,7 +104,44 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'messages'")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1, 1: _v1_to_v2}
+# Version 3 adds what the kernel keeps for plugins and transports besides sessions: durable
+# records (docs/reference/core.md#records) and every session's event log (#the-event-log).
+_SCHEMA_V3 = """
+CREATE TABLE records (
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data TEXT NOT NULL,
+    scope TEXT NOT NULL DEFAULT '',
+    owner TEXT,
+    epoch INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    expires_at REAL,
+    PRIMARY KEY (namespace, key)
+);
+CREATE INDEX records_by_activity ON records (namespace, updated_at, key);
+CREATE INDEX records_by_scope ON records (namespace, scope, updated_at);
+CREATE INDEX records_by_owner ON records (namespace, owner) WHERE owner IS NOT NULL;
+CREATE INDEX records_by_expiry ON records (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE event_chunks (
+    session_id TEXT NOT NULL,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE UNIQUE INDEX event_chunks_by_session ON event_chunks (session_id, last_seq);
+"""
+
+
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    for statement in _SCHEMA_V3.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1, 1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def _casefold(value: str | None) -> str | None:

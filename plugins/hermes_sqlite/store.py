@@ -17,13 +17,14 @@ from hermes_core import HermesError, NewRow, Row, SessionPage, SessionRecord, St
 from hermes_sqlite import message_ops, session_ops
 from hermes_sqlite.db_state import DbState
 from hermes_sqlite.schema import connect, describe_error
+from hermes_sqlite.store_extras import SqliteExtras
 from hermes_sqlite.worker import DbThread
 
 T = TypeVar("T")
 
 
-class SqliteStorage:
-    """Sessions and messages in one SQLite file (WAL, ``synchronous=NORMAL``).
+class SqliteStorage(SqliteExtras):
+    """Sessions, messages, records and event logs in one SQLite file (WAL, ``synchronous=NORMAL``).
 
     :param path: the database file; created (with its folder) on ``open`` when missing.
     :param read_only: open without write access (e.g. for health checks); writes then fail.

@@ -1,8 +1,10 @@
-"""What the chat index's rows must do in either database (one instance or two sharing one)."""
+"""What the chat index must do on every storage backend (one instance or two sharing one)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from tests.timing import eventually
 
 HOUR = 3600.0
 
@@ -28,10 +30,22 @@ async def index_rows_behave(a: Any, b: Any) -> None:
     # Asked for, a record tells what its head keys name afterwards.
     assert await a.record_chat("p1", "s4", ["k1"], [], 2) == {"k1": [("s4", True), ("s3", False)]}
     assert await a.record_chat("p1", "s3", ["k3"], [], 0) == {}
-    # The cap keeps the most recently recorded keys; the time limit drops them all.
+    # The cap keeps the most recently recorded keys (with every session each names).
     await a.sweep_chat_index(HOUR, 2)
     assert await b.chat_sessions("p1", "k3", HOUR, 8) == [("s3", True)]
-    assert await b.chat_sessions("p1", "k1", HOUR, 8) == [("s4", True)]
+    assert (await b.chat_sessions("p1", "k1", HOUR, 8))[:2] == [("s4", True), ("s3", False)]
     assert await b.chat_sessions("p1", "k2", HOUR, 8) == []
-    await b.sweep_chat_index(-1.0, 100)
-    assert await a.chat_sessions("p1", "k3", HOUR, 8) == []
+    assert await b.chat_sessions("p1", "k0", HOUR, 8) == []
+
+
+async def keys_expire(a: Any) -> None:
+    """A handle whose keys live a short time (``chat_ttl_s`` about a second) forgets them: reads skip
+    them and a sweep deletes them."""
+    await a.record_chat("p1", "s1", ["k1"], ["k0"])
+    assert await a.chat_sessions("p1", "k1", HOUR, 8) == [("s1", True)]
+
+    async def gone() -> bool:
+        await a.sweep_chat_index(HOUR, 100)
+        return await a.chat_sessions("p1", "k1", HOUR, 8) == [] == await a.chat_sessions("p1", "k0", HOUR, 8)
+
+    await eventually(gone, what="the chat index keys expiring")

@@ -1,47 +1,45 @@
-"""The chat index's rows in the API server's SQLite file (docs/reference/api-server.md#persistence)."""
+"""The chat index in the kernel's records, on the memory and SQLite backends
+(docs/reference/api-server.md#persistence); PostgreSQL runs the same checks in tests/postgres."""
 
 from __future__ import annotations
 
 import random
-import sqlite3
 from pathlib import Path
 
+import pytest
+
 from hermes_api_server.chat_index import CANDIDATES, Mirror
-from hermes_api_server.responses_store import ResponseStore
-from tests.api.chat_index_checks import index_rows_behave
+from tests.api.chat_index_checks import index_rows_behave, keys_expire
+from tests.api.records_world import api_records
+
+BACKENDS = ("memory", "sqlite")
 
 
-async def test_the_chat_index_records_looks_up_and_is_bounded(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "api_server.sqlite3", 100)
-    await store.open()
-    try:
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_chat_index_records_looks_up_and_is_bounded(backend: str, tmp_path: Path) -> None:
+    async with api_records(backend, tmp_path / "hermes.sqlite3") as (store,):
         await index_rows_behave(store, store)
-    finally:
-        await store.close()
 
 
-async def test_a_file_from_before_the_chat_index_gains_its_table(tmp_path: Path) -> None:
-    path = tmp_path / "api_server.sqlite3"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE conversations (principal TEXT, name TEXT, response_id TEXT)")
-        db.execute("INSERT INTO conversations VALUES ('p1', 'team', 'resp_1')")
-    store = ResponseStore(path, 100)
-    await store.open()
-    try:
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_chat_index_keys_expire(backend: str, tmp_path: Path) -> None:
+    async with api_records(backend, tmp_path / "hermes.sqlite3", chat_ttl_s=1.0) as (store,):
+        await keys_expire(store)
+
+
+async def test_the_chat_index_outlives_the_process(tmp_path: Path) -> None:
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (store,):
         await store.record_chat("p1", "s1", ["k1"], [])
-        assert await store.chat_sessions("p1", "k1", 60, 8) == [("s1", True)]
-        assert await store.conversation("p1", "team") == "resp_1"
-    finally:
-        await store.close()
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (again,):
+        assert await again.chat_sessions("p1", "k1", 60, 8) == [("s1", True)]
+        assert not (tmp_path / "api_server.sqlite3").exists()
 
 
-async def test_the_in_memory_mirror_answers_what_the_file_holds(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "api_server.sqlite3", 100)
-    await store.open()
+async def test_the_in_memory_mirror_answers_what_the_records_hold(tmp_path: Path) -> None:
     mirror = Mirror(size=5)  # smaller than the keys used, so that eviction happens too
     pick = random.Random(7)
     keys, sessions = [f"k{i}" for i in range(8)], [f"s{i}" for i in range(4)]
-    try:
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (store,):
         for _ in range(300):
             if pick.random() < 0.5:
                 key = pick.choice(keys)
@@ -56,5 +54,3 @@ async def test_the_in_memory_mirror_answers_what_the_file_holds(tmp_path: Path) 
             earlier = [k for k in pick.sample(keys, pick.randint(0, 2)) if k not in heads]
             now = await store.record_chat("p1", session, heads, earlier, CANDIDATES)
             mirror.recorded("p1", session, now, earlier)
-    finally:
-        await store.close()

@@ -68,9 +68,9 @@ async def test_error_texts_holding_a_server_key_are_masked_everywhere(
     _clean(reply.text)
 
     server.stop()
-    db = sqlite3.connect(server.home / "api_server.sqlite3")
+    db = sqlite3.connect(server.home / "hermes.sqlite3")
     try:
-        rows = [str(row) for table in ("responses", "runs") for row in db.execute(f"SELECT * FROM {table}")]
+        rows = [str(row) for row in db.execute("SELECT * FROM records WHERE namespace LIKE 'api.%'")]
     finally:
         db.close()
     assert any(run_id in row for row in rows)

@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -170,28 +168,3 @@ async def test_another_key_cannot_list_or_cancel(make_server: object) -> None:
     assert_error(
         await call(srv, "POST", f"/v1/responses/{rid}/cancel", auth=other), 404, "response_not_found"
     )
-
-
-async def test_an_older_sqlite_file_gains_the_input_column(tmp_path: Path) -> None:
-    from hermes_api_server.responses_store import ResponseStore
-
-    path = tmp_path / "api_server.sqlite3"
-    with sqlite3.connect(path) as db:  # the table as an older version made it
-        db.execute(
-            "CREATE TABLE responses (id TEXT PRIMARY KEY, principal TEXT NOT NULL, session_id TEXT NOT NULL,"
-            " through_row_id INTEGER, instructions TEXT, object TEXT NOT NULL, accessed REAL NOT NULL)"
-        )
-        db.execute(
-            "INSERT INTO responses VALUES ('resp_old', 'p1', 's', NULL, NULL, '{\"id\": \"resp_old\"}', 0)"
-        )
-    store = ResponseStore(path, 100)
-    await store.open()
-    try:
-        old = await store.get_response("p1", "resp_old")
-        assert old is not None and old["object"] == {"id": "resp_old"} and old["input"] is None
-        items = [{"id": "msg_1", "type": "message", "role": "user", "content": []}]
-        await store.put_response("resp_new", "p1", "s", 2, None, {"id": "resp_new"}, None, items)
-        got = await store.get_response("p1", "resp_new")
-        assert got is not None and got["input"] == items
-    finally:
-        await store.close()

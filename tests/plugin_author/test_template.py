@@ -1,5 +1,6 @@
 """The plugin template in docs/plugin-template: installed as its README says, its tests pass with
-every warning an error, and the installed plugin loads in the real CLI."""
+every warning an error (the storage conformance suite among them, run against its backend), and
+the installed plugin loads in the real CLI."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hermes_core.testing import storage_checks
 from tests.cli.cli_helpers import run_hermes
 
 from .snippets import DOCS, pip_install
@@ -33,14 +35,16 @@ def test_the_template_tests_pass_without_warnings(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     summary = result.stdout.strip().splitlines()[-1]
-    assert summary.startswith("5 passed") and "warning" not in summary, result.stdout
+    checks = len(storage_checks())
+    assert summary.startswith(f"{5 + checks + 1} passed") and "warning" not in summary, result.stdout
     assert result.stdout.count("PASSED tests/test_plugin.py::") == 5
+    assert result.stdout.count("PASSED tests/test_storage.py::test_the_snapshot_backend_conforms[") == checks
 
     home = tmp_path / "home"
     home.mkdir()
     listed = run_hermes(home, "plugins", env={"PYTHONPATH": str(site)})
     row = next(line for line in listed.stdout.splitlines() if line.startswith("notes "))
-    assert "hermes-notes" in row and "slash_commands, tools" in row and row.endswith("ok")
+    assert "hermes-notes" in row and "slash_commands, storage_backends, tools" in row and row.endswith("ok")
     workspace = tmp_path / "ws"
     workspace.mkdir()
     ran = run_hermes(

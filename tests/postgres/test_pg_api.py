@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
+from hermes_postgres.schema import SCHEMA_VERSION
 from tests.api.api_helpers import HERMES, call, clean_env, start_server, write_config
 from tests.timing import eventually, scaled
 
@@ -62,7 +63,7 @@ async def test_turns_are_stored_in_postgres_and_health_reports_it(tmp_path: Path
         assert health.status == 200
         storage = health.json["readiness"]["checks"]["storage"]
         assert storage["ok"] is True and storage["backend"] == "postgres"
-        assert storage["schema_version"] == 2 and storage["pool"]["max"] == 10
+        assert storage["schema_version"] == SCHEMA_VERSION and storage["pool"]["max"] == 10
         assert storage["server"].startswith("127.0.0.1:") and "password" not in health.text
     finally:
         server.stop()
@@ -138,7 +139,10 @@ def test_check_reports_the_storage(tmp_path: Path, pg_dsn: str) -> None:
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("ok   storage (postgres): 127.0.0.1:") and "(schema 2, pool" in lines[0]
+    assert (
+        lines[0].startswith("ok   storage (postgres): 127.0.0.1:")
+        and f"(schema {SCHEMA_VERSION}, pool" in lines[0]
+    )
     assert lines[-1] == "Hermes API check: OK"
 
 

@@ -1,7 +1,8 @@
 """``Idempotency-Key`` results of non-streamed turns, kept in the API server's records: two
 instances (two ``TurnKeys`` on two stores over one PostgreSQL database) compute a key once; a twin
 waits for the first computation, a different body is a conflict, a failure or a dead claimer
-frees the key. The same behaviour holds on one instance's SQLite file."""
+frees the key. The records are the kernel's (``KernelApiRecords``); the same behaviour holds on one
+instance's SQLite file."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ import hermes_api_server.idempotency as idem
 from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TurnKeys
 from hermes_api_server.records import ApiRecords
-from hermes_api_server.responses_store import ResponseStore
-from hermes_api_server.responses_store_pg import PgResponseStore
+from tests.api.records_world import api_records
 from tests.timing import eventually
 
 KEY = ("principal-1", "chat", "key-1")
@@ -25,12 +25,8 @@ KEY = ("principal-1", "chat", "key-1")
 
 @pytest.fixture
 async def pair(pg_dsn: str) -> AsyncIterator[tuple[ApiRecords, ApiRecords]]:
-    a, b = PgResponseStore(pg_dsn, 100), PgResponseStore(pg_dsn, 100)
-    await asyncio.gather(a.open(), b.open())
-    try:
+    async with api_records("postgres", pg_dsn, count=2) as (a, b):
         yield a, b
-    finally:
-        await asyncio.gather(a.close(), b.close())
 
 
 class Model:
@@ -124,28 +120,26 @@ async def test_a_claim_whose_instance_died_is_taken_over(
 
 async def test_results_expire_with_the_ttl(pair: tuple[ApiRecords, ApiRecords]) -> None:
     model = Model()
-    await TurnKeys(pair[0]).run(KEY, "fp", model)
-    # Every record is past a negative TTL: the key is computed again, under a new body too.
-    assert await TurnKeys(pair[1], ttl_s=-1.0).run(KEY, "new body", model) == (model.answer, False)
+    await TurnKeys(pair[0], ttl_s=0.2).run(KEY, "fp", model)
+
+    async def expired() -> bool:
+        await pair[1].sweep(86400.0, 0.2)  # the sweep drops results past their TTL
+        return await pair[1].claim_key(*KEY, "new body", 300.0, 20.0) is None
+
+    # Past its TTL the stored result is gone: the key is computed again, under a new body too.
+    await eventually(expired, what="the stored result expiring")
+    await pair[1].drop_key(*KEY)
+    assert await TurnKeys(pair[1]).run(KEY, "new body", model) == (model.answer, False)
     assert model.calls == 2
-    await pair[1].sweep(86400.0, -1.0)  # the sweep drops results past the TTL
-    assert await TurnKeys(pair[0]).run(KEY, "fp", model) == (model.answer, False)
-    assert model.calls == 3
 
 
 async def test_one_instance_on_sqlite_keeps_results_across_a_restart(tmp_path: Path) -> None:
     model = Model()
-    store = ResponseStore(tmp_path / "api.sqlite3", 100)
-    await store.open()
-    assert await TurnKeys(store).run(KEY, "fp", model) == (model.answer, False)
-    await store.close()
-    again = ResponseStore(tmp_path / "api.sqlite3", 100)
-    await again.open()
-    try:
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (store,):
+        assert await TurnKeys(store).run(KEY, "fp", model) == (model.answer, False)
+    async with api_records("sqlite", tmp_path / "hermes.sqlite3") as (again,):
         assert await TurnKeys(again).run(KEY, "fp", model) == (model.answer, True)
         with pytest.raises(ApiError) as caught:
             await TurnKeys(again).run(KEY, "other", model)
         assert caught.value.code == "idempotency_key_conflict"
-    finally:
-        await again.close()
     assert model.calls == 1

@@ -1,9 +1,17 @@
-"""Fixtures for the Redis run-bus tests: a flushed Redis database and the storage the
-instances share (a fresh PostgreSQL schema when the test server is there, else one SQLite file)."""
+"""Fixtures for the Redis run-bus tests: a Redis database of the test's own and the storage the
+instances share (a fresh PostgreSQL schema when the test server is there, else one SQLite file).
+
+The test Redis is shared by every test session on the machine (several worktrees run their suites
+at once). A test never empties a database another session may be using: it claims one of the
+numbered databases above 0 with a key only one session can set (:func:`own_database`), empties
+that, and lets it go at the end. Database 0 is left to whoever still flushes it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import socket
 import subprocess
 from collections.abc import AsyncIterator, Iterator
@@ -25,18 +33,60 @@ class Shared:
     env: dict[str, str] = field(default_factory=dict)
 
 
-@pytest.fixture
-async def redis_dsn() -> AsyncIterator[str]:
-    """The test server's URL, its database emptied first (the bus keys start with ``hermes:``)."""
-    import redis.asyncio as aioredis
+#: Set in a database while a test session uses it (expires on its own if that session dies).
+CLAIM_KEY = "hermes-test:claimed-by"
+CLAIM_S = 1800
 
-    url = redis_url()
-    client = aioredis.from_url(url)
+
+def _empty(client: Any) -> None:
+    """Delete the run bus's keys (``hermes:*``), not the claim."""
+    for key in client.scan_iter(match="hermes:*", count=500):
+        client.unlink(key)
+
+
+@contextlib.contextmanager
+def own_database(url: str) -> Iterator[str]:
+    """Yield the URL of a database of the server at ``url`` that this test alone uses, emptied.
+
+    Another session's test could be using any database at the same moment; emptying one under
+    it ends its runs for no reason of its own. So a database is claimed first (``SET NX`` of
+    :data:`CLAIM_KEY` in it), and only a claimed one is emptied.
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    import redis
+
+    probe = redis.Redis.from_url(url)
     try:
-        await client.flushdb()
+        count = int(probe.config_get("databases").get("databases", 16))
     finally:
-        await client.aclose()
-    yield url
+        probe.close()
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    for number in range(1, count):
+        numbered = urlunsplit(urlsplit(url)._replace(path=f"/{number}"))
+        client = redis.Redis.from_url(numbered)
+        try:
+            if not client.set(CLAIM_KEY, token, nx=True, ex=CLAIM_S):
+                continue
+            try:
+                _empty(client)
+                yield numbered
+            finally:
+                _empty(client)
+                if client.get(CLAIM_KEY) == token.encode():
+                    client.delete(CLAIM_KEY)
+            return
+        finally:
+            client.close()
+    pytest.fail(f"every database of the test Redis ({count}) is claimed by another test session")
+
+
+@pytest.fixture
+def redis_dsn() -> Iterator[str]:
+    """The URL of an empty database of the test server that no other session uses (the bus
+    keys start with ``hermes:``)."""
+    with own_database(redis_url()) as url:
+        yield url
 
 
 STORAGE_SQLITE = """

@@ -194,14 +194,17 @@ async def read_all(server: Any, run_id: str, cursor: int = 0) -> list[dict[str, 
 
 
 async def stored(dsn: str, run_id: str) -> tuple[bool, dict[str, Any]]:
-    """Return (terminal, status) of the run's row in ``api_runs``."""
+    """Return (terminal, status) of the run's ``api.runs`` record, as PostgreSQL holds it."""
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(dsn) as conn:
-        cur = await conn.execute("SELECT terminal, status FROM api_runs WHERE run_id=%s", (run_id,))
+        cur = await conn.execute(
+            "SELECT data FROM hermes_records WHERE namespace = 'api.runs' AND key = %s", (run_id,)
+        )
         row = await cur.fetchone()
     assert row is not None, run_id
-    return bool(row[0]), json.loads(row[1])
+    value = json.loads(row[0])
+    return bool(value["terminal"]), value["status"]
 
 
 async def transcript(dsn: str, session_id: str) -> list[tuple[str, str, dict[str, Any]]]:

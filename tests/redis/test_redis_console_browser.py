@@ -18,7 +18,7 @@ from tests.api.api_helpers import Server, start_server
 from tests.api.console.browser import browser, shot  # noqa: F401 (fixture)
 from tests.api.console.helpers import KEY_A, KEY_B
 from tests.api.console.test_console_browser import GUARDED_ECHO, page, sign_in, start, wait_terminal  # noqa: F401
-from tests.redis.conftest import STORAGE_POSTGRES, Shared
+from tests.redis.conftest import STORAGE_POSTGRES, Shared, own_database
 from tests.redis.test_redis_instances import config
 from tests.redis.test_redis_nginx import Front
 from tests.services import postgres_dsn, redis_url
@@ -41,40 +41,35 @@ def up(nginx: Front) -> bool:
 @pytest.fixture
 def shared_sync() -> Iterator[Shared]:
     """What ``shared`` gives, set up on a thread of its own: Playwright's sync API already runs an
-    event loop on this one. A flushed Redis database and a fresh PostgreSQL schema."""
+    event loop on this one. A Redis database of its own and a fresh PostgreSQL schema."""
     postgres_dsn()  # the console's sessions are shared through the PostgreSQL records
-    url = redis_url()
-    import redis
+    with own_database(redis_url()) as url:
+        ready: queue.Queue[str | BaseException] = queue.Queue()
+        done = threading.Event()
 
-    client = redis.Redis.from_url(url)
-    client.flushdb()
-    client.close()
-    ready: queue.Queue[str | BaseException] = queue.Queue()
-    done = threading.Event()
+        async def hold() -> None:
+            from tests.pg_schema import fresh_schema
 
-    async def hold() -> None:
-        from tests.pg_schema import fresh_schema
+            async with fresh_schema() as dsn:
+                ready.put(dsn)
+                await asyncio.to_thread(done.wait)
 
-        async with fresh_schema() as dsn:
-            ready.put(dsn)
-            await asyncio.to_thread(done.wait)
+        def run() -> None:
+            try:
+                asyncio.run(hold())
+            except BaseException as exc:  # handed to the test below
+                ready.put(exc)
 
-    def run() -> None:
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        dsn = ready.get(timeout=60)
+        if isinstance(dsn, BaseException):
+            raise dsn
         try:
-            asyncio.run(hold())
-        except BaseException as exc:  # handed to the test below
-            ready.put(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    dsn = ready.get(timeout=60)
-    if isinstance(dsn, BaseException):
-        raise dsn
-    try:
-        yield Shared(url, STORAGE_POSTGRES, {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": dsn})
-    finally:
-        done.set()
-        thread.join(60)
+            yield Shared(url, STORAGE_POSTGRES, {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": dsn})
+        finally:
+            done.set()
+            thread.join(60)
 
 
 @pytest.fixture

@@ -18,14 +18,18 @@ from tests.services import postgres_dsn
 
 
 async def durable(shared: Shared, run_id: str) -> tuple[bool, dict[str, Any]]:
-    """Return (terminal, status) of the run's row in the shared ``api_runs`` table."""
+    """Return (terminal, status) of the run's record in the shared database (the kernel's
+    ``hermes_records``, namespace ``api.runs``)."""
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(shared.env["HERMES_POSTGRES_DSN"]) as conn:
-        cur = await conn.execute("SELECT terminal, status FROM api_runs WHERE run_id=%s", (run_id,))
+        cur = await conn.execute(
+            "SELECT data FROM hermes_records WHERE namespace='api.runs' AND key=%s", (run_id,)
+        )
         row = await cur.fetchone()
     assert row is not None, run_id
-    return bool(row[0]), json.loads(row[1])
+    value = json.loads(row[0])
+    return bool(value["terminal"]), value["status"]
 
 
 async def one_story(server: Server, run_id: str, record: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
-"""Console sessions in the API server's records, the same behaviour on both stores (the instance's
-SQLite file and the shared PostgreSQL tables): only the cookie's hash is stored, expiry is enforced
-on read and by the sweep, the table stays bounded, and a session closed through one store handle is
-gone for every other one at once."""
+"""Console sessions in the API server's records (kept by the kernel's storage), the same behaviour
+on SQLite and on PostgreSQL: only the cookie's hash is stored, expiry is enforced on read and by
+the sweep, the table stays bounded, and a session closed through one handle (one instance) is gone
+for every other one at once."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 from hermes_api_server.console.auth import ConsoleSessions
 from hermes_api_server.records import ApiRecords
-from hermes_api_server.responses_store import ResponseStore
+from tests.api.records_world import api_records
 
 P1, P2 = "principal:one", "principal:two"
 
@@ -23,27 +23,17 @@ P1, P2 = "principal:one", "principal:two"
 async def pair(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[tuple[ApiRecords, ApiRecords]]:
-    """Two handles on one store, as two instances would have (one process for SQLite)."""
+    """Two handles on one backend, as two instances would have."""
     if request.param == "sqlite":
-        store = ResponseStore(tmp_path / "api_server.sqlite3", 100)
-        await store.open()
-        yield store, store
-        await store.close()
+        async with api_records("sqlite", tmp_path / "hermes.sqlite3", count=2) as (a, b):
+            yield a, b
         return
-    from hermes_api_server.responses_store_pg import PgResponseStore
     from tests.pg_schema import fresh_schema
     from tests.services import postgres_dsn
 
     postgres_dsn()
-    async with fresh_schema() as dsn:
-        a, b = PgResponseStore(dsn, 100), PgResponseStore(dsn, 100)
-        await a.open()
-        await b.open()
-        try:
-            yield a, b
-        finally:
-            await a.close()
-            await b.close()
+    async with fresh_schema() as dsn, api_records("postgres", dsn, count=2) as (a, b):
+        yield a, b
 
 
 async def test_open_get_close_across_handles(pair: tuple[ApiRecords, ApiRecords]) -> None:
@@ -90,15 +80,11 @@ async def test_the_table_is_bounded_and_keeps_the_newest(
 
 
 async def test_only_the_hash_of_the_cookie_is_stored(tmp_path: Path) -> None:
-    store = ResponseStore(tmp_path / "api_server.sqlite3", 100)
-    await store.open()
-    try:
+    path = tmp_path / "hermes.sqlite3"
+    async with api_records("sqlite", path) as (store,):
         token, session = await ConsoleSessions(store, frozenset({P1}), 3600).open(P1)
-    finally:
-        await store.close()
-    raw = (tmp_path / "api_server.sqlite3").read_bytes()
-    rows = (
-        sqlite3.connect(tmp_path / "api_server.sqlite3").execute("SELECT * FROM console_sessions").fetchall()
-    )
-    assert len(rows) == 1 and rows[0][1:3] == (P1, session.csrf)
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("hermes.sqlite3"))
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT key, scope, data FROM records WHERE namespace = 'api.console'").fetchall()
+    assert len(rows) == 1 and rows[0][1] == P1 and session.csrf in rows[0][2]
     assert token.encode() not in raw and all(token not in str(v) for v in rows[0])

@@ -1,11 +1,14 @@
 """Register the notes plugin: the model adds notes with ``add_note``, the user reads them with ``/notes``.
 
-Both keep to the session's workspace: the notes live in ``NOTES.md`` at its top.
+Both keep to the session's workspace: the notes live in ``NOTES.md`` at its top. The plugin also
+contributes a storage backend, ``notes-snapshot`` (see ``storage.py``), to show how a third-party
+backend is declared and tested.
 """
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from hermes_core import (
@@ -13,6 +16,8 @@ from hermes_core import (
     CommandResult,
     CommandSpec,
     CommandUsageError,
+    Storage,
+    StorageSpec,
     ToolContext,
     ToolError,
     ToolSpec,
@@ -77,3 +82,16 @@ def hermes_slash_commands() -> CommandSpec:
         usage="/notes",
         category="files",
     )
+
+
+def make_storage(path: Path, *, read_only: bool = False) -> Storage:
+    """Build the ``notes-snapshot`` backend on ``storage.path`` (imported only when chosen)."""
+    from hermes_notes.storage import SnapshotStorage
+
+    return SnapshotStorage(path)
+
+
+@hookimpl
+def hermes_storage_backends() -> StorageSpec:
+    """Declare the ``notes-snapshot`` storage backend."""
+    return StorageSpec(name="notes-snapshot", factory=make_storage)

@@ -1,0 +1,146 @@
+"""How the event log encodes the core's events (docs/reference/core.md#what-the-log-holds).
+
+Each event is encoded once, transport-neutrally, as the record of ``hermes_core.events`` it is:
+``{"type": <class name>, <field>: <value>, ...}`` with nested records as objects and tuples as
+arrays; a field equal to its default is left out, and ``session_id`` and ``seq`` are implied by
+the log. Decoding rebuilds the same frozen dataclasses, so a transport projects a replayed event
+exactly as it projects a live one. What differs, on purpose:
+
+- consecutive ``TextDelta`` (or ``ReasoningDelta``) of one segment are stored as one *run*
+  (their texts joined, the cut points and millisecond offsets of their timestamps beside), and
+  come back as the same separate deltas with the same numbers;
+- ``ToolProgress.tail`` is not stored (it repeats up to 64 KiB per event): decoding rebuilds it
+  from the chunks read, redacted again, so a read that starts in the middle of a tool's output
+  gets the tail from its start point on;
+- image bytes (``ToolCompleted.images``) are not stored: the image's row keeps them; a decoded
+  image has its ``mime`` (and ``url``) and ``data=None``;
+- ``QuestionRequested.deadline_monotonic`` (a clock of the emitting process) is stored as a
+  wall-clock deadline and comes back on the reader's monotonic clock.
+
+A chunk's data is one format byte, a JSON header line and the zlib-compressed JSON array of the
+encoded events.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_core import events as ev
+from hermes_core.event_log.fields import expand_run, from_record, run_record, to_record
+from hermes_core.event_log.store import EventChunk
+
+FORMAT = 1
+#: How far above a chunk's last number its writer may have handed numbers out (see writer.py):
+#: after a crash, numbering continues above it.
+RESERVE = 65_536
+_set = object.__setattr__
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHeader:
+    """What the kernel notes beside a chunk's events.
+
+    :ivar reserve: a writer that finds this chunk last after a crash continues above this seq
+        (numbers up to it may have been handed out live and lost).
+    :ivar sealed: the writer closed the log cleanly after this chunk.
+    :ivar open_turn: ``(turn_id, seq of its TurnStarted)`` of a turn running at the chunk's end.
+    :ivar lost: ``(first, last)`` numbers lost in a crash just before this chunk.
+    """
+
+    reserve: int
+    sealed: bool = False
+    open_turn: tuple[str, int] | None = None
+    lost: tuple[int, int] | None = None
+
+
+# -- chunks -------------------------------------------------------------------------------------
+
+
+def make_chunk(first_seq: int, last_seq: int, header: ChunkHeader, body: bytes) -> EventChunk:
+    """Return the chunk of ``body`` (from :func:`encode_events`) under ``header``."""
+    head = {"reserve": header.reserve}
+    if header.sealed:
+        head["sealed"] = True
+    if header.open_turn is not None:
+        head["open_turn"] = list(header.open_turn)  # type: ignore[assignment]
+    if header.lost is not None:
+        head["lost"] = list(header.lost)  # type: ignore[assignment]
+    line = json.dumps(head, separators=(",", ":")).encode("ascii")
+    return EventChunk(first_seq, last_seq, bytes([FORMAT]) + line + b"\n" + body)
+
+
+def split_chunk(data: bytes) -> tuple[ChunkHeader, bytes]:
+    """Return the header and the compressed body of a chunk's data.
+
+    :raises ValueError: data this version cannot read.
+    """
+    if not data or data[0] != FORMAT:
+        raise ValueError(f"unknown event chunk format {data[:1]!r}")
+    end = data.index(b"\n", 1)
+    head = json.loads(data[1:end])
+    turn = head.get("open_turn")
+    lost = head.get("lost")
+    header = ChunkHeader(
+        reserve=int(head["reserve"]),
+        sealed=bool(head.get("sealed", False)),
+        open_turn=(str(turn[0]), int(turn[1])) if turn else None,
+        lost=(int(lost[0]), int(lost[1])) if lost else None,
+    )
+    return header, data[end + 1 :]
+
+
+def encode_events(events: Sequence[ev.Event], *, level: int = 6) -> bytes:
+    """Return the compressed body holding ``events`` (consecutive numbers, in order)."""
+    text = json.dumps(_records(events), ensure_ascii=False, separators=(",", ":"), default=str)
+    return zlib.compress(text.encode("utf-8"), level)
+
+
+def decode_events(
+    body: bytes, session_id: str, first_seq: int, redact: Callable[[str], str] | None = None
+) -> list[ev.Event]:
+    """Return the events of a compressed body, numbered from ``first_seq``.
+
+    :param redact: applied to rebuilt ``ToolProgress.tail`` values.
+    :raises ValueError: a body this version cannot read.
+    """
+    records = json.loads(zlib.decompress(body))
+    out: list[ev.Event] = []
+    tails: dict[str, str] = {}
+    for record in records:
+        if "cuts" in record:
+            expand_run(record, session_id, first_seq + len(out), out)
+            continue
+        event = from_record(record, session_id, tails, redact)
+        _set(event, "seq", first_seq + len(out))
+        out.append(event)
+    return out
+
+
+# -- records -------------------------------------------------------------------------------------
+
+
+def _records(events: Sequence[ev.Event]) -> list[dict[str, Any]]:
+    """The records of consecutive events: runs of deltas of one segment become one record."""
+    out: list[dict[str, Any]] = []
+    at, end = 0, len(events)
+    while at < end:
+        event = events[at]
+        kind = type(event)
+        if kind is ev.TextDelta or kind is ev.ReasoningDelta:
+            turn, segment = event.turn_id, event.segment_id  # type: ignore[attr-defined]
+            stop = at + 1
+            while stop < end:
+                other = events[stop]
+                if type(other) is not kind or other.segment_id != segment or other.turn_id != turn:
+                    break
+                stop += 1
+            out.append(run_record(events[at:stop]) if stop - at > 1 else to_record(event))
+            at = stop
+        else:
+            out.append(to_record(event))
+            at += 1
+    return out

@@ -1,0 +1,232 @@
+"""``kernel.events``: every session's durable event log (docs/reference/core.md#the-event-log).
+
+The kernel numbers each event a live session emits (``Event.seq``, from 1, per session), keeps
+it in the session's log through the storage backend, and answers reads from any cursor: the
+events after it, gaps where the log cannot give them, and a clear error for a cursor that is
+not one. Transports point their cursors here (replay after a reconnect or a restart).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from hermes_core.errors import StorageUnsupported
+from hermes_core.event_log.store import EventLogStore, missing_event_log_methods
+
+if TYPE_CHECKING:
+    from hermes_core.event_log.reader import LogGap, LogPage
+    from hermes_core.event_log.store import EventChunk
+    from hermes_core.event_log.writer import SessionLog
+    from hermes_core.event_log.writer_task import LogWriter
+    from hermes_core.events import Event
+    from hermes_core.kernel import Kernel
+    from hermes_core.session.live import Session
+
+log = logging.getLogger("hermes.event_log")
+#: How long closing a session waits for its log to be sealed (not at all while writes fail).
+CLOSE_TIMEOUT_S = 3.0
+
+
+class EventLogs:
+    """The kernel's owner of session event logs (``kernel.events``)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._writer: LogWriter | None = None
+        self._logs: dict[str, SessionLog] = {}
+        self._why_off = "the kernel is not running"
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        """Whether sessions' events are being logged (the setting, and a backend that can)."""
+        return self._writer is not None
+
+    @property
+    def off_reason(self) -> str | None:
+        """Why events are not logged, for a health report (None while they are)."""
+        return None if self._writer is not None else self._why_off
+
+    def start(self) -> None:
+        """Decide whether to log and start the writer (``Kernel.running``, storage open); the
+        writer is a kernel background task, cancelled at shutdown after the sessions closed."""
+        from hermes_core.event_log.writer_task import LogWriter
+
+        settings = self._kernel.settings
+        storage = self._kernel.storage
+        missing = missing_event_log_methods(storage)
+        if not settings.event_log.enabled:
+            self._why_off = "the event log is turned off (event_log.enabled = false)"
+        elif settings.storage.read_only:
+            self._why_off = "storage is open read-only (storage.read_only), so nothing is logged"
+        elif missing:
+            self._why_off = (
+                f"storage backend {settings.storage.backend!r} has no event log (it lacks "
+                f"{', '.join(missing)}); see docs/plugin-hooks.md#the-event-log"
+            )
+            log.warning("events are not logged: %s", self._why_off)
+        else:
+            self._writer = LogWriter(self._store(), self._check_retention)
+            self._kernel.spawn(self._writer.run(), name="hermes-event-log")
+            return
+        self._writer = None
+
+    def _store(self) -> EventLogStore:
+        return self._kernel.storage  # type: ignore[return-value]
+
+    def _need(self) -> EventLogStore:
+        storage = self._kernel.storage  # StorageError when the kernel is not running
+        missing = missing_event_log_methods(storage)
+        if missing:
+            raise StorageUnsupported(
+                f"storage backend {self._kernel.settings.storage.backend!r} has no event log (it lacks "
+                f"{', '.join(missing)}); see docs/plugin-hooks.md#the-event-log"
+            )
+        return self._store()
+
+    # -- sessions opening and closing (the session table calls these) ---------------------------
+    def read_last(self, session_id: str) -> asyncio.Future[EventChunk | None] | None:
+        """Start reading a session's newest chunk (queued with the opener's other reads)."""
+        if self._writer is None:
+            return None
+        return asyncio.ensure_future(self._store().last_event_chunk(session_id))
+
+    async def attach(self, session: Session, last: EventChunk | None) -> None:
+        """Give a just-opened session its log, closing a turn a crash cut off."""
+        from hermes_core.event_log.recovery import resume
+        from hermes_core.event_log.writer import TAIL_MAX_BYTES, TAIL_MAX_EVENTS, SessionLog
+
+        writer = self._writer
+        if writer is None:
+            return
+        resumed = await resume(self._store(), session.id, last)
+        options = self._kernel.settings.event_log
+        session_log = SessionLog(
+            writer,
+            session,
+            resumed.next_seq,
+            last,
+            resumed.lost,
+            tail_max_events=min(TAIL_MAX_EVENTS, max(1, options.max_events // 4)),
+            tail_max_bytes=min(TAIL_MAX_BYTES, max(1, options.max_bytes // 4)),
+        )
+        self._logs[session.id] = session_log
+        session.attach_log(session_log)
+        if resumed.terminal is not None:
+            log.warning(
+                "session %s: turn %s was cut off by the end of its process; logging it as interrupted",
+                session.id,
+                resumed.terminal.turn_id,
+            )
+            session_log.append(resumed.terminal)
+            session_log.urgent = True  # stored at once: readers wait for this end
+            writer.wake(session_log)
+
+    async def detach(self, session: Session) -> None:
+        """Write and seal a closing session's log (before its lease is released)."""
+        session_log = self._logs.get(session.id)
+        if session_log is None or session_log.session is not session:
+            return
+        try:
+            await session_log.close(CLOSE_TIMEOUT_S)
+        finally:
+            del self._logs[session.id]
+
+    # -- reading --------------------------------------------------------------------------------
+    async def read(self, session_id: str, *, after: int | str = 0, limit: int = 1000) -> LogPage:
+        """Return the events numbered above ``after`` (at most ``limit``) and the gaps among them.
+
+        Works for any stored session, live in this process or not (then from storage only).
+
+        :param after: the cursor: the ``seq`` of the last event the reader has (0: from the
+            start); an int or its decimal text (an SSE ``Last-Event-ID``).
+        :param limit: 1..10,000 events.
+        :raises CursorError: ``after`` is not a number, negative, or ahead of the log's head.
+        :raises StorageUnsupported: nothing is logged (turned off, or the backend cannot).
+        """
+        from hermes_core.event_log.reader import check_limit, parse_cursor, read_page
+
+        cursor = parse_cursor(after)
+        size = check_limit(limit)
+        store = self._need()
+        live = self._logs.get(session_id)
+        return await read_page(store, session_id, cursor, size, live, self._kernel.redactor)
+
+    async def follow(self, session_id: str, *, after: int | str = 0) -> AsyncIterator[Event | LogGap]:
+        """Yield the events after ``after`` and, while the session is live here, every later one.
+
+        Replays from the log, then continues with the live events without a gap or a repeat
+        (numbers decide). Ends when the session closes, or after the replay when it is not live.
+        """
+        from hermes_core.event_log.reader import LogGap
+
+        session = self._kernel.sessions.get(session_id)
+        subscription = session.subscribe() if session is not None else None
+        try:
+            page = await self.read(session_id, after=after)
+            cursor = page.after
+            while True:
+                for item in page.items:
+                    yield item
+                cursor = page.last_seq
+                if not page.more:
+                    break
+                page = await self.read(session_id, after=cursor)
+            if subscription is None:
+                return
+            async for event in subscription:
+                if event.seq > cursor:
+                    if event.seq > cursor + 1:
+                        yield LogGap(cursor + 1, event.seq - 1, "lost")
+                    cursor = event.seq
+                    yield event
+        finally:
+            if subscription is not None:
+                subscription.close()
+
+    def head(self, session_id: str) -> int | None:
+        """The newest number handed out in a session live here, or None when it is not."""
+        session_log = self._logs.get(session_id)
+        return session_log.head if session_log is not None else None
+
+    async def durable(self, session_id: str, seq: int) -> None:
+        """Wait until event ``seq`` of a session live here is stored (at once when it is, when
+        the session is not live here, or when its log can no longer be written)."""
+        session_log = self._logs.get(session_id)
+        if session_log is not None:
+            await session_log.durable_through(seq)
+
+    async def flush(self) -> None:
+        """Wait until every event queued so far is stored (tests, benchmarks, shutdown)."""
+        if self._writer is not None:
+            await self._writer.flush()
+
+    # -- retention ------------------------------------------------------------------------------
+    def _check_retention(self, session_log: SessionLog, chunk: EventChunk) -> None:
+        # Checked when the numbers cross a multiple of max_events / 8 (wherever the session was
+        # opened before: no read per open), or once max_bytes / 8 was written since the last check.
+        options = self._kernel.settings.event_log
+        step = max(1, options.max_events // 8)
+        crossed = chunk.last_seq // step > (chunk.first_seq - 1) // step
+        if not crossed and session_log.written_since_check < options.max_bytes // 8:
+            return
+        session_log.written_since_check = 0
+        self._kernel.spawn(
+            self._retain(session_log.session_id, session_log.tail_first), name="hermes-log-trim"
+        )
+
+    async def _retain(self, session_id: str, keep_from: int | None) -> None:
+        from hermes_core.event_log.retention import cutoff
+
+        options = self._kernel.settings.event_log
+        store = self._store()
+        try:
+            index = await store.event_log_index(session_id)
+            before = cutoff(index, options.max_events, options.max_bytes, keep_from)
+            if before is not None:
+                await store.trim_event_log(session_id, before=before)
+        except Exception:
+            log.warning("trimming the event log of %s failed", session_id, exc_info=True)

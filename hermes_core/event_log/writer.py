@@ -1,0 +1,374 @@
+"""Writing the event log: numbers handed out at emit, chunks written behind the turn
+(docs/reference/core.md#the-event-log).
+
+``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
+more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide task
+(:class:`~hermes_core.event_log.writer_task.LogWriter`) writes what is queued, for every session
+at once, in one storage call per pass; a session's queued events are written ``FLUSH_S`` after
+the first of them was queued (at once when it closes or a reader waits on them), so a short turn
+is written once and a streaming one makes a chunk per interval, not per token.
+
+Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
+events of the open tail (everything since the last compaction) stay in memory meanwhile. A
+*compaction* rewrites the open tail as compressed chunks of at most ``tail_max_events`` events
+(replacing the provisional ones): once no turn
+runs and the log has been quiet for ``COMPACT_AFTER_S`` after a turn ended (so turns end up
+compressed whole), when the tail grows past its limits (``TAIL_MAX_EVENTS`` events and
+``TAIL_MAX_BYTES``, or a quarter of the retention limits when those are smaller), and at close,
+where the final chunk is marked *sealed*: a session closed right after its turn (the API server
+closes one per request) writes that turn once. A log whose newest chunk is not sealed was not
+closed: its writer died.
+
+Every chunk notes a reservation, its last number plus ``RESERVE``: a writer that finds an
+unsealed log after a crash continues above it, so no number handed out live before the crash
+ever names another event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Literal
+
+from hermes_core.event_log.codec import RESERVE, ChunkHeader, encode_events, make_chunk, split_chunk
+from hermes_core.event_log.store import ChunkWrite, EventChunk
+from hermes_core.events import Event, TurnCompleted, TurnStarted
+
+if TYPE_CHECKING:
+    from hermes_core.event_log.writer_task import LogWriter
+    from hermes_core.session.live import Session
+
+log = logging.getLogger("hermes.event_log")
+
+#: A queued event is written within this long (at once for a closing log or a reader waiting on
+#: ``durable``), so a streaming turn makes one provisional chunk per interval, not per token.
+FLUSH_S = 0.05
+FLUSH_EVENTS = 1024
+COMPACT_AFTER_S = 0.5
+TAIL_MAX_EVENTS = 4096
+TAIL_MAX_BYTES = 1024 * 1024
+#: While writes fail, at most this many events wait in memory; past it the session stops logging.
+MAX_PENDING = 100_000
+#: zlib levels: provisional chunks are rewritten soon, compactions stay.
+PROVISIONAL_LEVEL = 1
+COMPACT_LEVEL = 6
+
+State = Literal["open", "broken", "closed"]
+_set = object.__setattr__  # how an event gets its number (events are frozen)
+
+
+class SessionLog:
+    """The log of one live session (made by ``kernel.events`` when the session opens).
+
+    :param writer: the kernel's writer task.
+    :param session: the live session.
+    :param next_seq: the number the next event gets.
+    :param last_chunk: the newest stored chunk (None for an empty log).
+    :param lost: numbers a crash lost just before ``next_seq`` (to note in the next chunk).
+    """
+
+    def __init__(
+        self,
+        writer: LogWriter,
+        session: Session,
+        next_seq: int,
+        last_chunk: EventChunk | None,
+        lost: tuple[int, int] | None = None,
+        *,
+        tail_max_events: int = TAIL_MAX_EVENTS,
+        tail_max_bytes: int = TAIL_MAX_BYTES,
+    ) -> None:
+        self.writer = writer
+        self.session = session
+        self.session_id = session.id
+        self.next_seq = next_seq
+        self.durable = last_chunk.last_seq if last_chunk is not None else 0
+        self.last_chunk = last_chunk
+        self.last_sealed = last_chunk is None or _sealed(last_chunk)
+        self.pending: list[Event] = []
+        self.inflight: list[Event] = []
+        self.inflight_kind: Literal["provisional", "compact", "seal"] | None = None
+        self.inflight_sealed = False
+        self.tail: list[Event] = []
+        self.tail_first: int | None = None
+        self.tail_bytes = 0
+        self.tail_chunks = 0
+        self.tail_max_events = tail_max_events
+        self.tail_max_bytes = tail_max_bytes
+        self.tail_lost = lost
+        self.turn_ended = False
+        self.open_turn: tuple[str, int] | None = None
+        self.last_append = time.monotonic()
+        self.pending_since = 0.0
+        self.urgent = False
+        self.state: State = "open"
+        # Taking events: open and not closing (one test on the hot path instead of two).
+        self.taking = True
+        # Woken and not looked at by the writer since: later appends need not wake it again.
+        self.woken = False
+        self.closing = False
+        self._closed: asyncio.Future[None] | None = None
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self.failing = False  # the last write raised (storage away): closing does not wait
+        self.written_since_check = 0
+
+    # -- the hot path ---------------------------------------------------------------------------
+    def append(self, event: Event) -> None:
+        """Number ``event`` and queue it (runs inside ``Session.emit``: keep it this short)."""
+        if not self.taking:
+            return
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        _set(event, "seq", seq)
+        pending = self.pending
+        if not pending:
+            self.pending_since = time.monotonic()
+        pending.append(event)
+        kind = type(event)
+        if kind is TurnStarted:
+            self.open_turn = (event.turn_id or "", seq)
+        elif kind is TurnCompleted and self.open_turn is not None:
+            self.open_turn = None
+            self.turn_ended = True
+        if not self.woken:
+            self.woken = True
+            self.writer.wake(self)
+        count = len(pending)
+        if count >= FLUSH_EVENTS or (self.failing and count > MAX_PENDING):
+            self._many(count)
+
+    def _many(self, count: int) -> None:
+        """Many events are queued: write them without waiting out the interval, or give up."""
+        if self.failing and count > MAX_PENDING:
+            self._give_up()
+        elif not self.urgent:
+            self.urgent = True
+            self.writer.wake(self)
+
+    def _give_up(self) -> None:
+        """Stop logging a session whose storage has refused every write for too long."""
+        self.state, self.taking, self.pending = "broken", False, []
+        self.session.report_problem(
+            "storage",
+            f"the event log of this session stopped: storage refused its writes for {MAX_PENDING} events; "
+            "it starts again when the session is opened again",
+            once="event_log",
+        )
+        self._release_waiters()
+
+    # -- what the writer asks -------------------------------------------------------------------
+    @property
+    def head(self) -> int:
+        """The newest number handed out (0: none yet)."""
+        return self.next_seq - 1
+
+    def memory(self) -> list[Event]:
+        """Every event still held in memory (the open tail, in flight, queued), in order."""
+        return [*self.tail, *self.inflight, *self.pending]
+
+    def due(self, now: float) -> float | None:
+        """When the writer should look at this log again (None: only when woken)."""
+        if self.state != "open" or not self.session.persisted:
+            return None
+        if self.closing or (self.pending and self.urgent):
+            return now
+        if self.pending:
+            return self.pending_since + FLUSH_S
+        if self.tail and self.open_turn is None and (self.turn_ended or self.tail_chunks > 1):
+            return self.last_append + COMPACT_AFTER_S
+        return None
+
+    def build(self, now: float) -> list[ChunkWrite]:
+        """Return the writes this log wants now (none yet: empty), moving queued events in flight.
+
+        Several writes (of one call, so one transaction) when a compaction covers more than the
+        tail's limit: chunks never hold more than that, so retention can drop part of a log.
+        """
+        if self.state != "open":
+            return []
+        if not self.session.persisted:
+            if self.closing:
+                self._finish()  # never stored: a session that is not kept keeps no log
+            return []
+        events = self.pending
+        quiet = self.open_turn is None and now - self.last_append >= COMPACT_AFTER_S
+        oversized = len(self.tail) + len(events) > self.tail_max_events
+        compact = (bool(self.tail) or oversized) and (
+            self.closing
+            or oversized
+            or self.tail_bytes > self.tail_max_bytes
+            or (quiet and (self.turn_ended or self.tail_chunks > 1))
+        )
+        if (
+            not compact
+            and not self.closing
+            and (not events or (not self.urgent and now < self.pending_since + FLUSH_S))
+        ):
+            return []  # nothing due yet
+        if compact:
+            writes = self._writes([*self.tail, *events], replace=bool(self.tail), level=COMPACT_LEVEL)
+            self.inflight_kind = "compact"
+        elif events:
+            # With nothing in the tail, a closing log is written as it will stay.
+            level = COMPACT_LEVEL if self.closing else PROVISIONAL_LEVEL
+            writes = self._writes(events, replace=False, level=level)
+            self.inflight_kind = "compact" if self.closing else "provisional"
+        elif self.closing:
+            seal = self._seal_rewrite()
+            if seal is None:
+                self._finish()
+                return []
+            writes = [seal]
+            self.inflight_kind = "seal"
+        else:
+            return []
+        self.inflight, self.pending = events, []
+        self.urgent = False
+        self.inflight_sealed = self.closing
+        if events:
+            self.last_append = now
+        return writes
+
+    def _writes(self, events: list[Event], *, replace: bool, level: int) -> list[ChunkWrite]:
+        """The chunks of ``events`` (at most ``tail_max_events`` each), each following the last.
+
+        Only the newest chunk's header is ever read back (at the next open), so the turn running
+        and the seal are noted on the last one; a crash's loss on the first.
+        """
+        size = min(len(events), self.tail_max_events)
+        writes: list[ChunkWrite] = []
+        after = self.durable
+        for at in range(0, len(events), size):
+            piece = events[at : at + size]
+            first, last = piece[0].seq, piece[-1].seq
+            final = at + size >= len(events)
+            header = ChunkHeader(
+                reserve=last + RESERVE,
+                sealed=self.closing and final,
+                open_turn=self.open_turn if final else None,
+                lost=self.tail_lost if at == 0 and (replace or not self.tail) else None,
+            )
+            chunk = make_chunk(first, last, header, encode_events(piece, level=level))
+            replace_from = first if replace and at == 0 else None
+            writes.append(ChunkWrite(self.session_id, chunk, after=after, replace_from=replace_from))
+            after = last
+        return writes
+
+    def _seal_rewrite(self) -> ChunkWrite | None:
+        last = self.last_chunk
+        if last is None or self.last_sealed:
+            return None
+        header, body = split_chunk(last.data)
+        sealed = ChunkHeader(header.reserve, True, header.open_turn, header.lost)
+        chunk = make_chunk(last.first_seq, last.last_seq, sealed, body)
+        return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=last.first_seq)
+
+    def done(self, writes: list[ChunkWrite], applied: list[bool]) -> None:
+        """Take the outcome of this log's writes (of one call)."""
+        kind, self.inflight_kind = self.inflight_kind, None
+        batch, self.inflight = self.inflight, []
+        if not all(applied):
+            self.state = "broken"
+            self.taking = False
+            self.pending = []
+            self.session.report_problem(
+                "storage",
+                f"another process has written this session's event log; events after {self.durable} "
+                "are not logged here (open the session again)",
+                once="event_log",
+            )
+            self._release_waiters()
+            self._finish()
+            return
+        chunk = writes[-1].chunk
+        self.durable = chunk.last_seq
+        self.last_chunk = chunk
+        self.last_sealed = self.inflight_sealed
+        if kind != "seal":
+            self.written_since_check += sum(len(w.chunk.data) for w in writes)
+        if kind == "provisional":
+            if not self.tail:
+                self.tail_first = writes[0].chunk.first_seq
+            self.tail.extend(batch)
+            self.tail_bytes += sum(len(w.chunk.data) for w in writes)
+            self.tail_chunks += len(writes)
+        elif kind == "compact":
+            self.tail, self.tail_first, self.tail_bytes, self.tail_chunks = [], None, 0, 0
+            self.tail_lost = None
+            self.turn_ended = any(isinstance(e, TurnCompleted) for e in self.pending)
+            first = EventChunk(writes[0].chunk.first_seq, chunk.last_seq, b"")
+            self.writer.maybe_trim(self, first)
+        self.failing = False
+        self.session.forget_problem("event_log_write")
+        self._release_waiters()
+        if self.closing and not self.pending:
+            if self.last_sealed:
+                self._finish()
+
+    def failed(self, exc: BaseException) -> None:
+        """Put a batch whose write raised back in the queue (it is tried again)."""
+        self.pending = [*self.inflight, *self.pending]
+        self.inflight, self.inflight_kind = [], None
+        self.failing = True
+        self.session.report_problem(
+            "storage", f"writing this session's event log failed (retrying): {exc}", once="event_log_write"
+        )
+
+    # -- waiting ----------------------------------------------------------------------------------
+    async def durable_through(self, seq: int) -> None:
+        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be)."""
+        if seq <= self.durable or self.state != "open":
+            return
+        future = asyncio.get_running_loop().create_future()
+        self._waiters.append((seq, future))
+        if not self.urgent:
+            self.urgent = True
+            self.writer.wake(self)
+        await future
+
+    def _release_waiters(self) -> None:
+        keep = []
+        for seq, future in self._waiters:
+            if seq <= self.durable or self.state != "open":
+                if not future.done():
+                    future.set_result(None)
+            else:
+                keep.append((seq, future))
+        self._waiters = keep
+        if keep:
+            self.urgent = True  # someone still waits: the next write goes at once
+
+    # -- closing ----------------------------------------------------------------------------------
+    async def close(self, timeout: float) -> None:
+        """Write what is queued and seal the log; give up (logging it) after ``timeout``."""
+        if self.state != "open":
+            return
+        self.closing = True
+        self.taking = False
+        if self._closed is None:
+            self._closed = asyncio.get_running_loop().create_future()
+        self.writer.wake(self)
+        try:
+            # With storage away, closing the session does not wait for it: the log stays
+            # unsealed, and the next opener treats the numbers after the stored ones as lost.
+            await asyncio.wait_for(asyncio.shield(self._closed), 0 if self.failing else timeout)
+        except TimeoutError:
+            log.warning("the event log of %s was closed without being sealed", self.session_id)
+            self.state = "closed"
+            self._release_waiters()
+
+    def _finish(self) -> None:
+        self.taking = False
+        if self.state == "open":
+            self.state = "closed"
+        self._release_waiters()
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)
+
+
+def _sealed(chunk: EventChunk) -> bool:
+    try:
+        return split_chunk(chunk.data)[0].sealed
+    except ValueError:
+        return True  # unreadable: never rewrite it (the next write starts above its reservation)

@@ -1,0 +1,265 @@
+"""``kernel.records``: the kernel's owner of durable records (docs/reference/core.md#records).
+
+Plugins keep their small durable state here (the API server's stored responses, runs,
+idempotency keys, console sign-ins) instead of in files or pools of their own: whatever storage
+backend the kernel runs on holds it, shared by every instance that shares the backend. A
+namespace is a plugin's own (``api.runs``); :meth:`Records.space` hands out a
+:class:`RecordSpace` bound to one. Values are JSON; arguments are checked here, so a bad one is
+an ``InvalidValue`` naming it and never reaches the backend.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.errors import StorageUnsupported
+from hermes_core.record_store import (
+    MAX_KEY_CHARS,
+    MAX_OWNER_CHARS,
+    MAX_SCOPE_CHARS,
+    Claim,
+    Expect,
+    RecordPage,
+    RecordStore,
+    StoredRecord,
+    check_limit,
+    check_namespace,
+    check_text,
+    check_ttl,
+    dump_value,
+    read_cursor,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.kernel import Kernel
+
+RECORD_METHODS = (
+    "get_record",
+    "put_record",
+    "claim_record",
+    "touch_record",
+    "release_record",
+    "delete_record",
+    "list_records",
+    "count_records",
+    "evict_records",
+    "sweep_records",
+)
+
+
+class _Keep(enum.Enum):
+    KEEP = "keep"
+
+
+#: ``RecordSpace.release(value=KEEP)``: leave the value as it is.
+KEEP = _Keep.KEEP
+
+
+def missing_record_methods(storage: object) -> list[str]:
+    """Return the :class:`RecordStore` methods ``storage`` lacks (empty: it has them all)."""
+    return [name for name in RECORD_METHODS if not callable(getattr(storage, name, None))]
+
+
+class Records:
+    """Durable records on the kernel's storage backend (``kernel.records``).
+
+    :param kernel: the kernel whose storage holds them.
+    """
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+
+    @property
+    def available(self) -> bool:
+        """Whether the running storage backend keeps records (every first-party one does)."""
+        return not missing_record_methods(self._kernel.storage)
+
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may write the same records: the backend lives on a database
+        server (``StorageSpec.kind = "server"``) that other instances can share."""
+        backend = self._kernel.settings.storage.backend
+        spec = self._kernel.registry.storage.get(backend)
+        return spec is not None and spec.kind == "server"
+
+    def store(self) -> RecordStore:
+        """Return the backend's records part.
+
+        :raises StorageUnsupported: the backend does not implement records (naming what it lacks).
+        :raises StorageError: the kernel is not running.
+        """
+        storage = self._kernel.storage
+        missing = missing_record_methods(storage)
+        if missing:
+            backend = self._kernel.settings.storage.backend
+            raise StorageUnsupported(
+                f"storage backend {backend!r} does not keep records (it lacks {', '.join(missing)}); "
+                "see docs/plugin-hooks.md#records"
+            )
+        return storage  # type: ignore[return-value]
+
+    def space(self, namespace: str) -> RecordSpace:
+        """Return the records of one namespace.
+
+        :param namespace: 1-64 characters of ``a-z 0-9 _ . -``; by convention the plugin's name
+            first (``api.runs``).
+        :raises InvalidValue: for a namespace outside that grammar.
+        """
+        return RecordSpace(self, check_namespace(namespace))
+
+    async def sweep(self) -> int:
+        """Delete every expired record of every namespace; return how many."""
+        return await self.store().sweep_records(None)
+
+
+def _key(key: object) -> str:
+    return check_text("key", key, MAX_KEY_CHARS)
+
+
+def _scope(scope: object) -> str:
+    return check_text("scope", scope, MAX_SCOPE_CHARS, empty=True)
+
+
+def _owner(owner: object) -> str:
+    return check_text("owner", owner, MAX_OWNER_CHARS)
+
+
+def _expect(expect: object) -> Expect | None:
+    if expect is not None and not isinstance(expect, Expect):
+        from hermes_core.errors import InvalidValue
+
+        raise InvalidValue("expect", message="expect must be an Expect or None")
+    return expect
+
+
+class RecordSpace:
+    """The records of one namespace (see :class:`~hermes_core.record_store.RecordStore` for the
+    exact semantics of each call; here values are Python JSON values, not text)."""
+
+    def __init__(self, records: Records, namespace: str) -> None:
+        self._records = records
+        self.namespace = namespace
+
+    async def get(self, key: str) -> StoredRecord | None:
+        """Return the record under ``key``, or None (absent or expired)."""
+        return await self._records.store().get_record(self.namespace, _key(key))
+
+    async def put(
+        self,
+        key: str,
+        value: Any,
+        *,
+        scope: str = "",
+        ttl_s: float | None = None,
+        expect: Expect | None = None,
+    ) -> StoredRecord | None:
+        """Write ``value`` (insert or replace); with ``expect`` only if the record matches.
+
+        :returns: the record written, or None when ``expect`` did not match.
+        """
+        data = dump_value(value)
+        return await self._records.store().put_record(
+            self.namespace,
+            _key(key),
+            data,
+            scope=_scope(scope),
+            ttl_s=check_ttl("ttl_s", ttl_s),
+            expect=_expect(expect),
+        )
+
+    async def claim(
+        self,
+        key: str,
+        value: Any,
+        *,
+        owner: str,
+        scope: str = "",
+        ttl_s: float | None = None,
+        stale_after_s: float | None = None,
+    ) -> Claim:
+        """Take ``key`` for ``owner`` if it is absent, expired or held but stale.
+
+        :returns: ``Claim(won=True, record=ours)`` or ``Claim(won=False, record=theirs)``.
+        """
+        data = dump_value(value)
+        return await self._records.store().claim_record(
+            self.namespace,
+            _key(key),
+            data,
+            owner=_owner(owner),
+            scope=_scope(scope),
+            ttl_s=check_ttl("ttl_s", ttl_s),
+            stale_after_s=check_ttl("stale_after_s", stale_after_s),
+        )
+
+    async def touch(
+        self, key: str, *, expect: Expect | None = None, ttl_s: float | None = None
+    ) -> StoredRecord | None:
+        """Mark the record alive now (and expiring ``ttl_s`` from now, when given)."""
+        return await self._records.store().touch_record(
+            self.namespace, _key(key), expect=_expect(expect), ttl_s=check_ttl("ttl_s", ttl_s)
+        )
+
+    async def release(
+        self, key: str, *, expect: Expect, value: Any = KEEP, ttl_s: float | None = None
+    ) -> StoredRecord | None:
+        """Let go of a claim (owner None), optionally writing a final value.
+
+        :param value: the new value; the default :data:`KEEP` leaves it as it is.
+        :param ttl_s: the released record expires this long from now (None: never).
+        """
+        checked = _expect(expect)
+        if checked is None:
+            from hermes_core.errors import InvalidValue
+
+            raise InvalidValue("expect", message="release needs an Expect (at least the owner)")
+        data = None if value is KEEP else dump_value(value)
+        return await self._records.store().release_record(
+            self.namespace, _key(key), expect=checked, data=data, ttl_s=check_ttl("ttl_s", ttl_s)
+        )
+
+    async def delete(self, key: str, *, expect: Expect | None = None) -> bool:
+        """Delete the record; tell whether it was there (and matched ``expect``)."""
+        return await self._records.store().delete_record(self.namespace, _key(key), expect=_expect(expect))
+
+    async def list(
+        self,
+        *,
+        scope: str | None = None,
+        owner: str | None = None,
+        held: bool | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> RecordPage:
+        """List records, most recently updated first (keyset paging with ``cursor``)."""
+        read_cursor(cursor)
+        return await self._records.store().list_records(
+            self.namespace,
+            scope=None if scope is None else _scope(scope),
+            owner=None if owner is None else _owner(owner),
+            held=held,
+            limit=check_limit(limit),
+            cursor=cursor,
+        )
+
+    async def count(self, *, scope: str | None = None) -> int:
+        """Count the unexpired records (of one scope)."""
+        return await self._records.store().count_records(
+            self.namespace, scope=None if scope is None else _scope(scope)
+        )
+
+    async def evict(self, *, keep: int, scope: str | None = None) -> int:
+        """Keep only the ``keep`` most recently updated records (of one scope); return how many
+        were deleted."""
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            from hermes_core.errors import InvalidValue
+
+            raise InvalidValue("keep", message="keep must be a non-negative integer")
+        return await self._records.store().evict_records(
+            self.namespace, keep=keep, scope=None if scope is None else _scope(scope)
+        )
+
+    async def sweep(self) -> int:
+        """Delete this namespace's expired records; return how many."""
+        return await self._records.store().sweep_records(self.namespace)

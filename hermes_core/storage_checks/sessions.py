@@ -1,0 +1,234 @@
+"""Conformance checks of sessions, rows and the writer lease (``hermes_core/storage.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hermes_core.errors import HermesError
+from hermes_core.storage import NewRow, SessionRecord, StoredToolCall
+from hermes_core.storage_checks import StorageTarget, World, check, ensure, until
+
+
+def _record(session_id: str, **fields: object) -> SessionRecord:
+    base: dict[str, object] = {"id": session_id, "source": "embed", "cwd": "/work", "profile": "default"}
+    base.update(fields)
+    return SessionRecord(**base)  # type: ignore[arg-type]
+
+
+# -- sessions -------------------------------------------------------------------------------------
+
+
+@check("sessions")
+async def create_and_get(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        ensure(await storage.get_session("s1") is None, "an unknown session must read as None")
+        ids = await storage.create_session(
+            _record("s1", title="Ünïcode title", model="mock:echo", usage={"input": 3}, extra={"k": "v"}),
+            [NewRow(role="user", content="hello world"), NewRow(role="assistant", content="hi")],
+        )
+        ensure(len(ids) == 2 and ids[0] < ids[1], f"create_session must return increasing row ids, got {ids}")
+        got = await storage.get_session("s1")
+        ensure(got is not None, "a created session must be found")
+        assert got is not None
+        ensure(got.title == "Ünïcode title" and got.model == "mock:echo", f"fields must round-trip: {got}")
+        ensure(
+            dict(got.usage) == {"input": 3} and dict(got.extra) == {"k": "v"}, "usage and extra round-trip"
+        )
+        ensure(got.message_count == 2, f"message_count counts active rows: {got.message_count}")
+        ensure(got.preview == "hello world", f"preview is the first user message: {got.preview!r}")
+        ensure(got.created_at > 0 and got.updated_at >= got.created_at, "zero timestamps mean now")
+
+
+@check("sessions")
+async def creating_twice_fails(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("twice"))
+        try:
+            await storage.create_session(_record("twice"))
+        except HermesError:
+            return
+        raise AssertionError("creating a session that exists must raise StorageError")
+
+
+@check("sessions")
+async def update_changes_fields(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("u1"))
+        before = await storage.get_session("u1")
+        await storage.update_session("u1", {"title": "new title", "cwd": "/elsewhere"})
+        after = await storage.get_session("u1")
+        ensure(before is not None and after is not None, "the session must stay")
+        assert before is not None and after is not None
+        ensure(
+            after.title == "new title" and after.cwd == "/elsewhere", f"update_session must write: {after}"
+        )
+        ensure(after.updated_at >= before.updated_at, "update_session bumps updated_at")
+
+
+@check("sessions")
+async def listing_pages_newest_first(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        for n in range(5):
+            await storage.create_session(_record(f"l{n}", title=f"Topic {n}", cwd=f"/w{n % 2}"))
+            await asyncio.sleep(0.002)  # distinct activity times
+        await storage.create_session(_record("hidden", source="tool"))
+        seen: list[str] = []
+        cursor = None
+        while True:
+            page = await storage.list_sessions(limit=2, cursor=cursor)
+            seen += [s.id for s in page.sessions]
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        ensure(
+            seen == [f"l{n}" for n in range(4, -1, -1)],
+            f"pages must cover every session once, newest first: {seen}",
+        )
+        only = await storage.list_sessions(cwd="/w1")
+        ensure(sorted(s.id for s in only.sessions) == ["l1", "l3"], "cwd filters exactly")
+        titled = await storage.list_sessions(title="topic 3")
+        ensure([s.id for s in titled.sessions] == ["l3"], "title filters by substring, ignoring case")
+
+
+@check("sessions")
+async def find_by_title_and_channel(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("t1", title="same", channel_key="chan"))
+        await asyncio.sleep(0.002)
+        await storage.create_session(_record("t2", title="same", channel_key="chan"))
+        found = await storage.find_session_by_title("same")
+        ensure(found is not None and found.id == "t2", "find_session_by_title returns the most recent")
+        ensure(await storage.find_session_by_title("other") is None, "an unknown title finds nothing")
+        ensure(await storage.latest_session_for_channel("chan") == "t2", "the newest session of a channel")
+        ensure(await storage.latest_session_for_channel("none") is None, "an unknown channel has none")
+
+
+# -- rows -----------------------------------------------------------------------------------------
+
+
+@check("rows")
+async def append_and_load_in_order(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("r1"), [NewRow(role="user", content="one")])
+        ids = await storage.append_rows(
+            "r1", [NewRow(role="assistant", content="two"), NewRow(role="user", content="three")]
+        )
+        ensure(len(ids) == 2 and ids[0] < ids[1], "append_rows returns increasing ids")
+        rows = await storage.load_rows("r1")
+        ensure(
+            [r.content for r in rows] == ["one", "two", "three"],
+            f"rows load in order: {[r.content for r in rows]}",
+        )
+        ensure([r.id for r in rows][1:] == ids, "the returned ids are the rows' ids")
+        ensure(all(r.active and r.session_id == "r1" for r in rows), "new rows are active")
+
+
+@check("rows")
+async def tool_call_ids_and_positions(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("r2"))
+        call = StoredToolCall(call_id="", provider_call_id="p1", name="read_file", arguments="{}")
+        [rid] = await storage.append_rows("r2", [NewRow(role="assistant", content="", tool_calls=(call,))])
+        [row] = await storage.load_rows("r2")
+        ensure(
+            row.tool_calls[0].call_id == f"tc_{rid}_0",
+            f"a placeholder call id becomes tc_<row>_<i>: {row.tool_calls}",
+        )
+        [late] = await storage.append_rows(
+            "r2", [NewRow(role="user", content="first", position=row.position - 1)]
+        )
+        rows = await storage.load_rows("r2")
+        ensure(rows[0].id == late, "a row's position orders it before later ids")
+
+
+@check("rows")
+async def rewrite_archives_and_appends(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        ids = await storage.create_session(
+            _record("r3"), [NewRow(role="user", content="a"), NewRow(role="assistant", content="b")]
+        )
+        new = await storage.rewrite(
+            "r3",
+            archive_row_ids=[ids[1]],
+            archived_reason="rewind",
+            append=[NewRow(role="assistant", content="c")],
+            session_fields={"title": "rewound"},
+        )
+        active = await storage.load_rows("r3")
+        ensure(
+            [r.content for r in active] == ["a", "c"],
+            f"archived rows leave the active list: {[r.content for r in active]}",
+        )
+        every = await storage.load_rows("r3", include_archived=True)
+        gone = [r for r in every if r.id == ids[1]]
+        ensure(
+            gone and not gone[0].active and gone[0].archived_reason == "rewind", "archived rows stay, marked"
+        )
+        ensure(active[-1].id == new[0], "rewrite returns the appended ids")
+        record = await storage.get_session("r3")
+        ensure(
+            record is not None and record.title == "rewound", "rewrite updates the session in the same call"
+        )
+
+
+@check("rows")
+async def row_meta_merges(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        [rid] = await storage.create_session(
+            _record("r4"), [NewRow(role="tool", content="x", call_id="c", meta={"a": 1})]
+        )
+        await storage.update_row_meta(rid, {"b": 2})
+        [row] = await storage.load_rows("r4")
+        ensure(dict(row.meta) == {"a": 1, "b": 2}, f"update_row_meta merges keys: {dict(row.meta)}")
+
+
+# -- leases ---------------------------------------------------------------------------------------
+
+
+@check("leases")
+async def one_holder_at_a_time(target: StorageTarget) -> None:
+    async with World(target) as world:
+        first, second = await world.storage(), await world.storage()
+        ensure(await first.acquire_lease("l1", "owner-a", 30) is None, "a free lease is granted")
+        ensure(await second.acquire_lease("l1", "owner-b", 30) == "owner-a", "a held lease names its holder")
+        ensure(await first.acquire_lease("l1", "owner-a", 30) is None, "the holder may take it again")
+        ensure(await first.renew_lease("l1", "owner-a", 30), "the holder renews")
+        ensure(not await second.renew_lease("l1", "owner-b", 30), "someone else cannot renew")
+        await second.release_lease("l1", "owner-b")  # not theirs: nothing happens
+        ensure(
+            await second.acquire_lease("l1", "owner-b", 30) == "owner-a",
+            "releasing someone else's lease does nothing",
+        )
+        await first.release_lease("l1", "owner-a")
+        ensure(await second.acquire_lease("l1", "owner-b", 30) is None, "a released lease is granted")
+
+
+@check("leases")
+async def take_over_and_expiry(target: StorageTarget) -> None:
+    async with World(target) as world:
+        storage = await world.storage()
+        await storage.create_session(_record("l2"))
+        ensure(await storage.acquire_lease("l2", "dead", 30) is None, "granted")
+        ensure(
+            await storage.acquire_lease("l2", "new", 30, take_over="other") == "dead",
+            "take_over names a holder",
+        )
+        ensure(
+            await storage.acquire_lease("l2", "new", 30, take_over="dead") is None,
+            "take_over of that holder is granted",
+        )
+        ensure(await storage.acquire_lease("l3", "short", 0.2) is None, "granted")
+
+        async def expired() -> bool:
+            return await storage.acquire_lease("l3", "later", 30) is None
+
+        await until(expired, "an expired lease to be granted to someone else")

@@ -1,0 +1,271 @@
+"""The kernel's event log around live sessions (docs/reference/core.md#the-event-log): following a
+live session, waiting for durability, what is never written, turning it off, a backend without
+it, a second writer, and storage that fails for a while."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import (
+    ChunkWrite,
+    Event,
+    EventChunk,
+    LogGap,
+    SessionProblem,
+    StorageSpec,
+    StorageUnsupported,
+    TurnCompleted,
+    hookimpl,
+)
+from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk, split_chunk
+from hermes_core.memory_storage import MemoryStorage
+from hermes_core.testing import make_kernel
+from tests.timing import eventually, scaled
+
+MOCK = {"model": "mock:echo"}
+
+
+class Problems:
+    """An observer plugin keeping every ``SessionProblem``."""
+
+    hermes_plugin_name = "problems"
+
+    def __init__(self) -> None:
+        self.seen: list[SessionProblem] = []
+
+    @hookimpl
+    def hermes_on_event(self, session: Any, event: Event) -> None:
+        if isinstance(event, SessionProblem):
+            self.seen.append(event)
+
+
+def kernel_on(storage: Any, *plugins: Any, **settings: Any) -> Any:
+    class Backend:
+        hermes_plugin_name = "test-backend"
+
+        @hookimpl
+        def hermes_storage_backends(self) -> StorageSpec:
+            return StorageSpec(name="test", factory=lambda **_: storage, kind="server")
+
+    return make_kernel(
+        Backend(),
+        *plugins,
+        entry_points=["mock"],
+        settings={**MOCK, "storage": {"backend": "test"}, **settings},
+    )
+
+
+async def test_follow_replays_then_continues_live_without_gap_or_repeat(tmp_path: Path) -> None:
+    kernel = make_kernel(entry_points=["mock"], settings=MOCK)
+    async with kernel.running():
+        session = await kernel.open_session("followed", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("first [[tokens 5]]", owner="me")).outcome
+        seen: list[Event | LogGap] = []
+
+        async def follow() -> None:
+            async for item in kernel.events.follow(session.id, after=3):
+                seen.append(item)
+                if isinstance(item, TurnCompleted) and item.text.startswith("t0 t1 t2 t3 t4 t5"):
+                    return
+
+        import asyncio
+
+        reader = asyncio.ensure_future(follow())
+        await (await session.submit("second [[tokens 8]]", owner="me")).outcome
+        await asyncio.wait_for(reader, 10)
+    numbers = [item.seq for item in seen if not isinstance(item, LogGap)]
+    assert numbers == list(range(4, 4 + len(numbers))), numbers
+    assert sum(isinstance(item, TurnCompleted) for item in seen) == 2
+
+
+async def test_durable_waits_until_the_event_is_stored(tmp_path: Path) -> None:
+    storage = MemoryStorage()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("durable", source="embed", owner="me", cwd=tmp_path)
+        turn = await session.submit("hello", owner="me")
+        events = [e async for e in turn.events()]
+        await kernel.events.durable(session.id, events[-1].seq)
+        stored = await storage.read_event_chunks(session.id, after=0, limit=100)
+        assert stored and stored[-1].last_seq >= events[-1].seq
+        assert kernel.events.head(session.id) >= events[-1].seq
+        assert kernel.events.head("not-live") is None
+
+
+async def test_a_turn_is_one_chunk_and_a_closed_log_is_sealed(tmp_path: Path) -> None:
+    storage = MemoryStorage()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("chunks", source="embed", owner="me", cwd=tmp_path)
+        for n in range(3):
+            await (await session.submit(f"turn {n} [[tokens 20]]", owner="me")).outcome
+        await session.close()
+    chunks = await storage.read_event_chunks("chunks", after=0, limit=100)
+    assert len(chunks) <= 4, [(c.first_seq, c.last_seq) for c in chunks]
+    assert split_chunk(chunks[-1].data)[0].sealed
+    assert not any(split_chunk(c.data)[0].sealed for c in chunks[:-1])
+
+
+async def test_a_session_never_stored_writes_no_log(tmp_path: Path) -> None:
+    storage = MemoryStorage()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("unstored", source="embed", owner="me", cwd=tmp_path)
+        await session.set_title("Only a title")
+        await session.close()
+        assert await storage.get_session("unstored") is None
+    assert await storage.last_event_chunk("unstored") is None
+
+
+async def test_turned_off_nothing_is_numbered_and_reads_say_why(tmp_path: Path) -> None:
+    kernel = make_kernel(entry_points=["mock"], settings={**MOCK, "event_log": {"enabled": False}})
+    async with kernel.running():
+        assert not kernel.events.enabled
+        assert "event_log.enabled = false" in (kernel.events.off_reason or "")
+        session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
+        events = [e async for e in (await session.submit("hi", owner="me")).events()]
+        assert {e.seq for e in events} == {0}
+        page = await kernel.events.read(session.id, after=0)  # the backend keeps logs: an empty read
+        assert page.items == [] and page.head == 0
+
+
+class SessionsOnly:
+    """A third-party backend written before records and the event log: only the old protocol."""
+
+    def __init__(self) -> None:
+        self._inner = MemoryStorage()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.endswith(("_record", "_records")) or "event" in name:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+async def test_a_backend_without_the_new_parts_gets_clear_errors(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kernel = kernel_on(SessionsOnly())
+    with caplog.at_level(logging.WARNING, logger="hermes.event_log"):
+        async with kernel.running():
+            assert not kernel.events.enabled and not kernel.records.available
+            assert "write_event_chunks" in (kernel.events.off_reason or "")
+            session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
+            outcome = await (await session.submit("still works", owner="me")).outcome
+            assert outcome.status == "complete"
+            with pytest.raises(StorageUnsupported, match="write_event_chunks"):
+                await kernel.events.read(session.id)
+            with pytest.raises(StorageUnsupported, match="get_record"):
+                await kernel.records.space("plugin.things").get("k")
+    assert any(
+        "events are not logged" in r.getMessage() and "'test'" in r.getMessage() for r in caplog.records
+    )
+
+
+async def test_a_second_writer_stops_this_log_and_says_so(tmp_path: Path) -> None:
+    storage = MemoryStorage()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("contested", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("one", owner="me")).outcome
+        await kernel.events.flush()
+        problems = session.subscribe()
+        end = (await storage.last_event_chunk("contested")).last_seq  # type: ignore[union-attr]
+        intruder = make_chunk(end + 1, end + 1, ChunkHeader(end + 10), encode_events([]))
+        assert await storage.write_event_chunks([ChunkWrite("contested", intruder, end)]) == [True]
+        await (await session.submit("two", owner="me")).outcome
+        problem = None
+        async for event in problems:
+            if isinstance(event, SessionProblem):
+                problem = event
+                break
+        problems.close()
+    assert problem is not None and problem.code == "storage" and "another process" in problem.message
+    assert (await storage.last_event_chunk("contested")).last_seq == end + 1  # type: ignore[union-attr]
+
+
+class Flaky(MemoryStorage):
+    """Memory storage whose event-log writes fail a few times first."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    async def write_event_chunks(self, writes: Any) -> list[bool]:
+        if self.failures:
+            self.failures -= 1
+            raise OSError("disk on fire")
+        return await super().write_event_chunks(writes)
+
+
+async def test_failed_writes_are_retried_and_reported_once(tmp_path: Path) -> None:
+    storage = Flaky(failures=2)
+    problems = Problems()
+    kernel = kernel_on(storage, problems)
+    async with kernel.running():
+        session = await kernel.open_session("flaky", source="embed", owner="me", cwd=tmp_path)
+        events = [e async for e in (await session.submit("hello", owner="me")).events()]
+        await kernel.events.durable(session.id, events[-1].seq)
+    assert storage.failures == 0
+    assert [p.message for p in problems.seen] == [
+        "writing this session's event log failed (retrying): disk on fire"
+    ]
+    stored = await storage.read_event_chunks("flaky", after=0, limit=50)
+    assert stored[0].first_seq == 1 and stored[-1].last_seq >= events[-1].seq
+
+
+async def test_an_unreadable_chunk_is_a_gap_not_a_crash(tmp_path: Path) -> None:
+    storage = MemoryStorage()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("odd", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("one", owner="me")).outcome
+        await session.close()
+        end = (await storage.last_event_chunk("odd")).last_seq  # type: ignore[union-attr]
+        # A chunk some newer version wrote, in a format this one does not know.
+        future = EventChunk(end + 1, end + 3, b"\x07something newer")
+        assert await storage.write_event_chunks([ChunkWrite("odd", future, end)]) == [True]
+        again = await kernel.open_session("odd", source="embed", owner="me")
+        events = [e async for e in (await again.submit("two", owner="me")).events()]
+        page = await kernel.events.read("odd", after=end)
+        await again.close()
+    gaps = [item for item in page.items if isinstance(item, LogGap)]
+    assert [(g.reason, g.first_seq) for g in gaps] == [("unreadable", end + 1), ("lost", end + 4)]
+    assert events[0].seq == end + 3 + 65_536 + 1
+
+
+async def test_closing_does_not_wait_for_storage_that_is_away(tmp_path: Path) -> None:
+    storage = Flaky(failures=10**9)
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        session = await kernel.open_session("away", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("hello", owner="me")).outcome
+        await eventually(lambda: storage.failures < 10**9)  # a write was tried and failed
+        started = time.monotonic()
+        await session.close()
+        took = time.monotonic() - started
+    assert took < scaled(1.0), took
+    assert await storage.last_event_chunk("away") is None
+
+
+async def test_a_log_whose_writes_keep_failing_stops_instead_of_growing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "MAX_PENDING", 30)
+    storage = Flaky(failures=10**9)
+    problems = Problems()
+    kernel = kernel_on(storage, problems)
+    async with kernel.running():
+        session = await kernel.open_session("overflow", source="embed", owner="me", cwd=tmp_path)
+        await (await session.submit("one", owner="me")).outcome
+        await eventually(lambda: storage.failures < 10**9)
+        events = [e async for e in (await session.submit("two [[tokens 60]]", owner="me")).events()]
+        head = kernel.events.head(session.id)
+    assert any("stopped" in p.message for p in problems.seen), [p.message for p in problems.seen]
+    assert events[-1].seq == 0 and head is not None and head < events[0].seq + 40
