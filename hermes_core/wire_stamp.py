@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "0430044c8cc7ef8a1e6d811c40c704722ea91a29257c85efacf67552518cadb9"
+SCHEMA_SHA256 = "005f4365415bda419101e8870f3b40eb98d96025e86911348164f2808ba71d29"
 
 
 def schema_stamp() -> dict[str, str]:
