@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "005f4365415bda419101e8870f3b40eb98d96025e86911348164f2808ba71d29"
+SCHEMA_SHA256 = "485ae8722ab35ab9e346e948b861f03cd65c1d2025113760b7f693cb9aa191d0"
 
 
 def schema_stamp() -> dict[str, str]:

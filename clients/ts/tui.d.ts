@@ -862,6 +862,9 @@ export interface PromptBackgroundParams {
  * via the `definition` "PromptSubmitParams".
  */
 export interface PromptSubmitParams {
+  _meta?: {
+    traceparent?: string;
+  } | null;
   confirm_empty_truncate?: boolean | null;
   confirm_truncate?: boolean | null;
   display_kind?: string | null;

@@ -179,6 +179,9 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
             for item in run.items:
                 for q in item.listeners:
                     q.put_nowait(event)
+        tracer = self.kernel.tracer
+        if tracer is not None:
+            tracer.observe(event)
         observe(self.kernel.pm, self, event)
 
     def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:

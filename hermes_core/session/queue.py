@@ -40,6 +40,8 @@ class QueueItem:
     #: ``model`` as the host already resolved it (``submit(model=ResolvedModel)``): the turn
     #: uses it as it is instead of resolving ``model`` again.
     resolved: ResolvedModel | None = None
+    #: The W3C ``traceparent`` the turn's span continues (docs/observability.md), if any.
+    traceparent: str | None = None
 
     @property
     def text(self) -> str:

@@ -19,6 +19,7 @@ from hermes_core.events import QuestionRequested, TurnOutcome
 from hermes_core.ids import short_id
 from hermes_core.session.queue import _DONE, QueueItem, Turn, resolve_discarded
 from hermes_core.session.types import DiscardedItem, Interrupted
+from hermes_core.tracing import valid_traceparent
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
@@ -67,6 +68,7 @@ class SessionQueue:
         display_kind: str | None = None,
         track_events: bool = True,
         reconcile: Sequence[SeedMessage] | None = None,
+        traceparent: str | None = None,
     ) -> Turn:
         """Start a turn now, or queue it behind the running one
         (docs/reference/core.md#busy-input-and-the-queue).
@@ -84,6 +86,9 @@ class SessionQueue:
         :param model: this turn's model: a reference, resolved here (an unknown one raises
             before anything is queued), or a ``ResolvedModel`` the host resolved already
             (``Kernel.resolve_model``), used as it is so a request resolves its model once.
+        :param traceparent: the W3C ``traceparent`` of the caller's span (an HTTP request's
+            header, a child agent's parent tool call): the turn's span continues that trace. A
+            malformed value is ignored (docs/observability.md).
         """
         self._check_open()
         parts = normalize_content(content)
@@ -110,6 +115,7 @@ class SessionQueue:
             future=loop.create_future(),
             reconcile=None if reconcile is None else tuple(reconcile),
             resolved=resolved,
+            traceparent=valid_traceparent(traceparent),
         )
         turn = Turn(self._me, item, track_events=track_events)
         self._queue.append(item)

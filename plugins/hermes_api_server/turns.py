@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.trace_context import caller_trace
 from hermes_core import ImagePart, InvalidValue, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
 
 if TYPE_CHECKING:
@@ -117,6 +118,7 @@ async def submit_turn(
             model_options=choice.options,
             answerable=answerable,
             reconcile=reconcile,
+            traceparent=caller_trace(),
         )
     except (ModelAmbiguous, ModelNotFound) as exc:
         # Checked up front too; this covers a reference the catalog stopped serving meanwhile.

@@ -146,8 +146,13 @@ def _subagents(sub: Subagent) -> Subagents:
     return session_kernel(sub).sessions.children
 
 
-async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> ChildResult:
-    """Run ``sub`` to its end and return its result; never raises except on cancellation."""
+async def run_child(
+    sub: Subagent, prompt: str, answerable: frozenset[str], traceparent: str | None = None
+) -> ChildResult:
+    """Run ``sub`` to its end and return its result; never raises except on cancellation.
+
+    :param traceparent: the delegating tool call's span: the child's turn is traced under it.
+    """
     session = sub.session
     assert session is not None
     kernel = session.kernel
@@ -161,7 +166,9 @@ async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> C
     try:
         sub.status = "running"
         subagents.emit(sub, "start")
-        turn = await session.submit(prompt, owner=f"subagent:{sub.parent_id}", answerable=answerable)
+        turn = await session.submit(
+            prompt, owner=f"subagent:{sub.parent_id}", answerable=answerable, traceparent=traceparent
+        )
         relay = Relay(sub)
         done = None
         while done is None:

@@ -71,7 +71,13 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[wr.SubmitResult]:
     if busy and live.busy_policy == "steer" and session.status in ("streaming", "working", "waiting"):
         if session.steer(text) == "accepted":
             return _done({"status": "steered"})
-    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy))
+    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, _caller_trace(q.meta)))
+
+
+def _caller_trace(meta: Any) -> str | None:
+    """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
+    value = meta.get("traceparent") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
 
 
 async def _done_coro(value: _R) -> _R:
@@ -89,6 +95,7 @@ async def _submit(
     attachments: list[dict[str, Any]],
     display_kind: str | None,
     busy: bool,
+    traceparent: str | None = None,
 ) -> wr.SubmitResult:
     session = live.session
     content: Any = text if not attachments else await gw.run_blocking(_parts, text, attachments)
@@ -103,6 +110,7 @@ async def _submit(
             answerable=ALL_KINDS,  # the TUI answers every kind of question
             display_kind=display_kind,
             track_events=False,
+            traceparent=traceparent,
         )
     except SessionBusy as exc:
         raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
 
 from hermes_tui_gateway.params import bad
 
@@ -199,6 +199,13 @@ class PromptSubmitParams(SessionParams):
     confirm_truncate: LooseBool = None
     confirm_empty_truncate: LooseBool = None
     rebind_survivor_row_ids: RowRefs = None
+    #: ``traceparent``: the caller's W3C trace context (docs/observability.md#propagation);
+    #: anything else is ignored
+    meta: Annotated[
+        Any,
+        Field(alias="_meta"),
+        WithJsonSchema({"type": "object", "properties": {"traceparent": {"type": "string"}}}),
+    ] = None
 
 
 class TextParams(SessionParams):

@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.1.0"
-SCHEMA_SHA256 = "005f4365415bda419101e8870f3b40eb98d96025e86911348164f2808ba71d29"
+SCHEMA_SHA256 = "485ae8722ab35ab9e346e948b861f03cd65c1d2025113760b7f693cb9aa191d0"

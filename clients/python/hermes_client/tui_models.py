@@ -417,6 +417,10 @@ class PromptBackgroundParams(BaseModel):
     text: str | None
 
 
+class FieldMeta(BaseModel):
+    traceparent: str | None = None
+
+
 class RebindSurvivorRowIds(RootModel[str]):
     root: Annotated[str, Field(pattern="^\\s*[0-9]+\\s*$")]
 
@@ -434,6 +438,7 @@ class TruncateBeforeUserOrdinal(RootModel[str]):
 
 
 class PromptSubmitParams(BaseModel):
+    field_meta: Annotated[FieldMeta | None, Field(alias="_meta")] = None
     confirm_empty_truncate: bool | None = None
     confirm_truncate: bool | None = None
     display_kind: str | None = None
