@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 BoolWord = Literal["true", "1", "yes", "on", "false", "0", "no", "off"]
@@ -167,7 +167,9 @@ class ResponseCreateRequest(ModelSelection):
     metadata: Metadata | None = None
     reasoning: EffortOnly | None = None
     truncation: Literal["auto", "disabled"] | None = None
-    background: Literal[False] | None = Field(default=None, description="Background mode: use /v1/runs.")
+    background: bool | None = Field(
+        default=None, description="Answer at once and run the turn in the background (needs store)."
+    )
 
 
 class RunCreateRequest(ModelSelection):
