@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 BoolWord = Literal["true", "1", "yes", "on", "false", "0", "no", "off"]
