@@ -51,9 +51,9 @@ approval_profile = "ask_everything"
     )
 
 
-def instances(tmp_path: Path, shared: Shared, n: int = 2) -> list[Server]:
+def instances(tmp_path: Path, shared: Shared, n: int = 2, extra: str = "") -> list[Server]:
     env = {**shared.env, "API_SERVER_KEY": KEY}
-    return [start_server(tmp_path / f"i{i}", config=config(shared), env=env) for i in range(n)]
+    return [start_server(tmp_path / f"i{i}", config=config(shared) + extra, env=env) for i in range(n)]
 
 
 async def start_run(server: Server, text: str) -> str:
@@ -272,12 +272,40 @@ def test_check_reports_the_bus(tmp_path: Path, shared: Shared) -> None:
         assert any(x.startswith(line) for x in done.stdout.splitlines()), done.stdout
 
 
-async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_event(
-    tmp_path: Path, shared: Shared
-) -> None:
+async def test_events_redis_no_longer_holds_come_from_the_event_log(tmp_path: Path, shared: Shared) -> None:
     import redis.asyncio as aioredis
 
     a, b = instances(tmp_path, shared)
+    client = aioredis.from_url(shared.url, decode_responses=True)
+    try:
+        run_id = await start_run(a, "[[tokens 30]] [[delay 5]] go")
+        done = await wait_status(b, run_id, "completed")
+        last = done["last_seq"]
+        live = await client.xrange(f"hermes:run:{run_id}")
+        # Redis trimmed the stream's head and lost two entries in the middle: the reader on the
+        # other instance still gets every event, read back from the shared event log.
+        await client.xtrim(f"hermes:run:{run_id}", minid="5-0", approximate=False)
+        await client.xdel(f"hermes:run:{run_id}", "6-0", "7-0")
+        async with Events(b, run_id, last_id=1) as stream:
+            assert stream.resp is not None
+            text = await stream.resp.text()
+        frames = [f for f in parse_sse(text) if "data" in f]
+        assert [f["data"]["event"] for f in frames if f["data"]["event"] == "stream.gap"] == []
+        assert [int(f["id"]) for f in frames] == list(range(2, last + 1))
+        assert len(live) == last and frames[-1]["data"]["event"] == "run.completed"
+    finally:
+        await client.aclose()
+        for srv in (a, b):
+            srv.stop()
+
+
+async def test_a_trimmed_cursor_gets_a_gap_and_an_expired_stream_its_terminal_event(
+    tmp_path: Path, shared: Shared
+) -> None:
+    """Without the event log (``event_log.enabled = false``) what Redis lost is announced."""
+    import redis.asyncio as aioredis
+
+    a, b = instances(tmp_path, shared, extra="[event_log]\nenabled = false\n")
     client = aioredis.from_url(shared.url, decode_responses=True)
     try:
         run_id = await start_run(a, "[[tokens 30]] [[delay 5]] go")
