@@ -124,3 +124,22 @@ async def test_a_burst_of_appends_across_sessions_is_stored_whole(tmp_path: Path
             await fresh.close()
     finally:
         await storage.close()
+
+
+async def test_a_grouped_write_is_committed_when_its_caller_hears_of_it(tmp_path: Path) -> None:
+    """The first job of a group answers only once the whole group is committed: another
+    connection (or a process started after a kill -9) already sees its row."""
+    path = tmp_path / "g.sqlite3"
+    thread = _opener(path, [])
+    await thread.start()
+    try:
+        gate = threading.Event()
+        blocker = thread.call(lambda _conn: gate.wait(10))
+        futures = [thread.call(_insert(f"k{i}"), group=True) for i in range(20)]
+        gate.set()
+        await blocker
+        assert await futures[0] == "k0"
+        assert {"k0", "k19"} <= _keys(path)  # read at once, from a connection of its own
+        await asyncio.gather(*futures)
+    finally:
+        await thread.stop(lambda _conn: None)
