@@ -59,6 +59,8 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         self.kernel = kernel
         self.id = record.id
         self._record = record
+        self._cwd_text: str | None = None
+        self._cwd = Path()
         self._rows: list[Row] = rows
         self._persisted = persisted
         self._queue: collections.deque[QueueItem] = collections.deque()
@@ -104,7 +106,10 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
 
     @property
     def cwd(self) -> Path:
-        return Path(self._record.cwd)
+        text = self._record.cwd
+        if text is not self._cwd_text:  # made once per folder, not per look (several per turn)
+            self._cwd, self._cwd_text = Path(text), text
+        return self._cwd
 
     @property
     def profile(self) -> str:
