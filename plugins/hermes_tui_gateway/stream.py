@@ -2,9 +2,16 @@
 (docs/reference/tui-gateway.md#sequence-numbers-and-replay, #events).
 
 A :class:`SessionStream` reads the session's bus (``session.subscribe()``), turns each core
-event into TUI events, merges runs of deltas (about 33 ms, never dropped), assigns ``seq`` once
+event into TUI events, merges runs of deltas (33 ms to 1 s, never dropped), assigns ``seq`` once
 the frame is final, keeps the frame in a ring for ``session.events.since`` and writes it to the
 connection the session is bound to, if any.
+
+Pacing: a terminal client redraws the whole live tail of a reply (the Ink TUI keeps the last
+16,000 characters) for every ``message.delta`` it gets, so a redraw costs more the longer the
+reply is. The merge window therefore grows with the text streamed since the reply (or its last
+tool call) began: ``tui.stream_interval_s`` (33 ms) at first, rising in proportion to
+``tui.stream_interval_long_s`` (1 s) once ``LONG_REPLY_CHARS`` have streamed. Keystrokes then
+still echo while a very long reply streams (docs/reference/tui-gateway.md#settings).
 """
 
 from __future__ import annotations
@@ -42,13 +49,16 @@ from hermes_core import (
     rpc,
 )
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.wire import UsageObj
+from hermes_tui_gateway.wire import InfoExtra, MessageStart, SessionInfoObj, ToolProgressPayload, UsageObj
 
 if TYPE_CHECKING:
     from hermes_core import AnyEvent, Session
 
 log = logging.getLogger("hermes.tui")
 COALESCE_S = 0.033
+LONG_COALESCE_S = 1.0
+# The Ink TUI's live tail (its LIVE_RENDER_MAX_CHARS): past it a redraw costs no more.
+LONG_REPLY_CHARS = 16_000
 MAX_BUFFER_CHARS = 256 * 1024
 YIELD_EVERY = 128
 # tool-detail levels of config key `verbose` (docs/reference/tui-gateway.md#configuration-and-models)
@@ -76,10 +86,12 @@ class SessionStream:
     def __init__(
         self,
         session: Session,
-        info_extra: Callable[[], dict[str, Any]],
+        info_extra: Callable[[], InfoExtra],
         ring_events: int,
         ring_bytes: int,
         seq_start: int = 0,
+        interval_s: float = COALESCE_S,
+        long_interval_s: float = LONG_COALESCE_S,
     ) -> None:
         self.session = session
         self.session_id = session.id
@@ -94,12 +106,16 @@ class SessionStream:
         self._holds = 0
         self._deltas = DeltaCoalescer(self._emit_deltas, split_kinds=True, max_chars=MAX_BUFFER_CHARS)
         self._timer: asyncio.TimerHandle | None = None
+        self._interval_s = interval_s
+        self._long_interval_s = max(interval_s, long_interval_s)
+        # Characters of text and reasoning streamed since the reply (or its last tool call) began.
+        self._streamed = 0
         self._tool_args: dict[str, Any] = {}
         self._tool_names: dict[str, str] = {}
         self._last_usage = 0.0
         self.verbose = "all"
         self.last_usage_obj: UsageObj | None = None
-        self._last_info: dict[str, Any] | None = None
+        self._last_info: SessionInfoObj | None = None
         # Background tasks started through this gateway whose background.complete is still due.
         self.open_tasks: set[str] = set()
         # Children seen during the running turn; when it completes, ``on_tree`` gets their ids.
@@ -181,6 +197,11 @@ class SessionStream:
             self._timer.cancel()
             self._timer = None
 
+    def merge_window(self) -> float:
+        """Return how long the next run of deltas may wait (see the module's "Pacing")."""
+        share = min(1.0, self._streamed / LONG_REPLY_CHARS)
+        return self._interval_s + (self._long_interval_s - self._interval_s) * share
+
     def _emit_deltas(self, text: str | None, reasoning: str | None) -> None:
         self._stop_timer()
         if reasoning is not None:
@@ -234,7 +255,7 @@ class SessionStream:
             self._last_info = payload
             self.emit("session.info", payload)
 
-    def info_payload(self) -> dict[str, Any]:
+    def info_payload(self) -> SessionInfoObj:
         """Return the current ``SessionInfo`` object."""
         return encode.info_obj(self.session.info(), self._info_extra())
 
@@ -244,13 +265,15 @@ class SessionStream:
     def _on_event(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
-                # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
+                # Runs of one kind merge for merge_window(); the other kind or MAX_BUFFER_CHARS
                 # flushes at once (inline: this runs on every streamed token).
                 self._deltas.add(ev)
+                self._streamed += len(ev.text)
                 if self._timer is None and self._deltas.pending:
-                    self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
+                    self._timer = asyncio.get_running_loop().call_later(self.merge_window(), self._flush)
             case TurnStarted():
-                payload: dict[str, Any] = {}
+                self._streamed = 0
+                payload: MessageStart = {}
                 if ev.user_row_id is not None:
                     payload["user_row_id"] = ev.user_row_id
                 if ev.queued:
@@ -261,6 +284,7 @@ class SessionStream:
                 done = encode.message_complete(ev, model, self.session.kernel.redactor)
                 self.last_usage_obj = done["usage"]
                 self.emit("message.complete", done)
+                self._streamed = 0
                 self._tool_args.clear()
                 self._tool_names.clear()
                 if self.turn_subagents and self.on_tree is not None:
@@ -269,6 +293,8 @@ class SessionStream:
             case SessionChanged():
                 self.emit_info()
             case ToolAnnounced():
+                # The TUI closes the live segment at a tool call; the next text starts a new tail.
+                self._streamed = 0
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
                 if self._tools_visible() or ev.name == "clarify":
@@ -279,8 +305,12 @@ class SessionStream:
             case ToolProgress():
                 name = self._tool_names.get(ev.call_id, "")
                 if self._tools_visible() or name == "clarify":
-                    preview = self.session.kernel.redactor(ev.tail)
-                    self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
+                    progress: ToolProgressPayload = {
+                        "tool_id": ev.call_id,
+                        "name": name,
+                        "preview": self.session.kernel.redactor(ev.tail),
+                    }
+                    self.emit("tool.progress", progress)
             case ToolCompleted():
                 finished = encode.tool_complete(
                     ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)
