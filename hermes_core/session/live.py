@@ -61,6 +61,8 @@ class Session:
         self.id = record.id
         #: The parts (each owns its fields; see the module docstring).
         self.state = SessionState(kernel.storage, record, rows, persisted, memory_only=memory_only)
+        self._cwd_text: str | None = None
+        self._cwd = Path()
         self.queue = SessionQueue(self)
         self.controls = SessionControls(self, self.state)
         self.transcript = SessionTranscript(self, self.state)
@@ -156,7 +158,10 @@ class Session:
 
     @property
     def cwd(self) -> Path:
-        return Path(self.state.record.cwd)
+        text = self.state.record.cwd
+        if text is not self._cwd_text:  # made once per folder, not per look (several per turn)
+            self._cwd, self._cwd_text = Path(text), text
+        return self._cwd
 
     @property
     def profile(self) -> str:

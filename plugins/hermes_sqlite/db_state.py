@@ -59,6 +59,13 @@ class DbState:
             self._next_id = None
             self.stamps.clear()
 
+    def forget(self) -> None:
+        """Drop everything that assumed writes a failed group commit undid."""
+        self._data_version = None
+        self._next_id = self._claimed = None
+        self.stamps.clear()
+        self.cache.clear()
+
     def claim_ids(self, count: int) -> int:
         """Reserve ``count`` consecutive message ids inside the current write transaction.
 

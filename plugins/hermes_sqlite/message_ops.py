@@ -22,7 +22,7 @@ from hermes_sqlite.row_codec import (
     insert_statement,
     row_params,
 )
-from hermes_sqlite.schema import write_transaction
+from hermes_sqlite.schema import begin, commit, rollback, write_transaction
 
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ? AND placeholder = 0"
 # Each is one aggregate over the session's rows (see RowBuilder), which sorts them afterwards.
@@ -87,7 +87,7 @@ def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list
     now = time.time()
     cursor = state.cursor
     stamps = state.stamps
-    cursor.execute("BEGIN IMMEDIATE")
+    begin(cursor)
     try:
         state.check_writes()
         # Without a bump the session is known to exist: this connection bumped it (so it was a
@@ -96,10 +96,9 @@ def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list
         if bump and cursor.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
             raise SessionNotFound(session_id)
         inserted = _insert(cursor, rows, state.claim_ids(len(rows)), session_id, now)
-        cursor.execute("COMMIT")
+        commit(cursor)
     except BaseException:
-        if state.conn.in_transaction:
-            cursor.execute("ROLLBACK")
+        rollback(state.conn, cursor)
         raise
     state.committed()
     if bump:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -175,6 +176,38 @@ def describe_error(path: Path, exc: BaseException, *, opening: bool = False) -> 
     return f"{prefix} {path}: {text}" + (f"; {advice}" if advice else "")
 
 
+class _Grouping(threading.local):
+    """Whether the database thread is running jobs inside one group transaction (see
+    :mod:`hermes_sqlite.worker`): per thread, as each connection has a thread of its own."""
+
+    active = False
+
+
+#: Set by the database thread around a group of jobs it commits together.
+GROUPING = _Grouping()
+
+
+def begin(cursor: sqlite3.Cursor) -> None:
+    """Start a job's write transaction: ``BEGIN IMMEDIATE``, or a savepoint inside a group."""
+    cursor.execute("SAVEPOINT hermes_write" if GROUPING.active else "BEGIN IMMEDIATE")
+
+
+def commit(cursor: sqlite3.Cursor) -> None:
+    """End a job's write transaction (inside a group the group's COMMIT makes it durable)."""
+    cursor.execute("RELEASE hermes_write" if GROUPING.active else "COMMIT")
+
+
+def rollback(conn: sqlite3.Connection, cursor: sqlite3.Cursor) -> None:
+    """Undo a job's write transaction, if SQLite has not already rolled it back."""
+    if not conn.in_transaction:
+        return
+    if GROUPING.active:
+        cursor.execute("ROLLBACK TO hermes_write")
+        cursor.execute("RELEASE hermes_write")
+    else:
+        cursor.execute("ROLLBACK")
+
+
 class _WriteTransaction:
     """The context manager :func:`write_transaction` returns.
 
@@ -182,30 +215,31 @@ class _WriteTransaction:
     generator version cost about 2 µs more per transaction.
     """
 
-    __slots__ = ("_conn",)
+    __slots__ = ("_conn", "_cursor")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
+        self._cursor = conn.cursor()
 
     def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
+        begin(self._cursor)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        conn = self._conn
         if exc_type is None:
             try:
-                conn.execute("COMMIT")
+                commit(self._cursor)
                 return
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                rollback(self._conn, self._cursor)
                 raise
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        rollback(self._conn, self._cursor)
 
 
 def write_transaction(conn: sqlite3.Connection) -> _WriteTransaction:
     """Run the body of a ``with`` in one ``BEGIN IMMEDIATE`` transaction; roll back on any error.
+
+    Inside a group of jobs the database thread commits together, the body is a savepoint of
+    the group's transaction instead: its failure undoes only its own writes.
 
     :param conn: an autocommit-mode connection.
     :returns: the context manager.

@@ -2,7 +2,8 @@
 
 Every method queues a job for the thread that owns the connection and awaits its result, so
 the event loop never waits on SQLite. Mutating jobs are one ``BEGIN IMMEDIATE`` transaction
-each; a failure rolls the whole job back and surfaces as ``StorageError``.
+each (jobs queued together share one, each in a savepoint: group commit); a failure rolls the
+whole job back and surfaces as ``StorageError``.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class SqliteStorage(SqliteExtras):
             raise StorageError(f"storage at {self.path} is closed")
         if self._thread is not None:
             return
-        thread = DbThread(f"hermes-sqlite:{self.path.name}", self._connect)
+        thread = DbThread(f"hermes-sqlite:{self.path.name}", self._connect, self._forget)
         try:
             await thread.start()
         except (OSError, sqlite3.Error) as exc:
@@ -65,6 +66,11 @@ class SqliteStorage(SqliteExtras):
             conn.close()
             raise
         return conn
+
+    def _forget(self) -> None:
+        """Drop what the connection's companions assumed of writes that did not commit."""
+        if self._state is not None:
+            self._state.forget()
 
     def _db(self) -> DbState:
         """Return the connection's state (for jobs: the opener, the first job, made it)."""
@@ -120,7 +126,8 @@ class SqliteStorage(SqliteExtras):
         if thread is None:
             state = "closed" if self._closed else "not open"
             raise StorageError(f"storage at {self.path} is {state}")
-        return thread.call(job)
+        # Writes queued together share one commit (group commit, see hermes_sqlite.worker).
+        return thread.call(job, group=not self.read_only)
 
     def _failure(self, exc: Exception) -> StorageError:
         """Turn a job's failure that is not already typed into a ``StorageError``."""

@@ -241,3 +241,18 @@ def test_a_question_deadline_moves_to_the_readers_clock() -> None:
 def test_data_of_another_format_is_refused() -> None:
     with pytest.raises(ValueError, match="format"):
         split_chunk(b"\x09{}\nxx")
+
+
+def test_a_small_body_is_packed_with_a_window_its_size_and_a_big_one_alike() -> None:
+    """A short turn's few hundred bytes do not pay for zlib's 32 KiB window set-up (issue #30),
+    and every body still reads back with plain ``zlib.decompress``."""
+    small: list[Event] = [TextDelta(session_id=SID, turn_id="t1", segment_id="a", text="hi")]
+    body = encode_events(small)
+    window = 1 << ((body[0] >> 4) + 8)  # the zlib header's CINFO
+    assert window <= 1024
+    assert roundtrip(small)[0].text == "hi"
+    words = " ".join(f"word{n}" for n in range(20_000))
+    big: list[Event] = [TextDelta(session_id=SID, turn_id="t1", segment_id="a", text=words)]
+    body = encode_events(big)
+    assert 1 << ((body[0] >> 4) + 8) == 32768
+    assert roundtrip(big)[0].text == words

@@ -50,6 +50,27 @@ async def test_create_cwd_makes_a_new_sessions_folder(k: Kernel, tmp_path: Path)
     assert folder.is_dir() and session.cwd == folder.resolve()
 
 
+async def test_new_folders_resolve_through_a_linked_parent_even_when_it_moves(
+    k: Kernel, tmp_path: Path
+) -> None:
+    """New sessions' folders under one parent resolve like the parent does, also after the
+    parent was swapped for another folder (the resolved parent is remembered per process)."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    link = tmp_path / "workspaces"
+    link.symlink_to(first)
+    one = await k.open_session("one", source="api", owner="t", cwd=link / "one", create_cwd=True)
+    two = await k.open_session("two", source="api", owner="t", cwd=link / "two", create_cwd=True)
+    assert (one.cwd, two.cwd) == (first.resolve() / "one", first.resolve() / "two")
+    link.unlink()
+    link.symlink_to(second)
+    three = await k.open_session("three", source="api", owner="t", cwd=link / "three", create_cwd=True)
+    assert three.cwd == second.resolve() / "three" and three.cwd.is_dir()
+    again = await k.open_session("again", source="api", owner="t", cwd=link / "three", create_cwd=True)
+    assert again.cwd == three.cwd  # a folder that exists already is checked the full way
+
+
 async def test_create_cwd_that_cannot_be_made_fails_cleanly(k: Kernel, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

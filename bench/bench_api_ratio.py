@@ -1,0 +1,288 @@
+"""``hermes api`` against its floor, in one run: the figures of issue #30 as ratios.
+
+Starts the fake upstream of ``bench_api.py``, the bare aiohttp relay of ``bench_api_floor.py`` and
+one ``hermes api``, and measures all three side by side, interleaved round by round so that the
+load other processes put on this shared machine falls on each alike. Absolute numbers move with
+that load; the ratios (hermes' added time over the relay's) are what to compare between runs.
+
+- added TTFT at c=1 (median) and in bursts of 50 at once (p95): each path's time to the first
+  content delta minus going straight to the fake;
+- 200 streams at 50 tok/s: TTFT p99 and the p99 gap between a stream's deltas;
+- 1,000 streams at 10 tok/s: how many complete, gap p99, the server's peak RSS.
+
+Storage is the SQLite file by default; ``--postgres`` runs hermes on PostgreSQL storage with the
+Redis run bus (``HERMES_TEST_POSTGRES_DSN`` / ``HERMES_TEST_REDIS_URL``, as ``.ci/run`` exports;
+a private schema is created and dropped). Prints a table and exits 0: a regression guard to
+read, not a pass/fail test on a shared machine.
+
+``--base-bin PATH`` also starts the ``hermes`` executable at PATH (e.g. of a worktree of ``main``
+with its own venv: ``git worktree add --detach /tmp/base main``, then ``python3 -m venv
+/tmp/base/.venv && /tmp/base/.venv/bin/pip install -e /tmp/base``) and interleaves it with this
+checkout's round by round: a paired before/after under the same load.
+
+Run: ``.venv/bin/python bench/bench_api_ratio.py [--quick] [--postgres] [--base-bin PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import resource
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_api
+from bench_api import BIN, Target, cpu_s, free_port, pct, rss_mb
+
+PATH = "/v1/chat/completions"
+KEY = "hk_" + secrets.token_urlsafe(32)
+
+
+def start_hermes(
+    home: Path, fake_port: int, extra_config: str, env_extra: dict[str, str], binary: Path = BIN
+) -> tuple[subprocess.Popen[str], int]:
+    """Start ``hermes api`` on a free port with the fake as its ``fake`` custom provider."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        'model = "fake:fake-t1-d0"\n[titles]\nrefine = false\n[compression]\nauto_threshold = 0\n'
+        "[api_server]\nmax_concurrent_runs = 1100\n"
+        f'[[providers.custom]]\nname = "fake"\nbase_url = "http://127.0.0.1:{fake_port}/v1"\n' + extra_config
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "API_SERVER_"))}
+    env.update(HERMES_HOME=str(home), API_SERVER_KEY=KEY, **env_extra)
+    proc = subprocess.Popen([str(binary), "api", "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    port = 0
+    for line in proc.stderr:
+        if "listening on http://" in line:
+            port = int(line.rsplit(":", 1)[1].split("/", 1)[0])
+            break
+    if not port:
+        sys.exit(f"bench_api_ratio: hermes api in {home} did not start")
+    # Keep draining stderr (a full pipe would block the server), echoing warnings and errors.
+    threading.Thread(
+        target=lambda: [
+            print(line, end="", file=sys.stderr) for line in proc.stderr or () if "ERROR" in line
+        ],
+        daemon=True,
+    ).start()
+    return proc, port
+
+
+async def burst(target: Target, concurrency: int) -> list[float]:
+    """TTFT (ms) of ``concurrency`` distinct first turns sent at once."""
+    results = await asyncio.gather(
+        *(target.stream(None, "fake-t5-d0", f"bench {time.time_ns()} {i}") for i in range(concurrency))
+    )
+    return [r[0] * 1000 for r in results]
+
+
+async def streams(
+    target: Target, count: int, tokens: int, pause_ms: int, pid: int | None
+) -> dict[str, float]:
+    """``count`` streams of ``tokens`` deltas ``pause_ms`` apart, all at once, on fresh connections."""
+    fresh = Target(target.url, target.headers.get("Authorization", "")[7:] or None, target.prefix)
+    gaps: list[float] = []
+    firsts: list[float] = []
+    peak = 0.0
+    done = asyncio.Event()
+
+    async def sample() -> None:
+        nonlocal peak
+        while not done.is_set() and pid:
+            peak = max(peak, rss_mb(pid))
+            await asyncio.sleep(0.2)
+
+    async def one(i: int) -> int:
+        first, got, _ = await fresh.stream(
+            None, f"fake-t{tokens}-d{pause_ms}", f"s{i} {time.time_ns()}", gaps=gaps
+        )
+        firsts.append(first * 1000)
+        return got
+
+    sampler = asyncio.create_task(sample())
+    results = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+    done.set()
+    await sampler
+    await fresh.close()
+    complete = sum(1 for r in results if r == tokens)
+    return {
+        "complete": complete,
+        "ttft_p99": pct(firsts, 0.99) if firsts else float("nan"),
+        "gap_p99": pct(gaps, 0.99) * 1000 if gaps else float("nan"),
+        "rss_peak": peak,
+    }
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+Servers = dict[str, tuple[Target, int]]  # name -> (target, server pid)
+
+
+async def measure(quick: bool, rounds: int, direct: Target, servers: Servers) -> list[tuple[str, ...]]:
+    """Every figure for every server, interleaved round by round; rows of strings."""
+    paths = {"direct": direct, **{name: target for name, (target, _) in servers.items()}}
+    for target in paths.values():  # warm up: imports, pooled connections for c=50
+        await bench_api.ttft(target, 1, 5)
+        await burst(target, 50)
+    one: dict[str, list[float]] = {name: [] for name in paths}
+    fifty: dict[str, list[float]] = {name: [] for name in paths}
+    cpu = dict.fromkeys(servers, 0.0)
+    for _ in range(rounds):  # interleaved: the machine's noise falls on every path alike
+        for name, target in paths.items():
+            one[name] += await bench_api.ttft(target, 1, 10)
+        for name, target in paths.items():
+            before = cpu_s(servers[name][1]) if name in servers else 0.0
+            fifty[name] += await burst(target, 50)
+            if name in servers:
+                cpu[name] += cpu_s(servers[name][1]) - before
+    d1, d50 = statistics.median(one["direct"]), pct(fifty["direct"], 0.95)
+    added1 = {name: statistics.median(one[name]) - d1 for name in servers}
+    added50 = {name: pct(fifty[name], 0.95) - d50 for name in servers}
+    rows: list[tuple[str, ...]] = []
+    rows.append(("added TTFT c=1 median (ms)", *_with_ratio(added1), "<= 3x relay"))
+    rows.append(("added TTFT c=50 p95 (ms)", *_with_ratio(added50), "<= 3x relay"))
+    # The serialized work itself: CPU time of the server process per request of the bursts
+    # (all threads; 10 ms ticks). Less moved by the machine's load than the latencies are.
+    per = {name: used * 1000 / (rounds * 50) for name, used in cpu.items()}
+    rows.append(("server CPU per c=50 request (ms)", *_with_ratio(per), "(ratio to the relay)"))
+    rows.append((f"  (load average after the TTFT rounds: {load()})",))
+    figures: list[tuple[str, str, str, str]] = [
+        ("200 streams @50 tok/s: TTFT p99 (ms)", "ttft_p99", "{:.1f}", "<= 250"),
+        ("200 streams @50 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 50"),
+    ]
+    results = {
+        name: await streams(t, 200, 50 if quick else 100, 20, pid) for name, (t, pid) in servers.items()
+    }
+    rows += [(label, *_plain(results, key, form), budget) for label, key, form, budget in figures]
+    figures = [
+        ("1000 streams @10 tok/s: complete", "complete", "{:.0f}", "= 1000"),
+        ("1000 streams @10 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 100"),
+        ("1000 streams: server peak RSS (MB)", "rss_peak", "{:.1f}", "<= 300"),
+    ]
+    results = {
+        name: await streams(t, 1000, 30 if quick else 100, 100, pid) for name, (t, pid) in servers.items()
+    }
+    rows += [(label, *_plain(results, key, form), budget) for label, key, form, budget in figures]
+    rows.append((f"  (load average after the streams: {load()})",))
+    return rows
+
+
+def _with_ratio(added: dict[str, float]) -> list[str]:
+    floor = added["relay"]
+    return [f"{v:+.2f}" if n == "relay" else f"{v:+.2f} {_ratio(v, floor)}" for n, v in added.items()]
+
+
+def _plain(results: dict[str, dict[str, float]], key: str, form: str) -> list[str]:
+    return [
+        "-" if key == "rss_peak" and name == "relay" else form.format(r[key]) for name, r in results.items()
+    ]
+
+
+def _ratio(value: float, floor: float) -> str:
+    return f"({value / floor:.1f}x)" if floor > 0 else "(-)"
+
+
+async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
+    fake_port, relay_port = free_port(), free_port()
+    here = Path(__file__).resolve().parent
+    fake = subprocess.Popen([sys.executable, str(here / "bench_api.py"), "--fake", str(fake_port)])
+    relay_proc = subprocess.Popen(
+        [sys.executable, str(here / "bench_api_floor.py"), "--relay", str(relay_port), str(fake_port)]
+    )
+    extra_config, env_extra, schemas, dsn = "", {}, [], ""
+    if postgres:
+        dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN", "")
+        url = os.environ.get("HERMES_TEST_REDIS_URL", "")
+        if not dsn or not url:
+            sys.exit("bench_api_ratio --postgres: set HERMES_TEST_POSTGRES_DSN and HERMES_TEST_REDIS_URL")
+        env_extra = {"HERMES_REDIS_URL": url}
+        extra_config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
+    procs: list[subprocess.Popen[str]] = []
+    servers: Servers = {"relay": (Target(f"http://127.0.0.1:{relay_port}{PATH}", None, ""), relay_proc.pid)}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            builds = {"hermes": BIN} if base_bin is None else {"base": base_bin, "hermes": BIN}
+            for name, binary in builds.items():
+                env = dict(env_extra)
+                if postgres:
+                    env["HERMES_POSTGRES_DSN"] = await _schema(dsn, schemas)
+                proc, port = start_hermes(Path(tmp) / name, fake_port, extra_config, env, binary)
+                procs.append(proc)
+                servers[name] = (Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:"), proc.pid)
+            await asyncio.sleep(1.0)
+            direct = Target(f"http://127.0.0.1:{fake_port}{PATH}", None, "")
+            started = load()
+            try:
+                rows = await measure(quick, rounds, direct, servers)
+            finally:
+                for target in [direct, *(t for t, _ in servers.values())]:
+                    await target.close()
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(30)
+        relay_proc.terminate()
+        fake.terminate()
+        relay_proc.wait(10)
+        fake.wait(10)
+        if schemas:
+            import psycopg
+
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+                for schema in schemas:
+                    await admin.execute(f"DROP SCHEMA {schema} CASCADE")
+    storage = "PostgreSQL + Redis bus" if postgres else "SQLite"
+    print(f"hermes api on {storage}; {os.cpu_count()} cores; load average at start {started}")
+    if base_bin is not None:
+        print(f"base: {base_bin}; hermes: {BIN}")
+    names = list(servers)
+    print(f"{'metric':<38} " + " ".join(f"{n:>16}" for n in names) + "  budget")
+    for row in rows:
+        if len(row) == 1:
+            print(row[0])
+            continue
+        print(f"{row[0]:<38} " + " ".join(f"{v:>16}" for v in row[1:-1]) + f"  {row[-1]}")
+
+
+async def _schema(dsn: str, schemas: list[str]) -> str:
+    """Create a private schema for one server; return its DSN."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    schema = f"bench_{secrets.token_hex(5)}"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+        await admin.execute(f"CREATE SCHEMA {schema}")
+    schemas.append(schema)
+    return make_conninfo(dsn, options=f"-c search_path={schema}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and shorter streams (CI)")
+    parser.add_argument("--postgres", action="store_true", help="hermes on PostgreSQL storage + Redis bus")
+    parser.add_argument("--rounds", type=int, help="interleaved TTFT rounds (default 4 quick, 12 full)")
+    parser.add_argument(
+        "--base-bin",
+        type=Path,
+        help="also run a second hermes api from this executable (e.g. a worktree of main's venv), "
+        "interleaved with this one: a paired before/after under the same machine load",
+    )
+    args = parser.parse_args()
+    gc.freeze()  # the load client is the harness: see bench_api.py
+    gc.disable()
+    asyncio.run(main(args.quick, args.rounds or (4 if args.quick else 12), args.postgres, args.base_bin))

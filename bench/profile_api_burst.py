@@ -1,0 +1,135 @@
+"""Profile ``hermes api`` while it serves bursts of 50 first turns at once (issue #30).
+
+Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite), warms them up,
+then records the server with py-spy (``pip install py-spy``; it needs ptrace rights over the
+server process) while the bursts run, and prints the functions with the most samples on the
+event-loop thread: self time, and inclusive time for the frames named with ``--focus``.
+``--out FILE`` keeps the collapsed stacks (flamegraph input). Not a test.
+
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--out stacks.txt]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_api
+from bench_api_ratio import KEY, PATH, burst, start_hermes
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of the server's threads, by kind: the loop, the SQLite thread, the
+    executor, the rest."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        kind = (
+            "loop"
+            if task.name == str(pid)
+            else "sqlite"
+            if "sqlite" in name
+            else "executor"
+            if "tool" in name
+            else "other"
+        )
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def summarize(stacks: Path, top: int, focus: list[str]) -> None:
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in stacks.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        frames = stack.split(";")
+        if "MainThread" not in frames[0]:
+            continue  # the loop thread only: worker threads do not serialize requests
+        total += n
+        own[frames[-1]] += n
+        for name in {f for f in frames if any(key in f for key in focus)}:
+            inclusive[name] += n
+    print(f"{total} samples on the loop thread")
+    print("-- self --")
+    for name, n in own.most_common(top):
+        print(f"{n / total:6.1%}  {name}")
+    print("-- inclusive (focus) --")
+    for name, n in inclusive.most_common(top):
+        print(f"{n / total:6.1%}  {name}")
+
+
+async def main(bursts: int, out: Path | None, top: int, focus: list[str], binary: Path, spy_on: bool) -> None:
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    fake_port = bench_api.free_port()
+    fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, port = start_hermes(Path(tmp) / "home", fake_port, "", {}, binary)
+        hermes = bench_api.Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:")
+        stacks = out or Path(tmp) / "stacks.txt"
+        try:
+            await asyncio.sleep(1.0)
+            for _ in range(3):
+                await burst(hermes, 50)
+            recorder = None
+            if spy_on:
+                recorder = subprocess.Popen(
+                    [spy, "record", "--pid", str(proc.pid), "--rate", "1000", "--format", "raw",
+                     "--threads", "--nonblocking", "--output", str(stacks)],
+                    stdout=subprocess.DEVNULL,
+                )  # fmt: skip
+                await asyncio.sleep(1.0)
+            cpu0 = thread_cpu(proc.pid)
+            started = time.perf_counter()
+            p95 = []
+            for _ in range(bursts):
+                p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
+            wall = time.perf_counter() - started
+            cpu1 = thread_cpu(proc.pid)
+            if recorder is not None:
+                recorder.send_signal(2)
+                recorder.wait(30)
+        finally:
+            await hermes.close()
+            proc.terminate()
+            proc.wait(30)
+            fake.terminate()
+            fake.wait(10)
+        median = sorted(p95)[len(p95) // 2]
+        print(f"{bursts} bursts of 50 in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms")
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; server CPU per request (ms):")
+        per = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) * 1000 / (bursts * 50) for k in sorted(cpu1)}
+        print("  " + "  ".join(f"{k} {v:.3f}" for k, v in per.items()) + f"  total {sum(per.values()):.3f}")
+        if spy_on:
+            summarize(stacks, top, focus)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bursts", type=int, default=40)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument(
+        "--focus",
+        nargs="*",
+        default=["create_chat_completion", "open_session", "submit", "place", "choose_model", "stream ("],
+    )
+    parser.add_argument("--bin", type=Path, default=bench_api.BIN, help="the hermes executable to run")
+    parser.add_argument("--no-spy", action="store_true", help="only the per-thread CPU, no py-spy")
+    args = parser.parse_args()
+    asyncio.run(main(args.bursts, args.out, args.top, args.focus, args.bin, not args.no_spy))
