@@ -97,12 +97,59 @@ def encode_projection(rows: list[Any]) -> list[Any]:
 
 
 async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``session.events.since``: replay the ring and rebind atomically
-    (docs/reference/tui-gateway.md#sequence-numbers-and-replay)."""
+    """``session.events.since``: replay from ``last_seen`` and rebind atomically
+    (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
+
+    With the event log on, the replay reads the log, so it continues across a gateway restart (a
+    stored session that is not live here is opened first); without it, the in-process ring.
+    """
     last_seen = p.get("last_seen")
     if type(last_seen) is not int or last_seen < 0:
         raise bad("last_seen", "integer >= 0")
-    live = await gw.live_checked(session_id(p))
+    sid = session_id(p)
+    live = gw.lives.get(sid)
+    if live is None:
+        if not gw.kernel.events.enabled:
+            live = await gw.live_checked(sid)
+        else:
+            from hermes_tui_gateway.methods_session import load
+
+            live = await load(gw, conn, sid, 4001)
+    if not live.stream.logged:
+        return _since_ring(gw, conn, live, last_seen)
+    from hermes_core import CursorError
+    from hermes_tui_gateway.replay import from_log
+
+    stream = live.stream
+    # Live frames wait (numbered) from here until this response is on the wire; the replay
+    # reads the log up to the last frame numbered before, so nothing is missed or repeated.
+    release = stream.hold()
+    upto = stream.seq
+    try:
+        events, gaps = await from_log(live, last_seen, upto)
+    except CursorError as exc:
+        release()
+        raise rpc.RpcError(
+            rpc.INVALID_PARAMS,
+            str(exc),
+            {"param": "last_seen", "problem": exc.problem, "head": exc.head},
+        ) from None
+    except BaseException:
+        release()
+        raise
+    gw.bind(live, conn)
+    rpc.after_response(release)
+    return {
+        "events": events,
+        "latest_seq": upto,
+        "count": len(events),
+        "truncated": bool(gaps),
+        "epoch": gw.epoch,
+        "open_requests": gw.open_requests(live),
+    }
+
+
+def _since_ring(gw: Gateway, conn: Conn, live: Any, last_seen: int) -> dict[str, Any]:
     # No await between reading the ring and rebinding: nothing can slip in between.
     events, truncated = live.stream.since(last_seen)
     gw.bind(live, conn)

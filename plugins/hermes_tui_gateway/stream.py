@@ -67,7 +67,8 @@ class SessionStream:
     :param info_extra: returns the gateway-held ``SessionInfo`` fields.
     :param ring_events: ring size in events.
     :param ring_bytes: ring size in bytes.
-    :param seq_start: the last ``seq`` used for this id earlier in this process.
+    :param seq_start: the last ``seq`` used for this id earlier in this process (log off).
+    :param subscribe: read the session's bus; False builds a projector for a replay.
     """
 
     def __init__(
@@ -77,10 +78,12 @@ class SessionStream:
         ring_events: int,
         ring_bytes: int,
         seq_start: int = 0,
+        *,
+        subscribe: bool = True,
     ) -> None:
         self.session = session
         self.session_id = session.id
-        self._info_extra = info_extra
+        self.info_extra = info_extra
         self.seq = seq_start
         self.ring: collections.deque[tuple[int, dict[str, Any], int]] = collections.deque()
         self._ring_bytes = 0
@@ -102,7 +105,21 @@ class SessionStream:
         # Children seen during the running turn; when it completes, ``on_tree`` gets their ids.
         self.turn_subagents: dict[str, None] = {}
         self.on_tree: Callable[[list[str]], None] | None = None
+        # With the kernel's event log on, a frame's seq is the log number of the newest core
+        # event it carries (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
+        self.logged = session.kernel.events.enabled
+        self._source_seq: int | None = None
+        self._delta_seq = 0
+        self._delta_kind: type | None = None
+        #: When set, frames are collected here instead of kept and delivered (a replay).
+        self.collect: list[dict[str, Any]] | None = None
+        if not subscribe:
+            return
         self._sub = session.subscribe()
+        if self.logged:
+            # Read in the same step as subscribing: events numbered up to here are in the log
+            # only (a replay reads them), later ones arrive on the bus.
+            self.seq = session.kernel.events.head(session.id) or 0
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
 
     # -- delivery ----------------------------------------------------------------------------
@@ -139,21 +156,45 @@ class SessionStream:
         return events, truncated
 
     def emit(self, type_: str, payload: Mapping[str, Any] | None = None) -> None:
-        """Number, keep and deliver one session event (flushing buffered deltas first)."""
+        """Number, keep and deliver one session event (flushing buffered deltas first).
+
+        Called while the pump projects a core event, the frame takes that event's log number;
+        called by the gateway itself with the log on, the frame is a notice without ``seq``
+        (delivered live, never replayed).
+        """
         if type_ not in ("message.delta", "reasoning.delta"):
             self._flush()
-        self._emit(type_, payload)
+        self._emit(type_, payload, self._source_seq)
 
-    def _emit(self, type_: str, payload: Mapping[str, Any] | None) -> None:
-        self.seq += 1
-        params: dict[str, Any] = {"type": type_, "session_id": self.session_id, "seq": self.seq}
+    def _emit(self, type_: str, payload: Mapping[str, Any] | None, source: int | None) -> None:
+        params: dict[str, Any] = {"type": type_, "session_id": self.session_id}
+        previous = self.seq
+        numbered = True
+        if not self.logged:
+            self.seq += 1
+        elif source and source > self.seq:
+            self.seq = source
+        else:
+            numbered = False
+        if numbered:
+            params["seq"] = self.seq
         if payload is not None:
             params["payload"] = payload
+        if self.collect is not None:
+            if numbered:
+                self.collect.append(params)
+            return
         try:
             data = rpc.encode_frame({"jsonrpc": "2.0", "method": "event", "params": params})
         except (TypeError, ValueError):
             log.exception("tui: cannot encode a %s event", type_)
-            self.seq -= 1
+            self.seq = previous
+            return
+        if not numbered:
+            if self._held is not None:
+                self._held.append(data)
+            elif self.sink is not None:
+                self.sink.send_bytes(data)
             return
         size = len(data)
         ring = self.ring
@@ -180,10 +221,11 @@ class SessionStream:
 
     def _emit_deltas(self, text: str | None, reasoning: str | None) -> None:
         self._stop_timer()
+        seq = self._delta_seq or None
         if reasoning is not None:
-            self._emit("reasoning.delta", {"text": reasoning})
+            self._emit("reasoning.delta", {"text": reasoning}, seq)
         if text is not None:
-            self._emit("message.delta", {"text": text})
+            self._emit("message.delta", {"text": text}, seq)
 
     # -- the pump ----------------------------------------------------------------------------
     async def _pump(self) -> None:
@@ -233,18 +275,39 @@ class SessionStream:
 
     def info_payload(self) -> dict[str, Any]:
         """Return the current ``SessionInfo`` object."""
-        return encode.info_obj(self.session.info(), self._info_extra())
+        return encode.info_obj(self.session.info(), self.info_extra())
 
     def _tools_visible(self) -> bool:
         return self.verbose != "off"
 
     def _on_event(self, ev: Event) -> None:
+        self._source_seq = ev.seq or None
+        try:
+            self._project(ev)
+        finally:
+            self._source_seq = None
+
+    def project(self, events: list[Event]) -> list[dict[str, Any]]:
+        """Return the frames ``events`` project to (a replay: nothing is kept or delivered)."""
+        out: list[dict[str, Any]] = []
+        self.collect = out
+        for ev in events:
+            self._on_event(ev)
+        self._flush()
+        return out
+
+    def _project(self, ev: Event) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
                 # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
                 # flushes at once (inline: this runs on every streamed token).
+                kind = type(ev)
+                if kind is not self._delta_kind and self._deltas.pending:
+                    self._flush()
+                self._delta_kind = kind
+                self._delta_seq = ev.seq
                 self._deltas.add(ev)
-                if self._timer is None and self._deltas.pending:
+                if self.collect is None and self._timer is None and self._deltas.pending:
                     self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
             case TurnStarted():
                 payload: dict[str, Any] = {}
@@ -264,7 +327,8 @@ class SessionStream:
                     self.on_tree(list(self.turn_subagents))
                 self.turn_subagents.clear()
             case SessionChanged():
-                self.emit_info()
+                # A replay cannot tell which change the live stream showed: it shows each.
+                self.emit_info(force=self.collect is not None)
             case ToolAnnounced():
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
