@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.0.0"
+SCHEMA_VERSION = "1.1.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "936e6a73b4bdf72ec5da536ca45049bad804d8591a56940ad023bc8811b7c4d5"
+SCHEMA_SHA256 = "20bf3c3771483cf1febcab900b51aaeaec575d5d64782b50e6e106fcc1c47ba1"
 
 
 def schema_stamp() -> dict[str, str]:
