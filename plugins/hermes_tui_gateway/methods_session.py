@@ -187,7 +187,10 @@ async def load(gw: Gateway, conn: Conn, target: str, not_found: int) -> Live:
     try:
         session = await gw.kernel.sessions.resume(target, owner="tui")
     except SessionNotFound:
-        raise GatewayError(not_found, "session not found", {"session_id": target}) from None
+        data: dict[str, Any] = {"session_id": target}
+        if not_found == 4001:
+            data["resumable"] = False  # as for any other method on a session not live here
+        raise GatewayError(not_found, "session not found", data) from None
     except (GatewayError, rpc.RpcError):
         raise
     except Exception as exc:

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.cli.cli_helpers import write_distribution
 from tests.tui.client import TuiProcess
