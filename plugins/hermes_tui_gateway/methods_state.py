@@ -143,7 +143,9 @@ async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         "events": events,
         "latest_seq": upto,
         "count": len(events),
-        "truncated": bool(gaps),
+        # History the log held and no longer has; numbers a crashed process reserved (``lost``)
+        # are shown as a gap but a refetch could not give them either.
+        "truncated": any(g.reason != "lost" for g in gaps),
         "epoch": gw.epoch,
         "open_requests": gw.open_requests(live),
     }
