@@ -329,7 +329,9 @@ class KernelApiRecords:
             await self._turn_keys.delete(_digest(principal, scope, key), expect=Expect(owner=held[0]))
 
     # -- the chat index (hermes_api_server.kernel_chat_index)
-    async def chat_sessions(self, principal: str, key: str, ttl_s: float, limit: int) -> list[tuple[str, bool]]:
+    async def chat_sessions(
+        self, principal: str, key: str, ttl_s: float, limit: int
+    ) -> list[tuple[str, bool]]:
         """Return ``(session id, head)`` recorded under ``key`` within ``ttl_s``, newest first."""
         return await self._chats.sessions(principal, key, ttl_s, limit)
 
