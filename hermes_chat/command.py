@@ -1,9 +1,9 @@
 """The ``hermes chat`` command (docs/chat.md).
 
-Start-up is budgeted (``bench/bench_chat.py``): the spawned gateway is started first, before
-prompt_toolkit and rich are imported, so its own start-up overlaps with the client's; the
-prompt accepts input at once and prompts typed before the session exists are sent when it
-does.
+Start-up is budgeted (``bench/bench_chat.py``): the spawned gateway is started first
+(:mod:`hermes_chat.spawn`, by ``hermes_cli.early`` before click is imported), so its
+own start-up overlaps with the client's; the prompt accepts input at once and prompts typed
+before the session exists are sent when it does.
 """
 
 from __future__ import annotations
@@ -63,25 +63,28 @@ def chat_command(
     Starts `hermes tui` on stdio and talks to it, or attaches to a running gateway with
     --attach. With stdin not a terminal, reads one prompt per line and prints the replies.
     """
-    from hermes_chat.link import LinkError, SpawnConnector, WsConnector, data_dir, gateway_argv, read_token
+    from hermes_chat import spawn
 
     if resume is not None and continue_here:
         raise click.UsageError("--resume and --continue cannot be used together")
     if token_file is not None and attach is None:
         raise click.UsageError("--token-file only applies with --attach")
     cwd = os.getcwd()
-    connector: SpawnConnector | WsConnector
     if attach is None:
-        log_path = data_dir() / "logs" / "chat-gateway.log"
-        argv = gateway_argv(_root_flags(ctx))
-        connector = SpawnConnector(argv, cwd, log_path)
-        from hermes_chat.link import spawn_gateway
+        argv = spawn.gateway_argv(_root_flags(ctx))
+        early = spawn.take(argv)  # started by hermes_cli.early before click was loaded, if so
+        if early is None:
+            try:
+                early = spawn.spawn_gateway(argv, cwd, spawn.log_path())  # before the imports below
+            except OSError as exc:
+                click.echo(f"Error: cannot start hermes tui: {exc}", err=True)
+                ctx.exit(1)
+    from hermes_chat.link import LinkError, SpawnConnector, WsConnector, data_dir, read_token
 
-        try:
-            connector.early = spawn_gateway(argv, cwd, log_path)  # before the heavy imports below
-        except OSError as exc:
-            click.echo(f"Error: cannot start hermes tui: {exc}", err=True)
-            ctx.exit(1)
+    connector: SpawnConnector | WsConnector
+    if attach is None:  # started above (early is set unless ctx.exit ended the command)
+        connector = SpawnConnector(argv, cwd, spawn.log_path())
+        connector.early = early
     else:
         if not attach.startswith(("ws://", "wss://")):
             raise click.UsageError("--attach takes a WebSocket URL: ws://HOST:PORT/api/ws")

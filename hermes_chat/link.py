@@ -2,8 +2,8 @@
 
 A :class:`Link` carries JSON-RPC frames one way or the other and says why it ended; a
 :class:`Connector` makes a fresh link each time the client (re)connects. The spawned gateway is
-started with :func:`spawn_gateway` *before* prompt_toolkit and rich are imported, so its own
-start-up runs while the client loads (see ``hermes_chat.command``).
+started by :mod:`hermes_chat.spawn` before anything else of the chat is loaded, so its own
+start-up runs while the client loads.
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+from hermes_chat.spawn import gateway_argv as gateway_argv  # re-exported: tests, hosts
+from hermes_chat.spawn import spawn_gateway as spawn_gateway
 
 Frame = dict[str, Any]
 
@@ -23,7 +25,6 @@ Frame = dict[str, Any]
 MAX_FRAME = 64 * 1024 * 1024
 # Close codes after which reconnecting cannot help (docs/reference/tui-gateway.md#websocket).
 REFUSED = {4401: "the gateway refused the token", 4403: "the gateway refused this origin"}
-LAUNCH = "import sys\nfrom hermes_launcher import main\nsys.exit(main())\n"
 
 
 class LinkError(Exception):
@@ -83,43 +84,6 @@ def _encode(frame: Frame) -> str:
 
 
 # -- a spawned gateway -----------------------------------------------------------------------------
-
-
-def gateway_argv(root_flags: list[str]) -> list[str]:
-    """Return the command line of a ``hermes tui`` on stdio with the same plugin selection.
-
-    :param root_flags: ``--plugin``/``--with-plugin``/``--no-plugin`` flags given to ``hermes``.
-    """
-    return [sys.executable, "-c", LAUNCH, *root_flags, "tui"]
-
-
-def spawn_gateway(argv: list[str], cwd: str, log_path: Path | None) -> subprocess.Popen[bytes]:
-    """Start the gateway process; its stderr goes to ``log_path`` (never to the terminal).
-
-    It gets a session of its own, so a signal meant for the terminal's foreground group does
-    not reach it; closing its stdin stops it gracefully, also when the client is killed.
-    """
-    stderr: Any = subprocess.DEVNULL
-    if log_path is not None:
-        try:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            if log_path.exists() and log_path.stat().st_size > 4 * 1024 * 1024:
-                log_path.replace(log_path.with_suffix(".log.1"))
-            stderr = open(log_path, "ab")
-        except OSError:
-            stderr = subprocess.DEVNULL
-    try:
-        return subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    finally:
-        if stderr is not subprocess.DEVNULL:
-            stderr.close()
 
 
 class StdioLink:

@@ -12,6 +12,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from hermes_chat import trace
 from hermes_chat.link import Frame, Link
 
 
@@ -53,6 +54,8 @@ class Rpc:
         frame: Frame = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params:
             frame["params"] = params
+        if trace.ON:
+            trace.frame(">", frame)
         try:
             await self.link.send(frame)
         except (ConnectionError, OSError, RuntimeError) as exc:
@@ -70,6 +73,8 @@ class Rpc:
                 frame = await self.link.receive()
                 if frame is None:
                     break
+                if trace.ON:
+                    trace.frame("<", frame)
                 if self._dispatch(frame):
                     # Let the caller act on its response (say, adopt the session it created)
                     # before the events that follow it are delivered.

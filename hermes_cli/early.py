@@ -9,7 +9,7 @@ costs more than the whole early step) and calls it with the arguments after ``NA
 function telling whether the environment's plugin selection includes a plugin name, before
 anything else is imported. The callable must be quick, must not raise, and must leave its work in
 a state that the plugin's transport factory picks up later. Built-in command names never get
-an early hook, and a plugin disabled by
+an entry-point hook (only the ones in :data:`BUILTIN_EARLY`), and a plugin disabled by
 ``HERMES_PLUGINS`` / ``HERMES_DISABLE_PLUGINS`` is skipped.
 
 A hook that takes a third argument also gets an :class:`EarlyContext`: a fingerprint of
@@ -26,6 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 GROUP = "hermes.early"
+# Built-in commands with an early step of their own: ``hermes chat`` starts its gateway
+# (docs/chat.md). Named by string, like the commands in :mod:`hermes_cli.root_help`.
+BUILTIN_EARLY = {"chat": "hermes_chat.spawn:begin"}
 _HEADER = f"[{GROUP}]"
 
 
@@ -147,9 +150,11 @@ def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bo
     from hermes_cli.root_help import BUILTINS
 
     environ = os.environ if env is None else env
-    if name in BUILTINS or _disabled(name, environ):
-        return False
-    target = find_early(name)
+    target = BUILTIN_EARLY.get(name)
+    if target is None:
+        if name in BUILTINS or _disabled(name, environ):
+            return False
+        target = find_early(name)
     if target is None:
         return False
     module_name, _, attr = target.partition(":")

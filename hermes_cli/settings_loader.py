@@ -103,6 +103,19 @@ def _apply_bus_env(raw: dict[str, Any], env: Mapping[str, str], registry: Regist
                 table[field] = value
 
 
+def _apply_tracer_env(raw: dict[str, Any], env: Mapping[str, str], registry: Registry) -> None:
+    """Layer each tracer's variables (the standard ``OTEL_*`` ones) over its config table."""
+    for spec in registry.tracers.values():
+        if not spec.config_section:
+            continue
+        for field, var in spec.env.items():
+            value = _env_value(env, var)
+            if value is not None:
+                table = _table(raw, spec.config_section)
+                if table is not None:
+                    table[field] = value
+
+
 def core_mapping(
     config: Mapping[str, Any], env: Mapping[str, str], registry: Registry | None, data_dir: Path
 ) -> dict[str, Any]:
@@ -126,6 +139,7 @@ def core_mapping(
         _apply_transport_env(raw, env, registry)
         _apply_storage_env(raw, env, registry)
         _apply_bus_env(raw, env, registry)
+        _apply_tracer_env(raw, env, registry)
     else:
         _apply_custom_keys(raw.get("providers"), env)
     raw["data_dir"] = str(data_dir)

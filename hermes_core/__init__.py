@@ -48,6 +48,8 @@ _EXPORTS: dict[str, str] = {
     "FileChange": "hermes_core.events",
     "TodoItem": "hermes_core.events",
     "Event": "hermes_core.events",
+    "AnyEvent": "hermes_core.events",
+    "EVENT_TYPES": "hermes_core.events",
     "TurnStarted": "hermes_core.events",
     "SegmentStarted": "hermes_core.events",
     "TextDelta": "hermes_core.events",
@@ -155,6 +157,11 @@ _EXPORTS: dict[str, str] = {
     "OwnerGone": "hermes_core.run_bus",
     "ControlHandler": "hermes_core.run_bus",
     "SchemaSpec": "hermes_core.records",
+    # tracing (docs/observability.md)
+    "TracerSpec": "hermes_core.tracing",
+    "Tracer": "hermes_core.tracing",
+    "Span": "hermes_core.tracing",
+    "valid_traceparent": "hermes_core.tracing",
     # the wire schemas' version (hermes schema export)
     "SCHEMA_VERSION": "hermes_core.wire_stamp",
     "SCHEMA_SHA256": "hermes_core.wire_stamp",
@@ -276,6 +283,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     )
     from hermes_core.tool_sources import ToolServerStatus, ToolSource, ToolSources  # noqa: F401
     from hermes_core.tools import *  # noqa: F403
+    from hermes_core.tracing import Span, Tracer, TracerSpec, valid_traceparent  # noqa: F401
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
     from hermes_core.wire_schema import JSON_SCHEMA_DIALECT, wire_schemas  # noqa: F401

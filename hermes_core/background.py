@@ -13,13 +13,12 @@ import asyncio
 import dataclasses
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from hermes_core.errors import InvalidValue, SessionBusy
 from hermes_core.events import BackgroundCompleted
-from hermes_core.history import materialize
 from hermes_core.session.live import Session
-from hermes_core.storage import NewRow, Row
+from hermes_core.storage import Row
 
 if TYPE_CHECKING:
     pass
@@ -32,23 +31,11 @@ class TaskSession(Session):
 
     def __init__(self, parent: Session, task_id: str) -> None:
         record = dataclasses.replace(parent.record, title=parent.record.title or "background task")
-        super().__init__(parent.kernel, record, [], persisted=True)
+        super().__init__(parent.kernel, record, [], persisted=True, memory_only=True)
         self.parent = parent
         self.task_id = task_id
         self.file_access = parent.file_access
         self.title_refine_started = True  # never refine a title for a task
-        self._next_row = 0
-
-    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
-        made = []
-        for new in rows:
-            self._next_row -= 1  # negative ids: never confused with stored rows
-            made.append(materialize(self.id, new, self._next_row))
-        self._rows.extend(made)
-        return made
-
-    async def update_record(self, **fields: Any) -> None:
-        self._record = dataclasses.replace(self._record, **fields)
 
 
 def start(session: Session, text: str, *, answerable: frozenset[str] = frozenset()) -> str:

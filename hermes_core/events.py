@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias, get_args
 
 from hermes_core.content import ImagePart
 
@@ -316,3 +316,36 @@ class SubagentEvent(Event):
     status: SubagentStatus = "running"
     usage: Usage | None = None
     delegation_id: str | None = None
+
+
+AnyEvent: TypeAlias = (
+    TurnStarted
+    | SegmentStarted
+    | TextDelta
+    | ReasoningDelta
+    | Retrying
+    | ToolAnnounced
+    | ToolDecision
+    | QuestionRequested
+    | QuestionClosed
+    | ToolExecuting
+    | ToolProgress
+    | ToolCompleted
+    | SteerDelivered
+    | UsageUpdated
+    | TitleChanged
+    | SessionChanged
+    | TurnCompleted
+    | SessionProblem
+    | BackgroundCompleted
+    | SubagentEvent
+)
+"""Every event the core emits: a closed union (docs/reference/core.md#events).
+
+Sessions emit, turns yield and the event log reads back ``AnyEvent``; an encoder matches on it and
+ends with ``case _: assert_never(event)``, so mypy names every encoder that misses a type added
+here.
+"""
+
+EVENT_TYPES: tuple[type[AnyEvent], ...] = get_args(AnyEvent)
+"""The members of :data:`AnyEvent`, in order."""

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from hermes_core.session.live import Session
     from hermes_core.tools import ToolSpec
+    from hermes_core.tracing import TracerSpec
 
 PROJECT = "hermes"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -65,6 +66,11 @@ def hermes_storage_backends() -> StorageSpec | Sequence[StorageSpec] | None:
 @hookspec
 def hermes_run_buses() -> RunBusSpec | Sequence[RunBusSpec] | None:
     """Declare run buses (``bus.backend`` picks one; ``memory`` is built in)."""
+
+
+@hookspec
+def hermes_tracers() -> TracerSpec | Sequence[TracerSpec] | None:
+    """Declare tracing back-ends (docs/observability.md); the first one configured is used."""
 
 
 @hookspec

@@ -32,6 +32,7 @@ from hermes_core.redaction import Redactor
 from hermes_core.session.table import Sessions
 from hermes_core.task_failures import keep
 from hermes_core.tool_sources import ToolSources
+from hermes_core.tracing import Tracer, build_tracer
 
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
@@ -69,6 +70,8 @@ class Kernel:
         self._hub: ProviderHub | None = None
         self._allowlist: Allowlist | None = None
         self._running = False
+        #: The tracer a ``hermes_tracers`` plugin built at start (None: tracing is off).
+        self.tracer: Tracer | None = None
         from hermes_core.core_tools import register_core_tools
 
         register_core_tools(self.registry)
@@ -169,6 +172,7 @@ class Kernel:
         self._allowlist = approvals.open_allowlist(settings.data_dir)
         try:
             self.events.start()
+            self.tracer = build_tracer(self)
             await self.models.pick_default()
             async with contextlib.AsyncExitStack() as stack:
                 await enter_lifespans(self, stack)

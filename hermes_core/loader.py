@@ -34,6 +34,7 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
     ("hermes_config_sections", "config_sections"),
     ("hermes_price_sources", "prices"),
     ("hermes_schemas", "schemas"),
+    ("hermes_tracers", "tracers"),
 )
 
 

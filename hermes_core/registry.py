@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         TransportSpec,
     )
     from hermes_core.tools import ToolSpec
+    from hermes_core.tracing import TracerSpec
 
 FIRST_PARTY_DISTRIBUTION = __distribution__
 RESERVED_COMMANDS = frozenset({"run", "plugins", "models", "config", "sessions", "version", "help", "schema"})
@@ -54,6 +55,8 @@ class Registry:
     prices: dict[str, PriceSource] = field(default_factory=dict)
     #: Wire-protocol documents for ``hermes schema export``, by protocol name.
     schemas: dict[str, SchemaSpec] = field(default_factory=dict)
+    #: Tracing back-ends (docs/observability.md), by name.
+    tracers: dict[str, TracerSpec] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)

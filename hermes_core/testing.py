@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from hermes_core.events import Event, QuestionRequested
+    from hermes_core.events import AnyEvent, QuestionRequested
     from hermes_core.session.queue import Turn
 
 Answer = str | Callable[["QuestionRequested"], str]
@@ -185,7 +185,7 @@ class ScriptedAnswerer:
             return empty_answer(question.kind)
         return scripted if isinstance(scripted, str) else scripted(question)
 
-    async def run(self, turn: Turn) -> list[Event]:
+    async def run(self, turn: Turn) -> list[AnyEvent]:
         """Consume ``turn``'s events to the end, answering each question as it opens.
 
         :returns: every event of the turn, in order.
@@ -193,7 +193,7 @@ class ScriptedAnswerer:
         """
         from hermes_core.events import QuestionRequested
 
-        seen: list[Event] = []
+        seen: list[AnyEvent] = []
         async for event in turn.events():
             seen.append(event)
             if isinstance(event, QuestionRequested):

@@ -56,6 +56,9 @@ class LiveToolContext:
         self.cancelled = threading.Event()
         self._tail = ""
         self._cleared = cleared
+        #: The W3C ``traceparent`` of this call's ``execute_tool`` span (None: tracing is off);
+        #: a tool that calls out (MCP) or starts a child agent passes it on.
+        self.traceparent: str | None = None
 
     def _emit_progress(self, chunk: str) -> None:
         self._tail = (self._tail + chunk)[-TAIL_CHARS:]

@@ -67,6 +67,9 @@ class ToolContext(Protocol):
     file_access: FileAccess
     settings: Mapping[str, Any]  # terminal_timeout_s, output_cap_chars, ...
     cancelled: threading.Event  # set on interrupt / close / shutdown
+    #: The W3C ``traceparent`` of this call's span, to pass to what the tool calls (None: no
+    #: tracing). See docs/observability.md#propagation.
+    traceparent: str | None
 
     def progress(self, chunk: str) -> None:
         """Report output while running (becomes ``ToolProgress``)."""

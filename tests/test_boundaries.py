@@ -446,7 +446,13 @@ def _names_defined(tree: ast.AST) -> set[str]:
             found.add(node.name)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             found.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            # Only an object's own attributes: writing ``other._x`` defines nothing.
             found.add(node.attr)
         elif isinstance(node, ast.arg):
             found.add(node.arg)
@@ -537,6 +543,118 @@ def test_attribute_rule_tells_reach_ins_from_own_attributes(tmp_path: Path) -> N
 def test_plugin_reaches_no_kernel_internal_or_foreign_private(package: str) -> None:
     problems = [reach.where() for reach in reaches_in(_parse_package(PLUGINS_DIR / package))]
     assert not problems, report(problems, f"{package} uses only public attributes of the kernel's objects")
+
+
+# The JSON-RPC peer and the context of the request it is answering are one mechanism in two
+# classes (hermes_core/rpc/_peer.py, _calls.py): each calls one private step of the other.
+RPC_FRIENDS = frozenset({"_run_hook", "_mark_responded"})
+
+
+def test_kernel_reaches_into_no_foreign_private() -> None:
+    """Inside the kernel too, an object's private attributes are its own module's business: a
+    session part, an owner or a helper uses another's public methods (docs/architecture.md,
+    "Owners")."""
+    problems: list[str] = []
+    for path in sorted(CORE_DIR.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(path))
+        for reach in reaches_in({path: (source, tree)}):
+            attr = reach.why.split()[0]
+            if "private to its owner" in reach.why and not (
+                path.parent.name == "rpc" and attr in RPC_FRIENDS
+            ):
+                problems.append(reach.where())
+    assert not problems, report(problems, "the kernel's modules touch only their own private attributes")
+
+
+def _class_defines(cls: ast.ClassDef) -> set[str]:
+    """What a class itself defines: methods, ``self.x =``, class-level values (and, on a
+    dataclass, its annotated fields). A bare annotation on a plain class defines nothing: that
+    is how a mixin declares a field someone else owns."""
+    dataclass_ = any("dataclass" in ast.unparse(d) for d in cls.decorator_list)
+    found: set[str] = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.add(node.name)
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+        ):
+            found.add(node.attr)
+    for node in cls.body:
+        if isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.value is not None or dataclass_:
+                found.add(node.target.id)
+        elif isinstance(node, ast.ClassDef):
+            found.add(node.name)
+    return found
+
+
+def borrowed_privates(path: Path, source: str) -> list[str]:
+    """``self._x`` uses in a class that neither it nor a base class in the same module defines."""
+    tree = ast.parse(source, filename=str(path))
+    classes = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    found: list[str] = []
+    lines = source.splitlines()
+    for cls in classes.values():
+        own = _class_defines(cls)
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in classes:
+                own |= _class_defines(classes[base.id])
+        for node in ast.walk(cls):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+                and _is_private(node.attr)
+                and node.attr not in own
+            ):
+                text = lines[node.lineno - 1].strip()
+                found.append(f"{shown(path)}:{node.lineno}: {text}  -> {cls.name} does not own {node.attr}")
+    return found
+
+
+def test_borrowed_private_rule_tells_a_mixin_from_an_owner(tmp_path: Path) -> None:
+    """A mixin that reads a private its host class sets is caught; owners and dataclasses pass."""
+    path = tmp_path / "parts.py"
+    source = (
+        "from dataclasses import dataclass\n"
+        "class Mixin:\n"
+        "    _rows: list[int]\n"
+        "    def count(self) -> int:\n"
+        "        return len(self._rows)\n"
+        "class Owner:\n"
+        "    _limit = 3\n"
+        "    def __init__(self) -> None:\n"
+        "        self._rows = []\n"
+        "    def count(self) -> int:\n"
+        "        return len(self._rows) + self._limit + self._helper()\n"
+        "    def _helper(self) -> int:\n"
+        "        return 0\n"
+        "class Child(Owner):\n"
+        "    def more(self) -> int:\n"
+        "        return len(self._rows)\n"
+        "@dataclass\n"
+        "class Record:\n"
+        "    _saved: int\n"
+        "    def saved(self) -> int:\n"
+        "        return self._saved\n"
+    )
+    found = borrowed_privates(path, source)
+    assert [line.split(": ", 1)[0].rsplit(":", 1)[1] for line in found] == ["5"]
+
+
+def test_kernel_classes_own_the_privates_they_use() -> None:
+    """No part of a session (or any kernel class) works on private fields another class owns:
+    each sets its own, and reaches the others through their methods (docs/architecture.md)."""
+    problems: list[str] = []
+    for path in sorted(CORE_DIR.rglob("*.py")):
+        problems += borrowed_privates(path, path.read_text(encoding="utf-8"))
+    assert not problems, report(problems, "every kernel class owns the private attributes it uses")
 
 
 def test_kernel_module_stays_assembly_sized() -> None:

@@ -101,14 +101,14 @@ def encode_events(events: Sequence[ev.Event], *, level: int = 6) -> bytes:
 
 def decode_events(
     body: bytes, session_id: str, first_seq: int, redact: Callable[[str], str] | None = None
-) -> list[ev.Event]:
+) -> list[ev.AnyEvent]:
     """Return the events of a compressed body, numbered from ``first_seq``.
 
     :param redact: applied to rebuilt ``ToolProgress.tail`` values.
     :raises ValueError: a body this version cannot read.
     """
     records = json.loads(zlib.decompress(body))
-    out: list[ev.Event] = []
+    out: list[ev.AnyEvent] = []
     tails: dict[str, str] = {}
     for record in records:
         if "cuts" in record:

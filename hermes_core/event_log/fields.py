@@ -136,23 +136,19 @@ def run_record(run: Sequence[Any]) -> dict[str, Any]:
 
 # -- decoding -----------------------------------------------------------------------------------
 
-_TYPES: dict[str, type[ev.Event]] = {}
+_TYPES: dict[str, type[ev.AnyEvent]] = {}
 
 
-def event_types() -> dict[str, type[ev.Event]]:
+def event_types() -> dict[str, type[ev.AnyEvent]]:
     """Every event class by name."""
     if not _TYPES:
-        pending: list[type[ev.Event]] = [ev.Event]
-        while pending:
-            for sub in pending.pop().__subclasses__():
-                _TYPES[sub.__name__] = sub
-                pending.append(sub)
+        _TYPES.update((cls.__name__, cls) for cls in ev.EVENT_TYPES)
     return _TYPES
 
 
 def from_record(
     record: dict[str, Any], session_id: str, tails: dict[str, str], redact: Callable[[str], str] | None
-) -> ev.Event:
+) -> ev.AnyEvent:
     """Rebuild one event (not a run) from its record; ``tails`` carries tool output between calls.
 
     :raises ValueError: an unknown event type.
@@ -174,7 +170,7 @@ def from_record(
     return cls(session_id=session_id, **kwargs)
 
 
-def expand_run(record: dict[str, Any], session_id: str, seq: int, out: list[ev.Event]) -> None:
+def expand_run(record: dict[str, Any], session_id: str, seq: int, out: list[ev.AnyEvent]) -> None:
     """Append the deltas of a run record to ``out``, numbered from ``seq``."""
     kind = record["type"]
     cls: Any

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hermes_core.event_log.store import EventChunk
     from hermes_core.event_log.writer import SessionLog
     from hermes_core.event_log.writer_task import LogWriter
-    from hermes_core.events import Event, TurnCompleted
+    from hermes_core.events import AnyEvent, TurnCompleted
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
 
@@ -156,7 +156,7 @@ class EventLogs:
         live = self._logs.get(session_id)
         return await read_page(store, session_id, cursor, size, live, self._kernel.redactor)
 
-    async def follow(self, session_id: str, *, after: int | str = 0) -> AsyncIterator[Event | LogGap]:
+    async def follow(self, session_id: str, *, after: int | str = 0) -> AsyncIterator[AnyEvent | LogGap]:
         """Yield the events after ``after`` and, while the session is live here, every later one.
 
         Replays from the log, then continues with the live events without a gap or a repeat

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from hermes_core.errors import CursorError
 from hermes_core.event_log.codec import ChunkHeader, decode_events, split_chunk
-from hermes_core.events import Event
+from hermes_core.events import AnyEvent
 
 if TYPE_CHECKING:
     from hermes_core.event_log.store import EventChunk, EventLogStore
@@ -49,7 +49,7 @@ class LogPage:
     :ivar more: the page stopped at its limit; read again after :attr:`last_seq`.
     """
 
-    items: list[Event | LogGap]
+    items: list[AnyEvent | LogGap]
     head: int
     durable: int
     more: bool
@@ -130,7 +130,7 @@ async def read_page(
     redact: Callable[[str], str] | None,
 ) -> LogPage:
     """Read the events after ``after`` (see :func:`hermes_core.event_log.owner.EventLogs.read`)."""
-    memory: Sequence[Event] = live.memory() if live is not None else ()
+    memory: Sequence[AnyEvent] = live.memory() if live is not None else ()
     if live is not None:
         head, durable = live.head, live.durable
         if after > head:
@@ -152,7 +152,7 @@ async def read_page(
             raise CursorError(
                 "ahead", f"cursor {after} is ahead of this session's log (last event {head})", head
             )
-    items: list[Event | LogGap] = []
+    items: list[AnyEvent | LogGap] = []
     cursor = after
     count = 0
     for chunk in chunks:
@@ -194,9 +194,9 @@ async def read_page(
 
 
 def _from_memory(
-    memory: Sequence[Event], after: int, limit: int, head: int, durable: int, live: SessionLog
+    memory: Sequence[AnyEvent], after: int, limit: int, head: int, durable: int, live: SessionLog
 ) -> LogPage:
-    items: list[Event | LogGap] = []
+    items: list[AnyEvent | LogGap] = []
     cursor = after
     for event in memory:
         if event.seq <= cursor:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hermes_core.event_log.codec import RESERVE, ChunkHeader, decode_events, split_chunk
 from hermes_core.event_log.store import EventChunk, EventLogStore
 from hermes_core.events import (
-    Event,
+    AnyEvent,
     ReasoningDelta,
     SegmentStarted,
     TextDelta,
@@ -72,7 +72,7 @@ async def _cut_off(store: EventLogStore, session_id: str, header: ChunkHeader) -
     """Build the terminal event of the turn ``header`` notes as running."""
     assert header.open_turn is not None
     turn_id, started = header.open_turn
-    events: list[Event] = []
+    events: list[AnyEvent] = []
     for chunk in await store.read_event_chunks(session_id, after=started - 1, limit=TURN_CHUNKS):
         try:
             _, body = split_chunk(chunk.data)

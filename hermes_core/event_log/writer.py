@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 from hermes_core.event_log.codec import RESERVE, ChunkHeader, encode_events, make_chunk, split_chunk
 from hermes_core.event_log.store import ChunkWrite, EventChunk
-from hermes_core.events import Event, TurnCompleted, TurnStarted
+from hermes_core.events import AnyEvent, TurnCompleted, TurnStarted
 
 if TYPE_CHECKING:
     from hermes_core.event_log.writer_task import LogWriter
@@ -86,11 +86,11 @@ class SessionLog:
         self.durable = last_chunk.last_seq if last_chunk is not None else 0
         self.last_chunk = last_chunk
         self.last_sealed = last_chunk is None or _sealed(last_chunk)
-        self.pending: list[Event] = []
-        self.inflight: list[Event] = []
+        self.pending: list[AnyEvent] = []
+        self.inflight: list[AnyEvent] = []
         self.inflight_kind: Literal["provisional", "compact", "seal"] | None = None
         self.inflight_sealed = False
-        self.tail: list[Event] = []
+        self.tail: list[AnyEvent] = []
         self.tail_first: int | None = None
         self.tail_bytes = 0
         self.tail_chunks = 0
@@ -114,7 +114,7 @@ class SessionLog:
         self.written_since_check = 0
 
     # -- the hot path ---------------------------------------------------------------------------
-    def append(self, event: Event) -> None:
+    def append(self, event: AnyEvent) -> None:
         """Number ``event`` and queue it (runs inside ``Session.emit``: keep it this short)."""
         if not self.taking:
             return
@@ -163,7 +163,7 @@ class SessionLog:
         """The newest number handed out (0: none yet)."""
         return self.next_seq - 1
 
-    def memory(self) -> list[Event]:
+    def memory(self) -> list[AnyEvent]:
         """Every event still held in memory (the open tail, in flight, queued), in order."""
         return [*self.tail, *self.inflight, *self.pending]
 
@@ -230,7 +230,7 @@ class SessionLog:
             self.last_append = now
         return writes
 
-    def _writes(self, events: list[Event], *, replace: bool, level: int) -> list[ChunkWrite]:
+    def _writes(self, events: list[AnyEvent], *, replace: bool, level: int) -> list[ChunkWrite]:
         """The chunks of ``events`` (at most ``tail_max_events`` each), each following the last.
 
         Only the newest chunk's header is ever read back (at the next open), so the turn running

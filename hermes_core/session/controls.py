@@ -2,52 +2,39 @@
 reasoning effort, system overlay, tool filter and background processes
 (docs/reference/core.md#core-api, #branch-compress-titles-model-switch).
 
-:class:`SessionControls` is a part of :class:`~hermes_core.session.Session`.
+:class:`SessionControls` is a part of :class:`~hermes_core.session.Session`; the tool filter and
+the processes are its own.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import InvalidValue
 from hermes_core.session.types import ModelSwitch, TitleResult
-from hermes_core.storage import NewRow, Row, SessionRecord
+from hermes_core.storage import NewRow
 
 if TYPE_CHECKING:
-    from hermes_core.events import Event
-    from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
+    from hermes_core.session.state import SessionState
 
 PROFILES = ("ask_everything", "default", "accept_edits", "off")
 
 
 class SessionControls:
-    """The part of a session a host sets: model, cwd, profile, title, effort, overlay, tools."""
+    """The part of a session a host sets: model, cwd, profile, title, effort, overlay, tools.
 
-    kernel: Kernel
-    id: str
-    once_model: str | None
-    _record: SessionRecord
-    _rows: list[Row]
-    _persisted: bool
-    _pending_title: str | None
-    _processes: list[Any]
-    _hidden_tools: frozenset[str]
+    It owns the tool filter and the background processes tools started; the settings it
+    changes are columns of the session's record, written through :class:`SessionState`.
+    """
 
-    if TYPE_CHECKING:  # provided by Session
-
-        async def update_record(self, **fields: Any) -> None: ...
-        async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]: ...
-        def mark_changed(self, *fields: str) -> None: ...
-        def emit(self, event: Event) -> None: ...
-
-    @property
-    def _me(self) -> Session:
-        return cast("Session", self)
+    def __init__(self, session: Session, state: SessionState) -> None:
+        self._session = session
+        self._state = state
+        self._hidden_tools: frozenset[str] = frozenset()
+        self._processes: list[Any] = []
 
     async def switch_model(
         self, ref: str, *, scope: Literal["session", "global", "once"] = "session"
@@ -56,24 +43,24 @@ class SessionControls:
         (docs/reference/core.md#branch-compress-titles-model-switch)."""
         if scope not in ("session", "global", "once"):
             raise InvalidValue("scope", ("session", "global", "once"))
-        resolved = await self.kernel.resolve_model(ref, session=self._me)
+        resolved = await self._session.kernel.resolve_model(ref, session=self._session)
         # A provider without its key would fail every later turn: refuse, naming the key.
-        self.kernel.models.require_usable(resolved, ref)
-        previous, _ = self.kernel.models.for_session(self._me)
+        self._session.kernel.models.require_usable(resolved, ref)
+        previous, _ = self._session.kernel.models.for_session(self._session)
         if scope == "once":
-            self.once_model = resolved.ref
-            self.mark_changed("model")
+            self._session.once_model = resolved.ref
+            self._session.mark_changed("model")
             return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous)
         if scope == "global":
-            await self.kernel.models.switch(resolved.ref)
+            await self._session.kernel.models.switch(resolved.ref)
         marker_id: int | None = None
-        await self.update_record(model=resolved.ref, provider=resolved.provider)
-        if not self._persisted:
+        await self._state.update_record(model=resolved.ref, provider=resolved.provider)
+        if not self._state.persisted:
             # A new session writes nothing until its first turn; store the record now so the
             # choice survives the process (``hermes run --session ID "/model X"`` then a turn).
-            await self.append_rows([])
-        elif self._rows:
-            made = await self.append_rows(
+            await self._state.append_rows([])
+        elif self._state.rows:
+            made = await self._state.append_rows(
                 [
                     NewRow(
                         role="system",
@@ -84,7 +71,7 @@ class SessionControls:
                 ]
             )
             marker_id = made[0].id
-        self.mark_changed("model")
+        self._session.mark_changed("model")
         return ModelSwitch(resolved.ref, resolved.provider, resolved.model, scope, previous, marker_id)
 
     async def set_cwd(self, path: Path) -> None:
@@ -95,42 +82,41 @@ class SessionControls:
         resolved = p.resolve()
         if not resolved.is_dir():
             raise InvalidValue("cwd", message=f"cwd is not an existing directory: {path}")
-        await self.update_record(cwd=str(resolved))
-        self.mark_changed("cwd")
+        await self._state.update_record(cwd=str(resolved))
+        self._session.mark_changed("cwd")
 
     async def set_profile(self, profile: str) -> None:
         """Set the approval profile (docs/reference/core.md#approval-profiles)."""
         if profile not in PROFILES:
             raise InvalidValue("profile", PROFILES)
-        await self.update_record(profile=profile)
-        self.mark_changed("profile")
+        await self._state.update_record(profile=profile)
+        self._session.mark_changed("profile")
 
     async def set_title(self, title: str) -> TitleResult:
         """Set an explicit title; pending until the first row exists."""
         from hermes_core.titles import clean_title
 
         cleaned = clean_title(title)
-        if self._persisted:
-            await self.update_record(title=cleaned, title_origin="explicit")
+        if self._state.persisted:
+            await self._state.update_record(title=cleaned, title_origin="explicit")
         else:
-            self._pending_title = cleaned
-            self._record = dataclasses.replace(self._record, title_origin="explicit")
+            self._state.set_pending_title(cleaned, "explicit")
         from hermes_core.events import TitleChanged
 
-        self.emit(TitleChanged(session_id=self.id, title=cleaned, origin="explicit"))
-        return TitleResult(cleaned, pending=not self._persisted)
+        self._session.emit(TitleChanged(session_id=self._session.id, title=cleaned, origin="explicit"))
+        return TitleResult(cleaned, pending=not self._state.persisted)
 
     async def set_reasoning_effort(self, effort: str | None) -> None:
         """Set the reasoning effort (``none`` … ``xhigh``) or clear it."""
         allowed = ("none", "minimal", "low", "medium", "high", "xhigh")
         if effort is not None and effort not in allowed:
             raise InvalidValue("reasoning_effort", allowed)
-        await self.update_record(reasoning_effort=effort)
-        self.mark_changed("reasoning_effort")
+        await self._state.update_record(reasoning_effort=effort)
+        self._session.mark_changed("reasoning_effort")
 
     async def set_system_overlay(self, text: str | None) -> None:
         """Layer extra instructions on the core system prompt (stored with the session)."""
-        await self.update_record(system_overlay=text)
+        await self._state.update_record(system_overlay=text)
 
     async def stop_processes(self, *, grace: float = 3.0) -> int:
         """Stop the background processes the ``terminal`` tool started for this session.
@@ -144,7 +130,7 @@ class SessionControls:
         self._processes.clear()
         loop = asyncio.get_running_loop()
         await asyncio.gather(
-            *(loop.run_in_executor(self.kernel.executor, kill_group, p, grace) for p in alive)
+            *(loop.run_in_executor(self._session.kernel.executor, kill_group, p, grace) for p in alive)
         )
         return len(alive)
 
@@ -156,3 +142,18 @@ class SessionControls:
     def hidden_tools(self) -> frozenset[str]:
         """The tool names ``set_tool_filter`` hides from the model."""
         return self._hidden_tools
+
+    def track_process(self, proc: Any) -> None:
+        """Note a process a tool started, so interrupt and close can kill its group."""
+        self._processes.append(proc)
+
+    def untrack_process(self, proc: Any) -> None:
+        """Forget a process that ended."""
+        if proc in self._processes:
+            self._processes.remove(proc)
+
+    def kill_processes(self) -> None:
+        """Kill every tracked process group at once (closing the session)."""
+        from hermes_core.core_tools import kill_groups
+
+        kill_groups(self._session.kernel.executor, self._processes)

@@ -1,42 +1,35 @@
-"""A live session: its state, persistence, the event bus and closing
+"""A live session: the parts it is made of, its event bus and closing
 (docs/reference/core.md#core-api, #the-turn-loop).
 
-Submitting, the busy queue, steer and interrupt are in :mod:`hermes_core.session.submitting`; what a
-host sets (model, cwd, profile, title…) in :mod:`hermes_core.session.controls`; the transcript
-(history, rewind, compress, branch…) in :mod:`hermes_core.session.transcript`. The turn loop
-itself lives in :mod:`hermes_core.turn`; history operations (rewind, compress, branch, reconcile)
-in :mod:`hermes_core.session.ops`.
+A session is made of parts that own their fields: :class:`SessionState` (the record, rows, usage;
+:mod:`hermes_core.session.state`), :class:`SessionQueue` (submitting, the busy queue, steer and
+interrupt; :mod:`hermes_core.session.submitting`), :class:`SessionControls` (what a host sets:
+model, cwd, profile, title…; :mod:`hermes_core.session.controls`) and :class:`SessionTranscript`
+(history, rewind, compress, branch…; :mod:`hermes_core.session.transcript`). ``Session`` keeps
+the event bus and closing, and offers the parts' methods as its own (``forward``). The turn loop
+itself lives in :mod:`hermes_core.turn`; history operations in :mod:`hermes_core.session.ops`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
-import dataclasses
 import logging
-import time
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.events import (
-    Event,
-    SessionChanged,
-    Usage,
-)
-from hermes_core.history import materialize
+from hermes_core.events import AnyEvent, SessionChanged, Usage
 from hermes_core.observers import observe
 from hermes_core.refs import ModelRef
 from hermes_core.session.controls import PROFILES, SessionControls
-from hermes_core.session.queue import _DONE, QueueItem, Subscription
+from hermes_core.session.forward import forward
+from hermes_core.session.queue import _DONE, Subscription
+from hermes_core.session.state import SessionState
 from hermes_core.session.submitting import SessionQueue
 from hermes_core.session.transcript import SessionTranscript
-from hermes_core.session.types import (
-    SessionInfo,
-    Status,
-)
-from hermes_core.storage import NewRow, Row, SessionRecord
+from hermes_core.session.types import SessionInfo, Status
+from hermes_core.storage import Row, SessionRecord
 
 if TYPE_CHECKING:
     from hermes_core.event_log.writer import SessionLog
@@ -49,94 +42,155 @@ log = logging.getLogger("hermes.session")
 __all__ = ["PROFILES", "Session"]
 
 
-class Session(SessionQueue, SessionControls, SessionTranscript):
+class Session:
     """A live session; create it with ``Kernel.open_session`` (never directly)."""
 
     #: Set on a delegated child by ``kernel.sessions.children`` (docs/reference/core.md#subagents).
     lineage: Lineage | None = None
 
-    def __init__(self, kernel: Kernel, record: SessionRecord, rows: list[Row], persisted: bool) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        record: SessionRecord,
+        rows: list[Row],
+        persisted: bool,
+        *,
+        memory_only: bool = False,
+    ) -> None:
         self.kernel = kernel
         self.id = record.id
-        self._record = record
-        self._rows: list[Row] = rows
-        self._persisted = persisted
-        self._queue: collections.deque[QueueItem] = collections.deque()
-        self._queued_chars = 0
+        #: The parts (each owns its fields; see the module docstring).
+        self.state = SessionState(kernel.storage, record, rows, persisted, memory_only=memory_only)
+        self.queue = SessionQueue(self)
+        self.controls = SessionControls(self, self.state)
+        self.transcript = SessionTranscript(self, self.state)
         self._subscribers: list[asyncio.Queue[Any]] = []
-        self._runner: asyncio.Task[None] | None = None
-        self.run: TurnRun | None = None
         self.status: Status = "idle"
         #: A model chosen with ``/model --once``: used by the next turn, then cleared.
         self.once_model: str | None = None
-        self._usage = Usage(
-            **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
-        )
-        self._hidden_tools: frozenset[str] = frozenset()
         self._session_memory: set[str] = set()
         #: Background tasks of this session by id (see ``background.py``).
         self.background_tasks: dict[str, asyncio.Task[Any]] = {}
         #: Whether the title refinement ran (or must never run, for a background task).
         self.title_refine_started = False
-        self._processes: list[Any] = []
-        self._pending_title: str | None = None
         self._closed = False
-        self._created_at = record.created_at
         self.extra: MutableMapping[str, str] = _ExtraMap(self, dict(record.extra))
         self.file_access: FileAccess = kernel.default_file_access()
         self._problems_reported: set[str] = set()
         # The session's event log, attached by kernel.events when the session table opens it.
         self._log: SessionLog | None = None
 
+    # -- the parts' methods, offered on the session ------------------------------------------
+    submit = forward("queue", SessionQueue.submit)
+    position_of = forward("queue", SessionQueue.position_of)
+    cancel_queued = forward("queue", SessionQueue.cancel_queued)
+    steer = forward("queue", SessionQueue.steer)
+    withdraw_steer = forward("queue", SessionQueue.withdraw_steer)
+    interrupt = forward("queue", SessionQueue.interrupt)
+    open_questions = forward("queue", SessionQueue.open_questions)
+
+    switch_model = forward("controls", SessionControls.switch_model)
+    set_cwd = forward("controls", SessionControls.set_cwd)
+    set_profile = forward("controls", SessionControls.set_profile)
+    set_title = forward("controls", SessionControls.set_title)
+    set_reasoning_effort = forward("controls", SessionControls.set_reasoning_effort)
+    set_system_overlay = forward("controls", SessionControls.set_system_overlay)
+    stop_processes = forward("controls", SessionControls.stop_processes)
+    set_tool_filter = forward("controls", SessionControls.set_tool_filter)
+    track_process = forward("controls", SessionControls.track_process)
+    untrack_process = forward("controls", SessionControls.untrack_process)
+
+    history = forward("transcript", SessionTranscript.history)
+    rewind = forward("transcript", SessionTranscript.rewind)
+    mark_cut_off = forward("transcript", SessionTranscript.mark_cut_off)
+    undo = forward("transcript", SessionTranscript.undo)
+    comparable_transcript = forward("transcript", SessionTranscript.comparable_transcript)
+    reconcile = forward("transcript", SessionTranscript.reconcile)
+    compress = forward("transcript", SessionTranscript.compress)
+    branch = forward("transcript", SessionTranscript.branch)
+    background = forward("transcript", SessionTranscript.background)
+
+    append_rows = forward("state", SessionState.append_rows)
+    update_record = forward("state", SessionState.update_record)
+    replace_rows = forward("state", SessionState.replace_rows)
+    add_usage = forward("state", SessionState.add_usage)
+    set_pending_title = forward("state", SessionState.set_pending_title)
+
     # -- state -------------------------------------------------------------------------------
     @property
     def record(self) -> SessionRecord:
-        return self._record
+        return self.state.record
 
     @property
     def rows(self) -> list[Row]:
         """The active rows, in order (read-only view for the loop and session ops)."""
-        return self._rows
+        return self.state.rows
 
     @property
-    def busy(self) -> bool:
-        return self._runner is not None or bool(self._queue)
+    def persisted(self) -> bool:
+        """Whether storage holds the session yet (new sessions are written at their first row)."""
+        return self.state.persisted
 
     @property
-    def cwd(self) -> Path:
-        return Path(self._record.cwd)
-
-    @property
-    def profile(self) -> str:
-        return self._record.profile
+    def pending_title(self) -> str | None:
+        """A title chosen before the session was stored; written with its first row."""
+        return self.state.pending_title
 
     @property
     def usage(self) -> Usage:
-        return self._usage
+        return self.state.usage
+
+    @property
+    def run(self) -> TurnRun | None:
+        """The running turn, or None."""
+        return self.queue.run
+
+    @property
+    def busy(self) -> bool:
+        return self.queue.busy
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` ran."""
+        return self._closed
+
+    @property
+    def cwd(self) -> Path:
+        return Path(self.state.record.cwd)
+
+    @property
+    def profile(self) -> str:
+        return self.state.record.profile
+
+    @property
+    def hidden_tools(self) -> frozenset[str]:
+        """The tool names ``set_tool_filter`` hides from the model."""
+        return self.controls.hidden_tools
 
     def info(self) -> SessionInfo:
         """Return a snapshot of the session's state."""
         ref, source = self.kernel.models.for_session(self)
         provider = ModelRef.split(ref).provider
+        record = self.state.record
         return SessionInfo(
             session_id=self.id,
-            source=self._record.source,
+            source=record.source,
             model=ref,
             provider=provider,
             model_source=source,
-            cwd=self._record.cwd,
-            profile=self._record.profile,
-            title=self._record.title or self._pending_title,
+            cwd=record.cwd,
+            profile=record.profile,
+            title=record.title or self.state.pending_title,
             status=self.status,
             busy=self.busy,
             running=self.run is not None,
-            queued=len(self._queue),
-            usage=self._usage,
-            reasoning_effort=self._record.reasoning_effort,
-            parent_session_id=self._record.parent_session_id,
-            channel_key=self._record.channel_key,
-            persisted=self._persisted,
-            created_at=self._created_at,
+            queued=self.queue.waiting,
+            usage=self.state.usage,
+            reasoning_effort=record.reasoning_effort,
+            parent_session_id=record.parent_session_id,
+            channel_key=record.channel_key,
+            persisted=self.state.persisted,
+            created_at=record.created_at,
             extra=dict(self.extra),
         )
 
@@ -167,7 +221,7 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         """Number and log every later event in ``log`` (``kernel.events`` calls this at open)."""
         self._log = log
 
-    def emit(self, event: Event) -> None:
+    def emit(self, event: AnyEvent) -> None:
         """Log an event (setting its ``seq``), then deliver it to subscribers, the running
         turn's listeners and the observers."""
         if self._log is not None:
@@ -179,6 +233,9 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
             for item in run.items:
                 for q in item.listeners:
                     q.put_nowait(event)
+        tracer = self.kernel.tracer
+        if tracer is not None:
+            tracer.observe(event)
         observe(self.kernel.pm, self, event)
 
     def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
@@ -215,63 +272,6 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
         if self.kernel.is_running:
             self.kernel.spawn(write())
 
-    # -- persistence -------------------------------------------------------------------------
-    async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
-        """Append rows (creating the session on the first write) and cache them; cancel-safe."""
-        task = asyncio.ensure_future(self._persist_now(list(rows)))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            await task
-            raise
-
-    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
-        storage = self.kernel.storage
-        # One timestamp for memory and storage, so a row reads the same after a restart.
-        now = time.time()
-        rows = [r if r.created_at is not None else dataclasses.replace(r, created_at=now) for r in rows]
-        if not self._persisted:
-            record = dataclasses.replace(
-                self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
-            )
-            if self._pending_title and not self._record.title:
-                record = dataclasses.replace(record, title_origin=self._record.title_origin or "explicit")
-            ids = await storage.create_session(record, rows)
-            self._record = record
-            self._pending_title = None
-            self._persisted = True
-        else:
-            ids = await storage.append_rows(self.id, rows)
-            if self._pending_title and not self._record.title:
-                # Stored before its first turn (e.g. by /model): the derived title lands now.
-                await self.update_record(
-                    title=self._pending_title, title_origin=self._record.title_origin or "derived"
-                )
-                self._pending_title = None
-        made = [materialize(self.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
-        self._rows.extend(made)
-        return made
-
-    async def update_record(self, **fields: Any) -> None:
-        """Change session columns in memory and (once persisted) in storage."""
-        self._record = dataclasses.replace(self._record, **fields)
-        if self._persisted:
-            await self.kernel.storage.update_session(self.id, fields)
-
-    def replace_rows(self, rows: list[Row]) -> None:
-        """Make ``rows`` the active rows in memory (after rewind, compress or reconcile)."""
-        self._rows = rows
-
-    @property
-    def persisted(self) -> bool:
-        """Whether storage holds the session yet (new sessions are written at their first row)."""
-        return self._persisted
-
-    def add_usage(self, usage: Usage) -> Usage:
-        """Add one model call's usage to the session's total and return the new total."""
-        self._usage = self._usage.plus(usage)
-        return self._usage
-
     @property
     def approved_keys(self) -> AbstractSet[str]:
         """Approval keys remembered for this session (``session`` or ``always`` answers)."""
@@ -280,25 +280,6 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
     def remember_approval(self, keys: Iterable[str]) -> None:
         """Remember approval ``keys`` for the rest of this session."""
         self._session_memory.update(keys)
-
-    def track_process(self, proc: Any) -> None:
-        """Note a process a tool started, so interrupt and close can kill its group."""
-        self._processes.append(proc)
-
-    def untrack_process(self, proc: Any) -> None:
-        """Forget a process that ended."""
-        if proc in self._processes:
-            self._processes.remove(proc)
-
-    @property
-    def pending_title(self) -> str | None:
-        """A title chosen before the session was stored; written with its first row."""
-        return self._pending_title
-
-    def set_pending_title(self, title: str, origin: str) -> None:
-        """Keep ``title`` (from ``origin``: explicit, derived) until the session is stored."""
-        self._pending_title = title
-        self._record = dataclasses.replace(self._record, title_origin=origin)
 
     def add_subscriber(self, queue: asyncio.Queue[Any]) -> None:
         """Deliver every later event of this session to ``queue`` too."""
@@ -310,7 +291,8 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
             self._subscribers.remove(queue)
 
     # -- closing -----------------------------------------------------------------------------
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
+        """Raise ``SessionNotFound`` once the session is closed."""
         if self._closed:
             from hermes_core.errors import SessionNotFound
 
@@ -322,34 +304,19 @@ class Session(SessionQueue, SessionControls, SessionTranscript):
             return
         await self.interrupt(reason="system", discard_queue=True)
         self._closed = True
-        runner = self._runner
-        if runner is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(runner), 5)
-            except (TimeoutError, asyncio.CancelledError, Exception):
-                pass
+        await self.queue.settle(5)
         background = list(self.background_tasks.values())
         for task in background:
             task.cancel()
         self.kernel.questions.close_where(lambda q: q.session_id == self.id, reason)
         # Let each task report BackgroundCompleted(interrupted) before the bus ends.
         await asyncio.gather(*background, return_exceptions=True)
-        from hermes_core.core_tools import kill_groups
-
-        kill_groups(self.kernel.executor, self._processes)
+        self.controls.kill_processes()
         await self.kernel.tool_sources.session_closed(self.id)
         self.kernel.registry.forget_session_tools(self.id)
         for q in self._subscribers:
             q.put_nowait(_DONE)
         await self.kernel.sessions.forget(self)
-
-
-def _usage_dict(usage: Usage) -> dict[str, Any]:
-    # Every field is a scalar, so this equals dataclasses.asdict at a fraction of its cost.
-    return {name: getattr(usage, name) for name in _USAGE_FIELDS}
-
-
-_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
 class _ExtraMap(MutableMapping[str, str]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import re
 import time
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
+    from hermes_core.session.types import BranchSeed
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 LEASE_TTL_S = 30.0
@@ -86,6 +88,7 @@ async def open_session(
     channel_key: str | None,
     parent_session_id: str | None,
     create_cwd: bool,
+    branch: BranchSeed | None = None,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
     from hermes_core.session.live import PROFILES
@@ -118,6 +121,7 @@ async def open_session(
             channel_key=channel_key,
             parent_session_id=parent_session_id,
             create_cwd=create_cwd,
+            branch=branch,
         )
 
 
@@ -134,6 +138,7 @@ async def _open_stored_or_new(
     channel_key: str | None,
     parent_session_id: str | None,
     create_cwd: bool,
+    branch: BranchSeed | None,
 ) -> Session:
     """Take the lease and read (or create) the session; the caller holds the id's lock."""
     from hermes_core.session.live import Session
@@ -193,7 +198,7 @@ async def _open_stored_or_new(
                 workspace = await preparing
             else:
                 workspace = check_workspace(Path(cwd) if cwd is not None else Path.cwd())
-            resolved = await kernel.resolve_model(model) if model else None
+            resolved = await kernel.resolve_model(model) if model and branch is None else None
             record = SessionRecord(
                 id=session_id,
                 source=source,
@@ -206,6 +211,16 @@ async def _open_stored_or_new(
                 parent_session_id=parent_session_id,
                 created_at=time.time(),
             )
+            if branch is not None:
+                record = dataclasses.replace(
+                    record,
+                    model=branch.model,
+                    provider=branch.provider,
+                    title=branch.title,
+                    title_origin="explicit",
+                    reasoning_effort=branch.reasoning_effort,
+                    system_overlay=branch.system_overlay,
+                )
             session = Session(kernel, record, [], persisted=False)
             if title:
                 from hermes_core.titles import clean_title
@@ -213,6 +228,10 @@ async def _open_stored_or_new(
                 session.set_pending_title(clean_title(title), "explicit")
             if seed:
                 await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
+            if branch is not None:
+                from hermes_core.session.ops import copy_rows
+
+                await copy_rows(session, branch.rows)
         # The lease is ours by now: a former holder that still writes the log is caught by the
         # compare-and-set of the first write.
         await kernel.events.attach(session, await logged if logged is not None else None)

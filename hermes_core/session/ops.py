@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import InvalidValue, ProviderError, RewindError, SessionBusy, StorageError
 from hermes_core.history import is_user_turn, project, user_row_ids
 from hermes_core.session.compare import comparable_messages, comparable_rows
-from hermes_core.session.types import CompressResult, ReconcileResult, RewindResult
+from hermes_core.session.types import BranchSeed, CompressResult, ReconcileResult, RewindResult
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
@@ -228,36 +228,34 @@ async def branch(
         if title
         else f"{session.record.title or session.pending_title or 'Untitled'} (branch)"[:200]
     )
-    kernel = session.kernel
-    child = await kernel.open_session(
-        source=session.record.source,
+    record = session.record
+    seed = BranchSeed(
+        model=record.model,
+        provider=record.provider,
+        title=name,
+        reasoning_effort=record.reasoning_effort,
+        system_overlay=record.system_overlay,
+        rows=tuple(rows),
+    )
+    return await session.kernel.sessions.open(
+        source=record.source,
         owner=owner,
         cwd=cwd or session.cwd,
         profile=session.profile,
         parent_session_id=session.id,
+        branch=seed,
     )
-    child._record = dataclasses.replace(
-        child._record,
-        model=session.record.model,
-        provider=session.record.provider,
-        title=name,
-        title_origin="explicit",
-        reasoning_effort=session.record.reasoning_effort,
-        system_overlay=session.record.system_overlay,
-    )
-    await _copy_rows(child, rows)
-    return child
 
 
-async def _copy_rows(child: Session, rows: list[Row]) -> None:
-    """Copy rows into a new session; tool rows are relinked to the renamed core call ids.
+async def copy_rows(child: Session, rows: Sequence[Row]) -> None:
+    """Store a new session with copies of ``rows``; tool rows are relinked to the renamed core
+    call ids (``Sessions.open`` calls this for a branch).
 
     Rows go in groups that end at an assistant tool-call row, so the new call ids are known
     before the tool results that refer to them are written.
     """
     if not rows:
-        await child.kernel.storage.create_session(child._record, [])
-        child._persisted = True
+        await child.append_rows([])  # stores the session itself
         return
     renamed: dict[str, str] = {}
     group: list[NewRow] = []

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.content import Part, SeedMessage, parts_text
-from hermes_core.events import Event, TurnCompleted, TurnOutcome
+from hermes_core.events import AnyEvent, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
     from hermes_core.models import ResolvedModel
@@ -40,6 +40,8 @@ class QueueItem:
     #: ``model`` as the host already resolved it (``submit(model=ResolvedModel)``): the turn
     #: uses it as it is instead of resolving ``model`` again.
     resolved: ResolvedModel | None = None
+    #: The W3C ``traceparent`` the turn's span continues (docs/observability.md), if any.
+    traceparent: str | None = None
 
     @property
     def text(self) -> str:
@@ -145,7 +147,7 @@ class Turn:
         """0 while running (or finished); 1 = next to run; …"""
         return self._session.position_of(self._item)
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncIterator[AnyEvent]:
         """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""
         if self._queue is None:
             raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
@@ -157,7 +159,7 @@ class Turn:
             if isinstance(ev, TurnCompleted):
                 return
 
-    async def next_events(self, timeout: float | None = None) -> list[Event] | None:
+    async def next_events(self, timeout: float | None = None) -> list[AnyEvent] | None:
         """Wait for this turn's next event and return it with every event already behind it.
 
         One wake-up per burst instead of one per event: hosts that write events in frames read
@@ -177,7 +179,7 @@ class Turn:
                 await queue.get_ready()
             elif not await queue.wait(timeout):
                 return None
-        batch: list[Event] = []
+        batch: list[AnyEvent] = []
         while not queue.empty():
             item = queue.get_nowait()
             if item is _DONE:
@@ -203,12 +205,12 @@ class Subscription:
     def __aiter__(self) -> Subscription:
         return self
 
-    async def __anext__(self) -> Event:
+    async def __anext__(self) -> AnyEvent:
         ev = await self._queue.get()
         if ev is _DONE:
             self.close()
             raise StopAsyncIteration
-        result: Event = ev
+        result: AnyEvent = ev
         return result
 
     def close(self) -> None:

@@ -2,7 +2,7 @@
 (docs/reference/core.md#busy-input-and-the-queue, #steer, #interrupt).
 
 :class:`SessionQueue` is a part of :class:`~hermes_core.session.Session`; the state it works on
-(the queue, the running turn) is the session's own.
+(the queue, the runner, the running turn) is its own.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import asyncio
 import collections
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.content import Part, SeedMessage, normalize_content, parts_text
 from hermes_core.errors import InvalidValue, SessionBusy
@@ -19,12 +19,11 @@ from hermes_core.events import QuestionRequested, TurnOutcome
 from hermes_core.ids import short_id
 from hermes_core.session.queue import _DONE, QueueItem, Turn, resolve_discarded
 from hermes_core.session.types import DiscardedItem, Interrupted
+from hermes_core.tracing import valid_traceparent
 
 if TYPE_CHECKING:
-    from hermes_core.kernel import Kernel
     from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
-    from hermes_core.session.types import Status
     from hermes_core.turn import TurnRun
 
 log = logging.getLogger("hermes.session")
@@ -33,27 +32,37 @@ MAX_STEER_CHARS = 65536
 
 
 class SessionQueue:
-    """The part of a session that takes prompts: submit, the queue, steer and interrupt."""
+    """The part of a session that takes prompts: submit, the queue, steer and interrupt.
 
-    kernel: Kernel
-    id: str
-    run: TurnRun | None
-    _queue: collections.deque[QueueItem]
-    _queued_chars: int
-    _runner: asyncio.Task[None] | None
-    _closed: bool
+    It owns the waiting items, the runner task and the running turn (``run``).
+    """
 
-    if TYPE_CHECKING:  # provided by Session
-
-        @property
-        def busy(self) -> bool: ...
-        def mark_changed(self, *fields: str) -> None: ...
-        def set_status(self, status: Status) -> None: ...
-        def _check_open(self) -> None: ...
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._queue: collections.deque[QueueItem] = collections.deque()
+        self._queued_chars = 0
+        self._runner: asyncio.Task[None] | None = None
+        #: The running turn, or None.
+        self.run: TurnRun | None = None
 
     @property
-    def _me(self) -> Session:
-        return cast("Session", self)
+    def busy(self) -> bool:
+        """Whether a turn runs or prompts wait."""
+        return self._runner is not None or bool(self._queue)
+
+    @property
+    def waiting(self) -> int:
+        """How many prompts wait behind the running turn."""
+        return len(self._queue)
+
+    async def settle(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the runner to finish (after an interrupt)."""
+        runner = self._runner
+        if runner is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), timeout)
+            except (TimeoutError, asyncio.CancelledError, Exception):
+                pass
 
     async def submit(
         self,
@@ -67,6 +76,7 @@ class SessionQueue:
         display_kind: str | None = None,
         track_events: bool = True,
         reconcile: Sequence[SeedMessage] | None = None,
+        traceparent: str | None = None,
     ) -> Turn:
         """Start a turn now, or queue it behind the running one
         (docs/reference/core.md#busy-input-and-the-queue).
@@ -84,8 +94,11 @@ class SessionQueue:
         :param model: this turn's model: a reference, resolved here (an unknown one raises
             before anything is queued), or a ``ResolvedModel`` the host resolved already
             (``Kernel.resolve_model``), used as it is so a request resolves its model once.
+        :param traceparent: the W3C ``traceparent`` of the caller's span (an HTTP request's
+            header, a child agent's parent tool call): the turn's span continues that trace. A
+            malformed value is ignored (docs/observability.md).
         """
-        self._check_open()
+        self._session.check_open()
         parts = normalize_content(content)
         text = parts_text(parts)
         if not text.strip() and len(parts) == len([p for p in parts if hasattr(p, "text")]):
@@ -94,7 +107,7 @@ class SessionQueue:
             raise SessionBusy("queue_full", "more than 1 MiB of queued text; wait or interrupt")
         resolved: ResolvedModel | None = None
         if isinstance(model, str):
-            await self.kernel.resolve_model(model, session=self._me)
+            await self._session.kernel.resolve_model(model, session=self._session)
         elif model is not None:
             resolved, model = model, model.ref
         loop = asyncio.get_running_loop()
@@ -110,23 +123,24 @@ class SessionQueue:
             future=loop.create_future(),
             reconcile=None if reconcile is None else tuple(reconcile),
             resolved=resolved,
+            traceparent=valid_traceparent(traceparent),
         )
-        turn = Turn(self._me, item, track_events=track_events)
+        turn = Turn(self._session, item, track_events=track_events)
         self._queue.append(item)
         self._queued_chars += len(text)
         if self._runner is None:
             # Start at once, synchronously: a steer or interrupt that follows sees this turn.
             self._start_next()
         else:
-            self.mark_changed("queued")
+            self._session.mark_changed("queued")
         return turn
 
     def _start_next(self) -> None:
         from hermes_core.turn import TurnRun
 
         batch = self._take_batch()
-        self.run = TurnRun(self._me, batch, queued=False)
-        self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self.id}")
+        self.run = TurnRun(self._session, batch, queued=False)
+        self._runner = asyncio.create_task(self._drain(), name=f"hermes-session-{self._session.id}")
 
     def position_of(self, item: QueueItem) -> int:
         """Return ``item``'s place in the queue (1 is next), 0 when it is not waiting."""
@@ -152,23 +166,23 @@ class SessionQueue:
                 try:
                     outcome = await run.execute()
                 except Exception:  # execute() settles every failure; this is the last guard
-                    log.exception("turn of session %s failed to settle", self.id)
+                    log.exception("turn of session %s failed to settle", self._session.id)
                     outcome = TurnOutcome(status="error", reason="tool_crash", layer="agent")
                 finally:
-                    self.set_status("idle")
+                    self._session.set_status("idle")
                     self.run = None
                 for item in run.items:
                     if not item.future.done():
                         item.future.set_result(outcome)
                     for q in item.listeners:
                         q.put_nowait(_DONE)
-                if self._queue and not self._closed:
+                if self._queue and not self._session.closed:
                     batch = self._take_batch()
-                    self.run = TurnRun(self._me, batch, queued=True)
+                    self.run = TurnRun(self._session, batch, queued=True)
         finally:
             self.run = None
             self._runner = None
-            self.mark_changed("busy")
+            self._session.mark_changed("busy")
 
     def cancel_queued(self, item_id: str) -> bool:
         """Remove one waiting item; its outcome resolves ``interrupted`` (by user)."""
@@ -177,7 +191,7 @@ class SessionQueue:
                 self._queue.remove(item)
                 self._queued_chars -= len(item.text)
                 resolve_discarded(item, "interrupted_by_user")
-                self.mark_changed("queued")
+                self._session.mark_changed("queued")
                 return True
         return False
 
@@ -223,9 +237,9 @@ class SessionQueue:
         if run is not None:
             await run.interrupt(why)
         if discarded:
-            self.mark_changed("queued")
+            self._session.mark_changed("queued")
         return Interrupted(was_running, tuple(discarded))
 
     def open_questions(self) -> list[QuestionRequested]:
         """Return this session's unanswered questions, in their original request shape."""
-        return self.kernel.questions.open_for(self.id)
+        return self._session.kernel.questions.open_for(self._session.id)

@@ -22,10 +22,10 @@ from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
-    from hermes_core.events import Event
+    from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
-    from hermes_core.session.types import StoredSession
+    from hermes_core.session.types import BranchSeed, StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
 
 log = logging.getLogger("hermes.kernel")
@@ -59,7 +59,7 @@ class Sessions:
         """Return the live session with this id, if open in this process."""
         return self._live.get(session_id)
 
-    def emit(self, session_id: str, event: Event) -> None:
+    def emit(self, session_id: str, event: AnyEvent) -> None:
         """Emit ``event`` on the live session ``session_id``; nothing happens when it is not open."""
         session = self._live.get(session_id)
         if session is not None:
@@ -105,6 +105,7 @@ class Sessions:
         channel_key: str | None = None,
         parent_session_id: str | None = None,
         create_cwd: bool = False,
+        branch: BranchSeed | None = None,
     ) -> Session:
         """Open a stored or live session, or create one; take its writer lease
         (docs/reference/core.md#sessions-and-storage).
@@ -125,6 +126,7 @@ class Sessions:
             channel_key=channel_key,
             parent_session_id=parent_session_id,
             create_cwd=create_cwd,
+            branch=branch,
         )
 
     async def lookup(self, id_or_title: str) -> SessionRecord | None:

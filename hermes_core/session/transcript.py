@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.history import is_user_turn, project
@@ -22,37 +22,28 @@ from hermes_core.storage import Row
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
-    from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
+    from hermes_core.session.state import SessionState
 
 
 class SessionTranscript:
-    """The part of a session that reads and reshapes its transcript."""
+    """The part of a session that reads and reshapes its transcript (it owns no field: the rows
+    are :class:`SessionState`'s)."""
 
-    kernel: Kernel
-    id: str
-    _rows: list[Row]
-    _persisted: bool
-
-    if TYPE_CHECKING:  # provided by Session
-
-        @property
-        def busy(self) -> bool: ...
-
-    @property
-    def _me(self) -> Session:
-        return cast("Session", self)
+    def __init__(self, session: Session, state: SessionState) -> None:
+        self._session = session
+        self._state = state
 
     async def history(self, *, include_archived: bool = False, replay: bool = False) -> list[Row]:
         """Return the projection hosts see (docs/reference/core.md#messages-and-the-projection)."""
-        if include_archived and self._persisted:
-            rows = await self.kernel.storage.load_rows(self.id, include_archived=True)
+        if include_archived and self._state.persisted:
+            rows = await self._session.kernel.storage.load_rows(self._session.id, include_archived=True)
             return [r for r in rows if not r.active or r in project([r], replay=replay)]
-        return project(self._rows, replay=replay)
+        return project(self._state.rows, replay=replay)
 
     async def rewind(self, *, before_row_id: int, allow_empty: bool) -> RewindResult:
         """Soft-archive the rows from ``before_row_id`` on; see :func:`session_ops.rewind`."""
-        return await session_ops.rewind(self._me, before_row_id=before_row_id, allow_empty=allow_empty)
+        return await session_ops.rewind(self._session, before_row_id=before_row_id, allow_empty=allow_empty)
 
     async def mark_cut_off(self, row_id: int, reason: str = "interrupted") -> None:
         """Mark an assistant reply of this session cut off (``meta["cut_off"]``, see
@@ -67,7 +58,7 @@ class SessionTranscript:
 
         if reason not in CUT_OFF_NOTES:
             raise InvalidValue("reason", tuple(CUT_OFF_NOTES))
-        row = next((r for r in self._rows if r.id == row_id and r.role == "assistant"), None)
+        row = next((r for r in self._state.rows if r.id == row_id and r.role == "assistant"), None)
         if row is None:
             raise InvalidValue(
                 "row_id", message=f"row {row_id} is not an active assistant row of this session"
@@ -75,10 +66,10 @@ class SessionTranscript:
         if row.meta.get("cut_off"):
             return  # cut off already (the turn saved it so)
         meta = {"cut_off": reason}
-        if self._persisted:
-            await self.kernel.storage.update_row_meta(row_id, meta)
+        if self._state.persisted:
+            await self._session.kernel.storage.update_row_meta(row_id, meta)
         marked = dataclasses.replace(row, meta={**row.meta, **meta})
-        self._rows = [marked if r.id == row_id else r for r in self._rows]
+        self._state.replace_rows([marked if r.id == row_id else r for r in self._state.rows])
 
     async def undo(self) -> RewindResult:
         """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;
@@ -90,9 +81,9 @@ class SessionTranscript:
         :raises SessionBusy: while a turn runs or prompts wait.
         :raises RewindError: code 4018 when there is no user turn to undo.
         """
-        if self.busy:
+        if self._session.busy:
             raise SessionBusy("busy", "cannot undo while a turn is running; interrupt first")
-        last = next((r for r in reversed(self._rows) if is_user_turn(r)), None)
+        last = next((r for r in reversed(self._state.rows) if is_user_turn(r)), None)
         if last is None:
             raise RewindError(4018, "there is no user turn to undo", {"user_turn_count": 0})
         return await self.rewind(before_row_id=last.id, allow_empty=True)
@@ -100,15 +91,15 @@ class SessionTranscript:
     def comparable_transcript(self) -> list[tuple[str, str]]:
         """Return the active rows as reconcile compares them with a client's transcript:
         ``(role, normalized text)`` (see :func:`hermes_core.comparable_messages`)."""
-        return [(role, text) for role, text, _ in comparable_rows(self._rows)]
+        return [(role, text) for role, text, _ in comparable_rows(self._state.rows)]
 
     async def reconcile(self, messages: Sequence[SeedMessage]) -> ReconcileResult:
         """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
-        return await session_ops.reconcile(self._me, messages)
+        return await session_ops.reconcile(self._session, messages)
 
     async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
         """Summarise older turns into one row; see :func:`session_ops.compress`."""
-        return await session_ops.compress(self._me, focus_topic=focus_topic)
+        return await session_ops.compress(self._session, focus_topic=focus_topic)
 
     async def branch(
         self,
@@ -120,7 +111,7 @@ class SessionTranscript:
         cwd: Path | None = None,
     ) -> Session:
         return await session_ops.branch(
-            self._me, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
+            self._session, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
         )
 
     def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
@@ -130,4 +121,6 @@ class SessionTranscript:
         :param answerable: the question kinds the host answers for the task, as for
             :meth:`submit`; by default none, so a question is denied at once instead of waiting.
         """
-        return self.kernel.sessions.start_background(self._me, text, answerable=frozenset(answerable))
+        return self._session.kernel.sessions.start_background(
+            self._session, text, answerable=frozenset(answerable)
+        )

@@ -7,8 +7,23 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hermes_core.events import Usage
+from hermes_core.storage import Row
 
 Status = Literal["idle", "starting", "streaming", "working", "waiting"]
+
+
+@dataclass(frozen=True, slots=True)
+class BranchSeed:
+    """What a branch starts from (``Session.branch``): the source session's settings, an
+    explicit title, and the rows to copy into it. ``Sessions.open(branch=...)`` creates the new
+    session with these and stores it at once, rows copied with their tool calls relinked."""
+
+    model: str | None
+    provider: str | None
+    title: str
+    reasoning_effort: str | None
+    system_overlay: str | None
+    rows: tuple[Row, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

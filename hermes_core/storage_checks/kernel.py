@@ -12,7 +12,15 @@ from hermes_core.errors import CursorError
 from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk
 from hermes_core.event_log.reader import LogGap
 from hermes_core.event_log.store import ChunkWrite
-from hermes_core.events import Event, ReasoningDelta, SegmentStarted, TextDelta, TurnCompleted, TurnStarted
+from hermes_core.events import (
+    AnyEvent,
+    Event,
+    ReasoningDelta,
+    SegmentStarted,
+    TextDelta,
+    TurnCompleted,
+    TurnStarted,
+)
 from hermes_core.hookspecs import hookimpl
 from hermes_core.kernel import Kernel
 from hermes_core.providers import ChatRequest, Chunk, FinishChunk, TextChunk
@@ -48,8 +56,8 @@ def _kernel(target: StorageTarget, **event_log: Any) -> Kernel:
     return make_kernel(_UnderTest(target), FakeProviderPlugin(FakeProvider(_answer)), settings=settings)
 
 
-async def _turns(kernel: Kernel, session_id: str, count: int) -> list[Event]:
-    seen: list[Event] = []
+async def _turns(kernel: Kernel, session_id: str, count: int) -> list[AnyEvent]:
+    seen: list[AnyEvent] = []
     session = await kernel.open_session(
         session_id, source="embed", owner="check", cwd=Path(tempfile.gettempdir())
     )
@@ -60,9 +68,9 @@ async def _turns(kernel: Kernel, session_id: str, count: int) -> list[Event]:
     return seen
 
 
-async def _all(kernel: Kernel, session_id: str, after: int = 0) -> list[Event | LogGap]:
+async def _all(kernel: Kernel, session_id: str, after: int = 0) -> list[AnyEvent | LogGap]:
     """Every item of the log after ``after``, page by page (the session need not be closed)."""
-    items: list[Event | LogGap] = []
+    items: list[AnyEvent | LogGap] = []
     while True:
         page = await kernel.events.read(session_id, after=after)
         items += page.items
@@ -124,7 +132,7 @@ async def a_cut_off_turn_ends_interrupted(target: StorageTarget) -> None:
     ensure(before[-1].seq > 0, "the first turn was logged")
     # What a process killed mid-turn leaves: a chunk not sealed, its turn still running.
     sid, turn_id = "crashed", "turn_cut"
-    crashed: list[Event] = [
+    crashed: list[AnyEvent] = [
         TurnStarted(
             session_id=sid,
             turn_id=turn_id,

@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue
-from hermes_core.events import ALL_KINDS, Event, QuestionRequested, TurnCompleted
+from hermes_core.events import ALL_KINDS, AnyEvent, Event, QuestionRequested, TurnCompleted
 
 if TYPE_CHECKING:
     from hermes_core.content import Part
@@ -40,7 +40,7 @@ async def run_prompt(
     answer: Answerer | None = None,
     kinds: Iterable[str] = DEFAULT_KINDS,
     model: str | None = None,
-) -> AsyncGenerator[Event, None]:
+) -> AsyncGenerator[AnyEvent, None]:
     """Submit ``content`` to ``session`` and yield the turn's events, ``TurnStarted`` … ``TurnCompleted``.
 
     :param owner: who submits (recorded with the queued item).

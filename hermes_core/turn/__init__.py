@@ -25,7 +25,7 @@ from hermes_core.providers import (
     ChatRequest,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
-from hermes_core.turn import model_call
+from hermes_core.turn import model_call, trace
 from hermes_core.turn import start as turn_start
 from hermes_core.turn.model_call import CallResult, TurnFailed
 from hermes_core.turn.tool_round import ToolRound
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
     from hermes_core.session.queue import QueueItem
+    from hermes_core.tracing import Span
 
 log = logging.getLogger("hermes.turn")
 
@@ -69,10 +70,14 @@ class TurnRun:
         #: What was denied in this turn (made on first use by ``tool_round.run_denials``).
         self.denials: DenialMemory | None = None
         self.started = False
+        #: The turn's ``invoke_agent`` span while it runs (None: tracing is off).
+        self.span: Span | None = None
 
     # -- public ------------------------------------------------------------------------------
     async def execute(self) -> TurnOutcome:
         """Run the turn body as a task and always finish with ``TurnCompleted``."""
+        if self.kernel.tracer is not None:
+            self.span = trace.open_turn(self, self.kernel.tracer)
         body = asyncio.ensure_future(self._body())
         self.task = body
         try:
@@ -344,6 +349,9 @@ class TurnRun:
         from hermes_core.titles import maybe_refine
 
         maybe_refine(self.kernel, session)  # kernel-wide follow-up of a finished turn
+        if self.span is not None:
+            trace.close_turn(self.span, outcome, self.turn_usage)
+            self.span = None
         return outcome
 
 

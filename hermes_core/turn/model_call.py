@@ -37,6 +37,7 @@ from hermes_core.providers import (
     UsageChunk,
     not_a_chunk,
 )
+from hermes_core.turn import trace
 
 if TYPE_CHECKING:
     from hermes_core.storage import Row
@@ -131,6 +132,7 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
         session.set_status("streaming")
         stream = head.chunks() if head is not None else provider.stream(request)
         head = None  # a retry opens a new call
+        span = trace.open_model_call(run, request, attempt) if run.span is not None else None
         try:
             async for chunk in stream:
                 if isinstance(chunk, TextChunk | ReasoningChunk):
@@ -164,6 +166,8 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                 else:
                     raise not_a_chunk(run.resolved.provider if run.resolved else "?", chunk)
         except ProviderError as err:
+            if span is not None:
+                trace.close_model_call(span, None, "error", error=err.kind)
             if not emitted and vision.refused_images(run, request, err):
                 run.vision = False  # send the call again without the images, and say so
                 request = build_request(run)
@@ -203,7 +207,13 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                     message=run.kernel.redactor(err.message),
                 )
             ) from err
+        except BaseException as exc:
+            if span is not None:
+                trace.close_model_call(span, None, "error", error=type(exc).__name__)
+            raise
         _account(run, request, result)
+        if span is not None:
+            trace.close_model_call(span, result.usage, result.finish)
         return result
 
 

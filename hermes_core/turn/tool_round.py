@@ -30,10 +30,12 @@ from hermes_core.storage import NewRow, Row, StoredToolCall
 from hermes_core.subagents import BACKGROUND_MARKER, question_route
 from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
+from hermes_core.turn import trace
 
 if TYPE_CHECKING:
     from hermes_core.approvals.denials import DenialMemory
     from hermes_core.kernel import Kernel
+    from hermes_core.tracing import Span
     from hermes_core.turn import TurnRun
 
 log = logging.getLogger("hermes.tools")
@@ -64,6 +66,7 @@ class _Call:
     command: str | None = None
     started: float = 0.0
     completed: bool = False
+    span: Span | None = None  # the call's ``execute_tool`` span, when tracing
 
 
 class ToolRound:
@@ -151,7 +154,12 @@ class ToolRound:
     async def _one(self, call: _Call) -> None:
         session, run = self.session, self.turn
         spec = call.spec
+        if run.span is not None:
+            kind = spec.kind if spec else "other"
+            call.span = trace.open_tool(run, call.stored, kind)
         ctx = LiveToolContext(self, call.stored.call_id, call.paths)
+        if call.span is not None:
+            ctx.traceparent = call.span.traceparent()
         title, line = self._describe(call)
         change = await self._preview(call, ctx)
         session.emit(
@@ -325,6 +333,8 @@ class ToolRound:
                 images=result.images,
             )
         )
+        if call.span is not None:  # after ToolCompleted, which a tracer may still put on it
+            call.span.end(error="tool_error" if result.is_error else None)
         # The kind and title the call was announced with, so a replay shows the same even when
         # the tool is gone by then (a session's MCP server, an uninstalled plugin).
         meta: dict[str, Any] = {

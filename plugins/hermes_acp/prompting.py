@@ -119,11 +119,18 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
         if isinstance(handled, (str, list)):
             # The command asked for this text to run as the turn (/retry).
             _require_model(conn, acp_session)
-            return await _run_turn(conn, acp_session, ticket, handled)
+            return await _run_turn(conn, acp_session, ticket, handled, _caller_trace(params))
         if handled is not None:
             return handled
     _require_model(conn, acp_session)
-    return await _run_turn(conn, acp_session, ticket, text)
+    return await _run_turn(conn, acp_session, ticket, text, _caller_trace(params))
+
+
+def _caller_trace(params: Any) -> str | None:
+    """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    value = meta.get("traceparent") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _require_model(conn: AcpConnection, acp_session: AcpSession) -> None:
@@ -136,10 +143,14 @@ def _require_model(conn: AcpConnection, acp_session: AcpSession) -> None:
 
 
 async def _run_turn(
-    conn: AcpConnection, acp_session: AcpSession, ticket: Ticket, text: str | list[Part]
+    conn: AcpConnection,
+    acp_session: AcpSession,
+    ticket: Ticket,
+    text: str | list[Part],
+    traceparent: str | None = None,
 ) -> dict[str, Any]:
     core = acp_session.core
-    turn = await core.submit(text, owner="acp", answerable=ANSWERABLE)
+    turn = await core.submit(text, owner="acp", answerable=ANSWERABLE, traceparent=traceparent)
     ticket.submitted = True
     stream = TurnStream(conn, acp_session)
     outcome: TurnOutcome | None = None

@@ -6,26 +6,35 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from hermes_acp import permissions, toolcalls
 from hermes_acp.replay import plan_update
 from hermes_acp.state import CallState
 from hermes_acp.subagent_calls import SubagentCalls
 from hermes_core import (
+    AnyEvent,
+    BackgroundCompleted,
     DeltaCoalescer,
-    Event,
     QuestionClosed,
     QuestionRequested,
     ReasoningDelta,
+    Retrying,
+    SegmentStarted,
+    SessionChanged,
+    SessionProblem,
+    SteerDelivered,
     SubagentEvent,
     TextDelta,
     TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
     ToolExecuting,
     ToolProgress,
+    TurnCompleted,
     TurnOutcome,
+    TurnStarted,
     UsageUpdated,
 )
 
@@ -66,7 +75,7 @@ class TurnStream:
     def _send(self, update: dict[str, Any]) -> None:
         self.conn.update(self.sid, update)
 
-    def feed(self, events: list[Event]) -> None:
+    def feed(self, events: list[AnyEvent]) -> None:
         """Encode the events that are already there, merging adjacent deltas of one kind.
 
         :param events: core events of this turn, in order (one batch of ``Turn.next_events``).
@@ -75,7 +84,7 @@ class TurnStream:
             self.handle(event)
         self._deltas.flush()
 
-    def handle(self, event: Event) -> None:
+    def handle(self, event: AnyEvent) -> None:
         """Encode one event; a text or reasoning delta waits in the coalescer until :meth:`flush`.
 
         :param event: a core event of this turn.
@@ -107,6 +116,20 @@ class TurnStream:
                 permissions.withdraw(self.conn, self.session, event.request_id)
             case SubagentEvent():
                 self._subagents.handle(event)
+            case (
+                TurnStarted()
+                | SegmentStarted()
+                | Retrying()
+                | ToolDecision()
+                | SteerDelivered()
+                | SessionChanged()
+                | TurnCompleted()
+                | SessionProblem()
+                | BackgroundCompleted()
+            ):
+                pass  # no session/update of their own (the prompt's answer carries the outcome)
+            case _:
+                assert_never(event)
 
     # ------------------------------------------------------------------ streaming
 

@@ -33,6 +33,13 @@ class RunOwner(Protocol):
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
 
+    def owner_gone(
+        self, run_id: str, last_seq: int, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The run's owner is gone ("owner gone, last seq N"): return the terminal event numbered
+        ``last_seq + 1`` and the final status it makes, for the bus to commit."""
+        ...
+
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run (its owner is gone); ``status`` is its final
         status, to be stored durably at once."""

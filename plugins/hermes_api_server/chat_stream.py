@@ -5,20 +5,34 @@ reasoning deltas, tool progress, the outcome and ``[DONE]``
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from hermes_api_server.chat_progress import ProgressFrames
 from hermes_api_server.errors import dumps
 from hermes_api_server.outcomes import chat_finish, error_code, hermes_block
 from hermes_api_server.turns import KEEPALIVE_S
 from hermes_core import (
+    BackgroundCompleted,
     DeltaCoalescer,
     QuestionClosed,
+    QuestionRequested,
+    ReasoningDelta,
+    Retrying,
+    SegmentStarted,
+    SessionChanged,
+    SessionProblem,
+    SteerDelivered,
     SubagentEvent,
+    TextDelta,
+    TitleChanged,
     ToolAnnounced,
     ToolCompleted,
     ToolDecision,
+    ToolExecuting,
+    ToolProgress,
     TurnCompleted,
+    TurnStarted,
+    UsageUpdated,
 )
 
 if TYPE_CHECKING:
@@ -107,6 +121,25 @@ class ChatChunks:
                         self._flush(out, deltas)
                         out.extend(self._final(event, model_ref, source, include_usage))
                         ended = True
+                    case TextDelta() | ReasoningDelta():
+                        pass  # taken by the coalescer above
+                    case (
+                        TurnStarted()
+                        | SegmentStarted()
+                        | Retrying()
+                        | QuestionRequested()
+                        | ToolExecuting()
+                        | ToolProgress()
+                        | SteerDelivered()
+                        | UsageUpdated()
+                        | TitleChanged()
+                        | SessionChanged()
+                        | SessionProblem()
+                        | BackgroundCompleted()
+                    ):
+                        pass  # no chunk of their own (usage leaves with the outcome)
+                    case _:
+                        assert_never(event)
             self._flush(out, deltas)
             if head is not None and (out or ended):
                 out.insert(0, head)

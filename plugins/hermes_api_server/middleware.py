@@ -15,6 +15,7 @@ from hermes_api_server.console.auth import is_console_path, same_origin
 from hermes_api_server.errors import ApiError, error_response
 from hermes_api_server.proxies import networks_of, unwrap
 from hermes_api_server.state import PRINCIPAL_KEY, get_state
+from hermes_api_server.trace_context import CALLER_TRACE
 from hermes_core import StorageUnavailable
 
 log = logging.getLogger("hermes.api")
@@ -96,6 +97,9 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
     status: int | None = None
     if state.settings.trusted_proxies:
         request = unwrap(request, networks_of(tuple(state.settings.trusted_proxies)))
+    caller = request.headers.get("traceparent")
+    if caller is not None:
+        CALLER_TRACE.set(caller)
     try:
         response = await _front(request, handler)
         status = response.status

@@ -7,22 +7,35 @@ import json
 import secrets
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from hermes_api_server.outcomes import responses_status, usage_dict
 from hermes_core import (
+    BackgroundCompleted,
     DeltaCoalescer,
+    QuestionClosed,
+    QuestionRequested,
     ReasoningDelta,
+    Retrying,
     SegmentStarted,
+    SessionChanged,
+    SessionProblem,
+    SteerDelivered,
     SubagentEvent,
     TextDelta,
+    TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
+    ToolExecuting,
+    ToolProgress,
     TurnCompleted,
+    TurnStarted,
+    UsageUpdated,
 )
 
 if TYPE_CHECKING:
-    from hermes_core import Event
+    from hermes_core import AnyEvent
 
 OUTPUT_CAP = 16_000
 
@@ -211,7 +224,7 @@ class ResponseBuilder:
             )
         )
 
-    def feed_batch(self, events: list[Event]) -> list[dict[str, Any]]:
+    def feed_batch(self, events: list[AnyEvent]) -> list[dict[str, Any]]:
         """Consume events that are already there; return the stream events they produce.
 
         Adjacent deltas of one kind become one ``response.output_text.delta`` (or reasoning
@@ -234,72 +247,92 @@ class ResponseBuilder:
         if text is not None:
             self._text(text, self._out)
 
-    def feed(self, event: Event) -> list[dict[str, Any]]:
+    def feed(self, event: AnyEvent) -> list[dict[str, Any]]:
         """Consume one core event; return the stream events it produces."""
         out: list[dict[str, Any]] = []
-        if isinstance(event, TextDelta):
-            self._text(event.text, out)
-        elif isinstance(event, ReasoningDelta):
-            self._reason(event.text, out)
-        elif isinstance(event, SegmentStarted):
-            self._close_message(out)
-            self._close_reasoning(out)
-        elif isinstance(event, ToolAnnounced):
-            self._close_message(out)
-            self._close_reasoning(out)
-            item = {
-                "id": "fc_" + secrets.token_hex(12),
-                "type": "function_call",
-                "status": "in_progress",
-                "call_id": event.call_id,
-                "name": event.name,
-                "arguments": json.dumps(event.args_redacted, ensure_ascii=False),
-            }
-            self.output.append(item)
-            index = len(self.output) - 1
-            self._calls[event.call_id] = index
-            out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
-            out.append(
-                self._event(
-                    "response.function_call_arguments.done",
-                    item_id=item["id"],
-                    output_index=index,
-                    name=event.name,
-                    arguments=item["arguments"],
-                )
-            )
-        elif isinstance(event, ToolCompleted):
-            self._close_message(out)
-            index = self._calls.pop(event.call_id, -1)
-            if index >= 0:
-                call = self.output[index]
-                call["status"] = "completed"
-                out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
-            item = {
-                "id": "fco_" + secrets.token_hex(12),
-                "type": "function_call_output",
-                "status": "completed",
-                "call_id": event.call_id,
-                "output": cap_output(event.result_text),
-            }
-            self.output.append(item)
-            index = len(self.output) - 1
-            out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
-            out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
-        elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
-            self._subagent(event, out)
-        elif isinstance(event, TurnCompleted):
-            if not self.saw_text and event.text:
+        match event:
+            case TextDelta():
                 self._text(event.text, out)
-            self._close_message(out)
-            self._close_reasoning(out)
-            for index in self._calls.values():
-                self.output[index]["status"] = "incomplete"
-            self._calls.clear()
-            self.status, self.error, self.incomplete = responses_status(event)
-            self.usage = usage_dict(event)
-            if event.warnings:  # what the turn left out, e.g. images_dropped
-                self.hermes["warnings"] = list(event.warnings)
+            case ReasoningDelta():
+                self._reason(event.text, out)
+            case SegmentStarted():
+                self._close_message(out)
+                self._close_reasoning(out)
+            case ToolAnnounced():
+                self._close_message(out)
+                self._close_reasoning(out)
+                item = {
+                    "id": "fc_" + secrets.token_hex(12),
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "call_id": event.call_id,
+                    "name": event.name,
+                    "arguments": json.dumps(event.args_redacted, ensure_ascii=False),
+                }
+                self.output.append(item)
+                index = len(self.output) - 1
+                self._calls[event.call_id] = index
+                out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+                out.append(
+                    self._event(
+                        "response.function_call_arguments.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        name=event.name,
+                        arguments=item["arguments"],
+                    )
+                )
+            case ToolCompleted():
+                self._close_message(out)
+                index = self._calls.pop(event.call_id, -1)
+                if index >= 0:
+                    call = self.output[index]
+                    call["status"] = "completed"
+                    out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
+                item = {
+                    "id": "fco_" + secrets.token_hex(12),
+                    "type": "function_call_output",
+                    "status": "completed",
+                    "call_id": event.call_id,
+                    "output": cap_output(event.result_text),
+                }
+                self.output.append(item)
+                index = len(self.output) - 1
+                out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+                out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+            case SubagentEvent(kind="start" | "complete"):
+                self._subagent(event, out)
+            case TurnCompleted():
+                if not self.saw_text and event.text:
+                    self._text(event.text, out)
+                self._close_message(out)
+                self._close_reasoning(out)
+                for index in self._calls.values():
+                    self.output[index]["status"] = "incomplete"
+                self._calls.clear()
+                self.status, self.error, self.incomplete = responses_status(event)
+                self.usage = usage_dict(event)
+                if event.warnings:  # what the turn left out, e.g. images_dropped
+                    self.hermes["warnings"] = list(event.warnings)
+            case (
+                TurnStarted()
+                | Retrying()
+                | ToolDecision()
+                | QuestionRequested()
+                | QuestionClosed()
+                | ToolExecuting()
+                | ToolProgress()
+                | SteerDelivered()
+                | UsageUpdated()
+                | TitleChanged()
+                | SessionChanged()
+                | SessionProblem()
+                | BackgroundCompleted()
+                | SubagentEvent()
+            ):
+                pass  # no Responses stream event of their own (usage leaves with the outcome)
+            case _:
+                assert_never(event)
         return out
 
     def _subagent(self, event: SubagentEvent, out: list[dict[str, Any]]) -> None:

@@ -24,7 +24,7 @@ from hermes_api_server.outcomes import usage_dict
 from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
 from hermes_api_server.runs_events import RunEvents
-from hermes_api_server.runs_lookup import RunLookup
+from hermes_api_server.runs_lookup import RunLookup, owner_lost_end
 from hermes_api_server.turns import submit_turn
 from hermes_core import TurnCompleted
 
@@ -152,6 +152,13 @@ class RunManager:
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
         self.ends.lost(run_id, status)
+
+    def owner_gone(
+        self, run_id: str, last_seq: int, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A run's owner is gone and its stream ends at ``last_seq``: its end is ``run.failed``
+        (``owner_lost``), numbered ``last_seq + 1`` (see :func:`runs_lookup.owner_lost_end`)."""
+        return owner_lost_end(run_id, last_seq, status, self.state.settings.run_journal_events)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run on the bus: store that end durably now, so

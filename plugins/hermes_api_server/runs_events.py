@@ -3,29 +3,40 @@ approvals, steer, sub-agents, the end of the turn (docs/reference/api-server.md#
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from hermes_api_server.run_state import approval_payload
 from hermes_api_server.tool_diff import progress_tail, unified_diff
 from hermes_api_server.turns import EventPump
 from hermes_core import (
+    BackgroundCompleted,
     DeltaCoalescer,
     QuestionClosed,
     QuestionRequested,
+    ReasoningDelta,
+    Retrying,
+    SegmentStarted,
+    SessionChanged,
+    SessionProblem,
     SteerDelivered,
     SubagentEvent,
+    TextDelta,
+    TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
+    ToolExecuting,
     ToolProgress,
     TurnCompleted,
     TurnStarted,
+    UsageUpdated,
     subagent_payload,
 )
 
 if TYPE_CHECKING:
     from hermes_api_server.run_state import Run
     from hermes_api_server.runs import RunManager
-    from hermes_core import Event, FileChange, Turn
+    from hermes_core import AnyEvent, FileChange, Turn
 
 
 class RunEvents:
@@ -72,7 +83,7 @@ class RunEvents:
             self.runs.emit(run, "tool.progress", {"tool_call_id": call_id, "chunk": progress_tail(text)})
         output.clear()
 
-    async def _on_event(self, run: Run, event: Event) -> None:
+    async def _on_event(self, run: Run, event: AnyEvent) -> None:
         match event:
             case TurnStarted():
                 if run.status == "queued":
@@ -127,6 +138,24 @@ class RunEvents:
                 )
             case TurnCompleted():
                 await self.runs.finish(run, event)
+            case TextDelta() | ReasoningDelta() | ToolProgress():
+                pass  # coalesced by pump() before they get here
+            case QuestionRequested() | QuestionClosed():
+                pass  # only approvals are run events
+            case (
+                SegmentStarted()
+                | Retrying()
+                | ToolDecision()
+                | ToolExecuting()
+                | UsageUpdated()
+                | TitleChanged()
+                | SessionChanged()
+                | SessionProblem()
+                | BackgroundCompleted()
+            ):
+                pass  # not run events (usage arrives with run.completed)
+            case _:
+                assert_never(event)
 
     def _diff(self, run: Run, change: FileChange | None) -> dict[str, str]:
         """Return ``{"diff": …}`` for a tool's file change (redacted), else nothing."""

@@ -205,6 +205,16 @@ class RunLookup:
         )
 
 
+def owner_lost_end(
+    run_id: str, last_seq: int, status: dict[str, Any], journal_events: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the ``run.failed`` (``owner_lost``) event numbered ``last_seq + 1`` of a run whose
+    owner is gone, and the final status it makes (an open approval goes with the run)."""
+    final = _lost(run_id, {**status, "last_seq": last_seq}, journal_events)
+    final.pop("approval", None)
+    return final["terminal_event"], final
+
+
 def _lost(run_id: str, status: dict[str, Any], journal_events: int) -> dict[str, Any]:
     """Return the ``owner_lost`` end of a run the bus holds nothing about."""
     fields = {

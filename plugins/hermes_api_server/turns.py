@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.trace_context import caller_trace
 from hermes_core import ImagePart, InvalidValue, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_core import Event, Kernel, Part, ResolvedModel, SeedMessage, Session, Turn
+    from hermes_core import AnyEvent, Kernel, Part, ResolvedModel, SeedMessage, Session, Turn
 
 KEEPALIVE_S = 10.0
 _END = object()
@@ -31,12 +32,12 @@ class EventPump:
         # A stand-in that only offers ``events()`` is read through a copying task.
         self.turn: Any = turn if hasattr(turn, "next_events") else _Copier(turn)
 
-    async def next(self, timeout: float | None) -> list[Event] | None:
+    async def next(self, timeout: float | None) -> list[AnyEvent] | None:
         """Return the next ready events; [] once they are over, None when ``timeout`` passed first."""
-        batch: list[Event] | None = await self.turn.next_events(timeout)
+        batch: list[AnyEvent] | None = await self.turn.next_events(timeout)
         return batch
 
-    async def batches(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[list[Event] | None]:
+    async def batches(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[list[AnyEvent] | None]:
         """Yield lists of ready events, or None after ``keepalive_s`` of silence."""
         while True:
             batch = await self.turn.next_events(keepalive_s)
@@ -117,6 +118,7 @@ async def submit_turn(
             model_options=choice.options,
             answerable=answerable,
             reconcile=reconcile,
+            traceparent=caller_trace(),
         )
     except (ModelAmbiguous, ModelNotFound) as exc:
         # Checked up front too; this covers a reference the catalog stopped serving meanwhile.

@@ -15,19 +15,33 @@ import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, assert_never
 
 from hermes_core import (
+    AnyEvent,
+    BackgroundCompleted,
     Kernel,
+    QuestionClosed,
+    QuestionRequested,
     ReasoningDelta,
+    Retrying,
+    SegmentStarted,
+    SessionChanged,
+    SessionProblem,
+    SteerDelivered,
     Subagent,
     SubagentEvent,
     Subagents,
     SubagentStatus,
     TextDelta,
+    TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
+    ToolExecuting,
+    ToolProgress,
     TurnCompleted,
+    TurnStarted,
     UsageUpdated,
 )
 
@@ -94,7 +108,7 @@ class Relay:
             self.subagents.emit(self.sub, "thinking", {"text": "".join(self.thinking)})
             self.thinking.clear()
 
-    def feed(self, batch: list[Any]) -> TurnCompleted | None:
+    def feed(self, batch: list[AnyEvent]) -> TurnCompleted | None:
         """Take one burst of the child's events; return its ``TurnCompleted`` if it came."""
         sub, subagents = self.sub, self.subagents
         done: TurnCompleted | None = None
@@ -130,6 +144,24 @@ class Relay:
                 case TurnCompleted():
                     sub.usage = ev.usage
                     done = ev
+                case (
+                    TurnStarted()
+                    | SegmentStarted()
+                    | Retrying()
+                    | ToolDecision()
+                    | QuestionRequested()
+                    | QuestionClosed()
+                    | ToolExecuting()
+                    | ToolProgress()
+                    | SteerDelivered()
+                    | TitleChanged()
+                    | SessionChanged()
+                    | SessionProblem()
+                    | BackgroundCompleted()
+                ):
+                    pass  # not forwarded: the parent's host sees the child's steps only
+                case _:
+                    assert_never(ev)
         if done is not None or time.monotonic() - self.sent_at >= PROGRESS_S:
             self.flush()
         return done
@@ -146,8 +178,13 @@ def _subagents(sub: Subagent) -> Subagents:
     return session_kernel(sub).sessions.children
 
 
-async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> ChildResult:
-    """Run ``sub`` to its end and return its result; never raises except on cancellation."""
+async def run_child(
+    sub: Subagent, prompt: str, answerable: frozenset[str], traceparent: str | None = None
+) -> ChildResult:
+    """Run ``sub`` to its end and return its result; never raises except on cancellation.
+
+    :param traceparent: the delegating tool call's span: the child's turn is traced under it.
+    """
     session = sub.session
     assert session is not None
     kernel = session.kernel
@@ -161,7 +198,9 @@ async def run_child(sub: Subagent, prompt: str, answerable: frozenset[str]) -> C
     try:
         sub.status = "running"
         subagents.emit(sub, "start")
-        turn = await session.submit(prompt, owner=f"subagent:{sub.parent_id}", answerable=answerable)
+        turn = await session.submit(
+            prompt, owner=f"subagent:{sub.parent_id}", answerable=answerable, traceparent=traceparent
+        )
         relay = Relay(sub)
         done = None
         while done is None:

@@ -156,16 +156,21 @@ async def delegate(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         for t in tasks
     ]
     answerable = ctx.answerable & CHILD_ANSWERABLE
+    trace = getattr(ctx, "traceparent", None)  # a context from before tracing has none
     if background:
-        return await _start_background(parent, tasks[0], hidden[0], answerable)
-    results = await _run_batch(parent, tasks, hidden, answerable)
+        return await _start_background(parent, tasks[0], hidden[0], answerable, trace)
+    results = await _run_batch(parent, tasks, hidden, answerable, trace)
     payload = {"results": [r.as_dict() for r in results]}
     failed = all(r.status != "completed" for r in results)
     return ToolResult(json.dumps(payload, ensure_ascii=False), is_error=failed)
 
 
 async def _run_batch(
-    parent: Session, tasks: list[TaskRequest], hidden: list[frozenset[str]], answerable: frozenset[str]
+    parent: Session,
+    tasks: list[TaskRequest],
+    hidden: list[frozenset[str]],
+    answerable: frozenset[str],
+    traceparent: str | None,
 ) -> list[ChildResult]:
     subagents = parent.kernel.sessions.children
     spawned = []
@@ -191,7 +196,7 @@ async def _run_batch(
             raise
         raise ToolError(f"could not start a child: {parent.kernel.redactor(str(exc))}") from exc
     runs = [
-        asyncio.ensure_future(run_child(sub, child_prompt(task), answerable))
+        asyncio.ensure_future(run_child(sub, child_prompt(task), answerable, traceparent))
         for sub, task in zip(spawned, tasks, strict=True)
     ]
     try:
@@ -203,7 +208,11 @@ async def _run_batch(
 
 
 async def _start_background(
-    parent: Session, task: TaskRequest, hidden: frozenset[str], answerable: frozenset[str]
+    parent: Session,
+    task: TaskRequest,
+    hidden: frozenset[str],
+    answerable: frozenset[str],
+    traceparent: str | None,
 ) -> ToolResult:
     subagents = parent.kernel.sessions.children
     delegation_id = "dg_" + secrets.token_hex(4)
@@ -220,7 +229,7 @@ async def _start_background(
         raise ToolError(f"could not start a child: {parent.kernel.redactor(str(exc))}") from exc
 
     async def work() -> None:
-        result = await run_child(sub, child_prompt(task), answerable)
+        result = await run_child(sub, child_prompt(task), answerable, traceparent)
         status = {"completed": "complete", "error": "error", "interrupted": "interrupted"}[result.status]
         text = result.summary if result.status == "completed" else (result.error or result.status)
         parent.emit(

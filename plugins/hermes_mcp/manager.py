@@ -315,7 +315,8 @@ class McpManager:
         remote = tool.name
 
         async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-            return to_tool_result(await runner.call(remote, dict(args)))
+            trace = getattr(ctx, "traceparent", None)
+            return to_tool_result(await runner.call(remote, dict(args), traceparent=trace))
 
         schema = dict(tool.input_schema or {})
         schema.setdefault("type", "object")

@@ -102,9 +102,13 @@ class ServerRunner:
         )
 
     # -- calls -------------------------------------------------------------------------------
-    async def call(self, tool: str, args: dict[str, Any]) -> Any:
-        """Run one tool call on the server; a dead, hung or stopped server is a ``ToolError``."""
-        return await self.request("call", {"name": tool, "arguments": args})
+    async def call(self, tool: str, args: dict[str, Any], *, traceparent: str | None = None) -> Any:
+        """Run one tool call on the server; a dead, hung or stopped server is a ``ToolError``.
+
+        :param traceparent: the calling span's W3C ``traceparent``, sent as ``params._meta.traceparent``
+            so a traced server continues the trace (docs/observability.md#propagation).
+        """
+        return await self.request("call", {"name": tool, "arguments": args, "traceparent": traceparent})
 
     async def request(self, op: str, args: dict[str, Any]) -> Any:
         """Run one request (a tool call, or a resource or prompt request) through the task."""
@@ -300,7 +304,11 @@ class ServerRunner:
 async def _send(client: Any, item: _Call, timeout: float) -> Any:
     args = item.args
     if item.op == "call":
-        return await client.call_tool(args["name"], args["arguments"], read_timeout_seconds=timeout)
+        trace = args.get("traceparent")
+        meta = {"traceparent": trace} if trace else None
+        return await client.call_tool(
+            args["name"], args["arguments"], read_timeout_seconds=timeout, meta=meta
+        )
     if item.op == "list_resources":
         return await client.list_resources(cursor=args.get("cursor"))
     if item.op == "read_resource":

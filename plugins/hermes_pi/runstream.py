@@ -13,9 +13,10 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from hermes_core import (
+    BackgroundCompleted,
     QuestionClosed,
     QuestionRequested,
     ReasoningDelta,
@@ -24,10 +25,13 @@ from hermes_core import (
     SessionChanged,
     SessionProblem,
     SteerDelivered,
+    SubagentEvent,
     TextDelta,
     TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
+    ToolExecuting,
     ToolProgress,
     TurnCompleted,
     TurnStarted,
@@ -38,7 +42,7 @@ from hermes_pi.messages import user_message
 from hermes_pi.turns import TurnEncoder
 
 if TYPE_CHECKING:
-    from hermes_core import Event, Session, TurnOutcome
+    from hermes_core import AnyEvent, Session, TurnOutcome
     from hermes_pi.dialogs import Dialogs
 
 log = logging.getLogger("hermes.pi")
@@ -181,7 +185,7 @@ class RunStream(TurnEncoder):
                 handled = 0
                 await asyncio.sleep(0)
 
-    def _on_event(self, ev: Event) -> None:
+    def _on_event(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
                 if ev.turn_id == self._turn_id:
@@ -236,6 +240,12 @@ class RunStream(TurnEncoder):
                         "notifyType": "error",
                     }
                 )
+            case TextDelta() | ReasoningDelta():
+                pass  # streamed by the match above
+            case ToolDecision() | ToolExecuting() | BackgroundCompleted() | SubagentEvent():
+                pass  # pi's RPC has no message for them
+            case _:
+                assert_never(ev)
 
     # -- turns --------------------------------------------------------------------------------
     def _turn_started(self, ev: TurnStarted) -> None:

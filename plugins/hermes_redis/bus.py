@@ -294,7 +294,8 @@ class RedisRunBus:
     async def reap(
         self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
     ) -> bool:
-        """End the run with ``run.failed`` (``owner_lost``) if its owner is gone for sure.
+        """End the run if its owner is gone for sure, with the end the owner side decides
+        (``RunOwner.owner_gone``: the API server's ``run.failed``, ``owner_lost``).
 
         :returns: True when the run is (now) ended on the bus.
         """

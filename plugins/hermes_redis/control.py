@@ -7,7 +7,8 @@ a one-off reply list the sender waits on.
 An instance counts as alive while its heartbeat key lives: ``owner_grace_s`` after its last
 heartbeat, so a stall shorter than that (a GC pause, a frozen VM) ends nothing. A dead owner's
 runs are ended in one script each (``scripts.REAP``), only once the bus clock says Redis has been
-up without a break for the grace period.
+up without a break for the grace period. The end itself is the API server's: the bus reports the
+owner gone with the run's last seq (``RunOwner.owner_gone``) and commits the event it gets back.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_redis import keys, scripts
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from hermes_redis.bus import ControlHandler, RedisRunBus
 
 log = logging.getLogger("hermes.redis")
-LOST_MESSAGE = "The instance that owned this run stopped answering; the run ended."
 
 
 class ControlLoop:
@@ -121,8 +120,9 @@ class ControlLoop:
     async def reap_run(
         self, run_id: str, principal: str | None = None, known: dict[str, Any] | None = None
     ) -> bool:
-        """Append ``run.failed`` (``owner_lost``) unless the owner is alive, the run settled, or
-        the bus has not been up for the grace period yet; True when the run is (now) ended.
+        """Append the run's end (``RunOwner.owner_gone``) unless the owner is alive, the run
+        settled, or the bus has not been up for the grace period yet; True when the run is (now)
+        ended.
 
         :param principal: with ``known``, for a run the bus has no record of (Redis lost it):
             its principal and last known status.
@@ -147,7 +147,10 @@ class ControlLoop:
             top = await self.client.xrevrange(stream, count=1)
             last = int(top[0][0].split("-", 1)[0]) if top else 0
             seq = max(last, int(reserved), int(status.get("last_seq") or 0)) + 1
-            payload, final = lost_end(run_id, seq, status)
+            end = self.bus.owned.owner_gone(run_id, seq - 1, status)
+            if end is None:
+                return False  # nothing here to decide the run's end (a bus without its server)
+            payload, final = end
             answer = await self.client.eval(
                 scripts.REAP,
                 5,
@@ -181,7 +184,10 @@ class ControlLoop:
         top = await self.client.xrevrange(stream, count=1)
         last = int(top[0][0].split("-", 1)[0]) if top else 0
         seq = max(last, int(known.get("last_seq") or 0)) + 1
-        payload, final = lost_end(run_id, seq, known)
+        end = self.bus.owned.owner_gone(run_id, seq - 1, known)
+        if end is None:
+            return "missing"
+        payload, final = end
         answer: str = await self.client.eval(
             scripts.REAP_UNKNOWN,
             3,
@@ -260,26 +266,3 @@ class ControlLoop:
             return {"error": "owner_timeout" if alive else "owner_lost"}
         result: dict[str, Any] = json.loads(answer[1])
         return result
-
-
-def lost_end(run_id: str, seq: int, status: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the ``run.failed`` (``owner_lost``) event at ``seq`` and the final status it makes."""
-    fields = {
-        "error": LOST_MESSAGE,
-        "output": status.get("output", ""),
-        "usage": status.get("usage"),
-        "completed": False,
-        "partial": bool(status.get("output")),
-        "error_code": "owner_lost",
-        "turn_exit_reason": "error",
-        "pending_steer": None,
-    }
-    now = time.time()
-    payload = {"event": "run.failed", "run_id": run_id, "seq": seq, "timestamp": now, **fields}
-    final = dict(status)
-    final.update(fields)
-    final.update(
-        status="failed", updated_at=now, last_event="run.failed", last_seq=seq, terminal_event=payload
-    )
-    final.pop("approval", None)
-    return payload, final

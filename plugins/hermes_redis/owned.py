@@ -207,6 +207,17 @@ class OwnedRuns:
         if self.owner is not None:
             self.owner.lost(run_id, status)
 
+    def owner_gone(
+        self, run_id: str, last_seq: int, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A run's owner is gone and its stream ends at ``last_seq``: return the terminal event
+        (numbered ``last_seq + 1``) and final status the owner side decides for it, which the
+        bus then commits; None without an owner side (the bus alone never writes an event)."""
+        if self.owner is None:
+            return None
+        end: tuple[dict[str, Any], dict[str, Any]] = self.owner.owner_gone(run_id, last_seq, status)
+        return end
+
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run (``owner_lost``): have the owner side store
         that end durably at once. Redis may forget it (a restart without persistence) before the

@@ -72,7 +72,14 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
     if busy and live.busy_policy == "steer" and session.status in ("streaming", "working", "waiting"):
         if session.steer(text) == "accepted":
             return _done({"status": "steered"})
-    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy))
+    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, _caller_trace(p)))
+
+
+def _caller_trace(p: Params) -> str | None:
+    """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
+    meta = p.get("_meta")
+    value = meta.get("traceparent") if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
 
 
 async def _done_coro(value: dict[str, Any]) -> dict[str, Any]:
@@ -90,6 +97,7 @@ async def _submit(
     attachments: list[dict[str, Any]],
     display_kind: str | None,
     busy: bool,
+    traceparent: str | None = None,
 ) -> dict[str, Any]:
     session = live.session
     content: Any = text if not attachments else await gw.run_blocking(_parts, text, attachments)
@@ -104,6 +112,7 @@ async def _submit(
             answerable=ALL_KINDS,  # the TUI answers every kind of question
             display_kind=display_kind,
             track_events=False,
+            traceparent=traceparent,
         )
     except SessionBusy as exc:
         raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc

@@ -15,7 +15,7 @@ from hermes_core import LogGap
 from hermes_tui_gateway.stream import SessionStream
 
 if TYPE_CHECKING:
-    from hermes_core import Event
+    from hermes_core import AnyEvent
     from hermes_tui_gateway.gateway import Live
 
 PAGE = 5000
@@ -43,7 +43,7 @@ async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, An
     projector.verbose = stream.verbose
     frames: list[dict[str, Any]] = []
     gaps: list[LogGap] = []
-    pending: list[Event] = []
+    pending: list[AnyEvent] = []
     cursor = after
     done = False
     # The first read always happens: it is what checks the cursor against the log's head.

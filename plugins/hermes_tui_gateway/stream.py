@@ -15,7 +15,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, assert_never
 
 from hermes_core import (
     BackgroundCompleted,
@@ -24,6 +24,7 @@ from hermes_core import (
     QuestionRequested,
     ReasoningDelta,
     Retrying,
+    SegmentStarted,
     SessionChanged,
     SessionProblem,
     SteerDelivered,
@@ -32,6 +33,8 @@ from hermes_core import (
     TitleChanged,
     ToolAnnounced,
     ToolCompleted,
+    ToolDecision,
+    ToolExecuting,
     ToolProgress,
     TurnCompleted,
     TurnStarted,
@@ -42,7 +45,7 @@ from hermes_tui_gateway import encode
 from hermes_tui_gateway.wire import UsageObj
 
 if TYPE_CHECKING:
-    from hermes_core import Event, Session
+    from hermes_core import AnyEvent, Session
 
 log = logging.getLogger("hermes.tui")
 COALESCE_S = 0.033
@@ -280,14 +283,14 @@ class SessionStream:
     def _tools_visible(self) -> bool:
         return self.verbose != "off"
 
-    def _on_event(self, ev: Event) -> None:
+    def _on_event(self, ev: AnyEvent) -> None:
         self._source_seq = ev.seq or None
         try:
             self._project(ev)
         finally:
             self._source_seq = None
 
-    def project(self, events: list[Event]) -> list[dict[str, Any]]:
+    def project(self, events: list[AnyEvent]) -> list[dict[str, Any]]:
         """Return the frames ``events`` project to (a replay: nothing is kept or delivered)."""
         out: list[dict[str, Any]] = []
         self.collect = out
@@ -296,7 +299,7 @@ class SessionStream:
         self._flush()
         return out
 
-    def _project(self, ev: Event) -> None:
+    def _project(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
                 # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
@@ -389,3 +392,7 @@ class SessionStream:
                     # A background child ended after its turn: store its tree again, settled.
                     self.on_tree([ev.subagent_id])
                 self.emit(f"subagent.{ev.kind}", encode.subagent(ev, self.session.kernel.redactor))
+            case SegmentStarted() | ToolDecision() | ToolExecuting():
+                pass  # no frame of their own: the tool.* frames carry the tool's state
+            case _:
+                assert_never(ev)

@@ -38,11 +38,12 @@ def hermes_lifespan(kernel):
 '''
 
 #: Top-level packages of backends and SDKs the default ACP session never needs.
-NEVER_TOP = ("psycopg", "psycopg_pool", "redis", "mcp", "aiohttp", "openai", "anthropic")
+NEVER_TOP = ("psycopg", "psycopg_pool", "redis", "mcp", "aiohttp", "openai", "anthropic", "opentelemetry")
 #: Plugin modules that only a configured backend (or a keyed provider) needs.
 NEVER_MODULES = (
     "hermes_mcp.runner",
     "hermes_anthropic.provider",
+    "hermes_otel.tracer",
 )
 
 

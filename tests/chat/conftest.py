@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -23,3 +24,16 @@ def work(tmp_path: Path) -> Path:
     folder = tmp_path / "work"
     folder.mkdir()
     return folder
+
+
+@pytest.fixture
+def scrubbed(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the gateway the chat spawns at the test's HERMES_HOME, and nothing else of ours."""
+    for name in list(os.environ):
+        if (
+            name.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_"))
+            and name != "HERMES_TEST_TIME_SCALE"
+        ):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    return home

@@ -6,11 +6,12 @@ Each test runs the real ``hermes chat``, which spawns a real ``hermes tui`` on t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.timing import scaled
+from tests.timing import eventually_sync, scaled
 from tests.tui.client import HERMES, hermes_env
 
 
@@ -116,3 +117,75 @@ def test_the_chat_process_never_loads_a_kernel_module(home: Path, work: Path) ->
     assert done.stdout == "You said: hello\n"
     loaded = json.loads(done.stderr.split("LOADED ", 1)[1])
     assert loaded == [], f"hermes chat imported kernel or plugin modules: {loaded}"
+
+
+def test_the_gateway_is_started_before_click_is_even_loaded(home: Path, work: Path) -> None:
+    """Start-up budget: the gateway's own start (most of the wait) overlaps with the chat's."""
+    code = (
+        "import sys\n"
+        "import hermes_chat.spawn as spawn\n"
+        "real = spawn.spawn_gateway\n"
+        "def spy(*args, **kwargs):\n"
+        "    sys.stderr.write(f'SPAWNED click={\"click\" in sys.modules}\\n')\n"
+        "    return real(*args, **kwargs)\n"
+        "spawn.spawn_gateway = spy\n"
+        "from hermes_launcher import main\n"
+        "sys.exit(main(['chat']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        input="hello\n",
+        env=hermes_env(home),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: hello\n"
+    assert done.stderr.count("SPAWNED") == 1, done.stderr
+    assert "SPAWNED click=False" in done.stderr
+
+
+def _working_in(folder: Path) -> list[int]:
+    """Return the processes whose current directory is ``folder``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(os.readlink(f"/proc/{entry}/cwd")) == folder:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_usage_error_leaves_no_gateway_behind(home: Path, work: Path) -> None:
+    done = chat(home, work, "", "--resume", "x", "--continue")
+    assert done.returncode == 2
+    assert "--resume and --continue cannot be used together" in done.stderr
+    eventually_sync(lambda: not _working_in(work), timeout=20, what="no gateway left in the folder")
+
+
+def test_the_frame_log_times_frames_by_shape_and_keeps_their_contents_out(
+    home: Path, work: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "frames.log"
+    done = subprocess.run(
+        [HERMES, "chat"],
+        input="remember hermes-frame-log-canary\n",
+        env=hermes_env(home, {"HERMES_CHAT_FRAME_LOG": str(log)}),
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: remember hermes-frame-log-canary\n"  # nothing else on stdout
+    text = log.read_text(encoding="utf-8")
+    assert "< event gateway.ready" in text
+    assert "> request session.create id=" in text and "< result id=" in text
+    assert "> request prompt.submit id=" in text and "< event message.complete" in text
+    assert "canary" not in text

@@ -124,7 +124,8 @@ async def test_agent_build_failure_for_a_vanished_model(workspace: Path) -> None
     kernel = kernel_with(provider)
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="t", cwd=workspace)
-        session._record = __import__("dataclasses").replace(session.record, model="fake:gone")
+        # The stored choice names a model the provider no longer lists (not persisted yet: memory).
+        await session.update_record(model="fake:gone")
         events = await collect(await session.submit("hi", owner="t"))
         assert events[0].model == "fake:gone"
         assert (events[-1].outcome.status, events[-1].outcome.reason) == ("error", "agent_build")

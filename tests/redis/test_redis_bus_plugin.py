@@ -77,3 +77,56 @@ async def test_events_published_while_redis_is_away_arrive_once_it_is_back(
         assert bus.dropped == 0
     finally:
         await bus.close()
+
+
+class EndsRuns:
+    """An owner side that decides a gone owner's end, as the API server does (``RunOwner``)."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int, dict[str, Any]]] = []
+        self.reaped_runs: list[str] = []
+
+    def owner_gone(
+        self, run_id: str, last_seq: int, status: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.asked.append((run_id, last_seq, status))
+        payload = {"event": "run.gone_for_test", "run_id": run_id, "seq": last_seq + 1}
+        return payload, {**status, "status": "failed", "terminal_event": payload}
+
+    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+        self.reaped_runs.append(run_id)
+
+    def shown(self, run_id: str, upto: int) -> None:
+        return None
+
+    def lost(self, run_id: str, status: dict[str, Any]) -> None:
+        return None
+
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+        return {}
+
+
+async def test_a_gone_owners_run_ends_with_the_event_the_owner_side_decides(redis_dsn: str) -> None:
+    """The bus writes no event of its own: it reports the owner gone with the run's last seq and
+    commits what the owner side (the API server) returns, numbered right after it."""
+    owner = RedisRunBus(redis_dsn, instance_id="gone-owner-1", heartbeat_s=0.2, owner_grace_s=1.5)
+    reaper = RedisRunBus(redis_dsn, instance_id="reaper-1", heartbeat_s=0.2, owner_grace_s=1.5)
+    ends = EndsRuns()
+    await owner.start(echo)
+    await reaper.start(echo, ends)
+    try:
+        owner.claim("run_gone", "me", "s1", {"status": "running", "output": "par"})
+        for seq in (1, 2):
+            owner.publish("run_gone", seq, {"event": "message.delta", "seq": seq}, False)
+        await asyncio.wait_for(owner.flush(), scaled(10))
+        await owner.close()  # stops heartbeating: gone
+        await eventually(lambda: reaper.reap("run_gone"), timeout=20, what="the run reaped")
+        (run_id, last_seq, status), *_ = ends.asked
+        assert run_id == "run_gone" and status["output"] == "par"
+        entries = await reaper.client.xrange("hermes:run:run_gone")
+        assert last_seq >= 2 and entries[-1][0] == f"{last_seq + 1}-0" and entries[-1][1]["t"] == "1"
+        assert '"run.gone_for_test"' in entries[-1][1]["d"]
+        assert ends.reaped_runs == ["run_gone"]
+    finally:
+        await owner.close()
+        await reaper.close()

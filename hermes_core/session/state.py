@@ -1,0 +1,148 @@
+"""The stored part of a live session: its record, its active rows, its usage total and whether
+storage holds it yet (docs/reference/core.md#sessions-and-storage).
+
+:class:`SessionState` owns these fields; every other part of a session (and the turn machinery,
+through :class:`~hermes_core.session.Session`) changes them through its methods. New sessions
+write nothing until their first row: :meth:`SessionState.append_rows` creates the stored session
+then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.events import Usage
+from hermes_core.history import materialize
+from hermes_core.storage import NewRow, Row, SessionRecord
+
+if TYPE_CHECKING:
+    from hermes_core.storage import Storage
+
+__all__ = ["SessionState"]
+
+
+class SessionState:
+    """A session's record, active rows, usage and pending title, and writing them to storage."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        record: SessionRecord,
+        rows: list[Row],
+        persisted: bool,
+        *,
+        memory_only: bool = False,
+    ) -> None:
+        """:param memory_only: keep rows and record in memory and write nothing (a background
+        task's private session); its rows get negative ids, never confused with stored ones."""
+        self._storage = storage
+        self._memory_only = memory_only
+        self._last_memory_id = 0
+        self._record = record
+        self._rows = rows
+        self._persisted = persisted
+        self._pending_title: str | None = None
+        self._usage = Usage(
+            **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
+        )
+
+    @property
+    def record(self) -> SessionRecord:
+        return self._record
+
+    @property
+    def rows(self) -> list[Row]:
+        """The active rows, in order (read-only view for the loop and session ops)."""
+        return self._rows
+
+    @property
+    def persisted(self) -> bool:
+        """Whether storage holds the session yet (new sessions are written at their first row)."""
+        return self._persisted
+
+    @property
+    def pending_title(self) -> str | None:
+        """A title chosen before the session was stored; written with its first row."""
+        return self._pending_title
+
+    @property
+    def usage(self) -> Usage:
+        return self._usage
+
+    async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
+        """Append rows (creating the session on the first write) and cache them; cancel-safe."""
+        task = asyncio.ensure_future(self._persist_now(list(rows)))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task
+            raise
+
+    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
+        if self._memory_only:
+            return self._keep_in_memory(rows)
+        storage = self._storage
+        # One timestamp for memory and storage, so a row reads the same after a restart.
+        now = time.time()
+        rows = [r if r.created_at is not None else dataclasses.replace(r, created_at=now) for r in rows]
+        if not self._persisted:
+            record = dataclasses.replace(
+                self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
+            )
+            if self._pending_title and not self._record.title:
+                record = dataclasses.replace(record, title_origin=self._record.title_origin or "explicit")
+            ids = await storage.create_session(record, rows)
+            self._record = record
+            self._pending_title = None
+            self._persisted = True
+        else:
+            ids = await storage.append_rows(self._record.id, rows)
+            if self._pending_title and not self._record.title:
+                # Stored before its first turn (e.g. by /model): the derived title lands now.
+                await self.update_record(
+                    title=self._pending_title, title_origin=self._record.title_origin or "derived"
+                )
+                self._pending_title = None
+        made = [materialize(self._record.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
+        self._rows.extend(made)
+        return made
+
+    def _keep_in_memory(self, rows: list[NewRow]) -> list[Row]:
+        made = []
+        for new in rows:
+            self._last_memory_id -= 1
+            made.append(materialize(self._record.id, new, self._last_memory_id))
+        self._rows.extend(made)
+        return made
+
+    async def update_record(self, **fields: Any) -> None:
+        """Change session columns in memory and (once persisted) in storage."""
+        self._record = dataclasses.replace(self._record, **fields)
+        if self._persisted and not self._memory_only:
+            await self._storage.update_session(self._record.id, fields)
+
+    def replace_rows(self, rows: list[Row]) -> None:
+        """Make ``rows`` the active rows in memory (after rewind, compress or reconcile)."""
+        self._rows = rows
+
+    def add_usage(self, usage: Usage) -> Usage:
+        """Add one model call's usage to the session's total and return the new total."""
+        self._usage = self._usage.plus(usage)
+        return self._usage
+
+    def set_pending_title(self, title: str, origin: str) -> None:
+        """Keep ``title`` (from ``origin``: explicit, derived) until the session is stored."""
+        self._pending_title = title
+        self._record = dataclasses.replace(self._record, title_origin=origin)
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    # Every field is a scalar, so this equals dataclasses.asdict at a fraction of its cost.
+    return {name: getattr(usage, name) for name in _USAGE_FIELDS}
+
+
+_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)

@@ -1,0 +1,1 @@
+"""OpenTelemetry traces and metrics of the agent loop (docs/observability.md)."""
