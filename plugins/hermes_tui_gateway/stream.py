@@ -236,7 +236,7 @@ class SessionStream:
         try:
             async for ev in self._sub:
                 try:
-                    self._on_event(ev)
+                    self._handle(ev)
                 except Exception:
                     log.exception("tui: failed to encode %s", type(ev).__name__)
                 handled += 1
@@ -283,10 +283,10 @@ class SessionStream:
     def _tools_visible(self) -> bool:
         return self.verbose != "off"
 
-    def _on_event(self, ev: AnyEvent) -> None:
+    def _handle(self, ev: AnyEvent) -> None:
         self._source_seq = ev.seq or None
         try:
-            self._project(ev)
+            self._on_event(ev)
         finally:
             self._source_seq = None
 
@@ -295,11 +295,11 @@ class SessionStream:
         out: list[dict[str, Any]] = []
         self.collect = out
         for ev in events:
-            self._on_event(ev)
+            self._handle(ev)
         self._flush()
         return out
 
-    def _project(self, ev: AnyEvent) -> None:
+    def _on_event(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
                 # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
