@@ -36,6 +36,8 @@ HOW_TO_GET = (
 )
 EXIT_UNAVAILABLE = 2
 SELECTION_FLAGS = ("--plugin", "--no-plugin", "--with-plugin")
+# Where the TUI's launcher finds the pre-started gateway (hermes_launcher/ink_handoff.py reads it).
+SOCKET_ENV = "HERMES_INK_GATEWAY_SOCKET"
 
 
 class Unavailable(Exception):
@@ -97,7 +99,10 @@ def find_node(environ: Mapping[str, str]) -> str:
 def launcher_text(python: str, hermes_args: Sequence[str]) -> str:
     """Return the script that stands in for ``python -m tui_gateway.entry``."""
     argv = repr([*hermes_args, "tui"])
-    code = f"import sys; from hermes_launcher import main; sys.exit(main({argv}))"
+    code = (
+        "import sys; from hermes_launcher.ink_handoff import hand_over; hand_over(); "
+        f"from hermes_launcher import main; sys.exit(main({argv}))"
+    )
     return (
         "#!/bin/sh\n"
         "# Written by `hermes --tui`. The Ink TUI runs this as `python -m tui_gateway.entry`;\n"
@@ -141,6 +146,39 @@ def tui_environment(
     return dict(env)
 
 
+def prestart_gateway(python: str, hermes_args: Sequence[str], cwd: str, env: Mapping[str, str]) -> str:
+    """Start the gateway now, to be claimed by the TUI's launcher (:mod:`hermes_launcher.ink_handoff`).
+
+    :returns: the path of the socket it waits on (for ``HERMES_INK_GATEWAY_SOCKET``).
+    :raises OSError: when the socket or the process cannot be made.
+    """
+    import socket
+    import subprocess
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="hermes-ink-")  # mode 0700: only this user can connect
+    path = os.path.join(folder, "gateway.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(2)
+        fd = listener.fileno()
+        argv = [*hermes_args, "tui"]
+        code = (
+            "import sys; from hermes_launcher.ink_handoff import prestart; "
+            f"sys.exit(prestart({fd}, {argv!r}, {os.getpid()}))"
+        )
+        subprocess.Popen(
+            [python, "-E", "-P", "-c", code],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(fd,),
+            cwd=cwd,
+            env=dict(env),
+        )
+    return path
+
+
 def launch(selection: Sequence[str]) -> int:
     """Run ``hermes --tui``: exec ``node entry.js``, or print one line and return 2.
 
@@ -162,6 +200,12 @@ def launch(selection: Sequence[str]) -> int:
         return EXIT_UNAVAILABLE
     hermes_bin = shutil.which("hermes", path=str(Path(sys.executable).parent))
     env = tui_environment(environ, launcher, os.getcwd(), hermes_bin)
+    if not env.get("HERMES_TUI_GATEWAY_URL") and env.get("HERMES_INK_PRESTART", "1") != "0":
+        # The gateway imports while Node loads the bundle (hermes_launcher/ink_handoff.py).
+        try:
+            env[SOCKET_ENV] = prestart_gateway(sys.executable, selection, os.getcwd(), env)
+        except OSError:
+            pass  # the launcher then starts the gateway itself, as the TUI asks
     sys.stdout.flush()
     sys.stderr.flush()
     os.execve(node, [node, str(bundle)], env)

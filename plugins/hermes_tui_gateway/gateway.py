@@ -220,6 +220,8 @@ class Gateway:
             self.settings.ring_events,
             self.settings.ring_bytes,
             self.last_seq.get(session.id, 0),
+            interval_s=self.settings.stream_interval_s,
+            long_interval_s=self.settings.stream_interval_long_s,
         )
         stream.on_tree = functools.partial(self.save_spawn_tree, session.id)
         live = Live(

@@ -22,6 +22,10 @@ class TuiSettings(BaseModel):
     # After a question is answered, the session's events wait this long behind the response
     # (docs/reference/tui-gateway.md#answering-questions).
     answer_settle_s: float = Field(0.5, ge=0, le=5)
+    # How long streamed deltas merge: at the start of a reply, and once it is long (the window
+    # grows in between; docs/reference/tui-gateway.md#settings).
+    stream_interval_s: float = Field(0.033, ge=0.001, le=5)
+    stream_interval_long_s: float = Field(1.0, ge=0.001, le=5)
     token: str | None = None
     token_file: Path | None = None
     allow_remote: bool = False

@@ -2,9 +2,16 @@
 (docs/reference/tui-gateway.md#sequence-numbers-and-replay, #events).
 
 A :class:`SessionStream` reads the session's bus (``session.subscribe()``), turns each core
-event into TUI events, merges runs of deltas (about 33 ms, never dropped), assigns ``seq`` once
+event into TUI events, merges runs of deltas (33 ms to 1 s, never dropped), assigns ``seq`` once
 the frame is final, keeps the frame in a ring for ``session.events.since`` and writes it to the
 connection the session is bound to, if any.
+
+Pacing: a terminal client redraws the whole live tail of a reply (the Ink TUI keeps the last
+16,000 characters) for every ``message.delta`` it gets, so a redraw costs more the longer the
+reply is. The merge window therefore grows with the text streamed since the reply (or its last
+tool call) began: ``tui.stream_interval_s`` (33 ms) at first, rising in proportion to
+``tui.stream_interval_long_s`` (1 s) once ``LONG_REPLY_CHARS`` have streamed. Keystrokes then
+still echo while a very long reply streams (docs/reference/tui-gateway.md#settings).
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.tui")
 COALESCE_S = 0.033
+LONG_COALESCE_S = 1.0
+# The Ink TUI's live tail (its LIVE_RENDER_MAX_CHARS): past it a redraw costs no more.
+LONG_REPLY_CHARS = 16_000
 MAX_BUFFER_CHARS = 256 * 1024
 YIELD_EVERY = 128
 # tool-detail levels of config key `verbose` (docs/reference/tui-gateway.md#configuration-and-models)
@@ -81,6 +91,8 @@ class SessionStream:
         ring_events: int,
         ring_bytes: int,
         seq_start: int = 0,
+        interval_s: float = COALESCE_S,
+        long_interval_s: float = LONG_COALESCE_S,
         *,
         subscribe: bool = True,
     ) -> None:
@@ -97,6 +109,10 @@ class SessionStream:
         self._holds = 0
         self._deltas = DeltaCoalescer(self._emit_deltas, split_kinds=True, max_chars=MAX_BUFFER_CHARS)
         self._timer: asyncio.TimerHandle | None = None
+        self._interval_s = interval_s
+        self._long_interval_s = max(interval_s, long_interval_s)
+        # Characters of text and reasoning streamed since the reply (or its last tool call) began.
+        self._streamed = 0
         self._tool_args: dict[str, Any] = {}
         self._tool_names: dict[str, str] = {}
         self._last_usage = 0.0
@@ -222,6 +238,11 @@ class SessionStream:
             self._timer.cancel()
             self._timer = None
 
+    def merge_window(self) -> float:
+        """Return how long the next run of deltas may wait (see the module's "Pacing")."""
+        share = min(1.0, self._streamed / LONG_REPLY_CHARS)
+        return self._interval_s + (self._long_interval_s - self._interval_s) * share
+
     def _emit_deltas(self, text: str | None, reasoning: str | None) -> None:
         self._stop_timer()
         seq = self._delta_seq or None
@@ -302,7 +323,7 @@ class SessionStream:
     def _on_event(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
-                # Runs of one kind merge for about COALESCE_S; the other kind or MAX_BUFFER_CHARS
+                # Runs of one kind merge for merge_window(); the other kind or MAX_BUFFER_CHARS
                 # flushes at once (inline: this runs on every streamed token).
                 kind = type(ev)
                 if kind is not self._delta_kind and self._deltas.pending:
@@ -310,9 +331,11 @@ class SessionStream:
                 self._delta_kind = kind
                 self._delta_seq = ev.seq
                 self._deltas.add(ev)
+                self._streamed += len(ev.text)
                 if self.collect is None and self._timer is None and self._deltas.pending:
-                    self._timer = asyncio.get_running_loop().call_later(COALESCE_S, self._flush)
+                    self._timer = asyncio.get_running_loop().call_later(self.merge_window(), self._flush)
             case TurnStarted():
+                self._streamed = 0
                 payload: dict[str, Any] = {}
                 if ev.user_row_id is not None:
                     payload["user_row_id"] = ev.user_row_id
@@ -324,6 +347,7 @@ class SessionStream:
                 done = encode.message_complete(ev, model, self.session.kernel.redactor)
                 self.last_usage_obj = done["usage"]
                 self.emit("message.complete", done)
+                self._streamed = 0
                 self._tool_args.clear()
                 self._tool_names.clear()
                 if self.turn_subagents and self.on_tree is not None:
@@ -333,6 +357,8 @@ class SessionStream:
                 # A replay cannot tell which change the live stream showed: it shows each.
                 self.emit_info(force=self.collect is not None)
             case ToolAnnounced():
+                # The TUI closes the live segment at a tool call; the next text starts a new tail.
+                self._streamed = 0
                 self._tool_args[ev.call_id] = ev.args_redacted
                 self._tool_names[ev.call_id] = ev.name
                 if self._tools_visible() or ev.name == "clarify":
