@@ -16,8 +16,10 @@ from hermes_cli.main import version_line
 from hermes_cli.root_help import (
     BUILTINS,
     DESCRIPTION,
+    MODEL_HELP,
     NO_PLUGIN_HELP,
     PLUGIN_HELP,
+    RECORD_HELP,
     TUI_HELP,
     VERSION_HELP,
     WITH_PLUGIN_HELP,
@@ -93,13 +95,28 @@ def _tui_misplaced(ctx: click.Context, _param: click.Parameter, value: Any) -> N
 @click.option("--plugin", "plugin", multiple=True, metavar="NAME", help=PLUGIN_HELP)
 @click.option("--with-plugin", "with_plugin", multiple=True, metavar="NAME", help=WITH_PLUGIN_HELP)
 @click.option("--no-plugin", "no_plugin", multiple=True, metavar="NAME", help=NO_PLUGIN_HELP)
+@click.option("--model", "model", metavar="REF", help=MODEL_HELP)
+@click.option("--record", "record", metavar="DIR", help=RECORD_HELP)
 @click.option(
     "--tui", is_flag=True, expose_value=False, is_eager=True, callback=_tui_misplaced, help=TUI_HELP
 )
 @click.pass_context
 def cli(
-    ctx: click.Context, plugin: tuple[str, ...], with_plugin: tuple[str, ...], no_plugin: tuple[str, ...]
+    ctx: click.Context,
+    plugin: tuple[str, ...],
+    with_plugin: tuple[str, ...],
+    no_plugin: tuple[str, ...],
+    model: str | None,
+    record: str | None,
 ) -> None:
+    import os
+
     from hermes_cli.state import get_state
 
+    # A root flag is its environment variable, so every command (and every child process the
+    # command starts, such as the Ink TUI's gateway) sees it the same way.
+    if model:
+        os.environ["HERMES_MODEL"] = model
+    if record:
+        os.environ["HERMES_RECORD_DIR"] = os.path.abspath(record)
     get_state(ctx)

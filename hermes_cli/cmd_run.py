@@ -172,10 +172,13 @@ def run_command(ctx: click.Context, model: str | None, session_id: str | None, p
     state = get_state(ctx)
 
     def body() -> int:
+        from hermes_cli.scenario_check import check_settings
         from hermes_cli.settings_loader import apply_model_flag
 
-        kernel = state.kernel
-        kernel.configure(apply_model_flag(state.store.load(), model))
+        kernel = state.kernel  # loads the plugins, whose variables the settings then read
+        raw = apply_model_flag(state.store.load(), model)
+        check_settings(raw)
+        kernel.configure(raw)
         return event_loop.run(_run(kernel, prompt, session_id))
 
     code: Any = guarded(body)

@@ -238,6 +238,13 @@ def make_command(state: CliState, spec: TransportSpec) -> click.Command:
         run = TransportRun(
             state, spec, options, field_flags, field_defaults, core_overrides(ctx, spec, values)
         )
+
+        def check() -> None:
+            from hermes_cli.scenario_check import check_settings
+
+            check_settings(state.store.load())
+
+        guarded(check)
         ctx.exit(guarded(lambda: event_loop.run(run.run())))
 
     params: list[click.Parameter] = [build_option(o) for o in spec.options]

@@ -27,11 +27,15 @@ WITH_PLUGIN_HELP = "Load this plugin as well (repeatable; adds to HERMES_PLUGINS
 NO_PLUGIN_HELP = "Do not load this plugin (repeatable)."
 HELP_HELP = "Show this message and exit."
 TUI_HELP = "Start the Ink TUI (upstream Hermes's terminal UI) on this Hermes's gateway."
+MODEL_HELP = "The model for any command (PROVIDER:MODEL, e.g. mock:scenario:PATH; sets HERMES_MODEL)."
+RECORD_HELP = "Write every call of a real model provider, chunk by chunk, to DIR (sets HERMES_RECORD_DIR)."
 ROOT_OPTIONS: tuple[tuple[str, str], ...] = (
     ("--version", VERSION_HELP),
     ("--plugin NAME", PLUGIN_HELP),
     ("--with-plugin NAME", WITH_PLUGIN_HELP),
     ("--no-plugin NAME", NO_PLUGIN_HELP),
+    ("--model REF", MODEL_HELP),
+    ("--record DIR", RECORD_HELP),
     ("--tui", TUI_HELP),
     ("-h, --help", HELP_HELP),
 )
@@ -48,6 +52,11 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
         "hermes_cli.cmd_schema",
         "schema_group",
         "Export the wire protocols' schemas; compare two exports.",
+    ),
+    "scenario": (
+        "hermes_cli.cmd_scenario",
+        "scenario_group",
+        "Scenario files for testing hosts: list, check, show as JSON.",
     ),
     "version": ("hermes_cli.cmd_version", "version_command", "Print the Hermes version and distribution."),
     "help": ("hermes_cli.cmd_help", "help_command", "Show this help, or the help of one command."),

@@ -129,7 +129,12 @@ def _openrpc(cmp: SchemaComparer) -> None:
     old, new = cmp.old_doc, cmp.new_doc
     old_methods, new_methods = _named(old.get("methods")), _named(new.get("methods"))
     for name in _gone(cmp, old_methods, new_methods, "method"):
-        _params(cmp, old_methods[name], new_methods[name], f"method {name}")
+        if old_methods[name].get("x-typed") is False and new_methods[name].get("x-typed") is not False:
+            # An untyped method read whatever it read; describing those params now adds no
+            # demand on clients (the result is compared as usual: any object before).
+            cmp.note(False, f"method {name}", "params and result typed (were not described)")
+        else:
+            _params(cmp, old_methods[name], new_methods[name], f"method {name}")
         o_res, n_res = old_methods[name].get("result") or {}, new_methods[name].get("result") or {}
         cmp.compare(o_res.get("schema", {}), n_res.get("schema", {}), "output", f"method {name} result")
     old_events, new_events = old.get("x-events") or {}, new.get("x-events") or {}

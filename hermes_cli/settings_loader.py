@@ -134,6 +134,9 @@ def core_mapping(
     if model is not None:
         raw["model"] = model
         raw["model_source"] = "env"
+    record_dir = _env_value(env, "HERMES_RECORD_DIR")
+    if record_dir is not None:
+        raw["record_dir"] = record_dir
     if registry is not None:
         _apply_provider_env(raw, env, registry)
         _apply_transport_env(raw, env, registry)

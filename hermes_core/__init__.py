@@ -197,6 +197,7 @@ _EXPORTS: dict[str, str] = {
     "RedactingLogFilter": "hermes_core.redaction",
     "redact_log_handlers": "hermes_core.redaction",
     "testing": "hermes_core.testing",
+    "scenarios": "hermes_core.scenarios",
     # shared helpers for transports
     "mint_session_id": "hermes_core.ids",
     "ModelRef": "hermes_core.refs",
@@ -239,7 +240,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, provider_kit, rpc, storage_kit, testing, transport_kit  # noqa: F401
+    from hermes_core import approvals, provider_kit, rpc, scenarios, storage_kit, testing, transport_kit  # noqa: F401
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.event_log.owner import EventLogs  # noqa: F401

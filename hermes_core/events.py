@@ -99,7 +99,9 @@ class TodoItem:
 
 
 def _now() -> float:
-    return time.time()
+    # To the millisecond: the event log keeps delta timestamps as millisecond offsets, so an
+    # event read back carries exactly the timestamp it had live (docs/reference/core.md#what-the-log-holds).
+    return round(time.time(), 3)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

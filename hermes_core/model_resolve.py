@@ -141,7 +141,10 @@ async def _in_provider(hub: ProviderHub, provider: str, model: str) -> ResolvedM
     for info in listed:
         if info.id == model:
             return ResolvedModel(provider, model, info)
-    if listed and not hub.spec(provider).open_model_list:
+    spec = hub.spec(provider)
+    if any(model.startswith(prefix) for prefix in spec.model_prefixes):
+        return ResolvedModel(provider, model, None)
+    if listed and not spec.open_model_list:
         close = difflib.get_close_matches(model, [m.id for m in listed], n=5, cutoff=0.3)
         raise ModelNotFound(
             f"{provider}:{model}",

@@ -12,6 +12,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -208,6 +209,11 @@ class ProviderHub:
                     f"invalid settings for provider {name!r} (providers.{name}): {exc}"
                 ) from exc
             entry.instance = entry.spec.factory(settings, name=name, preset=entry.preset)
+            record_dir = getattr(self._settings, "record_dir", None)
+            if record_dir is not None and entry.spec.name != "mock":
+                from hermes_core.scenarios.recording import RecordingProvider
+
+                entry.instance = RecordingProvider(entry.instance, name, Path(record_dir), self._redactor)
         return entry.instance
 
     async def offline_models(self, name: str) -> list[ModelInfo]:

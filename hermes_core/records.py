@@ -130,6 +130,8 @@ class ProviderSpec:
     requires_key: bool = True
     serves_custom: bool = False  # this factory also serves the [[providers.custom]] entries
     open_model_list: bool = True  # offline lists are advisory: ``name:any-id`` is accepted
+    # Model ids starting with one of these are accepted even from a closed list (``mock:scenario:PATH``).
+    model_prefixes: tuple[str, ...] = ()
     # The API root used when the settings name none. A configured ``base_url`` that differs makes
     # the provider a user-defined endpoint, whose model list the catalog probes like a custom one.
     base_url: str | None = None

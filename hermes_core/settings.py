@@ -142,6 +142,9 @@ class CoreSettings(BaseModel):
     # With no model configured: answer with the offline mock:echo (True), or with nothing until one
     # is configured (False; ACP sets this, since an editor user would take echo replies for a bug).
     model_fallback: bool = True
+    # Write every call of a real provider, chunk by chunk, to this directory
+    # (docs/reference/scenarios.md#record-and-replay); set by `hermes --record DIR` or HERMES_RECORD_DIR.
+    record_dir: Path | None = None
 
     def section(self, name: str) -> dict[str, Any]:
         """Return a transport's raw table (``acp``, ``tui``, ``api_server``, ``display``)."""

@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.1.0"
+SCHEMA_VERSION = "1.2.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "20bf3c3771483cf1febcab900b51aaeaec575d5d64782b50e6e106fcc1c47ba1"
+SCHEMA_SHA256 = "27b21da9ed15fc2bfbdd890b77857d93471cac27f55183e5f7bbad6bf0297eb6"
 
 
 def schema_stamp() -> dict[str, str]:

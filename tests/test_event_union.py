@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Every place that turns core events into something a client sees: file, class, method.
 ENCODERS = [
     ("plugins/hermes_api_server/chat_stream.py", "ChatChunks", "pump"),
-    ("plugins/hermes_api_server/runs_events.py", "RunEvents", "_on_event"),
+    ("plugins/hermes_api_server/run_log.py", "RunProjection", "feed"),
     ("plugins/hermes_api_server/response_builder.py", "ResponseBuilder", "feed"),
     ("plugins/hermes_tui_gateway/stream.py", "SessionStream", "_on_event"),
     ("plugins/hermes_acp/turnstream.py", "TurnStream", "handle"),

@@ -71,10 +71,27 @@ def _tui_codes() -> frozenset[int]:
     return frozenset(int(e["code"]) for e in document("tui")["x-error-codes"])
 
 
-def tui_problems(frame: Any) -> list[str]:
-    """Return how one frame the TUI gateway sent departs from the export (empty when it follows it)."""
+@cache
+def _tui_results() -> dict[str, str]:
+    """Return method -> result schema name, for the typed methods."""
+    out = {}
+    for method in document("tui")["methods"]:
+        ref = method["result"]["schema"].get("$ref")
+        if ref is not None:
+            out[method["name"]] = ref.rsplit("/", 1)[1]
+    return out
+
+
+def tui_problems(frame: Any, method: str | None = None) -> list[str]:
+    """Return how one frame the TUI gateway sent departs from the export (empty when it follows it).
+
+    :param frame: the frame.
+    :param method: for a response, the method of the request it answers (its result is checked).
+    """
     if not isinstance(frame, dict) or "unparsable" in frame:
         return []  # framing is the transport tests' business
+    if method is not None and "result" in frame and method in _tui_results():
+        return [f"result of {method}: {p}" for p in problems("tui", _tui_results()[method], frame["result"])]
     if frame.get("method") == "event":
         params = frame.get("params")
         found = problems("tui", "EventParams", params)
@@ -98,9 +115,10 @@ def tui_problems(frame: Any) -> list[str]:
     return []
 
 
-def check_tui(frame: Any) -> None:
-    """Record a violation when a frame the TUI gateway sent departs from the export."""
-    for problem in tui_problems(frame):
+def check_tui(frame: Any, method: str | None = None) -> None:
+    """Record a violation when a frame the TUI gateway sent departs from the export
+    (``method``: the request a response answers)."""
+    for problem in tui_problems(frame, method):
         record(f"tui: {problem}: {str(frame)[:300]}")
 
 

@@ -64,14 +64,17 @@ class Journal:
     def oldest_seq(self) -> int:
         return self.events[0][0] if self.events else self.next_seq
 
-    def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+    def payload(self, event: str, fields: dict[str, Any], ts: float | None = None) -> dict[str, Any]:
         """Return the payload the next event would have (its seq is the next one)."""
         seq = self.next_seq
-        return {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": time.time(), **fields}
+        stamp = time.time() if ts is None else ts
+        return {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": stamp, **fields}
 
-    def append(self, event: str, fields: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
+    def append(
+        self, event: str, fields: dict[str, Any], ts: float | None = None, *, terminal: bool = False
+    ) -> dict[str, Any]:
         """Number and store an event; wake every subscriber; return the payload."""
-        return self.add(self.payload(event, fields), terminal=terminal)
+        return self.add(self.payload(event, fields, ts), terminal=terminal)
 
     def add(self, payload: dict[str, Any], *, terminal: bool = False) -> dict[str, Any]:
         """Store an event made by :meth:`payload` (nothing was appended in between).

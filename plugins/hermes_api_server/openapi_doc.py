@@ -93,6 +93,10 @@ SSE_EVENTS: dict[str, dict[str, dict[str, str]]] = {
         **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
         **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
     },
+    "retrieveResponse": {
+        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
+        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
+    },
     "streamRunEvents": {**{name: _ref("RunEvent") for name in RUN_EVENTS}, "stream.gap": _ref("StreamGap")},
 }
 
@@ -276,10 +280,15 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
         "/v1/responses/{response_id}": {
             "get": _op(
                 "retrieveResponse",
-                "Retrieve a stored response",
+                "Retrieve a stored response; resume a background response's stream",
                 {"200": _json(_ref("ResponseObject"))},
-                READ,
-                params=[_path("response_id")],
+                ("400", *READ, "409"),
+                params=[
+                    _path("response_id"),
+                    _query("stream", {"type": "boolean", "default": False}),
+                    _query("starting_after", {"type": "integer", "minimum": 0}),
+                ],
+                stream=True,
             ),
             "delete": _op(
                 "deleteResponse",

@@ -167,7 +167,9 @@ class ResponseCreateRequest(ModelSelection):
     metadata: Metadata | None = None
     reasoning: EffortOnly | None = None
     truncation: Literal["auto", "disabled"] | None = None
-    background: Literal[False] | None = Field(default=None, description="Background mode: use /v1/runs.")
+    background: bool | None = Field(
+        default=None, description="Answer at once and run the turn in the background (needs store)."
+    )
 
 
 class RunCreateRequest(ModelSelection):

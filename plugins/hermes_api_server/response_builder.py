@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import time
@@ -74,6 +75,27 @@ class ResponseBuilder:
         # Text and reasoning deltas already queued leave as one delta event each (see feed_batch).
         self._deltas = DeltaCoalescer(self._on_deltas, keep_reasoning=show_reasoning, split_kinds=True)
         self._out: list[dict[str, Any]] = []
+        #: Set for a background response: item ids follow from the response id, so a stream
+        #: rebuilt from the event log names the same items (see ``response_background``).
+        self.stable_ids = False
+        self._minted = 0
+
+    def _new_id(self, prefix: str) -> str:
+        if not self.stable_ids:
+            return f"{prefix}_{secrets.token_hex(12)}"
+        self._minted += 1
+        digest = hashlib.sha256(f"{self.id}:{self._minted}".encode()).hexdigest()[:24]
+        return f"{prefix}_{digest}"
+
+    def cut_off(self, message: str) -> None:
+        """Mark the object as ended by the end of the process that ran it (``failed``)."""
+        if self._message is not None:
+            self._message["status"] = "incomplete"
+        for index in self._calls.values():
+            self.output[index]["status"] = "incomplete"
+        self.status = "failed"
+        self.error = {"code": "interrupted", "message": message}
+        self.incomplete = None
 
     def snapshot(self) -> dict[str, Any]:
         """Return the response object as it stands."""
@@ -155,7 +177,7 @@ class ResponseBuilder:
     def _open_message(self, out: list[dict[str, Any]]) -> dict[str, Any]:
         self._close_reasoning(out)
         msg = {
-            "id": "msg_" + secrets.token_hex(12),
+            "id": self._new_id("msg"),
             "type": "message",
             "status": "in_progress",
             "role": "assistant",
@@ -201,7 +223,7 @@ class ResponseBuilder:
         if item is None:
             self._close_message(out)
             item = {
-                "id": "rs_" + secrets.token_hex(12),
+                "id": self._new_id("rs"),
                 "type": "reasoning",
                 "status": "in_progress",
                 "summary": [],
@@ -262,7 +284,7 @@ class ResponseBuilder:
                 self._close_message(out)
                 self._close_reasoning(out)
                 item = {
-                    "id": "fc_" + secrets.token_hex(12),
+                    "id": self._new_id("fc"),
                     "type": "function_call",
                     "status": "in_progress",
                     "call_id": event.call_id,
@@ -290,7 +312,7 @@ class ResponseBuilder:
                     call["status"] = "completed"
                     out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
                 item = {
-                    "id": "fco_" + secrets.token_hex(12),
+                    "id": self._new_id("fco"),
                     "type": "function_call_output",
                     "status": "completed",
                     "call_id": event.call_id,
@@ -345,7 +367,7 @@ class ResponseBuilder:
             args = {"goal": self._redact(event.goal), "task_index": event.task_index, "depth": event.depth}
             self._add_item(
                 {
-                    "id": "fc_" + secrets.token_hex(12),
+                    "id": self._new_id("fc"),
                     "type": "function_call",
                     "status": "in_progress",
                     "call_id": call_id,
@@ -366,7 +388,7 @@ class ResponseBuilder:
         if event.status != "completed":
             text = f"{event.status}: {event.payload.get('error') or ''}"
         item = {
-            "id": "fco_" + secrets.token_hex(12),
+            "id": self._new_id("fco"),
             "type": "function_call_output",
             "status": "completed",
             "call_id": call_id,

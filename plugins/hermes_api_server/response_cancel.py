@@ -37,6 +37,8 @@ class LiveResponse:
     turn: Turn | None = None
     cancel_requested: bool = False
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    #: A background response's stream events so far (``response_background.Frames``).
+    frames: Any = None
 
     def attach(self, session: Session, turn: Turn) -> None:
         """The turn was submitted: a cancel can interrupt it now."""
@@ -65,10 +67,15 @@ async def cancel_response(request: web.Request) -> web.Response:
     record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
+    from hermes_api_server.response_background import public, settle_cut_off, unsettled
+
+    if unsettled(state, record):
+        # Background, stored as running by a process that ended: settle it (from the event log) first.
+        await settle_cut_off(state, who, record)
     obj: dict[str, Any] = record["object"]
     status = obj.get("status")
     if status == "cancelled":
-        return json_response(obj)
+        return json_response(public(obj))
     if status not in ("in_progress", "queued"):
         raise ApiError(400, "response_not_cancellable", f"Cannot cancel a {status} response.")
     if state.store.shared:
@@ -90,4 +97,4 @@ async def cancel_response(request: web.Request) -> web.Response:
         None,
         record.get("input"),
     )
-    return json_response(obj)
+    return json_response(public(obj))

@@ -400,6 +400,7 @@ class ResponseObject(Open):
     usage: ResponseUsage | None = None
     error: ResponseError | None = None
     incomplete_details: dict[str, Any] | None = None
+    background: bool | None = None
     hermes: HermesBlock | None = None
 
 

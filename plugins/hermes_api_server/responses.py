@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as _dt
+import logging
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
 from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
 from hermes_core import SeedMessage, SessionInUse, TurnCompleted
+
+log = logging.getLogger("hermes.api.responses")
 
 if TYPE_CHECKING:
     from hermes_api_server.convert import Conversation
@@ -110,9 +113,10 @@ async def create_response(request: web.Request) -> web.StreamResponse:
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise invalid("instructions must be a string", "instructions")
-    if body.get("background") is True:
-        raise invalid("background mode is not supported; use /v1/runs", "background")
+    background = strict_bool(body.get("background"), "background", False)
     store = strict_bool(body.get("store"), "store", True)
+    if background and not store:
+        raise invalid("background mode needs store: a background response is stored", "background")
     stream = parse_bool(body.get("stream"), "stream")
     metadata = check_metadata(body.get("metadata"))
     previous = body.get("previous_response_id")
@@ -175,7 +179,17 @@ async def create_response(request: web.Request) -> web.StreamResponse:
         "parallel_tool_calls": False,
         "tool_choice": "auto",
     }
+    if background:
+        base["background"] = True
     job = _ResponseJob(state, who, conv, choice, target, base, store, conversation, channel, workspace, items)
+    if background:
+        from hermes_api_server.response_background import follow, public
+
+        obj, headers = await job.start_background()
+        if stream:
+            assert job.live.frames is not None
+            return await follow(request, job.live.frames, -1, headers)
+        return json_response(public(obj), headers=headers)
     if stream:
         return await job.stream(request)
     if key is None:
@@ -218,6 +232,8 @@ class _ResponseJob:
             base, show_reasoning=state.settings.show_reasoning, redact=state.kernel.redactor
         )
         self.live = LiveResponse(who, self.builder)
+        #: A background response's place in the event log (stored with it).
+        self.log_entry: dict[str, Any] | None = None
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
@@ -269,13 +285,18 @@ class _ResponseJob:
             through = done.assistant_row_id
         elif session.rows:
             through = session.rows[-1].id
+        obj = self.builder.snapshot()
+        if self.log_entry is not None:
+            from hermes_api_server.response_background import LOG_KEY
+
+            obj[LOG_KEY] = self.log_entry
         await self.state.store.put_response(
             self.builder.id,
             self.who,
             session.id,
             through,
             self.builder.base["instructions"],
-            self.builder.snapshot(),
+            obj,
             self.conversation,
             self.items,
         )
@@ -336,6 +357,72 @@ class _ResponseJob:
                         await asyncio.shield(self._save(session, None))
                 return writer.response
 
+    async def start_background(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Start the turn in a task of this process and return the object as it stands once the
+        prompt is queued (docs/reference/api-server.md#background-responses)."""
+        from hermes_api_server.response_background import Frames
+
+        self.builder.stable_ids = True
+        self.live.frames = Frames()
+        ready: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._background(ready), name=f"hermes-response-{self.builder.id}")
+        self.state.turn_tasks.add(task)
+        task.add_done_callback(self.state.turn_tasks.discard)
+        headers = await ready
+        snapshot = self.builder.snapshot()
+        return snapshot, headers
+
+    async def _background(self, ready: asyncio.Future[dict[str, str]]) -> None:
+        from hermes_api_server.response_background import Frames
+
+        state = self.state
+        frames: Frames = self.live.frames
+        done: TurnCompleted | None = None
+        try:
+            with self._running():
+                async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
+                    after = state.kernel.events.head(session.id)
+                    turn = await self._submit(session)
+                    self.log_entry = {
+                        "after": after or 0,
+                        "item_id": turn.item_id,
+                        "base": dict(self.builder.base),
+                    }
+                    await self._save(session, None)
+                    frames.add(self.builder.start())
+                    ready.set_result(self._headers(session.id))
+                    pump = EventPump(turn)
+                    try:
+                        async for batch in pump.batches():
+                            if not batch:
+                                continue
+                            out: list[dict[str, Any]] = []
+                            for event in batch:
+                                # One event at a time: the stream a read from the log rebuilds.
+                                out.extend(self.builder.feed_batch([event]))
+                                if isinstance(event, TurnCompleted):
+                                    done = event
+                            last = max(event.seq for event in batch)
+                            if out and last:
+                                await state.kernel.events.durable(session.id, last)
+                            frames.add(out)
+                    finally:
+                        await pump.close()
+                        if done is None:
+                            await asyncio.shield(abandon(session, turn))
+                        self._settle_status(done)
+                        await asyncio.shield(self._save(session, done))
+                        frames.add([self.builder.terminal_event()], end=True)
+        except Exception as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            else:
+                log.warning("background response %s failed", self.builder.id, exc_info=True)
+            frames.add([], end=True)
+        finally:
+            if not ready.done():
+                ready.set_exception(ApiError(500, "internal_error", "The response could not start"))
+
     async def _write(self, writer: SseWriter, events: list[dict[str, Any]]) -> None:
         if not events:
             return
@@ -344,14 +431,29 @@ class _ResponseJob:
         await writer.raw("".join(f"event: {e['type']}\ndata: {dumps(e)}\n\n" for e in events))
 
 
-async def retrieve_response(request: web.Request) -> web.Response:
+async def retrieve_response(request: web.Request) -> web.StreamResponse:
     """Return a stored response object."""
     state = get_state(request)
     response_id = request.match_info["response_id"]
-    record = await state.store.get_response(principal(request), response_id)
+    from hermes_api_server.response_background import public, settle_cut_off, stream_stored, unsettled
+
+    who = principal(request)
+    stream = parse_bool(request.query.get("stream"), "stream")
+    if stream:
+        return await stream_stored(request, state, who, response_id)
+    if request.query.get("starting_after") is not None:
+        from hermes_api_server.response_background import parse_starting_after
+
+        parse_starting_after(request.query.get("starting_after"))
+    live = state.live_responses.get(response_id)
+    if live is not None and live.principal == who and live.frames is not None:
+        return json_response(live.builder.snapshot())  # a background response, still running
+    record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
-    return json_response(record["object"])
+    if unsettled(state, record):
+        return json_response(public(await settle_cut_off(state, who, record)))
+    return json_response(public(record["object"]))
 
 
 async def delete_response(request: web.Request) -> web.Response:

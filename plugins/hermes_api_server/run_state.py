@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from hermes_core import Session, Turn
 
 TERMINAL = frozenset({"completed", "failed", "cancelled", "interrupted"})
+#: Keys of a stored run status that are not part of the status resource.
+PRIVATE_KEYS = frozenset({"terminal_event", "log"})
 
 
 @dataclass(slots=True)
@@ -45,6 +47,8 @@ class Run:
     ending: bool = False
     #: Another instance ended the run (it took this one for dead); its ending is the run's.
     ended_elsewhere: bool = False
+    #: Where the run's turn is in its session's event log (:func:`run_log.anchor`).
+    log_anchor: dict[str, Any] | None = None
 
     @property
     def terminal(self) -> bool:

@@ -21,6 +21,7 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import usage_dict
+from hermes_api_server.run_log import anchor
 from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
 from hermes_api_server.runs_events import RunEvents
@@ -128,13 +129,15 @@ class RunManager:
         return await self.lookup.recent(who, limit)
 
     # -- events --------------------------------------------------------------------------------
-    def emit(self, run: Run, event: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+    def emit(
+        self, run: Run, event: str, fields: dict[str, Any], ts: float | None = None
+    ) -> dict[str, Any] | None:
         """Append a run event and refresh the status stamp; None once the run's end is under way
         (nothing comes after it). The run's bus says how far readers may have the events
         (:meth:`shown`)."""
         if run.ending or run.terminal:
             return None
-        payload = run.journal.append(event, fields)
+        payload = run.journal.append(event, fields, ts)
         self.bus.publish(run.run_id, payload["seq"], payload, False)
         run.last_event = event
         run.updated_at = payload["timestamp"]
@@ -180,6 +183,8 @@ class RunManager:
         status = run.status_object()
         if run.journal.terminal_payload is not None:
             status["terminal_event"] = run.journal.terminal_payload
+        if run.log_anchor is not None:
+            status["log"] = run.log_anchor
         self.bus.update(run.run_id, status, run.terminal)
         try:
             await self.state.store.put_run(run.run_id, run.principal, status, run.terminal)
@@ -254,12 +259,15 @@ class RunManager:
                     run,
                     "run.started",
                     {"session_id": session.id, "model": run.model, "resolved_model": model_ref},
+                    run.created_at,
                 )
                 if run.stop_requested:
                     await self.ends.cancelled(run)
                     return
+                after = self.state.kernel.events.head(session.id)
                 turn = await submit_turn(session, conv, choice, run.principal, frozenset({"approval"}))
                 run.turn = turn
+                run.log_anchor = anchor(after, turn.item_id, session.cwd)
                 await self.set_status(run, "queued" if turn.position > 0 else "running")
                 await RunEvents(self).pump(run, turn)
         except ApiError as err:
@@ -323,8 +331,14 @@ class RunManager:
                 run.task.cancel()
             return {"run_id": run.run_id, "status": "cancelled"}
         run.stop_requested = True
-        await self.set_status(run, "stopping")
-        self.emit(run, "run.stopping", {})
+        now = time.time()
+        if run.log_anchor is not None:
+            # Stored with the status right after: a read from the event log numbers it the same.
+            run.log_anchor["stopping"].append([run.journal.next_seq, now])
+        run.status = "stopping"
+        run.updated_at = now
+        self.emit(run, "run.stopping", {}, now)
+        await self.persist(run)
         self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
         return {"run_id": run.run_id, "status": "stopping"}
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
-from hermes_api_server.run_state import TERMINAL
+from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 from hermes_api_server.runs_lookup import bus_unavailable
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ async def forward(
     status = remote.status
     if status.get("status") in ("completed", "failed", "cancelled", "interrupted"):
         if command == "stop":
-            return {k: v for k, v in status.items() if k != "terminal_event"}
+            return {k: v for k, v in status.items() if k not in PRIVATE_KEYS}
         code = "run_not_accepting_steer" if command == "steer" else "approval_not_active"
         raise ApiError(409, code, f"Run is not active: {remote.run_id}")
     bus = state.runs.bus

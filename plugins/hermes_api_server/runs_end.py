@@ -69,6 +69,8 @@ class RunEnds:
             completed=status == "completed",
             terminal_event=payload,
         )
+        if run.log_anchor is not None:
+            final["log"] = run.log_anchor  # the run's events are read back from the event log
         elsewhere = await self.runs.bus.settle(run.run_id, payload, final)
         if elsewhere is not None:
             await self.adopt(run, elsewhere)

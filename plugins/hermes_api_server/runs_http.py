@@ -25,7 +25,7 @@ from hermes_api_server.journal import MAX_SUBSCRIBERS
 from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace
 from hermes_api_server.responses import Target, chained_target, mint_session_id
-from hermes_api_server.run_state import Run
+from hermes_api_server.run_state import PRIVATE_KEYS, Run
 from hermes_api_server.runs_control import apply_approval, apply_steer, forward, require_reachable
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
@@ -177,7 +177,7 @@ async def get_run(request: web.Request) -> web.Response:
         status = found.status_object()
     else:
         stored = found.status if isinstance(found, RemoteRun) else found
-        status = {k: v for k, v in stored.items() if k != "terminal_event"}
+        status = {k: v for k, v in stored.items() if k not in PRIVATE_KEYS}
     headers = session_headers(status["session_id"], None, status.get("resolved_model"))
     return json_response(status, headers=headers)
 
@@ -229,12 +229,13 @@ async def run_events(request: web.Request) -> web.StreamResponse:
         terminal = found.get("terminal_event")
         if terminal is None:
             raise ApiError(404, "run_not_found", f"Run not found: {run_id}", param="run_id")
-        from hermes_api_server.journal import Journal
+        from hermes_api_server.run_log import replay, replayed_journal
 
-        # Only the stored end is left (a restart, a journal past its retention, a bus that lost
-        # the stream): the seqs before it are a stream.gap, never a silent jump.
-        journal = Journal(run_id, 1)
-        journal.set_terminal(terminal)
+        # The owner restarted or died: the run's events come back from its session's event log
+        # (docs/reference/api-server.md#resume-after-a-restart); whatever the log cannot give
+        # (trimmed, logging off) is a stream.gap before the stored end, never a silent jump.
+        found_log = await replay(state.kernel, state.settings.show_reasoning, found)
+        journal = replayed_journal(run_id, found_log, terminal)
         session_id = found["session_id"]
     else:
         journal = found.journal
@@ -363,5 +364,5 @@ async def stop_run(request: web.Request) -> web.Response:
     if isinstance(found, RemoteRun):
         return json_response(await forward(state, found, "stop", {}))
     if not isinstance(found, Run):
-        return json_response({k: v for k, v in found.items() if k != "terminal_event"})
+        return json_response({k: v for k, v in found.items() if k not in PRIVATE_KEYS})
     return json_response(await state.runs.stop(found))

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
-from hermes_api_server.run_state import TERMINAL
+from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 
 if TYPE_CHECKING:
     from hermes_api_server.run_state import Run
@@ -159,7 +159,8 @@ class RunLookup:
             run_id = str(status.get("run_id"))
             if runs.state.store.shared and not settled(status) and run_id not in runs.runs:
                 status = dict(await self.settle_if_gone(run_id, who, status))
-            status.pop("terminal_event", None)
+            for key in PRIVATE_KEYS:
+                status.pop(key, None)
             found[run_id] = status
         for run in runs.runs.values():
             if run.principal == who:
@@ -175,9 +176,11 @@ class RunLookup:
         in_process = self.runs.bus.name == "memory"
         for run_id, who, status in await store.non_terminal_runs():
             if not store.shared:
-                await self._interrupted(run_id, who, status)
+                await self._interrupted(run_id, who, await self._from_log(status))
             elif in_process:
                 # No bus to ask: a run this process does not serve has nobody left to serve it.
+                status = await self._from_log(status)
+                status.pop("done", None)
                 final = _lost(run_id, status, self.runs.state.settings.run_journal_events)
                 await self.runs.ends.store_end(run_id, who, final)
             else:
@@ -192,17 +195,43 @@ class RunLookup:
             if run_id not in self.runs.runs:
                 await self.settle_if_gone(run_id, who, status)
 
+    async def _from_log(self, status: dict[str, Any]) -> dict[str, Any]:
+        """Return ``status`` brought up to what the session's event log holds of the run: the
+        last seq its owner can have shown, its output, and ``done`` when the turn had ended
+        (docs/reference/api-server.md#resume-after-a-restart)."""
+        from hermes_api_server.run_log import replay
+
+        state = self.runs.state
+        found = await replay(state.kernel, state.settings.show_reasoning, status)
+        status = dict(status)
+        status["last_seq"] = max(int(status.get("last_seq") or 0), len(found.payloads))
+        if found.complete:
+            status["output"] = found.output
+        if found.done is not None:
+            status["done"] = found.done
+        return status
+
     async def _interrupted(self, run_id: str, who: str, status: dict[str, Any]) -> None:
-        fields = {
-            "error": "The server restarted before this run settled.",
+        from hermes_api_server.outcomes import run_terminal
+
+        done = status.pop("done", None)
+        state = "interrupted"
+        fields: dict[str, Any] = {
+            "error": "The server stopped (killed, crashed or restarted) before this run settled.",
+            "output": status.get("output", ""),
             "completed": False,
+            "partial": bool(status.get("output")),
             "interrupted": True,
             "turn_exit_reason": "interrupted_by_system(shutdown)",
+            "pending_steer": None,
         }
+        if done is not None and done.outcome.reason != "interrupted_by_system":
+            # The turn had ended before the process did, but its run was not settled yet.
+            state, fields = run_terminal(done, False)
+            fields.setdefault("pending_steer", done.pending_steer)
         limit = self.runs.state.settings.run_journal_events
-        await self.runs.state.store.put_run(
-            run_id, who, _ended(run_id, status, "interrupted", fields, limit), True
-        )
+        fields = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
+        await self.runs.state.store.put_run(run_id, who, _ended(run_id, status, state, fields, limit), True)
 
 
 def owner_lost_end(

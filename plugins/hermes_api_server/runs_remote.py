@@ -50,9 +50,10 @@ async def stream_remote(
             # A cursor past the end of a settled run: say how it ended, as the owner does.
             await writer.raw(event_frame(int(terminal["seq"]), dumps(terminal)) + ": stream closed\n\n")
             return writer.response
+        logged = _Logged(state, remote.status)
         bounds = await bus.bounds(run_id)
         if bounds is None and terminal is not None:
-            await writer.raw(_ending(run_id, cursor, terminal))
+            await writer.raw(await _ending(logged, run_id, cursor, terminal))
             return writer.response
         quiet_since = time.monotonic()
         ended = False
@@ -62,8 +63,9 @@ async def stream_remote(
                 out = []
                 for seq, data, _ in entries:
                     if seq > cursor + 1:
-                        # Events the stream does not hold (trimmed, or they never reached it).
-                        out.append(gap_frame(run_id, cursor + 1, seq - 1))
+                        # Events the stream does not hold (trimmed, or they never reached it):
+                        # from the session's event log where it has them, else a stream.gap.
+                        out.append(await logged.between(run_id, cursor + 1, seq - 1))
                     out.append(event_frame(seq, data))
                     cursor = seq
                 await writer.raw("".join(out))
@@ -88,7 +90,7 @@ async def stream_remote(
                 more = await bus.read(run_id, cursor, 0.001)
                 if not more:
                     # The stream lacks the end (and what came before it): the stored end.
-                    await writer.raw(_ending(run_id, cursor, final))
+                    await writer.raw(await _ending(logged, run_id, cursor, final))
                     return writer.response
                 continue
             # An owner that is gone: the run ends (owner_lost) once the bus can tell for sure.
@@ -112,13 +114,47 @@ async def stream_remote(
             del readers[run_id]
 
 
-def _ending(run_id: str, cursor: int, terminal: dict[str, Any]) -> str:
-    """Return the frames that end a stream at the stored ``terminal`` event: a ``stream.gap`` for
-    the seqs between the cursor and it, the event, ``: stream closed``."""
+class _Logged:
+    """The run's events as its session's event log gives them (read once, when needed), to fill
+    what the bus's stream lacks (docs/reference/api-server.md#resume-after-a-restart)."""
+
+    def __init__(self, state: ServerState, status: dict[str, Any]) -> None:
+        self.state, self.status = state, status
+        self.events: dict[int, dict[str, Any]] | None = None
+
+    async def between(self, run_id: str, first: int, last: int) -> str:
+        """Return the frames of seqs ``first``..``last``: logged events, a ``stream.gap`` for
+        each range the log does not have."""
+        if last - first >= 100_000:
+            return gap_frame(run_id, first, last)
+        if self.events is None:
+            from hermes_api_server.run_log import replay
+
+            found = await replay(self.state.kernel, self.state.settings.show_reasoning, self.status)
+            self.events = {int(p["seq"]): p for p in found.payloads}
+        out = ""
+        missing: int | None = None
+        for seq in range(first, last + 1):
+            payload = self.events.get(seq)
+            if payload is None:
+                missing = seq if missing is None else missing
+                continue
+            if missing is not None:
+                out += gap_frame(run_id, missing, seq - 1)
+                missing = None
+            out += event_frame(seq, dumps(payload))
+        if missing is not None:
+            out += gap_frame(run_id, missing, last)
+        return out
+
+
+async def _ending(logged: _Logged, run_id: str, cursor: int, terminal: dict[str, Any]) -> str:
+    """Return the frames that end a stream at the stored ``terminal`` event: the seqs between the
+    cursor and it (from the event log, else a ``stream.gap``), the event, ``: stream closed``."""
     seq = int(terminal["seq"])
     out = ""
     if seq > cursor + 1:
-        out += gap_frame(run_id, cursor + 1, seq - 1)
+        out += await logged.between(run_id, cursor + 1, seq - 1)
     if seq > cursor:
         out += event_frame(seq, dumps(terminal))
     return out + ": stream closed\n\n"

@@ -276,6 +276,28 @@ async def _run(state: ServerState) -> int:
     sockets = listener.sockets or ()
     port = sockets[0].getsockname()[1] if sockets else settings.port
     state.host, state.port = settings.host, port
+    listeners = [listener]
+    restarts: set[asyncio.Task[None]] = set()
+
+    async def relisten(delay_ms: int) -> None:
+        """A scenario's restart fault: stop listening, cut every connection, listen again."""
+        for old in listeners:
+            old.close()
+        listeners.clear()
+        manager = runner.server
+        for handler in list(manager.connections if manager is not None else ()):
+            if handler.transport is not None:
+                handler.transport.abort()
+        await asyncio.sleep(delay_ms / 1000)
+        listeners.append(await _listen(runner, settings.host, port, settings.header_timeout_s))
+        _say(f"listening again on port {port} after an injected restart")
+
+    def restart(delay_ms: int) -> None:
+        task = asyncio.create_task(relisten(delay_ms), name="hermes-api-restart")
+        restarts.add(task)
+        task.add_done_callback(restarts.discard)
+
+    state.restart_listener = restart
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     # Everything made so far (modules, plugins, the app) lives as long as the server: take it
     # out of the cyclic collector's reach. Otherwise each full collection walks it all again
@@ -317,7 +339,8 @@ async def _run(state: ServerState) -> int:
     finally:
         monitor.cancel()
         await state.runs.close()
-        listener.close()  # stop accepting; runner.cleanup() then closes the open connections
+        for current in listeners:
+            current.close()  # stop accepting; runner.cleanup() then closes the open connections
         await runner.cleanup()
         await state.store.close()
     return 0

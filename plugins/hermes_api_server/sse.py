@@ -29,11 +29,31 @@ class _SseResponse(web.StreamResponse):
     _send_headers_immediately = False
 
 
+def _frames(text: str) -> list[str]:
+    """Split SSE text into its frames, each with its blank-line terminator."""
+    parts = text.split("\n\n")
+    found = [part + "\n\n" for part in parts[:-1]]
+    if parts[-1]:
+        found.append(parts[-1])
+    return found
+
+
 class SseWriter:
-    """Prepare an SSE response and write frames to it."""
+    """Prepare an SSE response and write frames to it.
+
+    With a scenario's faults (docs/reference/scenarios.md#faults) every ``data:`` frame first
+    asks the stream's frame counter what to do with it: drop the connection, delay or duplicate
+    the frame, or restart the listener. Comments (keep-alives) are not counted.
+    """
 
     def __init__(self, request: web.Request, headers: Mapping[str, str] | None = None) -> None:
+        from hermes_api_server.state import get_state
+        from hermes_core import scenarios
+
         self.request = request
+        state = get_state(request)
+        self._faults = scenarios.frame_faults(state.kernel.settings.model, "api")
+        self._restart = state.restart_listener
         self.response = _SseResponse(
             status=200,
             headers={
@@ -63,6 +83,27 @@ class SseWriter:
 
     async def raw(self, text: str) -> None:
         """Write text as is; a failure or a 30 s stall raises :class:`ClientGone`."""
+        if self._faults is None or not text:
+            await self._write(text)
+            return
+        for frame in _frames(text):
+            fault = self._faults.next_frame() if "data:" in frame else None
+            if fault is None:
+                await self._write(frame)
+            elif fault.action == "delay":
+                await asyncio.sleep(fault.delay_ms / 1000)
+                await self._write(frame)
+            elif fault.action == "duplicate":
+                await self._write(frame + frame)
+            else:  # drop or restart: the connection goes, without this frame
+                transport = self.request.transport
+                if transport is not None:
+                    transport.abort()
+                if fault.action == "restart" and self._restart is not None:
+                    self._restart(fault.delay_ms)
+                raise ClientGone(f"injected fault: {fault.action}")
+
+    async def _write(self, text: str) -> None:
         data = text.encode("utf-8")
         try:
             transport = self.request.transport
@@ -81,6 +122,11 @@ class SseWriter:
 
         :raises ClientGone: on a failed or stalled write.
         """
+        if self._faults is not None and text:
+            if not self.response.prepared:
+                await self.open()
+            await self.raw(text)
+            text = ""
         try:
             if not self.response.prepared:
                 await self.response.prepare(self.request)

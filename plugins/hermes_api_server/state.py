@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,9 @@ class ServerState:
     turn_tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     #: Responses whose turn runs in this process, by response id (what a cancel reaches).
     live_responses: dict[str, LiveResponse] = field(default_factory=dict)
+    #: A scenario's restart fault (docs/reference/scenarios.md#faults): close the listener and
+    #: every connection, listen again after the given milliseconds. Set by the server loop.
+    restart_listener: Callable[[int], None] | None = None
 
     def workspace_roots(self) -> list[str]:
         """Return where a request may point its workspace: ``workspace_roots`` and the default."""

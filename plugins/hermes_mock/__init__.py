@@ -1,1 +1,2 @@
-"""Deterministic offline model provider (``mock:echo``, ``mock:script``, ``mock:alt``, ``mock:history``)."""
+"""Deterministic offline model provider (``mock:echo``, ``mock:script``, ``mock:alt``, ``mock:history``,
+``mock:scenario:PATH``, ``mock:replay:DIR``)."""

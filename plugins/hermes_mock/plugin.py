@@ -13,14 +13,19 @@ from hermes_core import ProviderSpec, hookimpl
 def make_provider(settings: Any = None, *, name: str = "mock", preset: Any = None) -> Any:
     """Build the mock provider.
 
-    :param settings: the provider settings (a plain dict); the mock needs none.
+    :param settings: the provider settings (a plain dict, ``providers.mock``); ``time_scale``
+        multiplies the pauses of scenarios and replays (default 1, 0 streams at once).
     :param name: the provider name it is registered under.
     :param preset: unused; the mock has no presets.
     :returns: a :class:`hermes_mock.provider.MockProvider`.
+    :raises ValueError: ``time_scale`` is not a number >= 0.
     """
     from hermes_mock.provider import MockProvider
 
-    return MockProvider(name=name)
+    scale = (settings or {}).get("time_scale", 1.0) if isinstance(settings, dict) else 1.0
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or scale < 0:
+        raise ValueError(f"providers.mock.time_scale must be a number >= 0, got {scale!r}")
+    return MockProvider(name=name, time_scale=float(scale))
 
 
 SPEC = ProviderSpec(
@@ -29,6 +34,7 @@ SPEC = ProviderSpec(
     factory=make_provider,
     requires_key=False,
     open_model_list=False,
+    model_prefixes=("scenario:", "replay:"),
 )
 
 

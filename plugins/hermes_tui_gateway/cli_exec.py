@@ -8,9 +8,11 @@ import contextlib
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hermes_tui_gateway.params import GatewayError, bad
+from hermes_tui_gateway.params import GatewayError
+from hermes_tui_gateway.wire_params_ops import CliExecParams, parse
+from hermes_tui_gateway.wire_results_cmds import CliExecResult
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -31,7 +33,7 @@ def _blocked(gw: Gateway, argv: list[str]) -> str | None:
     return None
 
 
-async def cli_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def cli_exec(gw: Gateway, conn: Conn, p: Params) -> CliExecResult:
     """Run the command and return ``{blocked, code, output, truncated?}``."""
     argv = p.get("argv")
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
@@ -39,12 +41,8 @@ async def cli_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if any("\x00" in a for a in argv):
         # A process argument cannot hold one: it would be cut short, not passed on.
         raise GatewayError(4003, "argv entries must not contain a NUL character")
-    timeout = p.get("timeout", 240)
-    if timeout is None:
-        timeout = 240
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise bad("timeout", "number > 0")
-    timeout = min(float(timeout), 600.0)
+    q = parse(CliExecParams, p)
+    timeout = min(q.timeout, 600.0)
     hint = _blocked(gw, argv)
     if hint is not None:
         return {"blocked": True, "code": -1, "output": "", "hint": hint}
@@ -75,7 +73,7 @@ async def cli_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
     text = gw.kernel.redactor(out.decode("utf-8", errors="replace"))
-    result: dict[str, Any] = {"blocked": False, "code": proc.returncode}
+    result: CliExecResult = {"blocked": False, "code": proc.returncode, "output": ""}
     if len(text) > OUTPUT_CAP:
         text = text[:OUTPUT_CAP]
         result["truncated"] = True

@@ -16,6 +16,7 @@ from hermes_core import InvalidValue, ModelAmbiguous, ModelNeedsKey, ModelNotFou
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError, workspace
 from hermes_tui_gateway.stream import VERBOSE
+from hermes_tui_gateway.wire_results_ops import ConfigValue
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Gateway, Live
@@ -44,11 +45,11 @@ class Change:
     def invalid(self, message: str, allowed: list[Any]) -> GatewayError:
         return GatewayError(4002, message, {"key": self.key, "allowed": allowed})
 
-    def echo(self) -> dict[str, Any]:
+    def echo(self) -> ConfigValue:
         return {"key": self.key, "value": self.value}
 
 
-Setter = Callable[[Change], Awaitable[dict[str, Any]]]
+Setter = Callable[[Change], Awaitable[ConfigValue]]
 
 
 def _store(gw: Gateway) -> Any:
@@ -96,7 +97,7 @@ def _one_ref(raw: str) -> str:
     return ref
 
 
-def _model_result(done: Any, scope: str) -> dict[str, Any]:
+def _model_result(done: Any, scope: str) -> ConfigValue:
     return {
         "key": "model",
         "value": done.ref,
@@ -114,7 +115,7 @@ def _model_error(exc: ModelAmbiguous | ModelNotFound) -> GatewayError:
     return GatewayError(4002, str(exc), data)
 
 
-async def switch(live: Live, raw: str, *, global_scope: bool = False) -> dict[str, Any]:
+async def switch(live: Live, raw: str, *, global_scope: bool = False) -> ConfigValue:
     """Switch a session's model; ``raw`` is a reference with ``--global`` or ``--once`` flags."""
     words = raw.split()
     scope: Literal["session", "global", "once"] = "session"
@@ -134,7 +135,7 @@ async def switch(live: Live, raw: str, *, global_scope: bool = False) -> dict[st
     return _model_result(done, scope)
 
 
-async def _switch_default(gw: Gateway, raw: str) -> dict[str, Any]:
+async def _switch_default(gw: Gateway, raw: str) -> ConfigValue:
     """``config.set model`` without a session: the default model, written to ``config.toml``."""
     ref = _one_ref(raw)
     try:
@@ -146,7 +147,7 @@ async def _switch_default(gw: Gateway, raw: str) -> dict[str, Any]:
     return _model_result(done, "global")
 
 
-async def set_model(c: Change) -> dict[str, Any]:
+async def set_model(c: Change) -> ConfigValue:
     if not isinstance(c.value, str) or not c.value.strip():
         raise GatewayError(4002, "invalid model", {"key": "model", "allowed": []})
     if c.live is None:
@@ -154,7 +155,7 @@ async def set_model(c: Change) -> dict[str, Any]:
     return await switch(c.live, c.value, global_scope=c.scope == "global")
 
 
-async def set_provider(c: Change) -> dict[str, Any]:
+async def set_provider(c: Change) -> ConfigValue:
     hub = c.gw.kernel.providers
     if not isinstance(c.value, str) or not hub.has(c.value):
         raise c.invalid(f"unknown provider: {c.value}", hub.names())
@@ -164,7 +165,7 @@ async def set_provider(c: Change) -> dict[str, Any]:
     return await switch(c.live, f"{c.value}:{models[0].id}")
 
 
-async def _apply_profile(c: Change, profile: str) -> dict[str, Any]:
+async def _apply_profile(c: Change, profile: str) -> ConfigValue:
     if c.live is not None:
         await c.live.session.set_profile(profile)
     if c.to_global:
@@ -172,20 +173,20 @@ async def _apply_profile(c: Change, profile: str) -> dict[str, Any]:
     return c.echo()
 
 
-async def set_yolo(c: Change) -> dict[str, Any]:
+async def set_yolo(c: Change) -> ConfigValue:
     if c.value not in ("1", "0", 1, 0, True, False):
         raise c.invalid("invalid yolo value", ["1", "0"])
     return await _apply_profile(c, "off" if c.value in ("1", 1, True) else c.gw.settings.approval_profile)
 
 
-async def set_approval_mode(c: Change) -> dict[str, Any]:
+async def set_approval_mode(c: Change) -> ConfigValue:
     profile = "default" if c.value == "manual" else c.value
     if profile not in PROFILES:
         raise c.invalid(f"invalid approval_mode: {c.value}", list(PROFILES))
     return await _apply_profile(c, str(profile))
 
 
-async def set_busy(c: Change) -> dict[str, Any]:
+async def set_busy(c: Change) -> ConfigValue:
     if c.value not in BUSY:
         raise c.invalid(f"invalid busy value: {c.value}", list(BUSY))
     if c.live is not None:
@@ -196,7 +197,7 @@ async def set_busy(c: Change) -> dict[str, Any]:
     return c.echo()
 
 
-async def set_reasoning(c: Change) -> dict[str, Any]:
+async def set_reasoning(c: Change) -> ConfigValue:
     if c.value in ("show", "hide"):
         if c.live is not None:
             c.live.reasoning_display = c.value
@@ -212,7 +213,7 @@ async def set_reasoning(c: Change) -> dict[str, Any]:
     return c.echo()
 
 
-async def set_cwd(c: Change) -> dict[str, Any]:
+async def set_cwd(c: Change) -> ConfigValue:
     if c.live is None:
         raise GatewayError(4001, "session not found", {"session_id": c.session_id, "resumable": False})
     if not isinstance(c.value, str):
@@ -225,7 +226,7 @@ async def set_cwd(c: Change) -> dict[str, Any]:
     return {"key": "cwd", "value": cwd, "cwd": cwd, "branch": git_branch(cwd)}
 
 
-async def set_verbose(c: Change) -> dict[str, Any]:
+async def set_verbose(c: Change) -> ConfigValue:
     value = c.value
     if value not in (*VERBOSE, "cycle"):
         raise c.invalid(f"invalid verbose value: {value}", [*VERBOSE, "cycle"])
@@ -241,7 +242,7 @@ async def set_verbose(c: Change) -> dict[str, Any]:
     return {"key": c.key, "value": value}
 
 
-async def set_display(c: Change) -> dict[str, Any]:
+async def set_display(c: Change) -> ConfigValue:
     """A display key: any string of at most 64 characters, kept by the session or written."""
     if not isinstance(c.value, str) or len(c.value) > 64 or "\x00" in c.value:
         raise c.invalid(f"invalid {c.key} value", ["a string of at most 64 characters, without NUL"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -31,7 +31,20 @@ from hermes_core import (
     cut_off_reason,
     subagent_payload,
 )
-from hermes_tui_gateway.wire import MessageComplete, QuestionExpire, ToolComplete, ToolStart, UsageObj
+from hermes_tui_gateway.wire import (
+    ApprovalRequestPayload,
+    InfoExtra,
+    MessageComplete,
+    QuestionExpire,
+    QuestionRequestPayload,
+    SecretRequestPayload,
+    SessionInfoObj,
+    SudoRequestPayload,
+    ToolComplete,
+    ToolStart,
+    UsageObj,
+)
+from hermes_tui_gateway.wire_results import TranscriptMessage
 
 Redact = Callable[[str], str]
 
@@ -65,14 +78,14 @@ def usage_obj(usage: Usage, model: str | None) -> UsageObj:
     return out
 
 
-def info_obj(info: SessionInfo, extra: Mapping[str, Any]) -> dict[str, Any]:
+def info_obj(info: SessionInfo, extra: InfoExtra) -> SessionInfoObj:
     """Return the docs/reference/tui-gateway.md#sessioninfo ``SessionInfo``.
 
     :param info: the core's snapshot.
     :param extra: gateway-held fields (``busy_policy``, ``tools``, ``version``, ``branch``).
     :returns: the wire object.
     """
-    out: dict[str, Any] = {
+    out: SessionInfoObj = {
         "session_id": info.session_id,
         "stored_session_id": info.session_id,
         "title": info.title,
@@ -123,14 +136,14 @@ _SERVER_STATUS = {
 }
 
 
-def row_obj(row: Row, include_active: bool = False) -> dict[str, Any]:
+def row_obj(row: Row, include_active: bool = False) -> TranscriptMessage:
     """Return one docs/reference/tui-gateway.md#transcript-rows ``TranscriptMessage``.
 
     :param row: a projected row.
     :param include_active: add ``active`` (and ``archived_reason``) for archived listings.
     :returns: the wire object.
     """
-    out: dict[str, Any] = {
+    out: TranscriptMessage = {
         "role": row.role,
         "text": row.content,
         "row_id": row.id,
@@ -249,32 +262,47 @@ def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
     return out
 
 
-def question_request(ev: QuestionRequested) -> tuple[str, dict[str, Any]]:
+def question_request(ev: QuestionRequested) -> tuple[str, QuestionRequestPayload]:
     """Return the event type and payload of a question (docs/reference/tui-gateway.md#event-catalog)."""
-    p: dict[str, Any] = {"request_id": ev.request_id}
+    p: QuestionRequestPayload
     if ev.kind == "approval":
         keys = list(ev.approval_keys)
-        p.update(
-            command=ev.command_redacted or "",
-            description=ev.description or "",
-            choices=list(ev.choices or ("once", "deny")),
-            tool_name=ev.tool_name,
-            pattern_keys=keys,
-            allow_session=ev.allow_session,
-            allow_permanent=ev.persistable,
-        )
+        approval: ApprovalRequestPayload = {
+            "request_id": ev.request_id,
+            "command": ev.command_redacted or "",
+            "description": ev.description or "",
+            "choices": list(ev.choices or ("once", "deny")),
+            "tool_name": ev.tool_name,
+            "pattern_keys": keys,
+            "allow_session": ev.allow_session,
+            "allow_permanent": ev.persistable,
+            "timeout_s": ev.timeout_s,
+        }
         if keys:
-            p["pattern_key"] = keys[0]
+            approval["pattern_key"] = keys[0]
+        p = approval
     elif ev.kind == "clarify":
-        p.update(question=ev.question or "", choices=list(ev.choices) if ev.choices else None)
+        p = {
+            "request_id": ev.request_id,
+            "question": ev.question or "",
+            "choices": list(ev.choices) if ev.choices else None,
+            "timeout_s": ev.timeout_s,
+        }
     elif ev.kind == "sudo":
+        sudo: SudoRequestPayload = {"request_id": ev.request_id, "timeout_s": ev.timeout_s}
         if ev.command:
-            p["command"] = ev.command
+            sudo["command"] = ev.command
+        p = sudo
     else:
-        p.update(prompt=ev.prompt or "", env_var=ev.env_var)
+        secret: SecretRequestPayload = {
+            "request_id": ev.request_id,
+            "prompt": ev.prompt or "",
+            "env_var": ev.env_var,
+            "timeout_s": ev.timeout_s,
+        }
         if ev.metadata:
-            p["metadata"] = ev.metadata
-    p["timeout_s"] = ev.timeout_s
+            secret["metadata"] = ev.metadata
+        p = secret
     if ev.task_id:
         p["task_id"] = ev.task_id
     return f"{ev.kind}.request", p

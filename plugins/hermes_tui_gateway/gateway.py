@@ -19,7 +19,7 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,7 @@ from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
-from hermes_tui_gateway.wire import ReadyPayload
+from hermes_tui_gateway.wire import EventParams, InfoExtra, ReadyPayload
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, Session
@@ -43,9 +43,11 @@ EPOCH_KEY = "replay_epoch"
 _T = TypeVar("_T")
 
 Params = dict[str, Any]
-FastHandler = Callable[[Conn, Params], dict[str, Any]]
-OrderedHandler = Callable[[Conn, Params], Awaitable[dict[str, Any]]]
-SlowHandler = Callable[[Conn, Params], Awaitable[dict[str, Any]]]
+#: A result is a plain dict, usually annotated with its ``wire_results`` type.
+Result = Mapping[str, object]
+FastHandler = Callable[[Conn, Params], Result]
+OrderedHandler = Callable[[Conn, Params], Awaitable[Result]]
+SlowHandler = Callable[[Conn, Params], Awaitable[Result]]
 
 
 @dataclass(slots=True)
@@ -69,7 +71,7 @@ class RequestCtx:
     """What a dispatched method receives besides its params."""
 
     conn: Conn
-    pending: Awaitable[dict[str, Any]] | None = None
+    pending: Awaitable[Result] | None = None
 
 
 class Gateway:
@@ -199,9 +201,9 @@ class Gateway:
         """Wrap a newly live session with its stream and bind it."""
         live_ref: list[Live] = []
 
-        def extra() -> dict[str, Any]:
+        def extra() -> InfoExtra:
             live = live_ref[0] if live_ref else None
-            out: dict[str, Any] = {
+            out: InfoExtra = {
                 "busy_policy": live.busy_policy if live else self.settings.busy_policy,
                 "tools": self.toolsets(),
                 "mcp_servers": self.mcp_servers(session.id),
@@ -311,22 +313,22 @@ class Gateway:
             del self.lives[sid]
         return True
 
-    def open_requests(self, live: Live) -> list[dict[str, Any]]:
+    def open_requests(self, live: Live) -> list[EventParams]:
         """Return the open questions as their original ``*.request`` params
         (docs/reference/tui-gateway.md#snapshot)."""
         from hermes_tui_gateway.encode import question_request
 
-        by_id: dict[str, dict[str, Any]] = {}
+        by_id: dict[str, EventParams] = {}
         for _seq, params, _size in live.stream.ring:
             if str(params.get("type", "")).endswith(".request"):
                 payload = params.get("payload") or {}
-                by_id[str(payload.get("request_id"))] = params
+                by_id[str(payload.get("request_id"))] = cast("EventParams", params)
         out = []
         for q in live.session.open_questions():
             found = by_id.get(q.request_id)
             if found is None:
                 type_, payload = question_request(q)
-                found = {"type": type_, "session_id": live.session.id, "payload": payload}
+                found = {"type": type_, "session_id": live.session.id, "payload": dict(payload)}
             out.append(found)
         return out
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui_gateway import clipboard, images
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_cmds as wr
 from hermes_tui_gateway.encode import token_estimate
-from hermes_tui_gateway.params import SAFE_NAME, GatewayError, bad, session_id
+from hermes_tui_gateway.params import SAFE_NAME, GatewayError
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -37,7 +39,7 @@ def _split_path(raw: str) -> tuple[str, str]:
     return head, rest
 
 
-def _attach(gw: Gateway, live: Any, path: Path) -> dict[str, Any]:
+def _attach(gw: Gateway, live: Any, path: Path) -> wr.Attached:
     if not path.is_file():
         raise GatewayError(4016, f"file not found or not a file: {path}")
     found = images.sniff(path)
@@ -47,25 +49,25 @@ def _attach(gw: Gateway, live: Any, path: Path) -> dict[str, Any]:
         raise GatewayError(4018, "attachment too large (over 20 MiB)")
     mime, width, height = found
     live.attachments.append({"path": str(path), "mime": mime})
-    out: dict[str, Any] = {
+    out: wr.Attached = {
         "attached": True,
         "path": str(path),
         "count": len(live.attachments),
         "name": path.name,
     }
     if width and height:
-        out.update(width=width, height=height, token_estimate=token_estimate(width, height))
+        out["width"], out["height"] = width, height
+        out["token_estimate"] = token_estimate(width, height)
     else:
         out["token_estimate"] = 85
     return out
 
 
-async def image_attach(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def image_attach(gw: Gateway, conn: Conn, p: Params) -> wr.Attached:
     """``image.attach``: attach an image file to the next turn."""
-    live = await gw.live_checked(session_id(p))
-    raw = p.get("path")
-    if raw is not None and not isinstance(raw, str):
-        raise bad("path", "string")
+    q = wp.parse(wp.ImageAttachParams, p)
+    live = await gw.live_checked(q.session_id)
+    raw = q.path
     if not raw or not raw.strip():
         raise GatewayError(4015, "path required")
     if "\x00" in raw:
@@ -96,9 +98,9 @@ def _save_clipboard(folder: Path) -> Path | str:
     return path
 
 
-async def clipboard_paste(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def clipboard_paste(gw: Gateway, conn: Conn, p: Params) -> wr.Attached:
     """``clipboard.paste``: an image from this machine's clipboard, or ``attached:false``."""
-    live = await gw.live_checked(session_id(p))
+    live = await gw.live_checked(wp.parse(wp.SessionParams, p).session_id)
     folder = gw.data_dir / "attachments" / SAFE_NAME.sub("_", live.session.id)
     try:
         saved = await gw.run_blocking(_save_clipboard, folder)

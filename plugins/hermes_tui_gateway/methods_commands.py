@@ -3,11 +3,13 @@ the ``slash.exec`` alias."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import CommandResult, ImagePart
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_cmds as wr
 from hermes_tui_gateway.methods_session import adopt_branch, resume, snapshot, start_new
-from hermes_tui_gateway.params import GatewayError, bad, session_id
+from hermes_tui_gateway.params import GatewayError, bad
 
 if TYPE_CHECKING:
     from hermes_core import Session
@@ -20,8 +22,9 @@ def _command_name(raw: str) -> str:
     return raw.strip().lstrip("/").split()[0] if raw.strip().lstrip("/") else ""
 
 
-async def catalog(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def catalog(gw: Gateway, conn: Conn, p: Params) -> wr.CommandCatalog:
     """``commands.catalog``: every plugin's commands and aliases."""
+    wp.parse(wp.NoParams, p)
     registry = gw.kernel.registry
     pairs: list[list[str]] = []
     sub: dict[str, list[str]] = {}
@@ -48,22 +51,20 @@ async def catalog(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     }
 
 
-def resolve(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def resolve(gw: Gateway, conn: Conn, p: Params) -> wr.CommandResolved:
     """``command.resolve``: aliases resolve as ``command.dispatch`` resolves them."""
-    name = p.get("name")
-    if not isinstance(name, str):
-        raise bad("name", "string")
+    name = wp.parse(wp.CommandResolveParams, p).name
     spec = gw.kernel.registry.command(_command_name(name))
     if spec is None:
         raise GatewayError(4011, "unknown command")
     return {"canonical": f"/{spec.name}", "description": spec.summary, "category": spec.category}
 
 
-def _directive(result: CommandResult) -> dict[str, Any]:
+def _directive(result: CommandResult) -> wr.CommandDirective:
     if result.kind == "send":
-        out: dict[str, Any] = {"type": "send", "message": result.message or ""}
+        out: wr.CommandDirective = {"type": "send", "message": result.message or ""}
         if result.display is not None:
-            out["display"] = result.display
+            out["display"] = dict(result.display)
         return out
     if result.kind == "prefill":
         return {"type": "prefill", "message": result.message or ""}
@@ -72,21 +73,18 @@ def _directive(result: CommandResult) -> dict[str, Any]:
     return {"type": "exec", "output": result.output or ""}
 
 
-async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def dispatch(gw: Gateway, conn: Conn, p: Params) -> wr.CommandDirective:
     """``command.dispatch``: the core's ``dispatch_slash``, the same handler every surface runs."""
-    command = p.get("command")
-    if command is not None and not isinstance(command, str):
-        raise bad("command", "string")
+    q = wp.parse(wp.CommandDispatchParams, p)
+    command = q.command
     if command is None:
-        name = p.get("name")
+        name = q.name
         if not isinstance(name, str):
             raise bad("command", "string")
-        arg = p.get("arg")
-        if arg is not None and not isinstance(arg, str):
-            raise bad("arg", "string")
+        arg = q.arg
         command = f"/{name.lstrip('/')}" + (f" {arg}" if arg else "")
     text = command if command.lstrip().startswith("/") else f"/{command.lstrip()}"
-    sid = session_id(p)
+    sid = q.session_id
     live = await gw.live_checked(sid) if sid else None
     session: Session | None = live.session if live else None
     name = _command_name(text)
@@ -128,9 +126,9 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     branched = _branched_session(gw, live, result)
     if live is not None and branched is not None:
         # /branch opened the copy in this kernel; serve it as session.branch would.
-        out = _directive(result)
-        out.update(await adopt_branch(gw, conn, branched, live.session.id))
-        return out
+        # the directive plus the new session's snapshot (CommandDirective says so)
+        merged = {**_directive(result), **await adopt_branch(gw, conn, branched, live.session.id)}
+        return cast("wr.CommandDirective", merged)
     return _directive(result)
 
 
@@ -156,7 +154,7 @@ def _reattach_images(live: Live, result: CommandResult) -> None:
     live.attachments.extend({"part": part, "mime": part.mime} for part in images)
 
 
-async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:
+async def _new_session(gw: Gateway, conn: Conn, live: Live) -> wr.CommandDirective:
     """Carry out ``/new``: an ``exec`` directive plus the new session's snapshot
     (docs/reference/tui-gateway.md#snapshot).
 
@@ -176,12 +174,12 @@ async def _new_session(gw: Gateway, conn: Conn, live: Live) -> dict[str, Any]:
     }
     out.update(await snapshot(gw, new))
     out["previous_session_id"] = old_id
-    return out
+    return cast("wr.CommandDirective", out)  # with the snapshot merged in
 
 
 async def _resumed_session(
     gw: Gateway, conn: Conn, live: Live | None, result: CommandResult
-) -> dict[str, Any]:
+) -> wr.CommandDirective:
     """Carry out ``/resume ID``: open the session as ``session.resume`` does, bound to the caller.
 
     :returns: an ``exec`` directive with the resumed session's snapshot merged in (its
@@ -191,16 +189,16 @@ async def _resumed_session(
     out.update(await resume(gw, conn, {"session_id": (result.data or {})["session_id"]}))
     if live is not None:
         out["previous_session_id"] = live.session.id
-    return out
+    return cast("wr.CommandDirective", out)  # with the snapshot merged in
 
 
-async def slash_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def slash_exec(gw: Gateway, conn: Conn, p: Params) -> wr.SlashExecResult:
     """``slash.exec``: the compatibility alias; ``{output, …}`` for an exec directive."""
-    out = await dispatch(gw, conn, {"session_id": p.get("session_id"), "command": p.get("command")})
-    if out["type"] != "exec":
-        return out
+    q = wp.parse(wp.SlashExecParams, p)
+    out = await dispatch(gw, conn, {"session_id": q.session_id, "command": q.command})
     # An exec keeps what else it says (``/new``'s new session), minus the directive type.
-    return {k: v for k, v in out.items() if k != "type"}
+    kept = dict(out) if out["type"] != "exec" else {k: v for k, v in out.items() if k != "type"}
+    return cast("wr.SlashExecResult", kept)
 
 
 def register(gw: Gateway) -> None:

@@ -14,13 +14,16 @@ import secrets
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core import approvals
 from hermes_tui_gateway import images
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_cmds as wrc
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.encode import token_estimate
 from hermes_tui_gateway.methods_attach import MAX_IMAGE
-from hermes_tui_gateway.params import GatewayError, bad, opt_str, session_id
+from hermes_tui_gateway.params import GatewayError, bad
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -39,17 +42,17 @@ TUI_LOCAL = {
 _PATH_STARTS = ("/", "~", "./", "../", "file://")
 
 
-def _item(text: str, display: str, meta: str = "") -> dict[str, str]:
+def _item(text: str, display: str, meta: str = "") -> wr.CompletionItem:
     return {"text": text, "display": display, "meta": meta}
 
 
-def complete_slash(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def complete_slash(gw: Gateway, conn: Conn, p: Params) -> wr.CompletionResult:
     """``complete.slash``: command names (and a command's subcommands after a space).
 
     :returns: ``{items: [{text, display, meta}], replace_from}``; the host replaces the input from
         ``replace_from`` on with an item's ``text`` (for a name, from 1 with ``/name``).
     """
-    text = opt_str(p, "text", "") or ""
+    text = wp.parse(wp.CompleteSlashParams, p).text
     if not text.startswith("/"):
         return {"items": []}
     registry = gw.kernel.registry
@@ -72,15 +75,15 @@ def complete_slash(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"items": items[:MAX_ITEMS], "replace_from": 1}
 
 
-def _completion_root(gw: Gateway, conn: Conn, p: Params) -> Path:
+def _completion_root(gw: Gateway, conn: Conn, q: wp.WorkspaceParams) -> Path:
     """The folder relative paths complete in: ``cwd``, else the session's, else the caller's
     newest session's, else the gateway's own folder."""
-    raw = opt_str(p, "cwd")
+    raw = q.cwd
     if raw and "\x00" in raw:
         raise bad("cwd", "a folder path (no NUL character)")
     if raw:
         return Path(raw).expanduser()
-    sid = session_id(p)
+    sid = q.session_id
     live = gw.lives.get(sid) if sid else None
     if live is None:
         mine = [lv for lv in gw.lives.values() if lv.conn is conn]
@@ -88,7 +91,7 @@ def _completion_root(gw: Gateway, conn: Conn, p: Params) -> Path:
     return Path(live.session.info().cwd) if live is not None else Path.cwd()
 
 
-def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
+def _list_dir(root: Path, word: str) -> list[wr.CompletionItem]:
     """Return the entries completing ``word``, written the way ``word`` was (``~/``, ``./``, absolute)."""
     expanded = os.path.expanduser(word)
     folder_part, _, prefix = expanded.rpartition("/")
@@ -99,7 +102,7 @@ def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
         folder = root / folder_part if folder_part else root
     if not folder.is_dir():
         return []
-    items: list[dict[str, str]] = []
+    items: list[wr.CompletionItem] = []
     low = prefix.lower()
     for entry in sorted(os.listdir(folder)):
         if low and not entry.lower().startswith(low):
@@ -114,12 +117,13 @@ def _list_dir(root: Path, word: str) -> list[dict[str, str]]:
     return items
 
 
-async def complete_path(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def complete_path(gw: Gateway, conn: Conn, p: Params) -> wr.CompletionResult:
     """``complete.path``: files and folders completing ``word`` (``@`` references complete to nothing)."""
-    word = opt_str(p, "word", "") or ""
+    q = wp.parse(wp.CompletePathParams, p)
+    word = q.word
     if not word or word.startswith("@") or "\x00" in word:
         return {"items": []}
-    root = _completion_root(gw, conn, p)
+    root = _completion_root(gw, conn, q)
     try:
         items = await gw.run_blocking(_list_dir, root, word)
     except OSError:
@@ -156,7 +160,7 @@ def _dropped_path(text: str, cwd: Path) -> tuple[Path, str] | None:
     return None
 
 
-def _detect(live: Live, text: str) -> dict[str, Any]:
+def _detect(live: Live, text: str) -> wrc.DropDetected:
     found = _dropped_path(text, Path(live.session.info().cwd))
     if found is None:
         return {"matched": False}
@@ -167,7 +171,7 @@ def _detect(live: Live, text: str) -> dict[str, Any]:
         return {"matched": True, "is_image": False, "path": str(path), "name": path.name, "text": note}
     mime, width, height = sniffed
     live.attachments.append({"path": str(path), "mime": mime})
-    out: dict[str, Any] = {
+    out: wrc.DropDetected = {
         "matched": True,
         "is_image": True,
         "path": str(path),
@@ -176,35 +180,34 @@ def _detect(live: Live, text: str) -> dict[str, Any]:
         "text": rest or f"[User attached image: {path.name}]",
     }
     if width and height:
-        out.update(width=width, height=height, token_estimate=token_estimate(width, height))
+        out["width"], out["height"] = width, height
+        out["token_estimate"] = token_estimate(width, height)
     return out
 
 
-async def detect_drop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def detect_drop(gw: Gateway, conn: Conn, p: Params) -> wrc.DropDetected:
     """``input.detect_drop``: whether a submitted line is a dragged-in file.
 
     An image is attached to the next turn (as ``image.attach`` would); another file becomes a
     note naming it. ``text`` is what the host should submit instead of the line.
     """
-    live = await gw.live_checked(session_id(p))
-    text = p.get("text", "")
-    if not isinstance(text, str):
-        raise bad("text", "string")
+    q = wp.parse(wp.DetectDropParams, p)
+    live = await gw.live_checked(q.session_id)
+    text = q.text
     try:
         return await gw.run_blocking(_detect, live, text)
     except OSError:
         return {"matched": False}
 
 
-async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> wrc.ShellExecResult:
     """``shell.exec``: run a ``!command`` line the user typed, in the session's folder, for 30 s at most.
 
     Commands matching a guarded pattern (docs/reference/core.md#fixed-asks) are refused with 4005:
     those go through the agent, where they are asked about.
     """
-    command = p.get("command")
-    if command is not None and not isinstance(command, str):
-        raise bad("command", "string")
+    q = wp.parse(wp.ShellExecParams, p)
+    command = q.command
     if not command or not command.strip():
         raise GatewayError(4004, "empty command")
     if "\x00" in command:
@@ -214,7 +217,7 @@ async def shell_exec(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         raise GatewayError(
             4005, f"blocked ({', '.join(guarded)}): ask the agent to run it", {"patterns": guarded}
         )
-    cwd = _completion_root(gw, conn, p)
+    cwd = _completion_root(gw, conn, q)
     try:
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh",
@@ -253,14 +256,12 @@ def _save_paste(folder: Path, text: str) -> Path:
     return path
 
 
-async def paste_collapse(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def paste_collapse(gw: Gateway, conn: Conn, p: Params) -> wrc.PasteCollapsed:
     """``paste.collapse``: keep a long paste in a file; ``{placeholder, path, lines}``.
 
     The host shows the short placeholder in its input line and submits the full text itself.
     """
-    text = p.get("text")
-    if text is not None and not isinstance(text, str):
-        raise bad("text", "string")
+    text = wp.parse(wp.PasteCollapseParams, p).text
     if not text:
         raise GatewayError(4004, "empty paste")
     try:

@@ -3,20 +3,23 @@ older turns in place, with the before/after figures a host shows."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core import rpc
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.params import GatewayError, opt_str, session_id
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
+from hermes_tui_gateway.params import GatewayError
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
 
 
-async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def compress(gw: Gateway, conn: Conn, p: Params) -> wr.CompressResult:
     """``session.compress``: in place; same id, survivors keep their ids."""
-    live = await gw.live_checked(session_id(p))
-    focus = opt_str(p, "focus_topic")
+    q = wp.parse(wp.CompressParams, p)
+    live = await gw.live_checked(q.session_id)
+    focus = q.focus_topic
     if focus is not None and len(focus) > 1000:
         raise GatewayError(4002, "focus_topic is longer than 1000 characters")
     session = live.session
@@ -72,7 +75,7 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
 def register(gw: Gateway) -> None:
     """Add ``session.compress`` to the gateway's tables."""
 
-    async def call(conn: Conn, p: Params) -> dict[str, Any]:
+    async def call(conn: Conn, p: Params) -> wr.CompressResult:
         return await compress(gw, conn, p)
 
     gw.slow["session.compress"] = call

@@ -7,9 +7,11 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ModelRef
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.config_setters import SETTERS, Change, set_display
 from hermes_tui_gateway.gitinfo import git_branch
-from hermes_tui_gateway.params import GatewayError, bad, session_id, truthy
+from hermes_tui_gateway.params import GatewayError, bad, truthy
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
@@ -44,10 +46,7 @@ KEYS = (
 )
 
 
-def _key(p: Params) -> str:
-    key = p.get("key")
-    if not isinstance(key, str):
-        raise bad("key", "string")
+def _key(key: str) -> str:
     key = ALIASES.get(key, key)
     section = key.removeprefix("details_mode.")
     if section != key and section in DETAIL_SECTIONS:
@@ -57,15 +56,15 @@ def _key(p: Params) -> str:
     return key
 
 
-def _optional_live(gw: Gateway, p: Params) -> Live | None:
-    sid = session_id(p)
+def _optional_live(gw: Gateway, sid: str) -> Live | None:
     return gw.live(sid) if sid else None
 
 
-def config_get(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def config_get(gw: Gateway, conn: Conn, p: Params) -> wr.ConfigValue:
     """``config.get`` (fast path)."""
-    key = _key(p)
-    live = _optional_live(gw, p)
+    q = wp.parse(wp.ConfigGetParams, p)
+    key = _key(q.key)
+    live = _optional_live(gw, q.session_id)
     kernel = gw.kernel
     store = kernel.store
     session = live.session if live else None
@@ -123,15 +122,18 @@ def _redacted(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def config_set(gw: Gateway, conn: Conn, p: Params) -> wr.ConfigValue:
     """``config.set``: session-scoped with a ``session_id``, else written to ``config.toml``."""
-    key = _key(p)
+    q = wp.parse(wp.ConfigSetParams, p)
+    key = _key(q.key)
+    value = q.value
     if "value" not in p and key == "yolo":
-        p = {**p, "value": _toggled_yolo(gw, p)}
-    if "value" not in p:
+        value = _toggled_yolo(gw, q.session_id)
+    elif "value" not in p:
         raise bad("value", "present")
-    live = await gw.live_checked(session_id(p)) if session_id(p) else None
-    scope = p.get("scope")
+    sid = q.session_id
+    live = await gw.live_checked(sid) if sid else None
+    scope = q.scope
     if scope is not None and scope not in ("session", "global"):
         raise GatewayError(
             4002, f"invalid scope: {scope}", {"key": "scope", "allowed": ["session", "global"]}
@@ -139,22 +141,22 @@ async def config_set(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     if key in ("full", "mtime"):
         raise GatewayError(4002, f"{key} is read-only", {"key": key, "allowed": []})
     if key == "fast":
-        return _set_fast(p["value"])
-    change = Change(gw, live, key, p["value"], scope, session_id(p))
+        return _set_fast(value)
+    change = Change(gw, live, key, value, scope, sid)
     result = await SETTERS.get(key, set_display)(change)
     if live is not None:
         live.stream.emit_info(force=True)
     return result
 
 
-def _toggled_yolo(gw: Gateway, p: Params) -> str:
+def _toggled_yolo(gw: Gateway, sid: str) -> str:
     """The ``yolo`` value a ``config.set`` without ``value`` means: the opposite of the current one."""
-    live = _optional_live(gw, p)
+    live = _optional_live(gw, sid)
     profile = live.session.info().profile if live else gw.settings.approval_profile
     return "0" if profile == "off" else "1"
 
 
-def _set_fast(value: Any) -> dict[str, Any]:
+def _set_fast(value: Any) -> wr.ConfigValue:
     """``config.set fast``: there is no priority tier, so only ``normal`` (and asking) succeeds."""
     raw = str(value or "").strip().lower()
     if raw in ("status", "normal", "off"):
@@ -164,16 +166,18 @@ def _set_fast(value: Any) -> dict[str, Any]:
     raise GatewayError(4002, f"unknown fast mode: {value}", {"key": "fast", "allowed": ["normal", "fast"]})
 
 
-def setup_status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def setup_status(gw: Gateway, conn: Conn, p: Params) -> wr.SetupStatus:
     """``setup.status``: whether a model is configured (the offline fallback does not count)."""
+    wp.parse(wp.NoParams, p)
     return {"provider_configured": gw.kernel.models.has_usable_provider()}
 
 
-async def model_options(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def model_options(gw: Gateway, conn: Conn, p: Params) -> wr.ModelOptions:
     """``model.options``: the core's catalog with its probe policy."""
-    sid = session_id(p)
+    q = wp.parse(wp.ModelOptionsParams, p)
+    sid = q.session_id
     live = await gw.live_checked(sid) if sid else None
-    refresh = truthy(p.get("refresh"))
+    refresh = truthy(q.refresh)
     try:
         catalog = await gw.kernel.model_catalog(
             refresh=refresh, session=live.session if live else None, prices=True
@@ -188,7 +192,15 @@ async def model_options(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         if probe.get("status") == "failed":
             item["warning"] = str(probe.get("error") or "probe failed")
         providers.append(item)
-    return {**catalog, "providers": providers}
+    out: wr.ModelOptions = {
+        "model": catalog.get("model"),
+        "provider": catalog.get("provider"),
+        "refreshed": bool(catalog.get("refreshed")),
+        "providers": providers,
+    }
+    if "pricing_sources" in catalog:
+        out["pricing_sources"] = list(catalog["pricing_sources"])
+    return out
 
 
 def register(gw: Gateway) -> None:

@@ -6,17 +6,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui_gateway import cli_exec
-from hermes_tui_gateway.params import GatewayError, bad, session_id
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_cmds as wr
+from hermes_tui_gateway.params import GatewayError, bad
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
 
 
-async def reload_mcp(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def reload_mcp(gw: Gateway, conn: Conn, p: Params) -> wr.ReloadMcpResult:
     """``reload.mcp``: re-read ``[mcp_servers]``, reconnect them, answer each one's state and tools.
 
     Without the ``mcp`` plugin there are no servers (``servers: []``).
     """
+    wp.parse(wp.NoParams, p)
     servers = await gw.kernel.tool_sources.reload("mcp")
     for live in list(gw.lives.values()):
         live.stream.emit_info(force=True)
@@ -32,8 +35,9 @@ def _leaves(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): value}
 
 
-async def reload_env(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def reload_env(gw: Gateway, conn: Conn, p: Params) -> wr.ReloadEnvResult:
     """``reload.env``: re-read ``.env`` through the CLI's loader; report how many keys changed."""
+    wp.parse(wp.NoParams, p)
     if gw.reload_settings is None:
         return {"updated": 0}
     before = _leaves(gw.kernel.settings.model_dump(mode="json"))
@@ -45,9 +49,9 @@ async def reload_env(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"updated": sum(1 for k, v in after.items() if before.get(k) != v)}
 
 
-async def process_stop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def process_stop(gw: Gateway, conn: Conn, p: Params) -> wr.ProcessStopResult:
     """``process.stop``: end the terminal tool's background processes (3 s grace)."""
-    sid = session_id(p)
+    sid = wp.parse(wp.SessionParams, p).session_id
     lives = [gw.lives[sid]] if sid in gw.lives else ([] if sid else list(gw.lives.values()))
     try:
         killed = sum([await live.session.stop_processes(grace=3.0) for live in lives])
@@ -56,12 +60,13 @@ async def process_stop(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"killed": killed}
 
 
-async def plugins_manage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def plugins_manage(gw: Gateway, conn: Conn, p: Params) -> wr.PluginsList:
     """``plugins.manage``: ``list`` the loaded plugins; ``toggle`` is refused (5026): which plugins
     load is chosen at start (``--no-plugin``, ``HERMES_DISABLE_PLUGINS``)."""
-    action = p.get("action", "list")
+    q = wp.parse(wp.PluginsManageParams, p)
+    action = q.action if "action" in p else "list"
     if action == "toggle":
-        name = p.get("name")
+        name = q.name
         if not isinstance(name, str) or not name.strip():
             raise GatewayError(4019, "plugins.toggle requires a 'name'")
         raise GatewayError(
@@ -69,7 +74,7 @@ async def plugins_manage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
         )
     if action != "list":
         raise GatewayError(4017, f"unknown plugins action: {action}")
-    rows = []
+    rows: list[wr.PluginRow] = []
     for record in sorted(gw.kernel.registry.plugins, key=lambda r: r.name):
         rows.append(
             {
@@ -84,22 +89,23 @@ async def plugins_manage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"plugins": rows, "user_count": user, "bundled_count": len(rows) - user}
 
 
-async def tools_configure(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def tools_configure(gw: Gateway, conn: Conn, p: Params) -> wr.ToolsConfigured:
     """``tools.configure``: hide (``disable``) or show (``enable``) tools for one session.
 
     ``names`` are tool names or groups as ``SessionInfo.tools`` lists them; ``changed`` are the
     names that made a difference, ``unknown`` the ones that name nothing.
     """
-    action = p.get("action")
+    q = wp.parse(wp.ToolsConfigureParams, p)
+    action = q.action
     if action not in ("enable", "disable"):
         raise GatewayError(4017, f"unknown tools action: {action}")
-    names = p.get("names")
+    names = q.names
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise bad("names", "list of strings")
     wanted = [n.strip() for n in names if n.strip()]
     if not wanted:
         raise GatewayError(4018, "names required")
-    live = await gw.live_checked(session_id(p))
+    live = await gw.live_checked(q.session_id)
     groups = gw.toolsets()
     hidden = set(live.session.hidden_tools)
     changed: list[str] = []

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.params import GatewayError, session_id
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
+from hermes_tui_gateway.params import GatewayError
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -20,12 +22,13 @@ log = logging.getLogger("hermes.tui")
 HIDDEN_SOURCES = ("tool",)
 
 
-async def most_recent(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def most_recent(gw: Gateway, conn: Conn, p: Params) -> wr.MostRecentResult:
     """``session.most_recent``: the stored session active last, or ``{session_id: null}``.
 
     A storage failure is logged and answered as "none", like an empty store: the caller only
     wants a session to offer.
     """
+    wp.parse(wp.NoParams, p)
     try:
         page = await gw.kernel.sessions.list(limit=200)
     except Exception:
@@ -39,14 +42,14 @@ async def most_recent(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"session_id": None}
 
 
-async def undo(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def undo(gw: Gateway, conn: Conn, p: Params) -> wr.UndoResult:
     """``session.undo``: archive the last user turn and what followed; ``{removed}`` rows.
 
     Nothing to undo is ``removed: 0``; a running turn is 4009 (interrupt first).
     """
     from hermes_core import RewindError
 
-    live = await gw.live_checked(session_id(p))
+    live = await gw.live_checked(wp.parse(wp.SessionParams, p).session_id)
     try:
         result = await live.session.undo()
     except RewindError as exc:
@@ -62,9 +65,9 @@ def _write(path: Path, document: dict[str, Any]) -> None:
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
-async def save(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def save(gw: Gateway, conn: Conn, p: Params) -> wr.SaveResult:
     """``session.save``: write the transcript to ``<data dir>/sessions/saved/`` as JSON; ``{file}``."""
-    live = await gw.live_checked(session_id(p))
+    live = await gw.live_checked(wp.parse(wp.SessionParams, p).session_id)
     session = live.session
     info = session.info()
     rows = await session.history()
@@ -85,13 +88,13 @@ async def save(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"file": str(path)}
 
 
-async def delete(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def delete(gw: Gateway, conn: Conn, p: Params) -> wr.NeverAnswered:
     """``session.delete``: refused; stored sessions are kept (rows are never deleted here).
 
     The checks come first so the answer says the right thing: 4006 without an id, 4023 for a
     session live in this gateway, 4007 for an unknown one, else 5036.
     """
-    sid = session_id(p)
+    sid = wp.parse(wp.DeleteParams, p).session_id
     if not sid:
         raise GatewayError(4006, "session_id required")
     if sid in gw.lives:

@@ -7,11 +7,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core import ALL_KINDS, ImagePart, SessionBusy, TextPart, rpc
 from hermes_tui_gateway import rewind
-from hermes_tui_gateway.params import GatewayError, bad, opt_bool, session_id
+from hermes_tui_gateway import wire_params as wp
+from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway.params import GatewayError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
 
 log = logging.getLogger("hermes.tui")
+_R = TypeVar("_R")
 MAX_STEER = 65536
 _APPROVE_WORDS = {"approve": "once", "approved": "once", "allow": "once"}
 
@@ -41,19 +44,15 @@ def _parts(text: str, attachments: list[dict[str, Any]]) -> list[Any]:
     return parts
 
 
-def _spawn(gw: Gateway, coro: Awaitable[dict[str, Any]]) -> asyncio.Future[dict[str, Any]]:
+def _spawn(gw: Gateway, coro: Awaitable[_R]) -> asyncio.Future[_R]:
     return asyncio.ensure_future(coro)
 
 
-def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
+def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[wr.SubmitResult]:
     """``prompt.submit`` prelude: decide start/queue/steer/refuse before the next frame is read."""
-    sid = session_id(p)
-    live = gw.live(sid)
-    text = p.get("text", "")
-    if text is None:
-        text = ""
-    if not isinstance(text, str):
-        raise bad("text", "string")
+    q = wp.parse(wp.PromptSubmitParams, p)
+    live = gw.live(q.session_id)
+    text = q.text
     session = live.session
     plan = None
     if rewind.requested(p):
@@ -61,7 +60,7 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
         plan = rewind.validate(session, p, durable)
     if not text.strip() and not live.attachments:
         raise GatewayError(4012, "text required")
-    display_kind = "hidden" if p.get("display_kind") == "hidden" else None
+    display_kind = "hidden" if q.display_kind == "hidden" else None
     attachments, live.attachments = live.attachments, []
     gw.bind(live, conn)
     # The response goes out before the turn's message.start.
@@ -72,21 +71,20 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
     if busy and live.busy_policy == "steer" and session.status in ("streaming", "working", "waiting"):
         if session.steer(text) == "accepted":
             return _done({"status": "steered"})
-    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, _caller_trace(p)))
+    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, _caller_trace(q.meta)))
 
 
-def _caller_trace(p: Params) -> str | None:
+def _caller_trace(meta: Any) -> str | None:
     """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
-    meta = p.get("_meta")
     value = meta.get("traceparent") if isinstance(meta, dict) else None
     return value if isinstance(value, str) else None
 
 
-async def _done_coro(value: dict[str, Any]) -> dict[str, Any]:
+async def _done_coro(value: _R) -> _R:
     return value
 
 
-def _done(value: dict[str, Any]) -> Awaitable[dict[str, Any]]:
+def _done(value: _R) -> Awaitable[_R]:
     return _done_coro(value)
 
 
@@ -98,7 +96,7 @@ async def _submit(
     display_kind: str | None,
     busy: bool,
     traceparent: str | None = None,
-) -> dict[str, Any]:
+) -> wr.SubmitResult:
     session = live.session
     content: Any = text if not attachments else await gw.run_blocking(_parts, text, attachments)
     # Decided here, not in the prelude: submit tasks run in arrival order, so an earlier submit
@@ -132,7 +130,7 @@ async def _rewind_then_submit(
     display_kind: str | None,
     plan: rewind.RewindPlan,
     p: Params,
-) -> dict[str, Any]:
+) -> wr.SubmitResult:
     session = live.session
     result = await session.rewind(before_row_id=plan.row_id, allow_empty=True)
     out = await _submit(gw, live, text, attachments, display_kind, False)
@@ -142,13 +140,13 @@ async def _rewind_then_submit(
     return out
 
 
-def interrupt(gw: Gateway, conn: Conn, p: Params) -> Awaitable[dict[str, Any]]:
+def interrupt(gw: Gateway, conn: Conn, p: Params) -> Awaitable[wr.InterruptResult]:
     """``session.interrupt`` prelude: the interrupt is ordered after any earlier submit."""
-    live = gw.live(session_id(p))
+    live = gw.live(wp.parse(wp.SessionParams, p).session_id)
     return _spawn(gw, _interrupt(live.session))
 
 
-async def _interrupt(session: Session) -> dict[str, Any]:
+async def _interrupt(session: Session) -> wr.InterruptResult:
     done = await session.interrupt(reason="user", discard_queue=True)
     return {
         "status": "interrupted",
@@ -157,26 +155,27 @@ async def _interrupt(session: Session) -> dict[str, Any]:
     }
 
 
-def steer(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def steer(gw: Gateway, conn: Conn, p: Params) -> wr.SteerResult:
     """``session.steer`` (fast path)."""
     text = p.get("text")
     if not isinstance(text, str) or not text.strip():
         raise GatewayError(4002, "text is required")
+    q = wp.parse(wp.TextParams, p)
+    text = q.text or ""
     if len(text) > MAX_STEER:
         raise GatewayError(4002, f"steer text is longer than {MAX_STEER} characters")
-    live = gw.live(session_id(p))
+    live = gw.live(q.session_id)
     verdict = live.session.steer(text)
     if verdict == "accepted":
         return {"status": "queued", "text": text}
     return {"status": "rejected", "text": text, "reason": verdict}
 
 
-def background(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def background(gw: Gateway, conn: Conn, p: Params) -> wr.BackgroundResult:
     """``prompt.background`` (fast path)."""
-    live = gw.live(session_id(p))
-    text = p.get("text")
-    if text is not None and not isinstance(text, str):
-        raise bad("text", "string")
+    q = wp.parse(wp.TextParams, p)
+    live = gw.live(q.session_id)
+    text = q.text
     if not text or not text.strip():
         raise GatewayError(4012, "text required")
     # A quick task's background.complete must not be read together with this response (the Ink
@@ -214,7 +213,7 @@ def _settle_behind_response(gw: Gateway, session_id: str) -> Callable[[], None]:
     return release
 
 
-def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, Any]:
+def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> wr.AnswerResult:
     broker = gw.kernel.questions
     request = broker.get(request_id)
     if request is not None and request.kind != kind:
@@ -230,56 +229,33 @@ def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> dict[str, An
     raise GatewayError(4009, f"no pending {kind} request")
 
 
-def _rid(p: Params) -> str:
-    rid = p.get("request_id")
-    if not isinstance(rid, str):
-        raise bad("request_id", "string")
-    return rid
-
-
-def clarify_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def clarify_respond(gw: Gateway, conn: Conn, p: Params) -> wr.AnswerResult:
     """``clarify.respond``."""
-    rid = _rid(p)
-    answer = p.get("answer")
-    if not isinstance(answer, str):
-        raise bad("answer", "string")
-    return _answer(gw, "clarify", rid, answer)
+    q = wp.parse(wp.ClarifyRespondParams, p)
+    return _answer(gw, "clarify", q.request_id, q.answer)
 
 
-def sudo_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def sudo_respond(gw: Gateway, conn: Conn, p: Params) -> wr.AnswerResult:
     """``sudo.respond``: the password goes to the waiting tool only."""
-    rid = _rid(p)
-    password = p.get("password")
-    if not isinstance(password, str):
-        raise bad("password", "string")
-    return _answer(gw, "sudo", rid, password)
+    q = wp.parse(wp.SudoRespondParams, p)
+    return _answer(gw, "sudo", q.request_id, q.password)
 
 
-def secret_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def secret_respond(gw: Gateway, conn: Conn, p: Params) -> wr.AnswerResult:
     """``secret.respond``: a value with a newline is refused before anything is written."""
-    rid = _rid(p)
-    value = p.get("value")
-    if not isinstance(value, str):
-        raise bad("value", "string")
+    q = wp.parse(wp.SecretRespondParams, p)
+    rid, value = q.request_id, q.value
     if "\n" in value or "\r" in value:
         raise GatewayError(4002, "a secret value cannot contain a newline")
     return _answer(gw, "secret", rid, value)
 
 
-def approval_respond(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def approval_respond(gw: Gateway, conn: Conn, p: Params) -> wr.ApprovalResult:
     """``approval.respond``: by id, else the oldest open approval, or all of them."""
-    sid = session_id(p)
-    raw_choice = p.get("choice", "deny")
-    if raw_choice is None:
-        raw_choice = "deny"
-    if not isinstance(raw_choice, str):
-        raise bad("choice", "string")
+    parsed = wp.parse(wp.ApprovalRespondParams, p)
+    sid, raw_choice, rid, everything = parsed.session_id, parsed.choice, parsed.request_id, parsed.all
     choice = raw_choice.strip().lower()
     choice = _APPROVE_WORDS.get(choice, choice)
-    rid = p.get("request_id")
-    if rid is not None and not isinstance(rid, str):
-        raise bad("request_id", "string")
-    everything = opt_bool(p, "all")
     live = gw.live(sid)
     open_ = [q for q in live.session.open_questions() if q.kind == "approval"]
     if rid is not None:

@@ -9,20 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core import SeedMessage, rpc
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.params import (
-    GatewayError,
-    bad,
-    clamp,
-    opt_bool,
-    opt_int,
-    opt_str,
-    session_id,
-    workspace,
-)
+from hermes_tui_gateway import wire_params as wp
+from hermes_tui_gateway import wire_results as wr
+from hermes_tui_gateway.params import GatewayError, clamp, workspace
 
 if TYPE_CHECKING:
     from hermes_core import Session
-    from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
+    from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params, Result
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -37,14 +30,14 @@ def check_title(title: str, code_empty: int = 4021) -> str:
     return stripped
 
 
-async def snapshot(gw: Gateway, live: Live, omit_messages: bool = False) -> dict[str, Any]:
+async def snapshot(gw: Gateway, live: Live, omit_messages: bool = False) -> wr.Snapshot:
     """Return the docs/reference/tui-gateway.md#snapshot snapshot of a live session."""
     session = live.session
     info = live.stream.info_payload()
     rows = await session.history()
     messages = [] if omit_messages else [encode.row_obj(r) for r in rows]
     open_requests = gw.open_requests(live)
-    out: dict[str, Any] = {
+    out: wr.Snapshot = {
         "session_id": session.id,
         "stored_session_id": session.id,
         "session_key": session.id,
@@ -60,25 +53,17 @@ async def snapshot(gw: Gateway, live: Live, omit_messages: bool = False) -> dict
     for kind in ("approval", "clarify"):
         oldest = next((r for r in open_requests if r["type"] == f"{kind}.request"), None)
         if oldest is not None:
-            out[f"pending_{kind}"] = oldest.get("payload")
+            out["pending_approval" if kind == "approval" else "pending_clarify"] = oldest.get("payload")
     if omit_messages:
         out["messages_omitted"] = True
     return out
 
 
-def _seed(raw: Any) -> list[SeedMessage]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise bad("messages", "list of {role, content|text}")
+def _seed(raw: list[wp.SeedMessageParam]) -> list[SeedMessage]:
     out: list[SeedMessage] = []
     for item in raw:
-        if not isinstance(item, dict) or item.get("role") not in ("user", "assistant", "system"):
-            raise bad("messages", "list of {role, content|text}")
-        text = item.get("content", item.get("text"))
-        if not isinstance(text, str):
-            raise bad("messages", "list of {role, content|text}")
-        out.append(SeedMessage(item["role"], text))
+        text = item.content if item.content is not None else item.text
+        out.append(SeedMessage(item.role, text or ""))
     return out
 
 
@@ -106,17 +91,13 @@ def _provider_problem(gw: Gateway, session: Session) -> str | None:
     return hub.missing_key_hint(provider)
 
 
-async def create(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def create(gw: Gateway, conn: Conn, p: Params) -> wr.Snapshot:
     """``session.create``."""
-    cols = opt_int(p, "cols", 80)
-    cwd_raw = opt_str(p, "cwd")
-    title = opt_str(p, "title")
-    model = opt_str(p, "model")
-    provider = opt_str(p, "provider")
-    effort = opt_str(p, "reasoning_effort")
-    parent = opt_str(p, "parent_session_id")
-    close_on_disconnect = opt_bool(p, "close_on_disconnect")
-    seed = _seed(p.get("messages"))
+    q = wp.parse(wp.SessionCreateParams, p)
+    cols, cwd_raw, title, model = q.cols, q.cwd, q.title, q.model
+    provider, effort, parent = q.provider, q.reasoning_effort, q.parent_session_id
+    close_on_disconnect = q.close_on_disconnect
+    seed = _seed(q.messages)
     if title is not None:
         title = check_title(title, 4022)
     if effort is not None and effort not in ("none", "minimal", "low", "medium", "high", "xhigh"):
@@ -204,38 +185,32 @@ async def load(gw: Gateway, conn: Conn, target: str, not_found: int) -> Live:
     return live
 
 
-async def resume(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def resume(gw: Gateway, conn: Conn, p: Params) -> wr.ResumeResult:
     """``session.resume``: reuse a live id, else load it (id first, then exact title)."""
-    target = p.get("session_id")
-    if target is None or target == "":
+    if p.get("session_id") in (None, ""):
         raise GatewayError(4006, "session_id required")
-    if not isinstance(target, str):
-        raise bad("session_id", "string")
-    cols = opt_int(p, "cols")
-    omit = opt_bool(p, "omit_messages")
-    close_on_disconnect = opt_bool(p, "close_on_disconnect")
+    q = wp.parse(wp.SessionResumeParams, p)
+    target, cols, omit, close_on_disconnect = q.session_id, q.cols, q.omit_messages, q.close_on_disconnect
     live = gw.lives.get(target) or await load(gw, conn, target, 4007)
     gw.bind(live, conn)
     if cols is not None:
         live.cols = clamp(cols, 20, 1000)
     if close_on_disconnect and conn.kind == "ws":
         live.close_on_disconnect = True
-    out = await snapshot(gw, live, omit)
-    out["resumed"] = live.session.id
-    return out
+    return {**await snapshot(gw, live, omit), "resumed": live.session.id}
 
 
-async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> wr.SessionListResult:
     """``session.list``: stored sessions, most recently active first."""
-    limit = clamp(opt_int(p, "limit", 200) or 200, 1, 1000)
-    title = opt_str(p, "title")
-    cwd_raw = opt_str(p, "cwd")
+    q = wp.parse(wp.SessionListParams, p)
+    limit = clamp(q.limit or 200, 1, 1000)
+    title, cwd_raw = q.title, q.cwd
     cwd = str(workspace(cwd_raw, cwd_raw)) if cwd_raw else None
     try:
         page = await gw.kernel.sessions.list(limit=limit, title=title, cwd=cwd)
     except Exception as exc:
         raise GatewayError(5006, f"session.list failed: {type(exc).__name__}") from exc
-    out = []
+    out: list[wr.SessionListItem] = []
     for s in page.sessions:
         if getattr(s, "source", None) == "tool":
             continue
@@ -254,36 +229,39 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"sessions": out}
 
 
-async def activate(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def activate(gw: Gateway, conn: Conn, p: Params) -> wr.Snapshot:
     """``session.activate``: rebind a live session to the caller."""
-    live = await gw.live_checked(session_id(p))
-    omit = opt_bool(p, "omit_messages")
+    q = wp.parse(wp.SnapshotParams, p)
+    live = await gw.live_checked(q.session_id)
     gw.bind(live, conn)
-    return await snapshot(gw, live, omit)
+    return await snapshot(gw, live, q.omit_messages)
 
 
-async def close(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
-    """``session.close``: never errors; ``closed:false`` when not live."""
-    sid = p.get("session_id")
-    if not isinstance(sid, str):
+async def close(gw: Gateway, conn: Conn, p: Params) -> wr.CloseResult:
+    """``session.close``: never errors; ``closed:false`` when not live (or not named)."""
+    try:
+        q = wp.parse(wp.SessionParams, p)
+    except rpc.RpcError:
         return {"closed": False}
-    return {"closed": await gw.close_session(sid)}
+    if "session_id" not in q.model_fields_set:
+        return {"closed": False}
+    return {"closed": await gw.close_session(q.session_id)}
 
 
-async def history(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def history(gw: Gateway, conn: Conn, p: Params) -> wr.HistoryResult:
     """``session.history``: the durable projection (archived rows on request)."""
-    live = await gw.live_checked(session_id(p))
-    archived = opt_bool(p, "include_archived")
+    q = wp.parse(wp.SessionHistoryParams, p)
+    live = await gw.live_checked(q.session_id)
+    archived = q.include_archived
     rows = await live.session.history(include_archived=archived)
     return {"count": len(rows), "messages": [encode.row_obj(r, archived) for r in rows]}
 
 
-async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def branch(gw: Gateway, conn: Conn, p: Params) -> wr.BranchResult:
     """``session.branch``: a new persisted session with this one as parent."""
-    live = await gw.live_checked(session_id(p))
-    name = opt_str(p, "name")
-    count = opt_int(p, "count")
-    up_to = opt_int(p, "up_to_row_id")
+    q = wp.parse(wp.SessionBranchParams, p)
+    live = await gw.live_checked(q.session_id)
+    name, count, up_to = q.name, q.count, q.up_to_row_id
     if count is not None and up_to is not None:
         raise GatewayError(4002, "count and up_to_row_id are exclusive")
     if count is not None and count < 1:
@@ -311,7 +289,7 @@ async def branch(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return await adopt_branch(gw, conn, child, source.id)
 
 
-async def adopt_branch(gw: Gateway, conn: Conn, child: Session, parent_id: str) -> dict[str, Any]:
+async def adopt_branch(gw: Gateway, conn: Conn, child: Session, parent_id: str) -> wr.BranchResult:
     """Bind a session the core just branched to the caller; return its snapshot.
 
     Used by ``session.branch`` and by ``/branch`` through ``command.dispatch``, so both leave
@@ -326,20 +304,16 @@ async def adopt_branch(gw: Gateway, conn: Conn, child: Session, parent_id: str) 
     new = gw.adopt(child, conn)
     gw.known_stored.add(child.id)
     _after_info(gw, new)
-    out = await snapshot(gw, new)
-    out["title"] = child.info().title
-    out["parent"] = parent_id
-    return out
+    return {**await snapshot(gw, new), "title": child.info().title, "parent": parent_id}
 
 
-async def title(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def title(gw: Gateway, conn: Conn, p: Params) -> wr.TitleResult:
     """``session.title``: read, or set (pending until the first turn)."""
-    live = await gw.live_checked(session_id(p))
-    raw = p.get("title")
+    q = wp.parse(wp.SessionTitleParams, p)
+    live = await gw.live_checked(q.session_id)
+    raw = q.title
     if raw is None:
         return {"title": live.session.info().title or "", "session_key": live.session.id}
-    if not isinstance(raw, str):
-        raise bad("title", "string")
     cleaned = check_title(raw)
     try:
         result = await live.session.set_title(cleaned)
@@ -353,8 +327,8 @@ def register(gw: Gateway) -> None:
     """Add this module's methods to the gateway's tables."""
 
     def bind(fn: Any) -> Any:
-        async def call(conn: Conn, p: Params) -> dict[str, Any]:
-            result: dict[str, Any] = await fn(gw, conn, p)
+        async def call(conn: Conn, p: Params) -> Result:
+            result: Result = await fn(gw, conn, p)
             return result
 
         return call

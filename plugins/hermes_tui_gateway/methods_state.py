@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import rpc
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.params import bad, clamp, opt_str, session_id
-from hermes_tui_gateway.wire import UsageObj
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
+from hermes_tui_gateway.params import clamp
+from hermes_tui_gateway.wire import EventParams, UsageObj
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
 
 
-def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def active_list(gw: Gateway, conn: Conn, p: Params) -> wr.ActiveListResult:
     """``session.active_list`` (fast path): sessions live in this process."""
-    current = opt_str(p, "current_session_id")
-    out = []
+    current = wp.parse(wp.ActiveListParams, p).current_session_id
+    out: list[wr.ActiveSession] = []
     for sid, live in sorted(gw.lives.items(), key=lambda kv: kv[1].created):
         info = live.session.info()
         rows = live.session.rows
@@ -40,16 +42,15 @@ def active_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     return {"sessions": out}
 
 
-def usage(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def usage(gw: Gateway, conn: Conn, p: Params) -> UsageObj:
     """``session.usage``: the cumulative usage object."""
-    live = gw.live(session_id(p))
-    result: UsageObj = encode.usage_obj(live.session.usage, live.session.info().model)
-    return cast("dict[str, Any]", result)
+    live = gw.live(wp.parse(wp.SessionParams, p).session_id)
+    return encode.usage_obj(live.session.usage, live.session.info().model)
 
 
-def status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def status(gw: Gateway, conn: Conn, p: Params) -> wr.StatusResult:
     """``session.status`` (fast path): display text plus Pi's ``get_state`` fields."""
-    live = gw.live(session_id(p))
+    live = gw.live(wp.parse(wp.SessionParams, p).session_id)
     session = live.session
     info = session.info()
     usage_obj = encode.usage_obj(info.usage, info.model)
@@ -63,7 +64,7 @@ def status(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
             f"Agent Running: {'Yes' if info.busy else 'No'}",
         ]
     )
-    out: dict[str, Any] = {
+    out: wr.StatusResult = {
         "output": text,
         "session_id": session.id,
         "title": info.title,
@@ -96,17 +97,16 @@ def encode_projection(rows: list[Any]) -> list[Any]:
     ]
 
 
-async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def events_since(gw: Gateway, conn: Conn, p: Params) -> wr.EventsSinceResult:
     """``session.events.since``: replay from ``last_seen`` and rebind atomically
     (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
 
     With the event log on, the replay reads the log, so it continues across a gateway restart (a
     stored session that is not live here is opened first); without it, the in-process ring.
     """
-    last_seen = p.get("last_seen")
-    if type(last_seen) is not int or last_seen < 0:
-        raise bad("last_seen", "integer >= 0")
-    sid = session_id(p)
+    q = wp.parse(wp.EventsSinceParams, p)
+    last_seen = q.last_seen
+    sid = q.session_id
     live = gw.lives.get(sid)
     if live is None:
         if not gw.kernel.events.enabled:
@@ -140,7 +140,7 @@ async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     gw.bind(live, conn)
     rpc.after_response(release)
     return {
-        "events": events,
+        "events": cast("list[EventParams]", events),
         "latest_seq": upto,
         "count": len(events),
         # History the log held and no longer has; numbers a crashed process reserved (``lost``)
@@ -151,14 +151,14 @@ async def events_since(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
     }
 
 
-def _since_ring(gw: Gateway, conn: Conn, live: Any, last_seen: int) -> dict[str, Any]:
+def _since_ring(gw: Gateway, conn: Conn, live: Any, last_seen: int) -> wr.EventsSinceResult:
     # No await between reading the ring and rebinding: nothing can slip in between.
     events, truncated = live.stream.since(last_seen)
     gw.bind(live, conn)
     # Live events wait until this response is on the wire, so they follow the replayed ones.
     rpc.after_response(live.stream.hold())
     return {
-        "events": events,
+        "events": cast("list[EventParams]", events),
         "latest_seq": live.stream.seq,
         "count": len(events),
         "truncated": truncated,
@@ -167,18 +167,17 @@ def _since_ring(gw: Gateway, conn: Conn, live: Any, last_seen: int) -> dict[str,
     }
 
 
-def resize(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def resize(gw: Gateway, conn: Conn, p: Params) -> wr.ResizeResult:
     """``terminal.resize`` (fast path)."""
-    live = gw.live(session_id(p))
-    cols = p.get("cols")
-    if type(cols) is not int:
-        raise bad("cols", "integer")
-    live.cols = clamp(cols, 20, 1000)
+    q = wp.parse(wp.ResizeParams, p)
+    live = gw.live(q.session_id)
+    live.cols = clamp(q.cols, 20, 1000)
     return {"cols": live.cols}
 
 
-def ping(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def ping(gw: Gateway, conn: Conn, p: Params) -> wr.PingResult:
     """``gateway.ping`` (fast path)."""
+    wp.parse(wp.NoParams, p)
     return {"ok": True, "ts": time.time()}
 
 

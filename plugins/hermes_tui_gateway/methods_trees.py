@@ -8,18 +8,11 @@ import logging
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from hermes_tui_gateway.params import (
-    SAFE_NAME,
-    GatewayError,
-    bad,
-    clamp,
-    opt_bool,
-    opt_int,
-    opt_str,
-    session_id,
-)
+from hermes_tui_gateway import wire_params_ops as wp
+from hermes_tui_gateway import wire_results_ops as wr
+from hermes_tui_gateway.params import SAFE_NAME, GatewayError, bad, clamp
 
 if TYPE_CHECKING:
     from hermes_tui_gateway.gateway import Conn, Gateway, Params
@@ -55,22 +48,23 @@ def _save_tree(root: Path, sid: str, body: dict[str, Any], label: str | None) ->
     return str(path)
 
 
-async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTreeSaved:
     """``spawn_tree.save``: unique name, atomic write, index line."""
-    subagents = p.get("subagents")
+    q = wp.parse(wp.SpawnTreeSaveParams, p)
+    subagents = q.subagents
     if not isinstance(subagents, list) or not subagents:
         raise GatewayError(4000, "subagents list required")
     if not all(isinstance(s, dict) for s in subagents):
         raise bad("subagents", "list of objects")
-    label = opt_str(p, "label")
+    label = q.label
     if label is not None and len(label) > 200:
         raise GatewayError(4002, "label is longer than 200 characters")
-    sid = session_id(p)
+    sid = q.session_id
     body = {
         "session_id": sid,
         "subagents": subagents,
-        "started_at": p.get("started_at"),
-        "finished_at": p.get("finished_at"),
+        "started_at": q.started_at,
+        "finished_at": q.finished_at,
         "label": label,
     }
     try:
@@ -105,7 +99,7 @@ async def auto_save(gw: Gateway, sid: str, subagent_ids: list[str]) -> None:
         log.warning("tui: storing the spawn tree of %s failed", sid, exc_info=True)
 
 
-def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str, Any]]:
+def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[wr.SpawnTreeEntry]:
     if not root.is_dir():
         return []
     folders = (
@@ -113,7 +107,7 @@ def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str,
         if cross or not sid
         else [root / (SAFE_NAME.sub("_", sid) or "_global")]
     )
-    entries: list[dict[str, Any]] = []
+    entries: list[wr.SpawnTreeEntry] = []
     for folder in folders:
         if not folder.is_dir():
             continue
@@ -125,7 +119,7 @@ def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str,
                 except ValueError:
                     continue
                 if isinstance(entry, dict) and Path(str(entry.get("path", ""))).is_file():
-                    entries.append(entry)
+                    entries.append(_entry(entry))
         else:
             for file in folder.glob("*.json"):
                 entries.append(
@@ -144,15 +138,29 @@ def _list_trees(root: Path, sid: str, cross: bool, limit: int) -> list[dict[str,
     return entries[:limit]
 
 
-async def spawn_tree_list(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+def _entry(line: dict[str, Any]) -> wr.SpawnTreeEntry:
+    """One index line as a list entry (a line written by an older version may lack a field)."""
+    count = line.get("count")
+    label = line.get("label")
+    return {
+        "path": str(line["path"]),
+        "session_id": str(line.get("session_id", "")),
+        "started_at": line.get("started_at"),
+        "finished_at": line.get("finished_at"),
+        "label": label if isinstance(label, str) else None,
+        "count": count if type(count) is int else None,
+    }
+
+
+async def spawn_tree_list(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTreeList:
     """``spawn_tree.list``: newest first; never creates directories."""
-    limit = clamp(opt_int(p, "limit", 50) or 50, 1, 1000)
-    cross = opt_bool(p, "cross_session")
-    entries = await gw.run_blocking(_list_trees, _tree_root(gw), session_id(p), cross, limit)
+    q = wp.parse(wp.SpawnTreeListParams, p)
+    limit = clamp(q.limit or 50, 1, 1000)
+    entries = await gw.run_blocking(_list_trees, _tree_root(gw), q.session_id, q.cross_session, limit)
     return {"entries": entries}
 
 
-def _read_tree(target: Path) -> dict[str, Any]:
+def _read_tree(target: Path) -> wr.SpawnTree:
     """Read one stored tree; a missing, non-file or non-tree path is a ``4016``, other I/O ``5000``."""
     try:
         found = target.is_file()
@@ -168,12 +176,12 @@ def _read_tree(target: Path) -> dict[str, Any]:
         raise GatewayError(5000, f"spawn_tree.load failed: {exc.strerror or type(exc).__name__}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("subagents"), list):
         raise GatewayError(4016, "this file is not a spawn tree", {"path": str(target)})
-    return data
+    return cast("wr.SpawnTree", data)  # a file this gateway wrote (checked: an object with subagents)
 
 
-async def spawn_tree_load(gw: Gateway, conn: Conn, p: Params) -> dict[str, Any]:
+async def spawn_tree_load(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTree:
     """``spawn_tree.load``: symlinks and ``..`` are resolved before the containment check."""
-    raw = p.get("path")
+    raw = wp.parse(wp.SpawnTreeLoadParams, p).path
     if not isinstance(raw, str) or not raw:
         raise GatewayError(4000, "path required")
     if "\x00" in raw or len(raw) > 4096:

@@ -49,7 +49,7 @@ from hermes_core import (
     rpc,
 )
 from hermes_tui_gateway import encode
-from hermes_tui_gateway.wire import UsageObj
+from hermes_tui_gateway.wire import InfoExtra, MessageStart, SessionInfoObj, ToolProgressPayload, UsageObj
 
 if TYPE_CHECKING:
     from hermes_core import AnyEvent, Session
@@ -87,7 +87,7 @@ class SessionStream:
     def __init__(
         self,
         session: Session,
-        info_extra: Callable[[], dict[str, Any]],
+        info_extra: Callable[[], InfoExtra],
         ring_events: int,
         ring_bytes: int,
         seq_start: int = 0,
@@ -118,7 +118,7 @@ class SessionStream:
         self._last_usage = 0.0
         self.verbose = "all"
         self.last_usage_obj: UsageObj | None = None
-        self._last_info: dict[str, Any] | None = None
+        self._last_info: SessionInfoObj | None = None
         # Background tasks started through this gateway whose background.complete is still due.
         self.open_tasks: set[str] = set()
         # Children seen during the running turn; when it completes, ``on_tree`` gets their ids.
@@ -297,7 +297,7 @@ class SessionStream:
             self._last_info = payload
             self.emit("session.info", payload)
 
-    def info_payload(self) -> dict[str, Any]:
+    def info_payload(self) -> SessionInfoObj:
         """Return the current ``SessionInfo`` object."""
         return encode.info_obj(self.session.info(), self.info_extra())
 
@@ -336,7 +336,7 @@ class SessionStream:
                     self._timer = asyncio.get_running_loop().call_later(self.merge_window(), self._flush)
             case TurnStarted():
                 self._streamed = 0
-                payload: dict[str, Any] = {}
+                payload: MessageStart = {}
                 if ev.user_row_id is not None:
                     payload["user_row_id"] = ev.user_row_id
                 if ev.queued:
@@ -369,8 +369,12 @@ class SessionStream:
             case ToolProgress():
                 name = self._tool_names.get(ev.call_id, "")
                 if self._tools_visible() or name == "clarify":
-                    preview = self.session.kernel.redactor(ev.tail)
-                    self.emit("tool.progress", {"tool_id": ev.call_id, "name": name, "preview": preview})
+                    progress: ToolProgressPayload = {
+                        "tool_id": ev.call_id,
+                        "name": name,
+                        "preview": self.session.kernel.redactor(ev.tail),
+                    }
+                    self.emit("tool.progress", progress)
             case ToolCompleted():
                 finished = encode.tool_complete(
                     ev, self._tool_args.get(ev.call_id), self.session.kernel.redactor, str(self.session.cwd)

@@ -10,7 +10,7 @@ code sends one that is missing here (docs/reference/tui-gateway.md#event-catalog
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, Required
 
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
@@ -76,6 +76,55 @@ class UsageObj(TypedDict):
     cost_usd: NotRequired[float]
 
 
+class MessageStart(TypedDict):
+    """``message.start``: a turn began (``user_row_id`` once its prompt is stored; ``queued`` when
+    it waited behind another turn)."""
+
+    user_row_id: NotRequired[int]
+    queued: NotRequired[bool]
+
+
+class InfoExtra(TypedDict, total=False):
+    """The gateway-held fields of ``SessionInfo``."""
+
+    busy_policy: str
+    #: tool names by owning plugin
+    tools: dict[str, list[str]]
+    #: one object per tool server (MCP) the session sees
+    mcp_servers: list[dict[str, Any]]
+    version: str
+    #: the git branch of the session's folder, absent outside a repository
+    branch: str
+
+
+class SessionInfoObj(InfoExtra):
+    """``session.info`` and a snapshot's ``info``: the session's state
+    (docs/reference/tui-gateway.md#sessioninfo). The fields after ``usage`` are kept, empty, for
+    the Ink TUI, which reads them."""
+
+    session_id: Required[str]
+    stored_session_id: Required[str]
+    title: Required[str | None]
+    model: Required[str]
+    provider: Required[str]
+    reasoning_effort: Required[str | None]
+    approval_mode: Required[str]
+    yolo: Required[bool]
+    busy: Required[bool]
+    cwd: Required[str]
+    running: Required[bool]
+    status: Required[str]
+    queued: Required[int]
+    usage: Required[UsageObj]
+    skills: Required[dict[str, Any]]
+    fast: Required[bool]
+    service_tier: Required[str]
+    personality: Required[str]
+    release_date: Required[str]
+    update_behind: Required[Any]
+    update_command: Required[str]
+
+
 class TextDelta(TypedDict):
     """``message.delta`` / ``reasoning.delta``: text since the last delta."""
 
@@ -129,6 +178,14 @@ class ToolStart(TypedDict):
     args_text: NotRequired[str]
 
 
+class ToolProgressPayload(TypedDict):
+    """``tool.progress``: the latest output of a running tool (redacted)."""
+
+    tool_id: str
+    name: str
+    preview: str
+
+
 class ToolComplete(TypedDict):
     """``tool.complete``."""
 
@@ -150,6 +207,58 @@ class QuestionExpire(TypedDict):
 
     request_id: str
     reason: Literal["timeout", "interrupted", "closed"]
+
+
+class ApprovalRequestPayload(TypedDict):
+    """``approval.request``: a tool call waits for the user's choice."""
+
+    request_id: str
+    command: str
+    description: str
+    choices: list[str]
+    tool_name: str | None
+    pattern_keys: list[str]
+    allow_session: bool
+    allow_permanent: bool
+    timeout_s: float
+    pattern_key: NotRequired[str]
+    #: the child agent (``subagent_id``) that asked
+    task_id: NotRequired[str]
+
+
+class ClarifyRequestPayload(TypedDict):
+    """``clarify.request``: the agent asks the user a question (``choices``: null for free text)."""
+
+    request_id: str
+    question: str
+    choices: list[str] | None
+    timeout_s: float
+    task_id: NotRequired[str]
+
+
+class SudoRequestPayload(TypedDict):
+    """``sudo.request``: a command needs the user's password."""
+
+    request_id: str
+    timeout_s: float
+    command: NotRequired[str]
+    task_id: NotRequired[str]
+
+
+class SecretRequestPayload(TypedDict):
+    """``secret.request``: a tool needs a secret value (stored under ``env_var``)."""
+
+    request_id: str
+    prompt: str
+    env_var: str | None
+    timeout_s: float
+    metadata: NotRequired[dict[str, Any]]
+    task_id: NotRequired[str]
+
+
+QuestionRequestPayload = (
+    ApprovalRequestPayload | ClarifyRequestPayload | SudoRequestPayload | SecretRequestPayload
+)
 
 
 class StatusUpdate(TypedDict):
@@ -215,22 +324,22 @@ class SessionGap(TypedDict):
 #: Every event the gateway sends → its payload type (``None``: not typed yet, any object).
 EVENTS: dict[str, Any] = {
     "gateway.ready": ReadyPayload,
-    "message.start": None,
+    "message.start": MessageStart,
     "message.delta": TextDelta,
     "reasoning.delta": TextDelta,
     "message.complete": MessageComplete,
     "tool.start": ToolStart,
-    "tool.progress": None,
+    "tool.progress": ToolProgressPayload,
     "tool.complete": ToolComplete,
-    "approval.request": None,
-    "clarify.request": None,
-    "sudo.request": None,
-    "secret.request": None,
+    "approval.request": ApprovalRequestPayload,
+    "clarify.request": ClarifyRequestPayload,
+    "sudo.request": SudoRequestPayload,
+    "secret.request": SecretRequestPayload,
     "approval.expire": QuestionExpire,
     "clarify.expire": QuestionExpire,
     "sudo.expire": QuestionExpire,
     "secret.expire": QuestionExpire,
-    "session.info": None,
+    "session.info": SessionInfoObj,
     "session.title": SessionTitle,
     "session.usage": SessionUsage,
     "status.update": StatusUpdate,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hermes_core import redact_log_handlers, rpc
+from hermes_core import redact_log_handlers, rpc, scenarios
 from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
@@ -113,11 +113,26 @@ class _Reader:
 
 
 class _Writer:
-    """Send each frame the peer writes as one text message."""
+    """Send each frame the peer writes as one text message.
 
-    def __init__(self, ws: web.WebSocketResponse) -> None:
+    With a scenario's faults (docs/reference/scenarios.md#faults) each frame first asks the
+    connection's frame counter what to do: drop the connection, delay or duplicate the frame, or
+    restart the listener.
+    """
+
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        faults: scenarios.FrameCounter | None = None,
+        drop: Callable[[], None] | None = None,
+        restart: Callable[[int], None] | None = None,
+    ) -> None:
         self._ws = ws
         self._pending: list[bytes] = []
+        self._faults = faults
+        self._drop = drop
+        self._restart = restart
+        self._dropped = False
 
     def write(self, data: bytes) -> None:
         self._pending.append(data)
@@ -127,7 +142,30 @@ class _Writer:
         for chunk in pending:
             for frame in chunk.split(b"\n"):
                 if frame:
-                    await self._ws.send_str(frame.decode("utf-8"))
+                    await self._send(frame.decode("utf-8"))
+
+    async def _send(self, text: str) -> None:
+        if self._dropped:
+            return
+        fault = self._faults.next_frame() if self._faults is not None else None
+        if fault is None:
+            await self._ws.send_str(text)
+            return
+        log.warning(
+            "tui: injecting fault %s before frame %d", fault.action, self._faults.sent if self._faults else 0
+        )
+        if fault.action == "delay":
+            await asyncio.sleep(fault.delay_ms / 1000)
+            await self._ws.send_str(text)
+        elif fault.action == "duplicate":
+            await self._ws.send_str(text)
+            await self._ws.send_str(text)
+        else:  # drop or restart: the frame is lost with the connection
+            self._dropped = True
+            if fault.action == "restart" and self._restart is not None:
+                self._restart(fault.delay_ms)
+            elif self._drop is not None:
+                self._drop()
 
 
 def _offered_token(request: web.Request, url_token_ok: bool) -> tuple[str | None, bool]:
@@ -216,6 +254,29 @@ async def serve_ws(
     redact_log_handlers(gw.kernel.redactor)
 
     closing: set[asyncio.Future[object]] = set()
+    sockets: dict[web.WebSocketResponse, asyncio.Transport | None] = {}
+    listening: list[web.TCPSite] = []
+    restarts: set[asyncio.Task[None]] = set()
+
+    async def relisten(delay_ms: int) -> None:
+        """A scenario's restart fault: close the listener and every socket, listen again later."""
+        for site_now in listening:
+            await site_now.stop()
+        listening.clear()
+        for open_transport in list(sockets.values()):
+            if open_transport is not None:
+                open_transport.abort()
+        await asyncio.sleep(delay_ms / 1000)
+        again = web.TCPSite(runner, host, bound)
+        await again.start()
+        listening.append(again)
+        log.warning("tui: listening again on port %d after an injected restart", bound)
+
+    def restart(delay_ms: int) -> None:
+        task = asyncio.create_task(relisten(delay_ms), name="hermes-tui-restart")
+        restarts.add(task)
+        task.add_done_callback(restarts.discard)
+
     # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
     # it, and the Ink TUI can carry the token no other way.
     url_token_ok = is_loopback(host)
@@ -237,7 +298,15 @@ async def serve_ws(
             return ws
         conn = Conn(gw, "ws")
         peer_ref: list[rpc.RpcPeer] = []
-        peer = make_peer(gw, conn, _Reader(ws, peer_ref), _Writer(ws))
+        transport = request.transport
+        sockets[ws] = transport
+
+        def drop() -> None:
+            if transport is not None:
+                transport.abort()  # like a network failure: no close frame
+
+        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui")
+        peer = make_peer(gw, conn, _Reader(ws, peer_ref), _Writer(ws, faults, drop, restart))
         peer_ref.append(peer)
 
         def slow() -> None:
@@ -249,6 +318,7 @@ async def serve_ws(
         try:
             await peer.run()
         finally:
+            sockets.pop(ws, None)
             await gw.detach(conn)
             await peer.aclose(timeout=0.5)
             if not ws.closed:
@@ -266,6 +336,7 @@ async def serve_ws(
         print(f"hermes tui: cannot listen on {where}: {exc}", file=sys.stderr)
         await runner.cleanup()
         return 2
+    listening.append(site)
     bound = port
     server = getattr(site, "_server", None)
     if server is not None and server.sockets:

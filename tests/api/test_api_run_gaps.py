@@ -18,6 +18,12 @@ def frames_of(text: str) -> list[dict[str, Any]]:
     return [f for f in parse_sse(text) if "data" in f]
 
 
+def same_events(got: list[dict[str, Any]], want: list[dict[str, Any]]) -> bool:
+    """The same frames, timestamps included (the event log keeps them to the millisecond, as
+    the core stamps them)."""
+    return [(f.get("id"), f["data"]) for f in got] == [(f.get("id"), f["data"]) for f in want]
+
+
 def check_no_silent_jump(frames: list[dict[str, Any]], cursor: int) -> None:
     """Every event follows the cursor or a stream.gap that ends right before it."""
     for frame in frames:
@@ -30,12 +36,13 @@ def check_no_silent_jump(frames: list[dict[str, Any]], cursor: int) -> None:
         cursor = int(frame["id"])
 
 
-async def test_after_a_restart_a_resumed_stream_gets_a_gap_before_the_stored_end(tmp_path: Path) -> None:
+async def test_after_a_restart_a_resumed_stream_continues_from_the_event_log(tmp_path: Path) -> None:
     home = tmp_path / "home"
     srv = start_server(home, config=BASE_CONFIG)
     try:
         run_id = (await start_run(srv, {"input": "[[tokens 12]] [[delay 5]] go"}))["run_id"]
         done = await wait_status(srv, run_id, "completed")
+        live = frames_of((await call(srv, "GET", f"/v1/runs/{run_id}/events")).text)
     finally:
         srv.stop()
     end = int(done["last_seq"])
@@ -43,6 +50,37 @@ async def test_after_a_restart_a_resumed_stream_gets_a_gap_before_the_stored_end
     again = start_server(home, config=BASE_CONFIG)
     try:
         for cursor in (0, 2, end - 2):
+            reply = await call(
+                again, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(cursor)}
+            )
+            assert reply.status == 200, reply.text
+            frames = frames_of(reply.text)
+            # The same events as live, read back from the session's event log: no gap.
+            assert same_events(frames, live[cursor:]), reply.text
+            assert int(frames[-1]["id"]) == end and reply.text.rstrip().endswith(": stream closed")
+            check_no_silent_jump(frames, cursor)
+        reply = await call(again, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(end)})
+        assert reply.status == 204
+    finally:
+        again.stop()
+
+
+async def test_after_a_restart_without_an_event_log_a_resumed_stream_gets_a_gap_before_the_stored_end(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    config = BASE_CONFIG + "[event_log]\nenabled = false\n"
+    srv = start_server(home, config=config)
+    try:
+        run_id = (await start_run(srv, {"input": "[[tokens 12]] [[delay 5]] go"}))["run_id"]
+        done = await wait_status(srv, run_id, "completed")
+    finally:
+        srv.stop()
+    end = int(done["last_seq"])
+    assert end >= 5, done
+    again = start_server(home, config=config)
+    try:
+        for cursor in (1, 2, end - 2):
             reply = await call(
                 again, "GET", f"/v1/runs/{run_id}/events", headers={"Last-Event-ID": str(cursor)}
             )

@@ -109,6 +109,7 @@ def test_help_lists_a_transport_by_its_command_name_and_summary(hermes: Hermes, 
             "config",
             "sessions",
             "schema",
+            "scenario",
             "version",
             "help",
         ]

@@ -83,6 +83,24 @@ async def test_follow_replays_then_continues_live_without_gap_or_repeat(tmp_path
     assert sum(isinstance(item, TurnCompleted) for item in seen) == 2
 
 
+async def test_a_replayed_event_has_exactly_its_live_timestamp(tmp_path: Path) -> None:
+    kernel = make_kernel(entry_points=["mock"], settings=MOCK)
+    async with kernel.running():
+        session = await kernel.open_session("stamped", source="embed", owner="me", cwd=tmp_path)
+        live: list[Event] = []
+        turn = await session.submit("go [[tokens 60]] [[delay 3]]", owner="me")
+        async for event in turn.events():
+            live.append(event)
+        await kernel.events.flush()
+        page = await kernel.events.read(session.id, after=0)
+    replayed = {item.seq: item for item in page.items if not isinstance(item, LogGap)}
+    assert len(live) > 60
+    for event in live:
+        # Transports number and stamp replayed events as they did live (API run events, say).
+        assert replayed[event.seq].ts == event.ts, (event, replayed[event.seq])
+        assert event.ts == round(event.ts, 3)
+
+
 async def test_durable_waits_until_the_event_is_stored(tmp_path: Path) -> None:
     storage = MemoryStorage()
     kernel = kernel_on(storage)

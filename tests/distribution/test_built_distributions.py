@@ -59,6 +59,8 @@ def test_the_wheel_is_ours_and_holds_every_package_file(built: Built) -> None:
     assert {"index.html", "app.js", "console.css"} <= {p.rsplit("/", 1)[1] for p in statics}
     # The vendored ACP schema `hermes schema export` builds on.
     assert "hermes_acp/acp_schema/schema.json" in names
+    # The shipped scenarios host authors run (docs/reference/scenarios.md).
+    assert {"hermes_core/scenarios/shipped/text.toml", "hermes_core/scenarios/shipped/approval.toml"} <= names
 
 
 def test_the_wheel_declares_the_command_and_every_plugin(built: Built) -> None:

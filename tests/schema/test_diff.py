@@ -262,3 +262,43 @@ def test_a_path_that_is_not_an_export_exits_2_with_a_message(tmp_path: Path, wha
         line = done.stderr.strip()
         assert line.startswith("Error: ") and str(bad) in line and "\n" not in line, line
         assert "Traceback" not in done.stderr
+
+
+# -- typing what was not described -------------------------------------------------------------
+def _untyped_then_typed(tmp_path: Path, reverse: bool = False) -> Any:
+    from tests.schema.diff_helpers import openrpc
+
+    untyped = openrpc()
+    untyped["methods"].append(
+        {
+            "name": "clarify.respond",
+            "params": [],
+            "result": {"name": "result", "schema": {"type": "object"}},
+            "x-typed": False,
+        }
+    )
+    typed = json.loads(json.dumps(untyped))
+    typed["methods"][-1] = {
+        "name": "clarify.respond",
+        "params": [
+            {"name": "request_id", "required": True, "schema": {"type": "string"}},
+            {"name": "answer", "required": True, "schema": {"type": "string"}},
+        ],
+        "result": {"name": "Delta", "schema": {"$ref": "#/components/schemas/Delta"}},
+    }
+    old, new = (typed, untyped) if reverse else (untyped, typed)
+    home = tmp_path / "home"
+    home.mkdir()
+    return run_hermes(
+        home, "schema", "diff", str(write(tmp_path / "old", tui=old)), str(write(tmp_path / "new", tui=new))
+    )
+
+
+def test_typing_an_untyped_method_is_compatible(tmp_path: Path) -> None:
+    """`x-typed: false` → typed describes what the method always read: its required params are no
+    new demand on clients (the gate must not call it breaking)."""
+    _compatible(_untyped_then_typed(tmp_path), "method clarify.respond: params and result typed")
+
+
+def test_untyping_a_typed_method_is_breaking(tmp_path: Path) -> None:
+    _breaking(_untyped_then_typed(tmp_path, reverse=True), "method clarify.respond result")

@@ -32,11 +32,16 @@ def test_gets_an_undeclared_error_code():
     wire_check.check_tui({"jsonrpc": "2.0", "id": 1, "error": {"code": 4999, "message": "odd"}})
 
 
+def test_gets_a_result_off_its_method():
+    wire_check.check_tui({"jsonrpc": "2.0", "id": 4, "result": {"closed": "yes"}}, "session.close")
+
+
 def test_gets_good_frames():
     wire_check.check_tui(event("message.delta", {"text": "hi"}))
-    wire_check.check_tui(event("session.info", {"anything": True}))  # not typed yet: any object
+    wire_check.check_tui(event("subagent.start", {"anything": True}))  # not typed yet: any object
     wire_check.check_tui({"jsonrpc": "2.0", "id": 2, "error": {"code": 4001, "message": "session not live"}})
     wire_check.check_tui({"jsonrpc": "2.0", "id": 3, "result": {"session_id": "s"}})
+    wire_check.check_tui({"jsonrpc": "2.0", "id": 5, "result": {"closed": False}}, "session.close")
 """
 
 
@@ -45,7 +50,7 @@ def test_a_frame_off_the_schema_fails_the_test_that_received_it(pytester: pytest
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.makepyfile(test_demo=DEMO)
     result = pytester.runpytest_inprocess("-p", "no:randomly", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4, errors=3)
+    result.assert_outcomes(passed=5, errors=4)
     result.stdout.fnmatch_lines(
         [
             "*ERROR at teardown of test_gets_a_delta_whose_text_is_a_number*",
@@ -54,6 +59,8 @@ def test_a_frame_off_the_schema_fails_the_test_that_received_it(pytester: pytest
             "*event 'message.sparkle' is not in the export*",
             "*ERROR at teardown of test_gets_an_undeclared_error_code*",
             "*error code 4999 is not in the export*",
+            "*ERROR at teardown of test_gets_a_result_off_its_method*",
+            "*result of session.close: CloseResult: 'yes' is not of type 'boolean'*",
         ]
     )
     assert "test_gets_good_frames" not in "\n".join(

@@ -64,9 +64,11 @@ class _Collector:
         self.frames: list[Frame] = []
         self.responses: dict[Any, Frame] = {}
         self.null_errors: list[Frame] = []
+        #: request id -> method, so a result is checked against its method's result schema
+        self.methods: dict[Any, str] = {}
 
     def add(self, frame: Frame) -> None:
-        wire_check.check_tui(frame)
+        wire_check.check_tui(frame, self.methods.get(frame.get("id")) if "method" not in frame else None)
         with self.cond:
             self.frames.append(frame)
             if "method" not in frame:
@@ -169,6 +171,7 @@ class TuiProcess:
         frame: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         merged = dict(params or {}, **kw)
         frame["params"] = merged
+        self.col.methods[request_id] = method
         self.send(frame)
         return request_id
 
@@ -298,6 +301,7 @@ class WsClient:
         self.changed = asyncio.Event()
         self._ids = itertools.count(1000)
         self.closed_code: int | None = None
+        self.methods: dict[Any, str] = {}
         self._task = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -319,7 +323,9 @@ class WsClient:
         async for msg in self.ws:
             if msg.type == aiohttp.WSMsgType.TEXT:
                 frame = json.loads(msg.data)
-                wire_check.check_tui(frame)
+                wire_check.check_tui(
+                    frame, self.methods.get(frame.get("id")) if "method" not in frame else None
+                )
                 self.frames.append(frame)
                 if "method" not in frame and frame.get("id") is not None:
                     self.responses[frame["id"]] = frame
@@ -350,6 +356,7 @@ class WsClient:
     async def call(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> Any:
         """Send a request; return its result or raise :class:`RpcFailure`."""
         request_id = next(self._ids)
+        self.methods[request_id] = method
         await self.send(
             {"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params or {}, **kw)}
         )
