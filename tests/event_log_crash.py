@@ -98,6 +98,10 @@ async def check_restart(kernel: Kernel, session_id: str, printed: dict[int, str]
     assert terminal.outcome.reason == "interrupted_by_system" and terminal.outcome.partial
     said = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert terminal.text == said and said.startswith("t0 t1 t2")
+    # The transcript agrees: the text streamed before the crash is the turn's reply row, cut off.
+    reply = session.rows[-1]
+    assert reply.role == "assistant" and reply.content == said and reply.id == terminal.assistant_row_id
+    assert (reply.meta or {}).get("cut_off") == "interrupted"
     # A client holding the newest number it saw continues with the gap, then the end.
     resumed = await kernel.events.read(session_id, after=newest)
     assert isinstance(resumed.items[0], LogGap) and resumed.items[0].reason == "lost"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hermes_core.event_log.store import EventChunk
     from hermes_core.event_log.writer import SessionLog
     from hermes_core.event_log.writer_task import LogWriter
-    from hermes_core.events import AnyEvent
+    from hermes_core.events import AnyEvent, TurnCompleted
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
 
@@ -121,7 +121,8 @@ class EventLogs:
                 session.id,
                 resumed.terminal.turn_id,
             )
-            session_log.append(resumed.terminal)
+            terminal = await _keep_cut_off_reply(session, resumed.terminal)
+            session_log.append(terminal)
             session_log.urgent = True  # stored at once: readers wait for this end
             writer.wake(session_log)
 
@@ -230,3 +231,30 @@ class EventLogs:
                 await store.trim_event_log(session_id, before=before)
         except Exception:
             log.warning("trimming the event log of %s failed", session_id, exc_info=True)
+
+
+async def _keep_cut_off_reply(session: Session, terminal: TurnCompleted) -> TurnCompleted:
+    """Store the text a crash cut off as the turn's reply row, marked cut off (as an interrupt
+    does), so the transcript agrees with the log; return the terminal event naming that row.
+
+    Nothing is stored when the turn had no text, or when its reply row was already stored (the
+    process died after storing it and before logging the end).
+    """
+    import dataclasses
+
+    from hermes_core.storage import NewRow
+
+    rows = session.rows
+    if not terminal.text or terminal.user_row_id is None or not rows:
+        return terminal
+    last = rows[-1]
+    if last.id < terminal.user_row_id or (last.role == "assistant" and last.content):
+        return terminal
+    try:
+        made = await session.append_rows(
+            [NewRow(role="assistant", content=terminal.text, meta={"cut_off": "interrupted"})]
+        )
+    except Exception:
+        log.warning("session %s: could not store the cut-off reply", session.id, exc_info=True)
+        return terminal
+    return dataclasses.replace(terminal, assistant_row_id=made[0].id)

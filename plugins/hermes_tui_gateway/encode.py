@@ -356,6 +356,10 @@ def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> Me
         }
     if warning:
         p["warning"] = warning
+    if outcome.status == "interrupted":
+        p["reason"] = reason
+        if outcome.message:
+            p["message"] = redact(outcome.message)
     if ev.user_row_id is not None or ev.assistant_row_id is not None:
         p["persisted_turn"] = {"user_row_id": ev.user_row_id, "assistant_row_id": ev.assistant_row_id}
     return p

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from hermes_tui_gateway.settings import TuiSettings
 
 log = logging.getLogger("hermes.tui")
+EPOCH_SPACE = "tui.gateway"
+EPOCH_KEY = "replay_epoch"
 _T = TypeVar("_T")
 
 Params = dict[str, Any]
@@ -100,6 +102,30 @@ class Gateway:
         for module in method_modules():
             module.register(self)
         self._methods = self._build_methods()
+
+    async def load_epoch(self) -> None:
+        """Take ``replay_epoch`` from the storage the event log lives in
+        (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
+
+        With the log on, the epoch is a record of the storage backend: it stays the same across
+        restarts for as long as the storage keeps its records (SQLite, PostgreSQL) and is new when
+        they are gone (``memory`` storage after a restart, another or a wiped database). With the
+        log off, or when the record cannot be read, it is new for every process.
+        """
+        if not self.kernel.events.enabled:
+            return
+        try:
+            space = self.kernel.records.space(EPOCH_SPACE)
+            found = await space.get(EPOCH_KEY)
+            if found is None:
+                await space.put(EPOCH_KEY, {"epoch": self.epoch})
+                found = await space.get(EPOCH_KEY)
+            value = found.value if found is not None else None
+            epoch = value.get("epoch") if isinstance(value, dict) else None
+            if isinstance(epoch, str) and len(epoch) == 32:
+                self.epoch = epoch
+        except Exception:
+            log.exception("tui: cannot read replay_epoch from storage; using a new one")
 
     @property
     def data_dir(self) -> Path:

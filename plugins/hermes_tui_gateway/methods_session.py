@@ -160,30 +160,38 @@ async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
     return live
 
 
+async def load(gw: Gateway, conn: Conn, target: str, not_found: int) -> Live:
+    """Open a stored session here (its log picks up where it ended, closing a turn a crash cut
+    off) and adopt it; ``not_found`` is the code for an unknown id."""
+    from hermes_core import SessionNotFound
+
+    try:
+        session = await gw.kernel.sessions.resume(target, owner="tui")
+    except SessionNotFound:
+        data: dict[str, Any] = {"session_id": target}
+        if not_found == 4001:
+            data["resumable"] = False  # as for any other method on a session not live here
+        raise GatewayError(not_found, "session not found", data) from None
+    except (GatewayError, rpc.RpcError):
+        raise
+    except Exception as exc:
+        from hermes_core import SessionBusy, SessionInUse
+
+        if isinstance(exc, SessionInUse | SessionBusy):
+            raise
+        raise GatewayError(5000, f"resume failed: {type(exc).__name__}") from exc
+    live = gw.lives.get(session.id) or gw.adopt(session, conn)
+    _after_info(gw, live)
+    return live
+
+
 async def resume(gw: Gateway, conn: Conn, p: Params) -> wr.ResumeResult:
     """``session.resume``: reuse a live id, else load it (id first, then exact title)."""
     if p.get("session_id") in (None, ""):
         raise GatewayError(4006, "session_id required")
     q = wp.parse(wp.SessionResumeParams, p)
     target, cols, omit, close_on_disconnect = q.session_id, q.cols, q.omit_messages, q.close_on_disconnect
-    live = gw.lives.get(target)
-    if live is None:
-        from hermes_core import SessionNotFound
-
-        try:
-            session = await gw.kernel.sessions.resume(target, owner="tui")
-        except SessionNotFound:
-            raise GatewayError(4007, "session not found", {"session_id": target}) from None
-        except (GatewayError, rpc.RpcError):
-            raise
-        except Exception as exc:
-            from hermes_core import SessionBusy, SessionInUse
-
-            if isinstance(exc, SessionInUse | SessionBusy):
-                raise
-            raise GatewayError(5000, f"resume failed: {type(exc).__name__}") from exc
-        live = gw.lives.get(session.id) or gw.adopt(session, conn)
-        _after_info(gw, live)
+    live = gw.lives.get(target) or await load(gw, conn, target, 4007)
     gw.bind(live, conn)
     if cols is not None:
         live.cols = clamp(cols, 20, 1000)

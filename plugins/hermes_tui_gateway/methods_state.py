@@ -98,11 +98,60 @@ def encode_projection(rows: list[Any]) -> list[Any]:
 
 
 async def events_since(gw: Gateway, conn: Conn, p: Params) -> wr.EventsSinceResult:
-    """``session.events.since``: replay the ring and rebind atomically
-    (docs/reference/tui-gateway.md#sequence-numbers-and-replay)."""
+    """``session.events.since``: replay from ``last_seen`` and rebind atomically
+    (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
+
+    With the event log on, the replay reads the log, so it continues across a gateway restart (a
+    stored session that is not live here is opened first); without it, the in-process ring.
+    """
     q = wp.parse(wp.EventsSinceParams, p)
     last_seen = q.last_seen
-    live = await gw.live_checked(q.session_id)
+    sid = q.session_id
+    live = gw.lives.get(sid)
+    if live is None:
+        if not gw.kernel.events.enabled:
+            live = await gw.live_checked(sid)
+        else:
+            from hermes_tui_gateway.methods_session import load
+
+            live = await load(gw, conn, sid, 4001)
+    if not live.stream.logged:
+        return _since_ring(gw, conn, live, last_seen)
+    from hermes_core import CursorError
+    from hermes_tui_gateway.replay import from_log
+
+    stream = live.stream
+    # Live frames wait (numbered) from here until this response is on the wire; the replay
+    # reads the log up to the last frame numbered before, so nothing is missed or repeated.
+    release = stream.hold()
+    upto = stream.seq
+    try:
+        events, gaps = await from_log(live, last_seen, upto)
+    except CursorError as exc:
+        release()
+        raise rpc.RpcError(
+            rpc.INVALID_PARAMS,
+            str(exc),
+            {"param": "last_seen", "problem": exc.problem, "head": exc.head},
+        ) from None
+    except BaseException:
+        release()
+        raise
+    gw.bind(live, conn)
+    rpc.after_response(release)
+    return {
+        "events": cast("list[EventParams]", events),
+        "latest_seq": upto,
+        "count": len(events),
+        # History the log held and no longer has; numbers a crashed process reserved (``lost``)
+        # are shown as a gap but a refetch could not give them either.
+        "truncated": any(g.reason != "lost" for g in gaps),
+        "epoch": gw.epoch,
+        "open_requests": gw.open_requests(live),
+    }
+
+
+def _since_ring(gw: Gateway, conn: Conn, live: Any, last_seen: int) -> wr.EventsSinceResult:
     # No await between reading the ring and rebinding: nothing can slip in between.
     events, truncated = live.stream.since(last_seen)
     gw.bind(live, conn)

@@ -56,6 +56,7 @@ async def _start(ctx: TransportContext[TuiSettings]) -> Gateway | None:
         return None
     gw = Gateway(ctx.kernel, ctx.settings)
     gw.reload_settings = ctx.reload_settings
+    await gw.load_epoch()
     return gw
 
 

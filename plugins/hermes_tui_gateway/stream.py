@@ -80,7 +80,8 @@ class SessionStream:
     :param info_extra: returns the gateway-held ``SessionInfo`` fields.
     :param ring_events: ring size in events.
     :param ring_bytes: ring size in bytes.
-    :param seq_start: the last ``seq`` used for this id earlier in this process.
+    :param seq_start: the last ``seq`` used for this id earlier in this process (log off).
+    :param subscribe: read the session's bus; False builds a projector for a replay.
     """
 
     def __init__(
@@ -92,10 +93,12 @@ class SessionStream:
         seq_start: int = 0,
         interval_s: float = COALESCE_S,
         long_interval_s: float = LONG_COALESCE_S,
+        *,
+        subscribe: bool = True,
     ) -> None:
         self.session = session
         self.session_id = session.id
-        self._info_extra = info_extra
+        self.info_extra = info_extra
         self.seq = seq_start
         self.ring: collections.deque[tuple[int, dict[str, Any], int]] = collections.deque()
         self._ring_bytes = 0
@@ -121,7 +124,21 @@ class SessionStream:
         # Children seen during the running turn; when it completes, ``on_tree`` gets their ids.
         self.turn_subagents: dict[str, None] = {}
         self.on_tree: Callable[[list[str]], None] | None = None
+        # With the kernel's event log on, a frame's seq is the log number of the newest core
+        # event it carries (docs/reference/tui-gateway.md#sequence-numbers-and-replay).
+        self.logged = session.kernel.events.enabled
+        self._source_seq: int | None = None
+        self._delta_seq = 0
+        self._delta_kind: type | None = None
+        #: When set, frames are collected here instead of kept and delivered (a replay).
+        self.collect: list[dict[str, Any]] | None = None
+        if not subscribe:
+            return
         self._sub = session.subscribe()
+        if self.logged:
+            # Read in the same step as subscribing: events numbered up to here are in the log
+            # only (a replay reads them), later ones arrive on the bus.
+            self.seq = session.kernel.events.head(session.id) or 0
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
 
     # -- delivery ----------------------------------------------------------------------------
@@ -158,21 +175,45 @@ class SessionStream:
         return events, truncated
 
     def emit(self, type_: str, payload: Mapping[str, Any] | None = None) -> None:
-        """Number, keep and deliver one session event (flushing buffered deltas first)."""
+        """Number, keep and deliver one session event (flushing buffered deltas first).
+
+        Called while the pump projects a core event, the frame takes that event's log number;
+        called by the gateway itself with the log on, the frame is a notice without ``seq``
+        (delivered live, never replayed).
+        """
         if type_ not in ("message.delta", "reasoning.delta"):
             self._flush()
-        self._emit(type_, payload)
+        self._emit(type_, payload, self._source_seq)
 
-    def _emit(self, type_: str, payload: Mapping[str, Any] | None) -> None:
-        self.seq += 1
-        params: dict[str, Any] = {"type": type_, "session_id": self.session_id, "seq": self.seq}
+    def _emit(self, type_: str, payload: Mapping[str, Any] | None, source: int | None) -> None:
+        params: dict[str, Any] = {"type": type_, "session_id": self.session_id}
+        previous = self.seq
+        numbered = True
+        if not self.logged:
+            self.seq += 1
+        elif source and source > self.seq:
+            self.seq = source
+        else:
+            numbered = False
+        if numbered:
+            params["seq"] = self.seq
         if payload is not None:
             params["payload"] = payload
+        if self.collect is not None:
+            if numbered:
+                self.collect.append(params)
+            return
         try:
             data = rpc.encode_frame({"jsonrpc": "2.0", "method": "event", "params": params})
         except (TypeError, ValueError):
             log.exception("tui: cannot encode a %s event", type_)
-            self.seq -= 1
+            self.seq = previous
+            return
+        if not numbered:
+            if self._held is not None:
+                self._held.append(data)
+            elif self.sink is not None:
+                self.sink.send_bytes(data)
             return
         size = len(data)
         ring = self.ring
@@ -204,10 +245,11 @@ class SessionStream:
 
     def _emit_deltas(self, text: str | None, reasoning: str | None) -> None:
         self._stop_timer()
+        seq = self._delta_seq or None
         if reasoning is not None:
-            self._emit("reasoning.delta", {"text": reasoning})
+            self._emit("reasoning.delta", {"text": reasoning}, seq)
         if text is not None:
-            self._emit("message.delta", {"text": text})
+            self._emit("message.delta", {"text": text}, seq)
 
     # -- the pump ----------------------------------------------------------------------------
     async def _pump(self) -> None:
@@ -215,7 +257,7 @@ class SessionStream:
         try:
             async for ev in self._sub:
                 try:
-                    self._on_event(ev)
+                    self._handle(ev)
                 except Exception:
                     log.exception("tui: failed to encode %s", type(ev).__name__)
                 handled += 1
@@ -257,19 +299,40 @@ class SessionStream:
 
     def info_payload(self) -> SessionInfoObj:
         """Return the current ``SessionInfo`` object."""
-        return encode.info_obj(self.session.info(), self._info_extra())
+        return encode.info_obj(self.session.info(), self.info_extra())
 
     def _tools_visible(self) -> bool:
         return self.verbose != "off"
+
+    def _handle(self, ev: AnyEvent) -> None:
+        self._source_seq = ev.seq or None
+        try:
+            self._on_event(ev)
+        finally:
+            self._source_seq = None
+
+    def project(self, events: list[AnyEvent]) -> list[dict[str, Any]]:
+        """Return the frames ``events`` project to (a replay: nothing is kept or delivered)."""
+        out: list[dict[str, Any]] = []
+        self.collect = out
+        for ev in events:
+            self._handle(ev)
+        self._flush()
+        return out
 
     def _on_event(self, ev: AnyEvent) -> None:
         match ev:
             case TextDelta() | ReasoningDelta():
                 # Runs of one kind merge for merge_window(); the other kind or MAX_BUFFER_CHARS
                 # flushes at once (inline: this runs on every streamed token).
+                kind = type(ev)
+                if kind is not self._delta_kind and self._deltas.pending:
+                    self._flush()
+                self._delta_kind = kind
+                self._delta_seq = ev.seq
                 self._deltas.add(ev)
                 self._streamed += len(ev.text)
-                if self._timer is None and self._deltas.pending:
+                if self.collect is None and self._timer is None and self._deltas.pending:
                     self._timer = asyncio.get_running_loop().call_later(self.merge_window(), self._flush)
             case TurnStarted():
                 self._streamed = 0
@@ -291,7 +354,8 @@ class SessionStream:
                     self.on_tree(list(self.turn_subagents))
                 self.turn_subagents.clear()
             case SessionChanged():
-                self.emit_info()
+                # A replay cannot tell which change the live stream showed: it shows each.
+                self.emit_info(force=self.collect is not None)
             case ToolAnnounced():
                 # The TUI closes the live segment at a tool call; the next text starts a new tail.
                 self._streamed = 0

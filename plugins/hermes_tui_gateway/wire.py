@@ -160,6 +160,11 @@ class MessageComplete(TypedDict):
     error: NotRequired[TurnError]
     partial: NotRequired[bool]
     persisted_turn: NotRequired[PersistedTurn]
+    #: with ``status: "interrupted"``: ``interrupted_by_user`` or ``interrupted_by_system`` (a turn
+    #: cut off by the end of its process, closed when the session was opened again)
+    reason: NotRequired[str]
+    #: with ``status: "interrupted"``: what happened, when the core says (redacted)
+    message: NotRequired[str]
 
 
 class ToolStart(TypedDict):
@@ -307,6 +312,15 @@ class EventParams(TypedDict):
     payload: NotRequired[dict[str, Any]]
 
 
+class SessionGap(TypedDict):
+    """``session.gap``: numbers of the session's event log a replay cannot give
+    (docs/reference/tui-gateway.md#sequence-numbers-and-replay); ``seq`` is ``last_seq``."""
+
+    first_seq: int
+    last_seq: int
+    reason: Literal["retention", "lost", "unreadable"]
+
+
 #: Every event the gateway sends → its payload type (``None``: not typed yet, any object).
 EVENTS: dict[str, Any] = {
     "gateway.ready": ReadyPayload,
@@ -338,6 +352,7 @@ EVENTS: dict[str, Any] = {
     "subagent.tool": None,
     "subagent.complete": None,
     "session.reclaimed": SessionReclaimed,
+    "session.gap": SessionGap,
 }
 
 #: JSON-RPC's own codes and the gateway's per-method codes (docs/reference/tui-gateway.md#error-codes).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.cli.cli_helpers import write_distribution
 from tests.tui.client import TuiProcess
@@ -87,14 +88,31 @@ def test_line_separators_round_trip_and_crlf(tui: TuiProcess) -> None:
     assert done["text"] == f"You said: {text}"
 
 
-def test_seq_is_contiguous_and_global_events_have_none(tui: TuiProcess) -> None:
-    """Check 10: session events carry seq 1, 2, 3, …; global ones carry none."""
+def test_seq_is_the_log_number_and_global_events_have_none(tui: TuiProcess) -> None:
+    """Check 10: a session's events carry increasing seq, the numbers of its event log (a frame
+    of merged deltas carries its newest delta's); the gateway's own notices (``session.info``
+    after create) and global events carry none."""
     sid = tui.create()
     tui.turn(sid, "one")
     tui.turn(sid, "two [[tokens 50]]")
-    seqs = [e["seq"] for e in tui.events(sid)]
-    assert seqs == list(range(1, len(seqs) + 1))
+    numbered = [e for e in tui.events(sid) if "seq" in e]
+    seqs = [e["seq"] for e in numbered]
+    assert seqs == sorted(set(seqs)) and seqs[0] >= 1
+    assert [e["type"] for e in tui.events(sid) if "seq" not in e] == ["session.info"]
     assert all("seq" not in e for e in tui.events(""))
+    # A replay from 0 projects the log again: every frame but the deltas (which may merge
+    # differently) comes back with its number, the deltas join to the same text.
+    replay = tui.call("session.events.since", session_id=sid, last_seen=0)
+    again = [e["seq"] for e in replay["events"]]
+    assert again == sorted(set(again)) and replay["latest_seq"] == seqs[-1] == again[-1]
+    assert replay["truncated"] is False
+    kept = {(e["seq"], e["type"]) for e in replay["events"]}
+    assert all((e["seq"], e["type"]) in kept for e in numbered if not e["type"].endswith(".delta"))
+
+    def text(frames: list[dict[str, Any]]) -> str:
+        return "".join(e["payload"]["text"] for e in frames if e["type"] == "message.delta")
+
+    assert text(replay["events"]) == text(numbered)
 
 
 def test_stdout_hygiene_with_a_printing_tool(

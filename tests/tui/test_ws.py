@@ -157,7 +157,7 @@ async def test_ws_replay_after_reconnect(server: WsServer) -> None:
     sid = (await first.call("session.create"))["session_id"]
     await first.call("prompt.submit", session_id=sid, text="[[tokens 400]] [[delay 5]]")
     await first.wait(lambda: len(first.events(sid, "message.delta")) >= 2)
-    seen = [e["seq"] for e in first.events(sid)]
+    seen = [e["seq"] for e in first.events(sid) if "seq" in e]
     k = seen[-1]
     await first.close()
     # No wait for the server to notice the drop: events.since rebinds the session to the new
@@ -166,12 +166,14 @@ async def test_ws_replay_after_reconnect(server: WsServer) -> None:
     await second.wait(lambda: second.frames)
     replay = await second.call("session.events.since", session_id=sid, last_seen=k)
     latest = replay["latest_seq"]
-    assert [e["seq"] for e in replay["events"]] == list(range(k + 1, latest + 1))
+    replayed = [e["seq"] for e in replay["events"]]
+    assert replayed == sorted(set(replayed)) and all(k < n <= latest for n in replayed)
+    assert not replayed or replayed[-1] == latest
     assert replay["truncated"] is False and replay["epoch"]
+    assert not any(e["type"] == "session.gap" for e in replay["events"])
     await second.wait(lambda: second.events(sid, "message.complete"), timeout=20)
-    live = [e["seq"] for e in second.events(sid)]
-    assert live and live[0] == latest + 1
-    assert live == list(range(latest + 1, latest + 1 + len(live)))
+    live = [e["seq"] for e in second.events(sid) if "seq" in e]
+    assert live and live[0] > latest and live == sorted(set(live))
     events = replay["events"] + second.events(sid)
     text = "".join(
         e["payload"]["text"]
@@ -179,8 +181,10 @@ async def test_ws_replay_after_reconnect(server: WsServer) -> None:
     )
     complete = second.events(sid, "message.complete")[0]["payload"]
     assert text == complete["text"]
-    future = await second.call("session.events.since", session_id=sid, last_seen=10**6)
-    assert future["truncated"] is True
+    with pytest.raises(Exception) as ahead:
+        await second.call("session.events.since", session_id=sid, last_seen=10**6)
+    assert getattr(ahead.value, "code", None) == -32602
+    assert "ahead" in str(getattr(ahead.value, "message", ahead.value))
     with pytest.raises(Exception) as bad:
         await second.call("session.events.since", session_id=sid, last_seen=-1)
     assert getattr(bad.value, "code", None) == -32602

@@ -1,0 +1,30 @@
+"""The kill -9 chaos tests on PostgreSQL: TUI over stdio and WebSocket, ACP through the SDK; each
+server runs on its own schema (tests/tui/chaos_scenario.py, tests/acp/chaos_scenario.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests import chaos
+from tests.acp import chaos_scenario as acp_chaos
+from tests.acp.conftest import Home, home, spawn  # noqa: F401 (fixtures)
+from tests.tui import chaos_scenario as tui_chaos
+
+
+def _storage(dsn: str) -> dict[str, Any]:
+    return {"backend": "postgres", "dsn": dsn}
+
+
+async def test_tui_stdio_resumes_after_kill_9_on_postgres(pg_dsn: str, tmp_path: Path) -> None:
+    home_dir = tmp_path / "tui-home"
+    await tui_chaos.run(home_dir, tui_chaos.stdio, _storage(pg_dsn), chaos.postgres_storage(pg_dsn))
+
+
+async def test_tui_websocket_resumes_after_kill_9_on_postgres(pg_dsn: str, tmp_path: Path) -> None:
+    home_dir = tmp_path / "tui-home"
+    await tui_chaos.run(home_dir, tui_chaos.websocket, _storage(pg_dsn), chaos.postgres_storage(pg_dsn))
+
+
+async def test_acp_load_after_kill_9_on_postgres(pg_dsn: str, spawn: Any, home: Home) -> None:  # noqa: F811
+    await acp_chaos.run(spawn, home, _storage(pg_dsn), chaos.postgres_storage(pg_dsn))
