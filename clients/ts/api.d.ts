@@ -219,7 +219,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Retrieve a stored response */
+        /** Retrieve a stored response; resume a background response's stream */
         get: operations["retrieveResponse"];
         put?: never;
         post?: never;
@@ -1388,10 +1388,10 @@ export interface components {
         ResponseCreateRequest: {
             /**
              * Background
-             * @description Background mode: use /v1/runs.
+             * @description Answer at once and run the turn in the background (needs store).
              * @default null
              */
-            background: false | null;
+            background: boolean | null;
             /**
              * Conversation
              * @default null
@@ -1508,6 +1508,11 @@ export interface components {
          *     (docs/reference/api-server.md#response-object).
          */
         ResponseObject: {
+            /**
+             * Background
+             * @default null
+             */
+            background: boolean | null;
             /**
              * Conversation
              * @default null
@@ -2534,7 +2539,10 @@ export interface operations {
     };
     retrieveResponse: {
         parameters: {
-            query?: never;
+            query?: {
+                stream?: boolean;
+                starting_after?: number;
+            };
             header?: never;
             path: {
                 response_id: string;
@@ -2550,11 +2558,20 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResponseObject"];
+                    "text/event-stream": {
+                        data?: string;
+                        event?: string;
+                        id?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
                 };
             };
+            400: components["responses"]["E400"];
             401: components["responses"]["E401"];
             403: components["responses"]["E403"];
             404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
             500: components["responses"]["E500"];
         };
     };
@@ -2897,6 +2914,21 @@ export interface ApiSseEvents {
     "hermes.tool.progress": components["schemas"]["ToolProgressChunk"];
   };
   "createResponse": {
+    "response.completed": components["schemas"]["ResponseLifecycleEvent"];
+    "response.content_part.added": components["schemas"]["ResponseStreamEvent"];
+    "response.content_part.done": components["schemas"]["ResponseStreamEvent"];
+    "response.created": components["schemas"]["ResponseLifecycleEvent"];
+    "response.failed": components["schemas"]["ResponseLifecycleEvent"];
+    "response.function_call_arguments.done": components["schemas"]["ResponseStreamEvent"];
+    "response.in_progress": components["schemas"]["ResponseLifecycleEvent"];
+    "response.output_item.added": components["schemas"]["ResponseStreamEvent"];
+    "response.output_item.done": components["schemas"]["ResponseStreamEvent"];
+    "response.output_text.delta": components["schemas"]["ResponseStreamEvent"];
+    "response.output_text.done": components["schemas"]["ResponseStreamEvent"];
+    "response.reasoning_text.delta": components["schemas"]["ResponseStreamEvent"];
+    "response.reasoning_text.done": components["schemas"]["ResponseStreamEvent"];
+  };
+  "retrieveResponse": {
     "response.completed": components["schemas"]["ResponseLifecycleEvent"];
     "response.content_part.added": components["schemas"]["ResponseStreamEvent"];
     "response.content_part.done": components["schemas"]["ResponseStreamEvent"];

@@ -665,9 +665,11 @@ export interface InterruptResult {
  */
 export interface MessageComplete {
   error?: TurnError;
+  message?: string;
   partial?: boolean;
   pending_steer?: string;
   persisted_turn?: PersistedTurn;
+  reason?: string;
   reasoning?: string;
   status: "complete" | "error" | "interrupted";
   text: string;
@@ -1132,6 +1134,18 @@ export interface SessionDeleteParams {
 export interface SessionEventsSinceParams {
   last_seen: number;
   session_id?: string | null;
+}
+/**
+ * ``session.gap``: numbers of the session's event log a replay cannot give
+ * (docs/reference/tui-gateway.md#sequence-numbers-and-replay); ``seq`` is ``last_seq``.
+ *
+ * This interface was referenced by `HermesTuiSchemas`'s JSON-Schema
+ * via the `definition` "SessionGap".
+ */
+export interface SessionGap {
+  first_seq: number;
+  last_seq: number;
+  reason: "retention" | "lost" | "unreadable";
 }
 /**
  * Params of `session.history`.
@@ -1814,6 +1828,7 @@ export interface TuiEvents {
   "reasoning.delta": TextDelta;
   "secret.expire": QuestionExpire;
   "secret.request": SecretRequestPayload;
+  "session.gap": SessionGap;
   "session.info": SessionInfoObj;
   "session.reclaimed": SessionReclaimed;
   "session.title": SessionTitle;

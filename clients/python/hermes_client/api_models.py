@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from enum import Enum, IntEnum, StrEnum
+from enum import IntEnum, StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
@@ -473,17 +473,6 @@ class ReasoningItem(BaseModel):
     type: Annotated[Literal["reasoning"], Field(title="Type")]
 
 
-class BackgroundEnum(Enum):
-    boolean_False = False
-
-
-class Background(RootModel[BackgroundEnum | None]):
-    root: Annotated[
-        BackgroundEnum | None,
-        Field(description="Background mode: use /v1/runs.", title="Background"),
-    ] = None
-
-
 class Conversation(RootModel[str]):
     root: Annotated[str, Field(min_length=1, title="Conversation")] = None
 
@@ -908,6 +897,7 @@ class ResponseObject(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
+    background: Annotated[bool | None, Field(title="Background")] = None
     conversation: Annotated[str | dict[str, Any] | None, Field(title="Conversation")] = None
     created_at: Annotated[int, Field(title="Created At")]
     error: ResponseError | None = None
@@ -995,8 +985,11 @@ class ResponseCreateRequest(BaseModel):
         extra="allow",
     )
     background: Annotated[
-        Background | None,
-        Field(description="Background mode: use /v1/runs.", title="Background"),
+        bool | None,
+        Field(
+            description="Answer at once and run the turn in the background (needs store).",
+            title="Background",
+        ),
     ] = None
     conversation: Annotated[Conversation | ConversationRef | None, Field(title="Conversation")] = None
     conversation_history: Annotated[list[HistoryEntry] | None, Field(title="Conversation History")] = None

@@ -568,6 +568,18 @@ class SessionEventsSinceParams(BaseModel):
     session_id: str | None = ""
 
 
+class Reason1(StrEnum):
+    retention = "retention"
+    lost = "lost"
+    unreadable = "unreadable"
+
+
+class SessionGap(BaseModel):
+    first_seq: int
+    last_seq: int
+    reason: Reason1
+
+
 class SessionHistoryParams(BaseModel):
     include_archived: bool | None = False
     session_id: str | None = ""
@@ -943,9 +955,11 @@ class HistoryResult(BaseModel):
 
 class MessageComplete(BaseModel):
     error: TurnError | None = None
+    message: str | None = None
     partial: bool | None = None
     pending_steer: str | None = None
     persisted_turn: PersistedTurn | None = None
+    reason: str | None = None
     reasoning: str | None = None
     status: Status2
     text: str
