@@ -163,12 +163,35 @@ class SchemaComparer:
             if key not in new_keyed:
                 if not new_variants and _types(new) is not None:
                     continue  # a union became one plain type; _types reports what was lost
+                widened = self._widened(variant, new_variants)
+                if widened is not None:
+                    # A constant became its whole type (``false`` -> boolean): a client may send
+                    # more than before; a server may send values a client never saw.
+                    self.note(direction == "output", where, f"union variant {key} widened to {widened}")
+                    continue
                 self.note(True, where, f"union variant {key} removed")
             else:
                 self.compare(variant, new_keyed[key], direction, f"{where}<{key}>")
         for key in new_keyed:
             if key not in old_keyed:
                 self.note(False, where, f"union variant {key} added")
+
+    def _widened(self, variant: Any, new_variants: list[Any]) -> str | None:
+        """The type of a new variant that holds the removed constant ``variant``, or None."""
+        target, _ = self._resolve(self.old_doc, variant)
+        if not isinstance(target, dict) or "const" not in target:
+            return None
+        value = target["const"]
+        wanted = {bool: "boolean", str: "string", int: "integer", float: "number", type(None): "null"}
+        kind = wanted.get(type(value))
+        for candidate in new_variants:
+            resolved, _ = self._resolve(self.new_doc, candidate)
+            if not isinstance(resolved, dict) or "const" in resolved or _enum(resolved) is not None:
+                continue
+            types = _types(resolved) or set()
+            if kind in types or (kind == "integer" and "number" in types):
+                return kind
+        return None
 
     def _variant_key(self, doc: Any, variant: Any, index: int) -> str:
         target, ref = self._resolve(doc, variant)

@@ -148,13 +148,16 @@ Edit = Callable[[dict[str, Any]], None]
 
 
 def diff(
-    tmp_path: Path, protocol: str, edit: Edit, *args: str, version: str = "1.0.0"
+    tmp_path: Path, protocol: str, edit: Edit, *args: str, version: str = "1.0.0", base: Edit | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Export a base document, apply ``edit`` to a copy, run ``hermes schema diff OLD NEW``."""
-    base = {"tui": openrpc, "api": openapi, "acp": acp}[protocol]()
-    changed = copy.deepcopy(base)
+    """Export a base document (changed by ``base`` first, when given), apply ``edit`` to a copy,
+    run ``hermes schema diff OLD NEW``."""
+    before = {"tui": openrpc, "api": openapi, "acp": acp}[protocol]()
+    if base is not None:
+        base(before)
+    changed = copy.deepcopy(before)
     edit(changed)
-    old = write(tmp_path / "old", **{protocol: base})
+    old = write(tmp_path / "old", **{protocol: before})
     new = write(tmp_path / "new", version, **{protocol: changed})
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)

@@ -136,6 +136,28 @@ def test_making_an_input_field_required_is_breaking(tmp_path: Path) -> None:
     _breaking(diff(tmp_path, "api", edit), "input field 'model' became required")
 
 
+def test_an_input_constant_widened_to_its_type_is_compatible(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        body = d["paths"]["/v1/runs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        body["properties"]["flag"] = {"anyOf": [{"type": "boolean"}, {"type": "null"}]}
+
+    def base(d: dict[str, Any]) -> None:
+        body = d["paths"]["/v1/runs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        body["properties"]["flag"] = {"anyOf": [{"const": False}, {"type": "null"}]}
+
+    _compatible(diff(tmp_path, "api", edit, base=base), "union variant False widened to boolean")
+
+
+def test_an_output_constant_widened_to_its_type_is_breaking(tmp_path: Path) -> None:
+    def edit(d: dict[str, Any]) -> None:
+        _tui(d, "Done")["properties"]["flag"] = {"anyOf": [{"type": "boolean"}, {"type": "null"}]}
+
+    def base(d: dict[str, Any]) -> None:
+        _tui(d, "Done")["properties"]["flag"] = {"anyOf": [{"const": False}, {"type": "null"}]}
+
+    _breaking(diff(tmp_path, "tui", edit, base=base), "union variant False widened to boolean")
+
+
 def test_an_input_that_accepts_more_is_compatible(tmp_path: Path) -> None:
     def edit(d: dict[str, Any]) -> None:
         body = d["paths"]["/v1/runs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
