@@ -243,7 +243,12 @@ class Screen:
             message = error.get("message") or error.get("code") or "the turn failed"
             self.notice(f"turn failed: {message}", "error")
         elif status == "interrupted":
-            self.notice("interrupted", "warn")
+            if payload.get("reason") == "interrupted_by_system":
+                # Not the user's Ctrl+C: the agent stopped (a crash, a shutdown) mid-reply.
+                why = str(payload.get("message") or "the agent stopped")
+                self.notice(f"the reply above was cut off: {why}", "warn")
+            else:
+                self.notice("interrupted", "warn")
         else:
             self.completed_turns += 1
         warning = payload.get("warning")
