@@ -162,6 +162,7 @@ _EXPORTS: dict[str, str] = {
     "Tracer": "hermes_core.tracing",
     "Span": "hermes_core.tracing",
     "valid_traceparent": "hermes_core.tracing",
+    "traceparent_from_meta": "hermes_core.tracing",
     # the wire schemas' version (hermes schema export)
     "SCHEMA_VERSION": "hermes_core.wire_stamp",
     "SCHEMA_SHA256": "hermes_core.wire_stamp",
@@ -284,7 +285,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     )
     from hermes_core.tool_sources import ToolServerStatus, ToolSource, ToolSources  # noqa: F401
     from hermes_core.tools import *  # noqa: F403
-    from hermes_core.tracing import Span, Tracer, TracerSpec, valid_traceparent  # noqa: F401
+    from hermes_core.tracing import Span, Tracer, TracerSpec, traceparent_from_meta, valid_traceparent  # noqa: F401
     from hermes_core.transport_kit import *  # noqa: F403
     from hermes_core.vision import model_vision  # noqa: F401
     from hermes_core.wire_schema import JSON_SCHEMA_DIALECT, wire_schemas  # noqa: F401

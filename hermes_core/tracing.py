@@ -33,9 +33,15 @@ Attributes = Mapping[str, "str | int | float | bool | tuple[str, ...]"]
 def valid_traceparent(value: object) -> str | None:
     """Return ``value`` when it is a W3C ``traceparent`` of version 00, else None (a malformed
     one is ignored, as the Trace Context recommendation says: the work starts a new trace)."""
-    if isinstance(value, str) and len(value) == 55 and TRACEPARENT_RE.match(value.strip().lower()):
-        return value.strip().lower()
-    return None
+    if not isinstance(value, str):
+        return None
+    value = value.strip().lower()
+    return value if len(value) == 55 and TRACEPARENT_RE.match(value) else None
+
+
+def traceparent_from_meta(meta: object) -> str | None:
+    """The valid ``traceparent`` in a JSON-RPC ``_meta`` object (ACP, the TUI gateway), or None."""
+    return valid_traceparent(meta.get("traceparent")) if isinstance(meta, dict) else None
 
 
 class Span(Protocol):

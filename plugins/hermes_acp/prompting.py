@@ -18,6 +18,7 @@ from hermes_acp import params as P
 from hermes_acp.content import first_text, prompt_text
 from hermes_acp.errors import AUTH_MESSAGE, AUTH_REQUIRED, NO_MODEL, auth_required
 from hermes_acp.turnstream import TurnStream
+from hermes_core import traceparent_from_meta
 from hermes_core.rpc import INTERNAL_ERROR, RpcError, current_request
 
 if TYPE_CHECKING:
@@ -128,9 +129,7 @@ async def prompt(conn: AcpConnection, params: dict[str, Any]) -> dict[str, Any]:
 
 def _caller_trace(params: Any) -> str | None:
     """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    value = meta.get("traceparent") if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+    return traceparent_from_meta(params.get("_meta") if isinstance(params, dict) else None)
 
 
 def _require_model(conn: AcpConnection, acp_session: AcpSession) -> None:

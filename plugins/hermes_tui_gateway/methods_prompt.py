@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hermes_core import ALL_KINDS, ImagePart, SessionBusy, TextPart, rpc
+from hermes_core import ALL_KINDS, ImagePart, SessionBusy, TextPart, rpc, traceparent_from_meta
 from hermes_tui_gateway import rewind
 from hermes_tui_gateway import wire_params as wp
 from hermes_tui_gateway import wire_results as wr
@@ -71,13 +71,7 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[wr.SubmitResult]:
     if busy and live.busy_policy == "steer" and session.status in ("streaming", "working", "waiting"):
         if session.steer(text) == "accepted":
             return _done({"status": "steered"})
-    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, _caller_trace(q.meta)))
-
-
-def _caller_trace(meta: Any) -> str | None:
-    """The client's W3C ``traceparent`` from ``_meta`` (docs/observability.md#propagation)."""
-    value = meta.get("traceparent") if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+    return _spawn(gw, _submit(gw, live, text, attachments, display_kind, busy, traceparent_from_meta(q.meta)))
 
 
 async def _done_coro(value: _R) -> _R:
