@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
-from hermes_core.loader import PluginLoader, load_plugins
+from hermes_core.loader import EntryPointSource, PluginLoader, load_plugins
 from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.record_space import Records
@@ -88,17 +88,18 @@ class Kernel:
         settings: Any = None,
         store: SettingsStore | None = None,
         trace_plugins: bool = False,
+        discovered: Mapping[str, EntryPointSource] | None = None,
     ) -> Kernel:
         """Load plugins (stevedore imports, pluggy registers) and return a kernel not yet running.
-
         :param entry_points: True loads every installed plugin, False none, a list only those.
         :param disabled: entry-point names never to load (applied after the allowlist).
         :param plugins: plugin objects (modules or instances with hookimpls) to register too.
         :param strict: raise ``PluginError`` on any plugin failure instead of recording it.
         :param settings: a mapping or ``CoreSettings``; validated when the kernel starts.
         :param trace_plugins: log every hook call to ``hermes.plugins.trace`` (pluggy's monitoring).
+        :param discovered: the installed entry points, if the caller read them (no stevedore then).
         """
-        loader = load_plugins(entry_points, disabled, plugins, strict=strict, trace=trace_plugins)
+        loader = load_plugins(entry_points, disabled, plugins, discovered, strict=strict, trace=trace_plugins)
         return cls(loader, settings, store)
 
     def configure(self, settings: Any) -> None:
