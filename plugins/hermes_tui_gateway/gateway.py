@@ -7,9 +7,12 @@ Methods come in three kinds (docs/reference/tui-gateway.md#concurrency-and-order
   before the next frame is read) that returns an awaitable; the response waits for it;
 * **slow** — coroutines run on their own task.
 
-Ordered and slow methods are answered through ``jsonrpcserver`` bound to an explicit methods
-table (never its global registry); every failure is mapped here to the per-method codes of
-docs/reference/tui-gateway.md#error-codes.
+Ordered and slow methods are answered from an explicit methods table of ``MethodBinder``
+methods, which turn every failure into the per-method codes of
+docs/reference/tui-gateway.md#error-codes. The shared peer has checked the envelope (``params``
+is an object) and ``fast_path`` has refused unknown methods before a call gets here, so the
+table is called directly: no JSON-RPC library (and its schema validator) is imported on the way
+to the first answer.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, jsonrpc_adapters, rpc
+from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, rpc
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
@@ -363,28 +366,25 @@ class Gateway:
         message["\x00ctx"] = ctx
 
     async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer an ordered or slow method through ``jsonrpcserver``."""
-        from jsonrpcserver import async_dispatch_to_serializable
+        """Answer an ordered or slow method: ``{"result": ...}`` or ``{"error": {...}}``.
 
+        The method is in the table (``fast_path`` answered every other name) and ``params`` is an
+        object (the peer checked it); a bound method never raises, it answers with the mapped
+        error. A notification's answer is dropped by the peer.
+        """
         ctx = message.pop("\x00ctx")
-        response = await async_dispatch_to_serializable(
-            message,
-            methods=self._methods,
-            context=ctx,
-            deserializer=_identity,
-            validator=_identity,
+        method = self._methods[message["method"]]
+        return await method(ctx, **message["params"])
+
+    def _build_methods(self) -> dict[str, Callable[..., Awaitable[dict[str, Any]]]]:
+        binder: MethodBinder[RequestCtx, dict[str, Any]] = MethodBinder(
+            errors=TABLE, internal=internal, on_success=_success, on_error=_error
         )
-        return cast("dict[str, Any] | None", response)  # one message, never a batch
+        return {name: self._wrap(binder, name) for name in [*self.ordered, *self.slow]}
 
-    def _build_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
-        table: dict[str, Callable[..., Awaitable[Any]]] = {}
-        for name in [*self.ordered, *self.slow]:
-            table[name] = self._wrap(name)
-        return table
-
-    def _wrap(self, name: str) -> Callable[..., Awaitable[Any]]:
-        from jsonrpcserver import Error, Success
-
+    def _wrap(
+        self, binder: MethodBinder[RequestCtx, dict[str, Any]], name: str
+    ) -> Callable[..., Awaitable[dict[str, Any]]]:
         slow = self.slow.get(name)
 
         async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
@@ -393,10 +393,6 @@ class Gateway:
             assert slow is not None
             return await slow(ctx.conn, params)
 
-        on_success, on_error = jsonrpc_adapters(Success, Error)
-        binder: MethodBinder[RequestCtx, Any] = MethodBinder(
-            errors=TABLE, internal=internal, on_success=on_success, on_error=on_error
-        )
         method = binder.bind(name, call)
         method.__name__ = name
         return method
@@ -455,8 +451,12 @@ def method_modules() -> tuple[Any, ...]:
     )
 
 
-def _identity(value: Any) -> Any:
-    return value
+def _success(result: Any) -> dict[str, Any]:
+    return {"result": result}
+
+
+def _error(error: rpc.RpcError) -> dict[str, Any]:
+    return {"error": error.to_error()}
 
 
 def _configured_verbose(kernel: Kernel) -> str:
