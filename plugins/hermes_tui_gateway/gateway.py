@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, rpc
+from hermes_tui_gateway import method_index
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
@@ -102,9 +103,14 @@ class Gateway:
         self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
-        for module in method_modules():
+        self._lazy = dict(method_index.LAZY_METHODS)  # loaded on first call (method_index.py)
+        for module in method_index.method_modules(method_index.EAGER):
             module.register(self)
-        self._methods = self._build_methods()
+        self._binder: MethodBinder[RequestCtx, dict[str, Any]] = MethodBinder(
+            errors=TABLE, internal=internal, on_success=_success, on_error=_error
+        )
+        self._methods: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {}
+        self._bind_new()
 
     async def load_epoch(self) -> None:
         """Take ``replay_epoch`` from the storage the event log lives in
@@ -339,6 +345,8 @@ class Gateway:
     def fast_path(self, conn: Conn, message: dict[str, Any]) -> dict[str, Any] | None:
         """Answer a fast method at once; route others; refuse unknown methods."""
         method = message["method"]
+        if method in self._lazy:
+            self._load(self._lazy[method])
         handler = self.fast.get(method)
         if handler is not None:
             try:
@@ -376,15 +384,20 @@ class Gateway:
         method = self._methods[message["method"]]
         return await method(ctx, **message["params"])
 
-    def _build_methods(self) -> dict[str, Callable[..., Awaitable[dict[str, Any]]]]:
-        binder: MethodBinder[RequestCtx, dict[str, Any]] = MethodBinder(
-            errors=TABLE, internal=internal, on_success=_success, on_error=_error
-        )
-        return {name: self._wrap(binder, name) for name in [*self.ordered, *self.slow]}
+    def _load(self, module: str) -> None:
+        """Register the methods of a module listed in ``method_index.LAZY_METHODS``."""
+        method_index.load(module).register(self)
+        for name in [n for n, owner in self._lazy.items() if owner == module]:
+            del self._lazy[name]
+        self._bind_new()
 
-    def _wrap(
-        self, binder: MethodBinder[RequestCtx, dict[str, Any]], name: str
-    ) -> Callable[..., Awaitable[dict[str, Any]]]:
+    def _bind_new(self) -> None:
+        """Bind the ordered and slow methods registered since the last call."""
+        for name in [*self.ordered, *self.slow]:
+            if name not in self._methods:
+                self._methods[name] = self._wrap(name)
+
+    def _wrap(self, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
         slow = self.slow.get(name)
 
         async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
@@ -393,7 +406,7 @@ class Gateway:
             assert slow is not None
             return await slow(ctx.conn, params)
 
-        method = binder.bind(name, call)
+        method = self._binder.bind(name, call)
         method.__name__ = name
         return method
 
@@ -414,41 +427,6 @@ class Gateway:
             except Exception:
                 log.warning("tui: closing %s failed", sid, exc_info=True)
         self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-def method_modules() -> tuple[Any, ...]:
-    """Return the modules whose ``register(gw)`` fill the method tables, in registration order."""
-    from hermes_tui_gateway import (
-        feature_off,
-        methods_attach,
-        methods_commands,
-        methods_compose,
-        methods_compress,
-        methods_config,
-        methods_env,
-        methods_history,
-        methods_prompt,
-        methods_session,
-        methods_state,
-        methods_subagents,
-        methods_trees,
-    )
-
-    return (
-        feature_off,  # first: a real method registered later replaces an "off" answer
-        methods_session,
-        methods_history,
-        methods_compress,
-        methods_state,
-        methods_prompt,
-        methods_config,
-        methods_commands,
-        methods_compose,
-        methods_env,
-        methods_subagents,
-        methods_trees,
-        methods_attach,
-    )
 
 
 def _success(result: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@ The gateway's start-up is CPU time a host waits for (``hermes chat`` to an accep
 budgeted), so nothing is imported on the way that the first answer does not need: no JSON-RPC
 library (the gateway calls its method table itself, so neither ``jsonrpcserver`` nor the
 ``jsonschema`` validator it builds at import), and no stevedore or metadata-header parsing (the
-CLI found the entry points already and the kernel imports them directly). A throwaway plugin
+CLI found the entry points already and the kernel imports them directly), and only the method
+modules a session needs to open and take prompts (the rest load on their first call). A throwaway plugin
 records ``sys.modules`` when the kernel stops, after the session was created.
 """
 
@@ -36,8 +37,17 @@ def hermes_lifespan(kernel):
     return _record(kernel)
 '''
 
-#: Imported by nothing the first answer needs.
-NEVER = ("jsonrpcserver", "jsonschema", "stevedore", "email.parser", "email.feedparser")
+#: Imported by nothing the first answer needs (the method modules load on their first call).
+NEVER = (
+    "jsonrpcserver",
+    "jsonschema",
+    "stevedore",
+    "email.parser",
+    "email.feedparser",
+    "hermes_tui_gateway.methods_attach",
+    "hermes_tui_gateway.methods_commands",
+    "hermes_tui_gateway.methods_history",
+)
 
 
 def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: Path, tmp_path: Path) -> None:
