@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "b2da7abb547de552a383cf7c62fb65d989329ce945c488de554c8e9a8d6c0350"
+SCHEMA_SHA256 = "2e80e6ead04b044faa5d5db068dfb2ae4e7f0d450cca5225e0069bfa72ec091a"
 
 
 def schema_stamp() -> dict[str, str]:

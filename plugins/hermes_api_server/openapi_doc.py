@@ -12,6 +12,11 @@ import copy
 import functools
 from typing import Any
 
+from hermes_api_server.response_events import RESPONSE_EVENT_TYPES
+from hermes_api_server.run_event_models import RUN_EVENT_FIELDS
+from hermes_api_server.run_event_models import schema_name as run_event_name
+from hermes_core import wire_schemas
+
 ERROR_STATUSES = {
     "400": "Bad request",
     "401": "Missing or invalid API key",
@@ -31,42 +36,7 @@ SSE_FRAME = {
     "additionalProperties": True,
     "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}},
 }
-RESPONSE_EVENTS = (
-    "response.output_item.added",
-    "response.function_call_arguments.done",
-    "response.content_part.added",
-    "response.output_text.delta",
-    "response.reasoning_text.delta",
-    "response.reasoning_text.done",
-    "response.output_text.done",
-    "response.content_part.done",
-    "response.output_item.done",
-)
-RESPONSE_LIFECYCLE = ("response.created", "response.in_progress", "response.completed", "response.failed")
-RUN_EVENTS = (
-    "run.started",
-    "message.delta",
-    "reasoning.delta",
-    "tool.started",
-    "tool.progress",
-    "tool.completed",
-    "approval.request",
-    "approval.responded",
-    "approval.expired",
-    "run.steered",
-    "run.steer_delivered",
-    "subagent.spawn_requested",
-    "subagent.start",
-    "subagent.progress",
-    "subagent.thinking",
-    "subagent.tool",
-    "subagent.complete",
-    "run.stopping",
-    "run.completed",
-    "run.failed",
-    "run.cancelled",
-    "run.interrupted",
-)
+RUN_EVENTS = tuple(RUN_EVENT_FIELDS)
 
 
 CHAT_STREAM_NOTE = (
@@ -89,15 +59,12 @@ SSE_EVENTS: dict[str, dict[str, dict[str, str]]] = {
         "chat.completion.chunk": _ref("ChatCompletionChunk"),
         "hermes.tool.progress": _ref("ToolProgressChunk"),
     },
-    "createResponse": {
-        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
-        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
+    "createResponse": {name: _ref(type_.__name__) for name, type_ in RESPONSE_EVENT_TYPES.items()},
+    "retrieveResponse": {name: _ref(type_.__name__) for name, type_ in RESPONSE_EVENT_TYPES.items()},
+    "streamRunEvents": {
+        **{name: _ref(run_event_name(name)) for name in RUN_EVENTS},
+        "stream.gap": _ref("StreamGap"),
     },
-    "retrieveResponse": {
-        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
-        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
-    },
-    "streamRunEvents": {**{name: _ref("RunEvent") for name in RUN_EVENTS}, "stream.gap": _ref("StreamGap")},
 }
 
 
@@ -121,16 +88,26 @@ def _schemas() -> dict[str, Any]:
     """
     from pydantic.json_schema import models_json_schema
 
+    from hermes_api_server.chunk_models import CHUNK_TYPES
     from hermes_api_server.request_models import REQUEST_MODELS
     from hermes_api_server.response_models import RESPONSE_MODELS
     from hermes_api_server.response_models_items import ITEM_MODELS
     from hermes_api_server.response_models_runs import RUN_MODELS
+    from hermes_api_server.run_event_models import run_event_schemas
 
     models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS, *ITEM_MODELS, *RUN_MODELS]
     _, top = models_json_schema(
         [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
     )
     defs: dict[str, Any] = dict(top.get("$defs", {}))
+    # The stream payloads are TypedDicts (the encoders build frames with them at no cost).
+    response_events = {t.__name__: t for t in RESPONSE_EVENT_TYPES.values()}
+    streamed = wire_schemas({**CHUNK_TYPES, **response_events}, "#/components/schemas/", mode="validation")
+    streamed.update(run_event_schemas("#/components/schemas/"))
+    for name, schema in streamed.items():
+        if name in defs and defs[name] != schema:
+            raise ValueError(f"two API wire types are both named {name!r}")
+        defs[name] = schema
     # The envelope is self-contained so that clients can validate an error without the document.
     defs["Error"] = _inline(defs["Error"], defs)
     defs["Object"] = OBJECT

@@ -33,6 +33,7 @@ from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace, in_use_error
 from hermes_api_server.response_builder import ResponseBuilder
 from hermes_api_server.response_cancel import LiveResponse
+from hermes_api_server.response_events import StreamEvent
 from hermes_api_server.response_input import input_items
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_api_server.state import get_state, principal
@@ -396,7 +397,7 @@ class _ResponseJob:
                         async for batch in pump.batches():
                             if not batch:
                                 continue
-                            out: list[dict[str, Any]] = []
+                            out: list[StreamEvent] = []
                             for event in batch:
                                 # One event at a time: the stream a read from the log rebuilds.
                                 out.extend(self.builder.feed_batch([event]))
@@ -423,7 +424,7 @@ class _ResponseJob:
             if not ready.done():
                 ready.set_exception(ApiError(500, "internal_error", "The response could not start"))
 
-    async def _write(self, writer: SseWriter, events: list[dict[str, Any]]) -> None:
+    async def _write(self, writer: SseWriter, events: list[StreamEvent]) -> None:
         if not events:
             return
         from hermes_api_server.errors import dumps

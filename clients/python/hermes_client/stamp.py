@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.3.0"
-SCHEMA_SHA256 = "b2da7abb547de552a383cf7c62fb65d989329ce945c488de554c8e9a8d6c0350"
+SCHEMA_SHA256 = "2e80e6ead04b044faa5d5db068dfb2ae4e7f0d450cca5225e0069bfa72ec091a"
