@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_api_server.responses import Target
+    from hermes_api_server.response_target import Target
     from hermes_api_server.state import ServerState
 
 log = logging.getLogger("hermes.api.runs")
@@ -246,7 +246,7 @@ class RunManager:
         workspace: Path | None,
         instructions: str | None,
     ) -> None:
-        from hermes_api_server.responses import open_target
+        from hermes_api_server.response_target import open_target
 
         try:
             async with open_target(self.state, run.principal, target, channel, workspace) as session:
