@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "2e80e6ead04b044faa5d5db068dfb2ae4e7f0d450cca5225e0069bfa72ec091a"
+SCHEMA_SHA256 = "c530f4d6dc5c6c6cb455eb6f82e1006810d97d5c9005069fec3eeb2070e67cd1"
 
 
 def schema_stamp() -> dict[str, str]:

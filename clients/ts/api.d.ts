@@ -1274,6 +1274,7 @@ export interface components {
         Object: {
             [key: string]: unknown;
         };
+        OutputItem: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ReasoningItem"];
         /**
          * OutputText
          * @description Text content of a message item.
@@ -1669,8 +1670,7 @@ export interface components {
          *     message is added with no content yet).
          */
         ResponseOutputItemEvent: {
-            /** Item */
-            item: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ReasoningItem"];
+            item: components["schemas"]["OutputItem"];
             /** Output Index */
             output_index: number;
             /** Sequence Number */

@@ -10,19 +10,27 @@ these chunks (:meth:`hermes_api_server.chat_stream.ChatChunks._flush`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
-from pydantic import ConfigDict, Field, with_config
+from pydantic import ConfigDict, Field, WithJsonSchema, with_config
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
 CLOSED = ConfigDict(extra="forbid")
 FinishReason = Literal["stop", "length", "content_filter", "error"]
-if TYPE_CHECKING:
-    #: the ``hermes`` block, built as a dict by :func:`hermes_api_server.outcomes.hermes_block`
-    HermesBlockDict = dict[str, Any]
-else:
-    # The schema names the one model of the block (the same one as ``ChatCompletion``'s).
-    from hermes_api_server.response_models import HermesBlock as HermesBlockDict
+#: the key that stands for a ``$ref`` to a body model's schema until the document is assembled
+#: (:func:`hermes_api_server.openapi_schemas.component_schemas` resolves it); pydantic cannot refer
+#: to a schema it did not make, and importing the body models here would slow the server's start
+BODY_REF = "x-hermes-body-ref"
+
+
+def body_ref(name: str) -> WithJsonSchema:
+    """Mark a dict field as holding the body model ``name`` (e.g. ``HermesBlock``)."""
+    return WithJsonSchema({BODY_REF: name})
+
+
+#: the ``hermes`` block (``response_models.HermesBlock``), built as a dict by
+#: :func:`hermes_api_server.outcomes.hermes_block`
+HermesBlockDict = Annotated[dict[str, Any], body_ref("HermesBlock")]
 
 
 class ChunkHead(TypedDict):

@@ -40,6 +40,20 @@ SSE_EVENTS: dict[str, dict[str, dict[str, str]]] = {
 }
 
 
+def _body_refs(schema: Any) -> Any:
+    """Return ``schema`` with each :data:`~hermes_api_server.chunk_models.BODY_REF` marker made a
+    ``$ref`` to the body model it names."""
+    from hermes_api_server.chunk_models import BODY_REF
+
+    if isinstance(schema, dict):
+        if BODY_REF in schema:
+            return {"$ref": f"#/components/schemas/{schema[BODY_REF]}"}
+        return {key: _body_refs(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_body_refs(item) for item in schema]
+    return schema
+
+
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
     """Return ``schema`` with every components ``$ref`` replaced by its target (no cycles here)."""
     if isinstance(schema, dict):
@@ -62,7 +76,7 @@ def component_schemas() -> dict[str, Any]:
 
     from hermes_api_server.chunk_models import CHUNK_TYPES
     from hermes_api_server.request_models import REQUEST_MODELS
-    from hermes_api_server.response_models import RESPONSE_MODELS
+    from hermes_api_server.response_models import RESPONSE_MODELS, OutputItem
     from hermes_api_server.response_models_items import ITEM_MODELS
     from hermes_api_server.response_models_runs import RUN_MODELS
     from hermes_api_server.run_event_models import run_event_schemas
@@ -76,6 +90,8 @@ def component_schemas() -> dict[str, Any]:
     response_events = {t.__name__: t for t in RESPONSE_EVENT_TYPES.values()}
     streamed = wire_schemas({**CHUNK_TYPES, **response_events}, "#/components/schemas/", mode="validation")
     streamed.update(run_event_schemas("#/components/schemas/"))
+    streamed = _body_refs(streamed)
+    defs.update(wire_schemas({"OutputItem": OutputItem}, "#/components/schemas/", mode="validation"))
     for name, schema in streamed.items():
         if name in defs and defs[name] != schema:
             raise ValueError(f"two API wire types are both named {name!r}")

@@ -9,19 +9,17 @@ object they carry are the ones :mod:`hermes_api_server.response_models` describe
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, with_config
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
-if TYPE_CHECKING:
-    #: an output item and a response object, built as dicts by the response builder
-    ItemDict = dict[str, Any]
-    ResponseDict = dict[str, Any]
-else:
-    # The schemas name the models of items and objects (the ones the response bodies use).
-    from hermes_api_server.response_models import OutputItem as ItemDict
-    from hermes_api_server.response_models import ResponseObject as ResponseDict
+from hermes_api_server.chunk_models import body_ref
+
+#: an output item and a response object, built as dicts by the response builder; their schemas
+#: are the body models' (``OutputItem``, ``ResponseObject`` in ``response_models``)
+ItemDict = Annotated[dict[str, Any], body_ref("OutputItem")]
+ResponseDict = Annotated[dict[str, Any], body_ref("ResponseObject")]
 
 CLOSED = ConfigDict(extra="forbid")
 Seq = Annotated[int, Field(ge=0)]
@@ -213,15 +211,19 @@ class StreamEvents:
         )
 
     def text_delta(self, item_id: str, index: int, delta: str) -> ResponseOutputTextDelta:
-        return ResponseOutputTextDelta(
-            type="response.output_text.delta",
-            sequence_number=self._next(),
-            item_id=item_id,
-            output_index=index,
-            content_index=0,
-            delta=delta,
-            logprobs=[],
-        )
+        # The one event per reply chunk: a checked literal, no constructor call.
+        seq = self.seq
+        self.seq = seq + 1
+        event: ResponseOutputTextDelta = {
+            "type": "response.output_text.delta",
+            "sequence_number": seq,
+            "item_id": item_id,
+            "output_index": index,
+            "content_index": 0,
+            "delta": delta,
+            "logprobs": [],
+        }
+        return event
 
     def text_done(self, item_id: str, index: int, text: str) -> ResponseOutputTextDone:
         return ResponseOutputTextDone(

@@ -1136,6 +1136,13 @@ class ModelOptions(BaseModel):
     service_tier: Annotated[str | None, Field(title="Service Tier")] = None
 
 
+class OutputItem(RootModel[MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem]):
+    root: Annotated[
+        MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem,
+        Field(discriminator="type"),
+    ]
+
+
 class ProviderOption(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -1199,10 +1206,7 @@ class ResponseOutputItemEvent(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    item: Annotated[
-        MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem,
-        Field(discriminator="type", title="Item"),
-    ]
+    item: OutputItem
     output_index: Annotated[int, Field(title="Output Index")]
     sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
     type: Annotated[Type6, Field(title="Type")]

@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.3.0"
-SCHEMA_SHA256 = "2e80e6ead04b044faa5d5db068dfb2ae4e7f0d450cca5225e0069bfa72ec091a"
+SCHEMA_SHA256 = "c530f4d6dc5c6c6cb455eb6f82e1006810d97d5c9005069fec3eeb2070e67cd1"
