@@ -63,6 +63,10 @@ class RunBus(Protocol):
     name: str
     #: This process's name on the bus (its control stream, its liveness).
     instance_id: str
+    #: Whether other processes share this bus (a run's events, record and commands reach every
+    #: instance on it); False for a bus that stays inside this process. Callers decide by this,
+    #: never by the backend's name.
+    shared: bool
 
     async def start(self, on_control: ControlHandler) -> None:
         """Connect, announce this instance and start serving commands for its runs.

@@ -60,6 +60,8 @@ class RunBus(Protocol):
 
     name: str
     instance_id: str
+    #: Whether other instances share the bus (see ``hermes_core.RunBus.shared``).
+    shared: bool
 
     async def start(self, on_control: ControlHandler, owner: RunOwner) -> None: ...
     async def close(self) -> None: ...
@@ -96,6 +98,7 @@ class LocalBus:
     """The in-process bus: nothing leaves this process, no other instance is known."""
 
     name = "memory"
+    shared = False
 
     def __init__(self, owner: RunOwner | None = None) -> None:
         self.instance_id = instance_name()

@@ -173,7 +173,7 @@ class RunLookup:
         ``interrupted`` (the server restarted), on shared records as ``owner_lost`` once their
         owner is gone for sure (runs other instances are serving are left alone)."""
         store = self.runs.state.store
-        in_process = self.runs.bus.name == "memory"
+        in_process = not self.runs.bus.shared
         for run_id, who, status in await store.non_terminal_runs():
             if not store.shared:
                 await self._interrupted(run_id, who, await self._from_log(status))

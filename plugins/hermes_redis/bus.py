@@ -37,6 +37,7 @@ class RedisRunBus:
     """The ``redis`` run bus (docs/plugin-hooks.md#hermes_run_buses)."""
 
     name = "redis"
+    shared = True
 
     def __init__(
         self,
