@@ -797,7 +797,7 @@ def backend_name_checks(path: Path) -> Iterator[str]:
 def test_no_backend_is_told_apart_by_its_name_outside_its_owner() -> None:
     """Callers ask a backend what it can do (``kernel.sessions.durable``, ``kernel.records.shared``,
     ``RunBus.shared``), never what it is called: a third-party backend must behave like the
-    first-party one it stands in for (docs/architecture.md#durable-state)."""
+    first-party one it stands in for (docs/architecture.md#who-owns-what-durable-state)."""
     found = []
     for folder in (CORE_DIR, CLI_DIR, PLUGINS_DIR):
         for path in sorted(folder.rglob("*.py")):

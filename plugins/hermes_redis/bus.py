@@ -153,6 +153,7 @@ class RedisRunBus:
         run = self.owned.get(run_id)
         if run is None:
             return  # not ours (any more): it was ended elsewhere
+        self.owned.lapsed(run_id, run, seq)
         run.last_seq = max(run.last_seq, seq)
         self.enqueue(("event", run_id, (seq, json.dumps(payload, separators=(",", ":")))))
 
