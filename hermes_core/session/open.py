@@ -73,26 +73,6 @@ def _prepare_folder(path: Path) -> Path:
     return check_workspace(path)
 
 
-def _make_under_known_parent(path: Path) -> Path | None:
-    """Make a new session's folder on the calling thread when its parent was resolved before
-    (by :func:`_prepare_folder`); None when that does not apply (the executor's way then).
-
-    Two system calls (``mkdir``, ``stat`` of the parent): handing them to the executor cost the
-    loop more than making them, waking a worker thread that then competes with it for the GIL
-    (``ThreadPoolExecutor.submit`` was 3-4% of the loop's samples in a c=50 burst of new API
-    sessions, more than the rest of opening a session's storage calls).
-    """
-    parent = path.parent
-    if str(parent) not in _PARENTS or path.name in ("", ".", "..") or not path.name.isascii():
-        return None
-    try:
-        path.mkdir()
-    except OSError:
-        return None  # there already (a stored session's), or the parent is gone: the full way
-    resolved = _resolved_parent(parent)
-    return None if resolved is None else resolved / path.name
-
-
 # A folder's text -> (its device and inode, its resolved path); a handful of folders per process.
 _PARENTS: dict[str, tuple[tuple[int, int], Path]] = {}
 
@@ -214,16 +194,11 @@ async def _open_stored_or_new(
 
     storage = kernel.storage
     preparing: asyncio.Future[Path] | None = None
-    made: Path | None = None
     if create_cwd and cwd is not None:
-        made = _make_under_known_parent(Path(cwd))
-        if made is None:
-            # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder
-            # is made and checked on the executor while storage is read, off the loop's path.
-            preparing = asyncio.get_running_loop().run_in_executor(
-                kernel.executor, _prepare_folder, Path(cwd)
-            )
-            preparing.add_done_callback(_retrieve)  # a stored session never awaits it
+        # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
+        # made and checked on the executor while storage is read, off the loop's path.
+        preparing = asyncio.get_running_loop().run_in_executor(kernel.executor, _prepare_folder, Path(cwd))
+        preparing.add_done_callback(_retrieve)  # a stored session never awaits it
     # Both queued at once: storage answers them together (one wake-up instead of two).
     reading: asyncio.Future[SessionRecord | None]
     if new:
@@ -272,9 +247,7 @@ async def _open_stored_or_new(
             rows = await storage.load_rows(session_id)
             session = Session(kernel, record, rows, persisted=True)
         else:
-            if made is not None:
-                workspace = made
-            elif preparing is not None:
+            if preparing is not None:
                 workspace = await preparing
             else:
                 workspace = check_workspace(Path(cwd) if cwd is not None else Path.cwd())

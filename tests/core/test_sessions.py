@@ -71,32 +71,6 @@ async def test_new_folders_resolve_through_a_linked_parent_even_when_it_moves(
     assert again.cwd == three.cwd  # a folder that exists already is checked the full way
 
 
-async def test_new_folders_under_a_known_parent_do_not_wait_for_the_executor(
-    k: Kernel, tmp_path: Path
-) -> None:
-    """Once a parent folder is known, a new session's folder is made without handing it to the
-    executor: a burst of new API sessions never queues behind (or wakes) a worker thread."""
-    import asyncio
-    import threading
-
-    parent = tmp_path / "workspaces"
-    parent.mkdir()  # as the API server's workspaces folder is
-    first = await k.open_session("first", source="api", owner="t", cwd=parent / "first", create_cwd=True)
-    assert first.cwd == parent.resolve() / "first"
-    release = threading.Event()
-    busy = [k.executor.submit(release.wait, 30) for _ in range(16)]  # every worker is taken
-    try:
-        async with asyncio.timeout(10):
-            second = await k.open_session(
-                "second", source="api", owner="t", cwd=parent / "second", create_cwd=True
-            )
-        assert second.cwd == parent.resolve() / "second" and second.cwd.is_dir()
-    finally:
-        release.set()
-        for job in busy:
-            job.result(10)
-
-
 async def test_a_new_id_opens_without_reading_storage(
     k: Kernel, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
