@@ -28,6 +28,7 @@ from hermes_core import (
     UsageChunk,
     scenarios,
 )
+from hermes_mock import expect_check
 from hermes_mock.replies import count_input_words, plan_reply
 
 _CONTEXT_MARK = "\n\nContext:\n"
@@ -101,6 +102,9 @@ class ScenarioPlayer:
                 retryable=False,
             )
         step = steps[number]
+        turn = sum(1 for m in request.messages if m.role == "user")
+        if number > 0:
+            self._check_expect(key, number, steps[number - 1])
         if step.error is not None:
             self._fail_or_pass(key, number, request, step.error)
         for piece in step.reasoning:
@@ -109,7 +113,6 @@ class ScenarioPlayer:
         for piece in step.chunks:
             await self._pause(piece.delay_ms)
             yield TextChunk(piece.text)
-        turn = sum(1 for m in request.messages if m.role == "user")
         for index, call in enumerate(step.tool_calls):
             call_id = f"scn_{turn}_{number + 1}_{index}"
             yield ToolCallChunk(ToolCallRequest(id=call_id, name=call.name, arguments=call.arguments))
@@ -118,6 +121,17 @@ class ScenarioPlayer:
         else:
             yield UsageChunk(input=count_input_words(request.messages), output=len(step.chunks), reasoning=0)
         yield FinishChunk("tool_calls" if step.tool_calls else step.finish)  # type: ignore[arg-type]
+
+    def _check_expect(self, key: str, number: int, previous: scenarios.Step) -> None:
+        """Fail the call when the host's answers to the previous step's questions differ from its
+        ``expect`` (docs/reference/scenarios.md#expected-questions)."""
+        found = expect_check.problem(previous)
+        if found is not None:
+            raise ProviderError(
+                "upstream",
+                f"scenario {self.scenario.path}:{previous.line}: {key} step {number}: {found}",
+                retryable=False,
+            )
 
     def _fail_or_pass(self, key: str, number: int, request: ChatRequest, error: scenarios.StepError) -> None:
         """Raise the scripted error for the first ``times`` attempts of this very request."""
