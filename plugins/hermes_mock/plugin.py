@@ -53,7 +53,9 @@ def hermes_model_providers() -> ProviderSpec:
 @hookimpl
 def hermes_on_event(session: Session, event: Event) -> None:
     """Watch the questions of scenario turns, so the provider can enforce ``expect``
-    (docs/reference/scenarios.md#expected-questions)."""
-    from hermes_mock import expect_check
+    (docs/reference/scenarios.md#expected-questions), and fail on purpose where a scenario turn
+    names a ``session_problem``."""
+    from hermes_mock import expect_check, turn_start
 
     expect_check.observe(session.id, event)
+    turn_start.check(session, event)

@@ -88,8 +88,19 @@ class ScenarioPlayer:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         """Stream the step that answers ``request``."""
-        if request.purpose != "turn" or request.system in (TITLE_INSTRUCTION, SUMMARY_INSTRUCTION):
-            # Titles, summaries and one-shot calls are answered the way mock:echo answers them.
+        if request.system == TITLE_INSTRUCTION:
+            # The model-written title (docs/reference/scenarios.md#titles-summaries-and-one-shot-calls):
+            # without one the call fails, and the derived title stays, so no title arrives late.
+            if self.scenario.title is None:
+                raise ProviderError(
+                    "upstream", f"scenario {self.scenario.path} has no title", retryable=False
+                )
+            yield TextChunk(self.scenario.title)
+            yield UsageChunk(input=count_input_words(request.messages), output=1, reasoning=0)
+            yield FinishChunk("stop")
+            return
+        if request.purpose != "turn" or request.system == SUMMARY_INSTRUCTION:
+            # Summaries and one-shot calls are answered the way mock:echo answers them.
             async for chunk in _echo(request):
                 yield chunk
             return
