@@ -50,6 +50,9 @@ class Ledger:
     calls: list[str] = field(default_factory=list)
     asked: list[Asked] = field(default_factory=list)
     results: dict[str, str] = field(default_factory=dict)
+    #: Set once the next step checked this round; a retried call gets the same verdict.
+    checked: bool = False
+    verdict: str | None = None
 
 
 #: session id → the ledger of its running scenario turn since the model was last called.
@@ -71,6 +74,8 @@ def observe(session_id: str, event: object) -> None:
         return
     if isinstance(event, ToolAnnounced):
         _SESSION.set(session_id)
+        if ledger.checked:  # a new tool round
+            ledger = _LEDGERS[owner or session_id] = Ledger()
         ledger.calls.append(event.call_id)
     elif isinstance(event, ToolCompleted):
         _SESSION.set(session_id)
@@ -89,8 +94,8 @@ def observe(session_id: str, event: object) -> None:
 def problem(step: scenarios.Step) -> str | None:
     """Return how the host's answers to ``step``'s questions differ from its ``expect``, or None.
 
-    Called when the model is called again after ``step``'s tool calls ran; what the ledger
-    recorded since the previous call is then forgotten.
+    Called when the model is called again after ``step``'s tool calls ran; a retry of that call
+    gets the same answer, and the next tool round starts a new ledger.
 
     :returns: None as well when the turn is not watched (no scenario turn in this task).
     """
@@ -98,10 +103,16 @@ def problem(step: scenarios.Step) -> str | None:
     ledger = _LEDGERS.get(sid) if sid is not None else None
     if ledger is None:
         return None
+    if not ledger.checked:
+        ledger.verdict = _compare(step, ledger)
+        ledger.checked = True
+    return ledger.verdict
+
+
+def _compare(step: scenarios.Step, ledger: Ledger) -> str | None:
     calls = set(ledger.calls)
     asked = [a for a in ledger.asked if a.call_id in calls]
     results = ledger.results
-    _LEDGERS[sid] = Ledger()  # type: ignore[index]  # sid is set when a ledger was found
     for index, expected in enumerate(step.expect):
         what = f"expect[{index}] ({expected.kind}, answer {expected.answer!r})"
         if index >= len(asked):

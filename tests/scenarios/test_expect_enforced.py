@@ -171,3 +171,21 @@ async def test_a_child_agents_step_is_checked_in_the_child(tmp_path: Path) -> No
         f"scenario {path}:10: subagent 1 step 1: expect[0] (approval, answer 'once'): "
         "the host answered 'deny'"
     )
+
+
+async def test_a_retried_step_is_judged_like_its_first_attempt(tmp_path: Path) -> None:
+    path = tmp_path / "retry.toml"
+    path.write_text(
+        '[[turns]]\nuser = "go"\n  [[turns.steps]]\n'
+        '  tool_calls = [{ name = "terminal", arguments = { command = "rm -rf scenario-retry" } }]\n'
+        '  expect = [{ kind = "approval", answer = "once" }]\n'
+        '  [[turns.steps]]\n  text = "done"\n'
+        '  error = { kind = "rate_limit", message = "slow", retryable = true, times = 1 }\n',
+        encoding="utf-8",
+    )
+    for answer, status in (("once", "complete"), ("deny", "error")):
+        workspace = tmp_path / answer
+        workspace.mkdir()
+        lines = await run_prompts(_settings(path), ["go"], [("approval", answer)], workspace=workspace)
+        (outcome,) = _outcomes(lines)
+        assert outcome["status"] == status, outcome
