@@ -231,6 +231,12 @@ class Sessions:
             limit=min(limit, 1000), cursor=cursor, cwd=cwd, title=title
         )
 
+    @property
+    def durable(self) -> bool:
+        """Whether stored sessions outlive this process: the backend says so with its ``durable``
+        attribute (``memory`` says False; a backend that does not say is taken as durable)."""
+        return bool(getattr(self._kernel.storage, "durable", True))
+
     async def storage_report(self) -> dict[str, Any]:
         """Check the storage with one read: ``{"ok", "backend", ...}`` (never raises)."""
         from hermes_core.storage_report import storage_report

@@ -152,16 +152,29 @@ class RunManager:
         if run is not None:
             run.journal.show(upto)
 
+    def hold(self, run_id: str, upto: int) -> None:
+        """Show this process's readers nothing of the run past seq ``upto`` for now."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            run.journal.hold(upto)
+
+    def release(self, run_id: str) -> None:
+        """End a :meth:`hold`."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            run.journal.release()
+
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
         self.ends.lost(run_id, status)
 
-    def owner_gone(
-        self, run_id: str, last_seq: int, status: dict[str, Any]
+    async def owner_gone(
+        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A run's owner is gone and its stream ends at ``last_seq``: its end is ``run.failed``
-        (``owner_lost``), numbered ``last_seq + 1`` (see :func:`runs_lookup.owner_lost_end`)."""
-        return owner_lost_end(run_id, last_seq, status, self.state.settings.run_journal_events)
+        """A run's owner is gone: its end is ``run.failed`` (``owner_lost``), numbered right
+        after the last event the owner can have shown (see :meth:`RunLookup.shown_upto`)."""
+        upto = await self.lookup.shown_upto(run_id, last_seq, reserved, status)
+        return owner_lost_end(run_id, upto, status, self.state.settings.run_journal_events)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run on the bus: store that end durably now, so

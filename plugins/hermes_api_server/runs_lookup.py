@@ -143,6 +143,28 @@ class RunLookup:
         await self.runs.ends.store_end(run_id, who, record["status"])
         return dict(record["status"])
 
+    async def shown_upto(self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]) -> int:
+        """Return the last seq a gone owner can have shown of the run: at least ``last_seq`` (what
+        the bus holds), at most ``reserved`` (what the owner had reserved on it).
+
+        The owner shows an event only once the core events behind it are in the session's event
+        log, and only while its liveness lease on the bus holds, which ended before the bus
+        called it gone; so when the log gives the run's events in full, the last of them is the
+        last the owner can have shown, and the end follows it with no gap
+        (docs/reference/api-server.md#resume-after-a-restart). Else (logging off, a trimmed log,
+        another database) nothing tells, and the end follows the reservation.
+        """
+        if reserved <= last_seq:
+            return last_seq
+        from hermes_api_server.run_log import replay
+
+        stored = await self.runs.state.store.get_run(run_id)
+        known = stored[1] if stored is not None and isinstance(stored[1].get("log"), dict) else status
+        found = await replay(self.runs.state.kernel, self.runs.state.settings.show_reasoning, known)
+        if not found.complete:
+            return reserved
+        return min(reserved, max(last_seq, len(found.payloads)))
+
     async def stored_end(self, run_id: str) -> dict[str, Any] | None:
         """Return the terminal event of a run settled in the durable records, else None."""
         stored = await self.runs.state.store.get_run(run_id)
@@ -173,7 +195,7 @@ class RunLookup:
         ``interrupted`` (the server restarted), on shared records as ``owner_lost`` once their
         owner is gone for sure (runs other instances are serving are left alone)."""
         store = self.runs.state.store
-        in_process = self.runs.bus.name == "memory"
+        in_process = not self.runs.bus.shared
         for run_id, who, status in await store.non_terminal_runs():
             if not store.shared:
                 await self._interrupted(run_id, who, await self._from_log(status))
