@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "27b21da9ed15fc2bfbdd890b77857d93471cac27f55183e5f7bbad6bf0297eb6"
+SCHEMA_SHA256 = "c530f4d6dc5c6c6cb455eb6f82e1006810d97d5c9005069fec3eeb2070e67cd1"
 
 
 def schema_stamp() -> dict[str, str]:

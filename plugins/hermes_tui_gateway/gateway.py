@@ -1,18 +1,7 @@
-"""The gateway's state and dispatch: live sessions, connections, binding and the method tables.
+"""The gateway's state: live sessions, connections and binding.
 
-Methods come in three kinds (docs/reference/tui-gateway.md#concurrency-and-ordering):
-
-* **fast** — synchronous, answered by the peer's ``fast_path`` in arrival order;
-* **ordered** — a synchronous prelude run in the peer's ``prepare`` (so its decision is made
-  before the next frame is read) that returns an awaitable; the response waits for it;
-* **slow** — coroutines run on their own task.
-
-Ordered and slow methods are answered from an explicit methods table of ``MethodBinder``
-methods, which turn every failure into the per-method codes of
-docs/reference/tui-gateway.md#error-codes. The shared peer has checked the envelope (``params``
-is an object) and ``fast_path`` has refused unknown methods before a call gets here, so the
-table is called directly: no JSON-RPC library (and its schema validator) is imported on the way
-to the first answer.
+How a request reaches its method (the fast, ordered and slow tables) is
+:mod:`hermes_tui_gateway.dispatch`, which :class:`Gateway` mixes in.
 """
 
 from __future__ import annotations
@@ -22,16 +11,15 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, rpc
-from hermes_tui_gateway import method_index
+from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, __version__
 from hermes_tui_gateway.conn import Conn
-from hermes_tui_gateway.errors import TABLE, internal, map_error
+from hermes_tui_gateway.dispatch import Dispatcher, Params, Result, method_modules
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
@@ -45,13 +33,6 @@ log = logging.getLogger("hermes.tui")
 EPOCH_SPACE = "tui.gateway"
 EPOCH_KEY = "replay_epoch"
 _T = TypeVar("_T")
-
-Params = dict[str, Any]
-#: A result is a plain dict, usually annotated with its ``wire_results`` type.
-Result = Mapping[str, object]
-FastHandler = Callable[[Conn, Params], Result]
-OrderedHandler = Callable[[Conn, Params], Awaitable[Result]]
-SlowHandler = Callable[[Conn, Params], Awaitable[Result]]
 
 
 @dataclass(slots=True)
@@ -70,15 +51,7 @@ class Live:
     orphan_timer: asyncio.TimerHandle | None = None
 
 
-@dataclass(slots=True)
-class RequestCtx:
-    """What a dispatched method receives besides its params."""
-
-    conn: Conn
-    pending: Awaitable[Result] | None = None
-
-
-class Gateway:
+class Gateway(Dispatcher):
     """Everything one ``hermes tui`` process shares across its connections.
 
     :param kernel: the running kernel.
@@ -95,22 +68,15 @@ class Gateway:
         self.known_stored: set[str] = set()
         self.pool = ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="hermes-tui")
         self.cli_slots = asyncio.Semaphore(4)
-        self.fast: dict[str, FastHandler] = {}
-        self.ordered: dict[str, OrderedHandler] = {}
-        self.slow: dict[str, SlowHandler] = {}
+        self.fast = {}
+        self.ordered = {}
+        self.slow = {}
         self.closing = False
         #: ``delegation.pause`` without a session: every session live here now and later.
         self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
-        self._lazy = dict(method_index.LAZY_METHODS)  # loaded on first call (method_index.py)
-        for module in method_index.method_modules(method_index.EAGER):
-            module.register(self)
-        self._binder: MethodBinder[RequestCtx, dict[str, Any]] = MethodBinder(
-            errors=TABLE, internal=internal, on_success=_success, on_error=_error
-        )
-        self._methods: dict[str, Callable[..., Awaitable[dict[str, Any]]]] = {}
-        self._bind_new()
+        self.register_methods()
 
     async def load_epoch(self) -> None:
         """Take ``replay_epoch`` from the storage the event log lives in
@@ -341,79 +307,6 @@ class Gateway:
             out.append(found)
         return out
 
-    # -- dispatch ----------------------------------------------------------------------------
-    def fast_path(self, conn: Conn, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer a fast method at once; route others; refuse unknown methods."""
-        method = message["method"]
-        if method in self._lazy:
-            self._load(self._lazy[method])
-        handler = self.fast.get(method)
-        if handler is not None:
-            try:
-                return {"result": handler(conn, message["params"])}
-            except rpc.RpcError:
-                raise
-            except Exception as exc:
-                raise self.map_error(exc, method) from exc
-        if method in self.ordered or method in self.slow:
-            return None
-        raise rpc.RpcError(rpc.METHOD_NOT_FOUND, f"unknown method: {method}")
-
-    def prepare(self, conn: Conn, message: dict[str, Any]) -> None:
-        """Run an ordered method's synchronous prelude before the next frame is read."""
-        method = message["method"]
-        ctx = RequestCtx(conn)
-        handler = self.ordered.get(method)
-        if handler is not None:
-            try:
-                ctx.pending = handler(conn, message["params"])
-            except rpc.RpcError:
-                raise
-            except Exception as exc:
-                raise self.map_error(exc, method) from exc
-        message["\x00ctx"] = ctx
-
-    async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer an ordered or slow method: ``{"result": ...}`` or ``{"error": {...}}``.
-
-        The method is in the table (``fast_path`` answered every other name) and ``params`` is an
-        object (the peer checked it); a bound method never raises, it answers with the mapped
-        error. A notification's answer is dropped by the peer.
-        """
-        ctx = message.pop("\x00ctx")
-        method = self._methods[message["method"]]
-        return await method(ctx, **message["params"])
-
-    def _load(self, module: str) -> None:
-        """Register the methods of a module listed in ``method_index.LAZY_METHODS``."""
-        method_index.load(module).register(self)
-        for name in [n for n, owner in self._lazy.items() if owner == module]:
-            del self._lazy[name]
-        self._bind_new()
-
-    def _bind_new(self) -> None:
-        """Bind the ordered and slow methods registered since the last call."""
-        for name in [*self.ordered, *self.slow]:
-            if name not in self._methods:
-                self._methods[name] = self._wrap(name)
-
-    def _wrap(self, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
-        slow = self.slow.get(name)
-
-        async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
-            if ctx.pending is not None:
-                return await ctx.pending
-            assert slow is not None
-            return await slow(ctx.conn, params)
-
-        method = self._binder.bind(name, call)
-        method.__name__ = name
-        return method
-
-    def map_error(self, exc: BaseException, method: str) -> rpc.RpcError:
-        """Map a core exception to the method's code (see :func:`errors.map_error`)."""
-        return map_error(exc, method)
-
     async def run_blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking call on the worker pool (never on the loop)."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -429,14 +322,6 @@ class Gateway:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _success(result: Any) -> dict[str, Any]:
-    return {"result": result}
-
-
-def _error(error: rpc.RpcError) -> dict[str, Any]:
-    return {"error": error.to_error()}
-
-
 def _configured_verbose(kernel: Kernel) -> str:
     """Return ``display.verbose`` from ``config.toml`` (the default of new sessions), else ``all``."""
     store = kernel.store
@@ -446,3 +331,6 @@ def _configured_verbose(kernel: Kernel) -> str:
         log.warning("tui: cannot read display.verbose", exc_info=True)
         value = None
     return value if value in VERBOSE else "all"
+
+
+__all__ = ["Conn", "Gateway", "Live", "Params", "Result", "method_modules"]
