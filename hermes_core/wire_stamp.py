@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "27b21da9ed15fc2bfbdd890b77857d93471cac27f55183e5f7bbad6bf0297eb6"
+SCHEMA_SHA256 = "6cd7473830245971feaea9005c8b187f690fd9e406d1801e3b99f54a7b3b04b2"
 
 
 def schema_stamp() -> dict[str, str]:

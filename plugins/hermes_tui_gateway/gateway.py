@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, jsonrpc_adapters, rpc
+from hermes_tui_gateway.access import check_method
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.gitinfo import git_branch
@@ -337,6 +338,9 @@ class Gateway:
         """Answer a fast method at once; route others; refuse unknown methods."""
         method = message["method"]
         handler = self.fast.get(method)
+        known = handler is not None or method in self.ordered or method in self.slow
+        if conn.principal is not None and known:
+            check_method(conn.principal, method)
         if handler is not None:
             try:
                 return {"result": handler(conn, message["params"])}

@@ -73,6 +73,13 @@ OPERATIONS: dict[str, Operation] = {
         {200: ChatCompletion},
         {"chat.completion.chunk": ChatCompletionChunk, "hermes.tool.progress": ToolProgressChunk},
     ),
+    "createKey": Operation(
+        "POST",
+        "/v1/keys",
+        None,
+        {},
+        {},
+    ),
     "createResponse": Operation(
         "POST",
         "/v1/responses",
@@ -164,6 +171,13 @@ OPERATIONS: dict[str, Operation] = {
         {200: InputItemList},
         {},
     ),
+    "listKeys": Operation(
+        "GET",
+        "/v1/keys",
+        None,
+        {},
+        {},
+    ),
     "listModels": Operation(
         "GET",
         "/v1/models",
@@ -219,6 +233,13 @@ OPERATIONS: dict[str, Operation] = {
             "response.reasoning_text.delta": ResponseStreamEvent,
             "response.reasoning_text.done": ResponseStreamEvent,
         },
+    ),
+    "revokeKey": Operation(
+        "DELETE",
+        "/v1/keys/{key_id}",
+        None,
+        {},
+        {},
     ),
     "steerRun": Operation(
         "POST",
