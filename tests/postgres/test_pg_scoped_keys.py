@@ -55,7 +55,9 @@ async def test_a_revocation_reaches_every_instance_within_a_second(tmp_path: Pat
         await _refused_within_one_second((a, b), bearer, time.monotonic())
 
         # Revoked through the admin endpoint of A: B refuses it within a second too.
-        other = await call(a, "POST", "/v1/keys", {"tenant": "acme", "scopes": ["observe"]}, auth=f"Bearer {ADMIN}")
+        other = await call(
+            a, "POST", "/v1/keys", {"tenant": "acme", "scopes": ["observe"]}, auth=f"Bearer {ADMIN}"
+        )
         bearer = f"Bearer {other.json['secret']}"
         assert (await call(b, "GET", "/v1/runs", auth=bearer)).status == 200
         listed = await call(b, "GET", "/v1/keys?tenant=acme", auth=f"Bearer {ADMIN}")
