@@ -59,7 +59,8 @@ class World:
         for tenant in ("acme", "globex"):
             for scope in ACCESS_SCOPES:
                 self.keys[(tenant, scope)] = await http_key(self.server, tenant, [scope], f"Bearer {ADMIN}")
-        self.setup = f"Bearer {(await http_key(self.server, 'acme', ['observe', 'control'], f'Bearer {ADMIN}'))['secret']}"
+        setup = await http_key(self.server, "acme", ["observe", "control"], f"Bearer {ADMIN}")
+        self.setup = f"Bearer {setup['secret']}"
 
     async def resources(self) -> dict[str, str]:
         """Fresh acme resources: a stored response, a finished run, a key."""
@@ -75,6 +76,11 @@ class World:
             "key_id": key["id"],
             "model": "hermes-agent",
         }
+
+
+def fill(template: str, ids: dict[str, str]) -> str:
+    """Put the resource ids into a route template."""
+    return PARAM.sub(lambda m: ids[m.group(1)], template)
 
 
 def operations(document: dict[str, Any]) -> list[tuple[str, str, str, str]]:
@@ -102,7 +108,7 @@ async def test_http_and_console_matrix(make_server: Any) -> None:
         for scope in ACCESS_SCOPES:
             for side, tenant in (("own", "acme"), ("other", "globex")):
                 ids = await world.resources() if op_id in CONSUMING and side == "own" else shared
-                path = PARAM.sub(lambda m: ids[m.group(1)], template)
+                path = fill(template, ids)
                 secret = world.keys[(tenant, scope)]["secret"]
                 reply = await call(
                     server, method, path, BODIES.get(op_id), auth=f"Bearer {secret}", timeout=60
@@ -138,7 +144,7 @@ async def _console_matrix(world: World, shared: dict[str, str]) -> None:
                 try:
                     assert (await console.sign_in(world.keys[(tenant, scope)]["secret"])).status == 200
                     ids = await world.resources() if template.endswith("/stop") and side == "own" else shared
-                    path = PARAM.sub(lambda m: ids[m.group(1)], template)
+                    path = fill(template, ids)
                     body = next(
                         (
                             b
