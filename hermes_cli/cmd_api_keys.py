@@ -1,5 +1,5 @@
 """``hermes keys create|list|revoke``: scoped, tenant-bound keys for ``hermes api`` and
-``hermes tui --ws``, kept in the configured storage (docs/reference/cli.md#hermes-keys).
+``hermes tui --ws``, kept in the configured storage (docs/reference/api-server.md#managing-keys).
 
 The keys live in the kernel's records (``api.keys``), so with a PostgreSQL storage every instance
 sharing the database honours a new key, and a revocation, within a second.

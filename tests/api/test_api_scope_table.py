@@ -97,3 +97,40 @@ async def test_a_route_missing_from_the_table_is_refused_for_every_key() -> None
                 assert resp.status == 401  # the key is asked for first, as on every route
     finally:
         await server.close()
+
+
+def _documented() -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+    """Read the scope tables of docs/reference/api-server.md#the-scope-table."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "api-server.md").read_text()
+    section = page.split("### The scope table", 1)[1].split("\n### ", 1)[0]
+    routes: dict[tuple[str, str], str] = {}
+    methods: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 2 or not line.startswith("|"):
+            continue
+        left, right = cells
+        for method, path in re.findall(r"`(GET|POST|DELETE) (/[^`]*)`", left):
+            routes[(method, path)] = right.split()[0]
+        if left in ACCESS_SCOPES:
+            for name in re.findall(r"`([a-z_.]+)`", right):
+                methods[name] = left
+    return routes, methods
+
+
+def test_the_documented_scope_table_is_the_code_table() -> None:
+    """A scope changed in the code shows in the docs' table (and in review), or this fails."""
+    routes, methods = _documented()
+    code_routes = {
+        k: v
+        for k, v in {**access_scopes.HTTP_ROUTES, **access_scopes.CONSOLE_ACTIONS}.items()
+        if v != access_scopes.PUBLIC
+    }
+    documented = {k: v for k, v in routes.items() if v != "public"}
+    assert documented == code_routes
+    public = {k for k, v in access_scopes.HTTP_ROUTES.items() if v == access_scopes.PUBLIC}
+    assert public <= {k for k, v in routes.items() if v == "public"}
+    assert methods == access_scopes.TUI_METHODS
