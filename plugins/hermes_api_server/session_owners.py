@@ -1,10 +1,11 @@
 """Which tenant a session named by id belongs to (docs/reference/api-server.md#tenants).
 
-A caller may name a session (``X-Hermes-Session-Id``, a run's ``session_id``). The first caller
-to open a session through the API claims it in ``api.session_owners`` (atomically, so two
-instances agree); afterwards only the same owner may open it. Configured and generated keys keep
-sharing one another's sessions, as before tenants existed; a stored key's tenant may not open a
-session it did not make (nor one that exists without an owner: made by the TUI or the CLI before).
+A caller may name a session (``X-Hermes-Session-Id``, a run's ``session_id``). The first stored
+key to open a session through the API claims it for its tenant in ``api.session_owners``
+(atomically, so two instances agree); afterwards only that tenant may open it. Configured and
+generated keys keep sharing one another's sessions, as before tenants existed, and record
+nothing; a stored key's tenant may not open a session it did not make (nor one that exists
+without an owner: made by a configured key, the TUI or the CLI).
 A refused id answers 404 ``session_not_found``.
 """
 
@@ -45,6 +46,11 @@ class SessionOwners:
         :raises ApiError: 404 ``session_not_found`` for another tenant's session.
         """
         holder = self._known.get(session_id)
+        if holder is None and owner.startswith(_LEGACY):
+            # A configured key only has to stay out of tenants' sessions: one read, no write. A
+            # session it opens without a record exists from then on, so no tenant can claim it.
+            record = await self._space.get(session_id)
+            holder = record.owner if record is not None and record.owner else owner
         if holder is None:
             # One round trip: the claim takes an unowned id, or answers with its holder.
             claim = await self._space.claim(session_id, {}, owner=owner)

@@ -158,6 +158,16 @@ async def test_another_tenants_ids_answer_like_unknown_ids(make_server: Any) -> 
         srv, "POST", "/v1/chat/completions", chat, auth=globex, headers={"X-Hermes-Session-Id": session_id}
     )
     assert_error(taken, 404, "session_not_found")
+    # Configured keys and tenants stay out of each other's sessions too.
+    legacy = await call(srv, "POST", "/v1/runs", {"input": "peek", "session_id": session_id})
+    assert_error(legacy, 404, "session_not_found")
+    mine = await call(srv, "POST", "/v1/runs", {"input": "mine", "session_id": "legacy-session-1"})
+    assert mine.status == 202, mine.text
+    await wait_status_as(srv, mine.json["run_id"], f"Bearer {srv.key}")
+    taken = await call(
+        srv, "POST", "/v1/runs", {"input": "peek", "session_id": "legacy-session-1"}, auth=acme
+    )
+    assert_error(taken, 404, "session_not_found")
     # The same words in chat land in different sessions per tenant (the chat index is per tenant).
     one = await call(srv, "POST", "/v1/chat/completions", chat, auth=acme)
     two = await call(srv, "POST", "/v1/chat/completions", chat, auth=globex)
