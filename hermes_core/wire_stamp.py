@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "c530f4d6dc5c6c6cb455eb6f82e1006810d97d5c9005069fec3eeb2070e67cd1"
+SCHEMA_SHA256 = "253ed866881412f20f4d4f4be4ffcac54fcf32f29ab55c5804e7a8e105c80878"
 
 
 def schema_stamp() -> dict[str, str]:

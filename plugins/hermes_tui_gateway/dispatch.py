@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from hermes_core import MethodBinder, jsonrpc_adapters, rpc
+from hermes_tui_gateway.access import check_method
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 
@@ -48,6 +49,9 @@ class Dispatcher:
         """Answer a fast method at once; route others; refuse unknown methods."""
         method = message["method"]
         handler = self.fast.get(method)
+        known = handler is not None or method in self.ordered or method in self.slow
+        if conn.principal is not None and known:
+            check_method(conn.principal, method)
         if handler is not None:
             try:
                 return {"result": handler(conn, message["params"])}
