@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import vision
-from hermes_core.errors import ConfigError, HermesError, StorageError
+from hermes_core.errors import BudgetExceeded, ConfigError, HermesError, StorageError
 from hermes_core.events import (
     TurnCompleted,
     TurnOutcome,
@@ -27,6 +27,7 @@ from hermes_core.providers import (
 from hermes_core.storage import NewRow, Row, StoredToolCall
 from hermes_core.turn import model_call, trace
 from hermes_core.turn import start as turn_start
+from hermes_core.turn.budget import TurnBudget, exceeded
 from hermes_core.turn.model_call import CallResult, TurnFailed
 from hermes_core.turn.tool_round import ToolRound
 
@@ -72,6 +73,8 @@ class TurnRun:
         self.started = False
         #: The turn's ``invoke_agent`` span while it runs (None: tracing is off).
         self.span: Span | None = None
+        #: What the turn charges (docs/reference/budgets.md#in-a-turn).
+        self.budget = TurnBudget(self)
 
     # -- public ------------------------------------------------------------------------------
     async def execute(self) -> TurnOutcome:
@@ -151,6 +154,11 @@ class TurnRun:
         session = self.session
         kernel = self.kernel
         await turn_start.reconcile_transcript(self)
+        if self.budget.active:
+            try:
+                await self.budget.start()
+            except BudgetExceeded as exc:
+                raise TurnFailed(exceeded(exc, partial=False)) from exc
         head = await turn_start.persist_user_row(self)
         if self.interrupt_reason is not None:
             if head is not None:
@@ -327,6 +335,11 @@ class TurnRun:
         self.settling = True
         pending = "\n\n".join(self.steer_buffer) if self.steer_buffer else None
         self.steer_buffer = []
+        if self.budget.active:
+            try:
+                await self.budget.finish()
+            except Exception:
+                log.warning("could not release the budget of %s", self.turn_id, exc_info=True)
         try:
             await session.update_record(usage=_usage_dict(session.usage))
         except Exception:
