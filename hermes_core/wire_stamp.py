@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "27b21da9ed15fc2bfbdd890b77857d93471cac27f55183e5f7bbad6bf0297eb6"
+SCHEMA_SHA256 = "aaecb746015b02df48011f5b48f59d80c2360e226398fdfe7a35da8ab4335f8c"
 
 
 def schema_stamp() -> dict[str, str]:
