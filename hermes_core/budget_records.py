@@ -5,11 +5,13 @@ record's version (an insert is a claim let go at once), so instances sharing a P
 database never lose each other's charges. An operation on several buckets applies them one after
 another and takes back what it did when a later bucket refuses: a refusal never leaves a charge
 behind, and two racing requests may both be refused where one would have fitted (never both
-admitted where one fits).
+admitted where one fits). Within one process the changes of a bucket take turns (a lock per
+bucket), so compare-and-set retries only happen between instances.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 NAMESPACE = "budgets"
 _TRIES = 64
+_KEPT_LOCKS = 4096
 
 
 class RecordsLedger:
@@ -38,6 +41,7 @@ class RecordsLedger:
     def __init__(self, space: RecordSpace, clock: Callable[[], float] = time.time) -> None:
         self._space = space
         self._clock = clock
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
         """Apply ``call`` to each bucket in turn; on a refusal undo the ones done."""
@@ -69,8 +73,20 @@ class RecordsLedger:
         await self._change(limits.key, step)
         return refused[0] if refused else OK
 
+    def _lock(self, key: str) -> asyncio.Lock:
+        lock = self._locks.get(key)
+        if lock is None:
+            if len(self._locks) >= _KEPT_LOCKS:
+                self._locks = {k: v for k, v in self._locks.items() if v.locked()}
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
     async def _change(self, key: str, step: Callable[[dict[str, Any]], bool | None]) -> None:
         """Run ``step`` on the bucket's state and write it back if it returned other than False."""
+        async with self._lock(key):
+            await self._change_now(key, step)
+
+    async def _change_now(self, key: str, step: Callable[[dict[str, Any]], bool | None]) -> None:
         for _ in range(_TRIES):
             record = await self._space.get(key)
             state: dict[str, Any] = dict(record.value) if record is not None else {}

@@ -154,4 +154,24 @@ async def spend_burst(servers: list[Any], key: str, n: int, cap: float) -> tuple
     return spent, completed, refused
 
 
+async def fill_up(server: Any, key: str, upstream: PricedUpstream) -> float:
+    """Start runs one at a time until one never reaches the model (refused at the door once
+    nothing is left, else at its reservation); return what the completed ones cost."""
+    spent = 0.0
+    for _ in range(30):
+        calls = len(upstream.max_tokens)
+        status, body, headers = await post_run(server, key, "one more")
+        if status != 202:
+            assert_refusal(status, body, headers, "spend_usd")
+            return spent
+        end = await settled(server, key, body["run_id"])
+        if end["status"] == "completed":
+            spent += CALL_USD
+            continue
+        assert end["status"] == "failed" and end["error_code"] == "budget_exceeded", end
+        assert len(upstream.max_tokens) == calls  # stopped before its call
+        return spent
+    raise AssertionError("thirty more runs fitted under the cap")
+
+
 __all__ = ["Server"]
