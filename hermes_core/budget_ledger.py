@@ -102,6 +102,11 @@ class BudgetLedger(Protocol):
         ...
 
 
+def counts_runs(limits: BucketLimits) -> bool:
+    """Tell whether admissions change the bucket (it limits requests or concurrent runs)."""
+    return limits.requests_per_minute is not None or limits.concurrent_runs is not None
+
+
 def _prune(state: dict[str, Any], now: float) -> None:
     state["res"] = {k: v for k, v in state.get("res", {}).items() if v[2] > now}
     state["runs"] = {k: v for k, v in state.get("runs", {}).items() if v > now}

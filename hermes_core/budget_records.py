@@ -16,9 +16,18 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.budget_ledger import OK, BucketLimits, LedgerCall, Verdict, change, check, undo
+from hermes_core.budget_ledger import (
+    OK,
+    BucketLimits,
+    LedgerCall,
+    Verdict,
+    change,
+    check,
+    counts_runs,
+    undo,
+)
 from hermes_core.errors import BudgetUnavailable, StorageError
-from hermes_core.record_store import Expect
+from hermes_core.record_store import Expect, StoredRecord
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,26 +51,38 @@ class RecordsLedger:
         self._space = space
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
+        self._seen: dict[str, StoredRecord] = {}
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
-        """Apply ``call`` to each bucket in turn; on a refusal undo the ones done."""
-        done: list[BucketLimits] = []
+        """Apply ``call`` to every bucket at once; on a refusal undo the ones that took it."""
         try:
-            for limits in buckets:
-                verdict = await self._one(limits, call)
-                if not verdict.ok:
-                    for earlier in reversed(done):
-                        await self._change(earlier.key, lambda s: undo(s, call, self._clock()))
-                    return verdict
-                done.append(limits)
+            verdicts = await asyncio.gather(*(self._one(limits, call) for limits in buckets))
+            refused = [v for v in verdicts if not v.ok]
+            if refused:
+                took = [b for b, v in zip(buckets, verdicts, strict=True) if v.ok]
+                await asyncio.gather(
+                    *(self._change(b.key, lambda s: undo(s, call, self._clock())) for b in took)
+                )
+                return refused[0]
         except StorageError as exc:
             raise BudgetUnavailable(f"the budget records cannot be reached: {exc}") from exc
         return OK
 
     async def _one(self, limits: BucketLimits, call: LedgerCall) -> Verdict:
+        if not counts_runs(limits):
+            # Without a request or slot limit an admission writes nothing: a look at the bucket
+            # (the copy this process wrote last, if any) says whether its spend or tokens are
+            # gone; a stale look only lets a turn through to its reservation, which is exact.
+            if call.op == "release":
+                return OK
+            if call.op == "admit":
+                record = self._seen.get(limits.key) or await self._space.get(limits.key)
+                state = dict(record.value) if record is not None else {}
+                return check(state, limits, call, self._clock())
         refused: list[Verdict] = []
 
         def step(state: dict[str, Any]) -> bool:
+            refused.clear()  # only the last look counts (a stale copy may refuse, then a fresh one not)
             now = self._clock()
             verdict = check(state, limits, call, now)
             if not verdict.ok:
@@ -71,7 +92,7 @@ class RecordsLedger:
             return True
 
         await self._change(limits.key, step)
-        return refused[0] if refused else OK
+        return refused[-1] if refused else OK
 
     def _lock(self, key: str) -> asyncio.Lock:
         lock = self._locks.get(key)
@@ -87,20 +108,41 @@ class RecordsLedger:
             await self._change_now(key, step)
 
     async def _change_now(self, key: str, step: Callable[[dict[str, Any]], bool | None]) -> None:
+        # The record this process wrote last stands in for a read: with one writer the
+        # compare-and-set then succeeds at once (one round trip, not two). A stale copy fails
+        # the version check, and a refusal is only believed on a fresh read.
+        fresh = False
         for _ in range(_TRIES):
-            record = await self._space.get(key)
+            record = None if fresh else self._seen.get(key)
+            if record is None:
+                record, fresh = await self._space.get(key), True
             state: dict[str, Any] = dict(record.value) if record is not None else {}
             if step(state) is False:
-                return
+                if fresh:
+                    return
+                fresh = True
+                continue
             if record is None:
                 claim = await self._space.claim(key, state, owner="budgets")
                 if claim.won:
-                    await self._space.release(key, expect=Expect(owner="budgets", epoch=claim.record.epoch))
+                    expect = Expect(owner="budgets", epoch=claim.record.epoch)
+                    self._remember(key, await self._space.release(key, expect=expect))
                     return
                 continue
-            if await self._space.put(key, state, expect=Expect(version=record.version)) is not None:
+            written = await self._space.put(key, state, expect=Expect(version=record.version))
+            if written is not None:
+                self._remember(key, written)
                 return
+            fresh = True
         raise BudgetUnavailable(f"the budget bucket {key} kept changing under {_TRIES} writes")
+
+    def _remember(self, key: str, record: StoredRecord | None) -> None:
+        if len(self._seen) >= _KEPT_LOCKS:
+            self._seen.clear()
+        if record is None:
+            self._seen.pop(key, None)
+        else:
+            self._seen[key] = record
 
     async def read(self, bucket: str) -> dict[str, Any]:
         """Return the bucket's stored state (``{}`` when never charged)."""
