@@ -18,6 +18,8 @@ Limit = Literal["spend_usd", "tokens_per_minute", "requests_per_minute", "concur
 Op = Literal["admit", "reserve", "settle", "release"]
 WINDOW_S = 60.0
 EPSILON = 1e-9
+#: ``Retry-After`` of a spend cap used up by settled spend (an operator has to raise it).
+SPENT_WAIT = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,11 +124,12 @@ def check(state: dict[str, Any], limits: BucketLimits, call: LedgerCall, now: fl
     held_usd = sum(float(v[0]) for v in state["res"].values())
     held_tok = sum(int(v[1]) for v in state["res"].values())
     next_window = (state["w"] + 1) * WINDOW_S - now
-    soonest = min((float(v[2]) for v in state["res"].values()), default=now + 1.0) - now
     if call.op == "admit":
         if limits.spend_usd is not None and spent + held_usd >= limits.spend_usd - EPSILON:
-            wait = soonest if held_usd > 0 and spent < limits.spend_usd else 3600.0
-            return Verdict(False, limits.key, "spend_usd", max(1.0, wait))
+            # Room held by calls in flight comes back when they settle (within seconds); spend
+            # already settled does not come back.
+            wait = 1.0 if held_usd > 0 and spent < limits.spend_usd else SPENT_WAIT
+            return Verdict(False, limits.key, "spend_usd", wait)
         if limits.tokens_per_minute is not None and state["wt"] + held_tok >= limits.tokens_per_minute:
             return Verdict(False, limits.key, "tokens_per_minute", max(1.0, next_window))
         if limits.requests_per_minute is not None and state["wr"] + 1 > limits.requests_per_minute:
@@ -136,8 +139,8 @@ def check(state: dict[str, Any], limits: BucketLimits, call: LedgerCall, now: fl
                 return Verdict(False, limits.key, "concurrent_runs", 1.0)
     elif call.op == "reserve":
         if limits.spend_usd is not None and spent + held_usd + call.usd > limits.spend_usd + EPSILON:
-            wait = soonest if held_usd > 0 and spent + call.usd <= limits.spend_usd else 3600.0
-            return Verdict(False, limits.key, "spend_usd", max(1.0, wait))
+            wait = 1.0 if held_usd > 0 and spent + call.usd <= limits.spend_usd else SPENT_WAIT
+            return Verdict(False, limits.key, "spend_usd", wait)
         if (
             limits.tokens_per_minute is not None
             and state["wt"] + held_tok + call.tokens > limits.tokens_per_minute

@@ -11,11 +11,19 @@ in a :class:`~hermes_core.budget_ledger.BudgetLedger`: a ``hermes_budget_ledgers
 from __future__ import annotations
 
 import logging
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hermes_core.budget_ledger import BucketLimits, BudgetLedger, LedgerCall, Verdict
+from hermes_core.budget_ledger import (
+    SPENT_WAIT,
+    BucketLimits,
+    BudgetLedger,
+    LedgerCall,
+    Verdict,
+    counts_runs,
+)
 from hermes_core.errors import BudgetExceeded, BudgetUnavailable
 from hermes_core.ids import short_id
 
@@ -71,6 +79,8 @@ class Budgets:
         self._ledger: BudgetLedger | None = None
         self._charges: OrderedDict[str, Admission] = OrderedDict()
         self._prices: dict[tuple[str, str], tuple[float, float] | None] = {}
+        #: bucket → (monotonic time until which, limit): refusals this process heard.
+        self._refused: dict[str, tuple[float, str]] = {}
 
     @property
     def settings(self) -> BudgetSettings:
@@ -132,13 +142,30 @@ class Budgets:
         :raises BudgetExceeded: a bucket is over a limit (or the ledger is unreachable).
         """
         admission = Admission(short_id("br_"), charge)
-        if self.enabled:
+        if not self.enabled:
+            return admission
+        buckets = self.buckets(charge)
+        if any(counts_runs(b) for b in buckets):
             await self._apply(charge, LedgerCall("admit", admission.run_id, ttl_s=self._ttl()))
+            return admission
+        # Only spend and token limits: admitting writes nothing, so no round trip either. What
+        # this process last heard refused (a cap used up, a minute's tokens gone) is refused at
+        # once; anything else goes on to its reservation, which is exact.
+        now = time.monotonic()
+        for bucket in buckets:
+            refusal = self._refused.get(bucket.key)
+            if refusal is not None and refusal[0] > now:
+                raise BudgetExceeded(
+                    f"budget exceeded: {bucket.key} is over its {refusal[1]} limit",
+                    bucket=bucket.key,
+                    limit=refusal[1],
+                    retry_after=refusal[0] - now,
+                )
         return admission
 
     async def release(self, admission: Admission) -> None:
         """Give the run's slot back (a failure is logged: the slot expires on its own)."""
-        if not self.enabled:
+        if not self.enabled or not any(counts_runs(b) for b in self.buckets(admission.charge)):
             return
         try:
             await self._apply(admission.charge, LedgerCall("release", admission.run_id))
@@ -233,6 +260,13 @@ class Budgets:
         except BudgetUnavailable as exc:
             raise BudgetExceeded(str(exc), bucket=None, limit="unavailable", retry_after=5.0) from exc
         if not verdict.ok:
+            lasting = verdict.limit == "tokens_per_minute" or (
+                verdict.limit == "spend_usd" and verdict.retry_after >= SPENT_WAIT
+            )
+            if verdict.bucket is not None and lasting:
+                if len(self._refused) > _KEPT_CHARGES:
+                    self._refused.clear()
+                self._refused[verdict.bucket] = (time.monotonic() + verdict.retry_after, str(verdict.limit))
             raise BudgetExceeded(
                 f"budget exceeded: {verdict.bucket} is over its {verdict.limit} limit",
                 bucket=verdict.bucket,

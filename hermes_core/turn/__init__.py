@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import vision
-from hermes_core.errors import BudgetExceeded, ConfigError, HermesError, StorageError
+from hermes_core.errors import ConfigError, HermesError, StorageError
 from hermes_core.events import (
     TurnCompleted,
     TurnOutcome,
@@ -155,16 +155,15 @@ class TurnRun:
         kernel = self.kernel
         await turn_start.reconcile_transcript(self)
         if self.budget.active:
-            try:
-                await self.budget.start()
-            except BudgetExceeded as exc:
-                raise TurnFailed(exceeded(exc, partial=False)) from exc
+            await self.budget.start()  # a refusal ends the turn once its prompt is stored
         head = await turn_start.persist_user_row(self)
         if self.interrupt_reason is not None:
             if head is not None:
                 await head.discard()
             return self._interrupted_outcome()
         session.set_status("starting")
+        if self.budget.refused is not None:
+            raise TurnFailed(exceeded(self.budget.refused, partial=False))
         if head is not None:
             provider = head.provider
         else:

@@ -59,12 +59,12 @@ class TurnBudget:
         self.admission: Admission | None = None
         self._owned: list[Admission] = []
         self._head: Reservation | None = None
+        #: Why the turn was not admitted (it ends ``budget_exceeded`` once its prompt is stored).
+        self.refused: BudgetExceeded | None = None
 
     async def start(self) -> None:
-        """Find who pays and admit the turn (unless the transport or a parent already did).
-
-        :raises BudgetExceeded: a bucket refused.
-        """
+        """Find who pays and admit the turn (unless the transport or a parent already did); a
+        refusal is kept in :attr:`refused`."""
         if not self.active:
             return
         run = self._run
@@ -86,7 +86,11 @@ class TurnBudget:
             charge = found or self._budgets.default_charge()
             if charge.session_id is None:
                 charge = replace(charge, session_id=session.id)
-            self.admission = await self._budgets.admit(charge)
+            try:
+                self.admission = await self._budgets.admit(charge)
+            except BudgetExceeded as exc:
+                self.refused = exc
+                return
             self._owned.append(self.admission)
         if self.admission is not None:
             self._budgets.remember(session.id, self.admission)
@@ -112,6 +116,8 @@ class TurnBudget:
     async def reserve_head(self, request: ChatRequest) -> ChatRequest | None:
         """Reserve the first call opened early; None when it does not fit (the turn's ordinary
         path then reports the refusal after storing the prompt)."""
+        if self.refused is not None:
+            return None
         try:
             request, self._head = await self.reserve(request)
         except BudgetExceeded:

@@ -52,15 +52,13 @@ end
 local function check(s, i)
   local name = ARGV[6 + (i - 1) * 5 + 1]
   local spend, tpm, rpm, cr = limit(i, 1), limit(i, 2), limit(i, 3), limit(i, 4)
-  local held_usd, held_tok, soonest, nres = 0, 0, now + 1, 0
+  local held_usd, held_tok = 0, 0
   for _, v in pairs(s.res) do
     held_usd = held_usd + tonumber(v[1]); held_tok = held_tok + tonumber(v[2])
-    if tonumber(v[3]) < soonest or nres == 0 then soonest = tonumber(v[3]) end
-    nres = nres + 1
   end
   local wait_window = math.max(1, (s.w + 1) * 60 - now)
   local function spend_wait(fits)
-    if held_usd > 0 and fits then return math.max(1, soonest - now) end
+    if held_usd > 0 and fits then return 1 end
     return 3600
   end
   if op == 'admit' then
