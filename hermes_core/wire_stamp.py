@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "aaecb746015b02df48011f5b48f59d80c2360e226398fdfe7a35da8ab4335f8c"
+SCHEMA_SHA256 = "9a3338035fefb04cc0a5e855e901ed187fd2dc20ebc6e52670d5495458fde1f4"
 
 
 def schema_stamp() -> dict[str, str]:

@@ -43,8 +43,8 @@ class HermesPromptFields(TypedDict, total=False):
     retryAfter: float
 
 
-class HermesPromptMeta(TypedDict):
-    """``session/prompt`` result ``_meta``."""
+class HermesPromptMeta(TypedDict, total=False):
+    """``session/prompt`` result ``_meta`` (absent unless a budget stopped the turn)."""
 
     hermes: HermesPromptFields
 

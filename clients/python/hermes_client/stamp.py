@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.3.0"
-SCHEMA_SHA256 = "aaecb746015b02df48011f5b48f59d80c2360e226398fdfe7a35da8ab4335f8c"
+SCHEMA_SHA256 = "9a3338035fefb04cc0a5e855e901ed187fd2dc20ebc6e52670d5495458fde1f4"
