@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hermes_core import ChargeTo, ProviderError
+from hermes_core import ChargeTo, ModelPrice, PriceSource, ProviderError, hookimpl
 from hermes_core.budget_ledger import BucketLimits, LedgerCall
 from hermes_core.budget_records import RecordsLedger
 from hermes_core.providers import FinishChunk, TextChunk, ToolCallChunk, ToolCallRequest, UsageChunk
@@ -167,3 +167,35 @@ async def test_expired_reservations_stop_counting() -> None:
         now[0] += 31  # the instance holding them died: nothing renews them
         assert (await ledger.apply(limits, LedgerCall("admit", "run2", ttl_s=30))).ok
         assert (await ledger.apply(limits, LedgerCall("reserve", "run2", "v2", 0.9, 10, ttl_s=30))).ok
+
+
+class TablePrices:
+    """A throwaway ``hermes_price_sources`` plugin (what the ``prices`` plugin's table does)."""
+
+    hermes_plugin_name = "table-prices"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+    @hookimpl
+    def hermes_price_sources(self) -> PriceSource:
+        def lookup(provider: str, base_url: str | None, models: tuple[str, ...]) -> dict[str, ModelPrice]:
+            self.asked.append((provider, models))
+            return {"model": ModelPrice(input=2_000_000.0, output=3_000_000.0)}
+
+        return PriceSource(name="table", summary="test prices", lookup=lookup)
+
+
+async def test_without_a_configured_price_the_price_tables_are_used(workspace: Path) -> None:
+    table = TablePrices()
+    kernel = make_kernel(
+        FakeProviderPlugin(replies((4, 2))),
+        table,
+        settings={"model": "fake:model", "budgets": {"key": {"spend_usd": 1e9}, "max_output_tokens": 8}},
+    )
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        assert (await (await session.submit("hi", owner="t")).outcome).reason == "stop"
+        state = await bucket(kernel, "key:local")
+    assert table.asked == [("fake", ("model",))]  # looked up once, then kept
+    assert state["spent"] == pytest.approx(4 * 2 + 2 * 3)
