@@ -28,7 +28,8 @@ def exceeded(exc: BudgetExceeded, partial: bool) -> TurnOutcome:
     return TurnOutcome(
         status="error",
         reason="budget_exceeded",
-        layer="agent",
+        # An unreachable ledger (budgets fail closed) is a storage failure, not a limit.
+        layer="storage" if exc.limit == "unavailable" else "agent",
         partial=partial,
         retryable=True,
         retry_after=exc.retry_after,

@@ -36,10 +36,14 @@ def budget_error(exc: BudgetExceeded) -> ApiError:
 
 
 def turn_refused(outcome: TurnOutcome, headers: dict[str, str], extra: dict[str, Any]) -> ApiError:
-    """Return the 429 of a turn the budget stopped before it produced any text."""
+    """Return the 429 (503 when the ledger was unreachable) of a turn the budget stopped before
+    it produced any text."""
     wait = str(max(1, math.ceil(outcome.retry_after or 1.0)))
     message = redact(outcome.message or "budget exceeded")
-    return ApiError(429, "budget_exceeded", message, headers={**headers, "Retry-After": wait}, extra=extra)
+    headers = {**headers, "Retry-After": wait}
+    if outcome.layer == "storage":
+        return ApiError(503, "budget_unavailable", message, headers=headers, extra=extra)
+    return ApiError(429, "budget_exceeded", message, headers=headers, extra=extra)
 
 
 async def admit(kernel: Kernel, principal: str, session_id: str | None = None) -> Admission | None:
