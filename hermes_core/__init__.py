@@ -111,6 +111,8 @@ _EXPORTS: dict[str, str] = {
     "cut_off_reason": "hermes_core.history",
     "cut_off_note": "hermes_core.history",
     "CUT_OFF_NOTES": "hermes_core.history",
+    "NO_REPLY_NOTES": "hermes_core.history",
+    "no_reply_note": "hermes_core.history",
     "StoredToolCall": "hermes_core.storage",
     "NewRow": "hermes_core.storage",
     "Row": "hermes_core.storage",
@@ -258,7 +260,13 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.event_log.reader import LogGap, LogPage, parse_cursor  # noqa: F401
     from hermes_core.event_log.store import ChunkInfo, ChunkWrite, EventChunk, EventLogStore  # noqa: F401
     from hermes_core.events import *  # noqa: F403
-    from hermes_core.history import CUT_OFF_NOTES, cut_off_note, cut_off_reason  # noqa: F401
+    from hermes_core.history import (  # noqa: F401
+        CUT_OFF_NOTES,
+        NO_REPLY_NOTES,
+        cut_off_note,
+        cut_off_reason,
+        no_reply_note,
+    )
     from hermes_core.hookspecs import hookimpl, hookspec  # noqa: F401
     from hermes_core.ids import mint_session_id  # noqa: F401
     from hermes_core.kernel import Kernel  # noqa: F401

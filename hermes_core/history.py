@@ -19,6 +19,22 @@ CUT_OFF_NOTES = {
 }
 
 
+# A user row whose turn ended before any reply was stored carries ``meta["no_reply"]``:
+# "interrupted" when the process running the turn ended first (a crash, ``kill -9``). Hosts that
+# redraw a transcript from rows show the note in the reply's place; the model's view is unchanged.
+NO_REPLY_NOTES = {
+    "interrupted": "[No reply: the turn was interrupted (its process ended) before the reply began.]",
+}
+
+
+def no_reply_note(row: Row) -> str | None:
+    """Return the note that stands for the reply a user row's turn never gave, else None."""
+    if row.role != "user" or not row.meta:
+        return None
+    reason = row.meta.get("no_reply")
+    return NO_REPLY_NOTES.get(reason) if isinstance(reason, str) else None
+
+
 def cut_off_reason(row: Row) -> str | None:
     """Return why an assistant row's text is incomplete (``error``/``interrupted``), else None."""
     if row.role != "assistant" or not row.meta:

@@ -46,14 +46,19 @@ class BusRun:
 
 @dataclass(frozen=True, slots=True)
 class OwnerGone:
-    """A run whose owner is gone: ``last_seq`` is the last event its stream holds (0: none).
+    """A run whose owner is gone: ``last_seq`` is the last event its stream holds (0: none);
+    ``reserved`` the highest seq the owner may have shown its own readers before its stream got
+    them (never below ``last_seq``).
 
-    The caller ends the run with an event numbered ``last_seq + 1`` (:meth:`RunBus.settle`).
+    The caller ends the run with an event numbered right after the last one the owner can have
+    shown, between ``last_seq + 1`` and ``reserved + 1`` (:meth:`RunBus.settle`): the caller knows
+    what was shown (the API server reads the session's event log), the bus only the bounds.
     """
 
     run_id: str
     owner: str
     last_seq: int
+    reserved: int = 0
 
 
 class RunBus(Protocol):
@@ -63,6 +68,10 @@ class RunBus(Protocol):
     name: str
     #: This process's name on the bus (its control stream, its liveness).
     instance_id: str
+    #: Whether other processes share this bus (a run's events, record and commands reach every
+    #: instance on it); False for a bus that stays inside this process. Callers decide by this,
+    #: never by the backend's name.
+    shared: bool
 
     async def start(self, on_control: ControlHandler) -> None:
         """Connect, announce this instance and start serving commands for its runs.
@@ -119,9 +128,10 @@ class RunBus(Protocol):
         stream ends; None while the owner lives, or when the run has ended already."""
         ...
 
-    async def settle(self, gone: OwnerGone, payload: str) -> bool:
-        """Append ``payload`` as the terminal event ``gone.last_seq + 1`` of a run whose owner
-        is gone, only if the stream still ends at ``gone.last_seq``.
+    async def settle(self, gone: OwnerGone, payload: str, seq: int | None = None) -> bool:
+        """Append ``payload`` as the terminal event ``seq`` (default ``gone.last_seq + 1``; at most
+        ``max(gone.last_seq, gone.reserved) + 1``) of a run whose owner is gone, only if the
+        stream still ends at ``gone.last_seq``.
 
         :returns: True when the run now ends with it; False when the stream moved on (another
             instance settled it first, or the owner came back and published).

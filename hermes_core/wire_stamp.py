@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.3.0"
+SCHEMA_VERSION = "1.4.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "9a3338035fefb04cc0a5e855e901ed187fd2dc20ebc6e52670d5495458fde1f4"
+SCHEMA_SHA256 = "2af558ca219832c22b7fcbeb4fe38bf069584916f2b73d4582c7b3bbb7d5e746"
 
 
 def schema_stamp() -> dict[str, str]:

@@ -60,8 +60,9 @@ class StallingUpstream:
     """The fake upstream: the first question gets three deltas and then nothing (until the test
     ends); any later question gets :data:`ANSWER`. Every request is checked."""
 
-    def __init__(self, up: FakeUpstream) -> None:
+    def __init__(self, up: FakeUpstream, deltas: tuple[str, ...] = DELTAS) -> None:
         self.up = up
+        self.deltas = deltas
         self.release = asyncio.Event()
         self.stalled = asyncio.Event()
         up.on("POST", PATH, self.handle)
@@ -74,7 +75,7 @@ class StallingUpstream:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         if users[-1] == FIRST:
-            for text in DELTAS:
+            for text in self.deltas:
                 await response.write(delta(content=text))
             self.stalled.set()
             await self.release.wait()  # the server is killed meanwhile; its connection is gone
@@ -91,10 +92,11 @@ class StallingUpstream:
 
 
 @asynccontextmanager
-async def stalling_upstream() -> AsyncIterator[StallingUpstream]:
-    """Run the fake upstream for one test."""
+async def stalling_upstream(deltas: tuple[str, ...] = DELTAS) -> AsyncIterator[StallingUpstream]:
+    """Run the fake upstream for one test; the first question gets ``deltas`` (none: it stalls
+    before the first token)."""
     async with FakeUpstream() as up:
-        fake = StallingUpstream(up)
+        fake = StallingUpstream(up, deltas)
         try:
             yield fake
         finally:

@@ -768,3 +768,41 @@ def test_importing_run_agent_is_cheap() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+# Where a backend's name may be compared with a literal: the code that builds that backend.
+BACKEND_NAMES = frozenset({"memory", "sqlite", "postgres", "redis"})
+NAME_OWNERS = frozenset(
+    {
+        Path("hermes_core/storage_choice.py"),  # builds the kernel's own `memory` storage
+        Path("plugins/hermes_api_server/bus.py"),  # builds the API's own in-process bus
+    }
+)
+NAME_OWNER_DIRS = frozenset({"hermes_sqlite", "hermes_postgres", "hermes_redis"})
+
+
+def backend_name_checks(path: Path) -> Iterator[str]:
+    """Yield ``file:line`` of each comparison of a backend's name with a literal backend name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        literal = any(isinstance(o, ast.Constant) and o.value in BACKEND_NAMES for o in operands)
+        named = any(isinstance(o, ast.Attribute) and o.attr in ("backend", "name") for o in operands)
+        if literal and named:
+            yield f"{shown(path)}:{node.lineno}: {ast.unparse(node)}"
+
+
+def test_no_backend_is_told_apart_by_its_name_outside_its_owner() -> None:
+    """Callers ask a backend what it can do (``kernel.sessions.durable``, ``kernel.records.shared``,
+    ``RunBus.shared``), never what it is called: a third-party backend must behave like the
+    first-party one it stands in for (docs/architecture.md#who-owns-what-durable-state)."""
+    found = []
+    for folder in (CORE_DIR, CLI_DIR, PLUGINS_DIR):
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(ROOT)
+            if rel in NAME_OWNERS or (rel.parts[0] == "plugins" and rel.parts[1] in NAME_OWNER_DIRS):
+                continue
+            found += backend_name_checks(path)
+    assert not found, "checks of a backend's name instead of a capability:\n" + "\n".join(found)

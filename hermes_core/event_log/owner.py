@@ -237,18 +237,27 @@ async def _keep_cut_off_reply(session: Session, terminal: TurnCompleted) -> Turn
     """Store the text a crash cut off as the turn's reply row, marked cut off (as an interrupt
     does), so the transcript agrees with the log; return the terminal event naming that row.
 
-    Nothing is stored when the turn had no text, or when its reply row was already stored (the
-    process died after storing it and before logging the end).
+    Nothing is stored when its reply row was already stored (the process died after storing it
+    and before logging the end). A turn cut off before any text gets its user row marked instead
+    (``meta["no_reply"]``), so a host redrawing the transcript from rows (ACP ``session/load``)
+    shows that the turn ended, and why.
     """
     import dataclasses
 
     from hermes_core.storage import NewRow
 
     rows = session.rows
-    if not terminal.text or terminal.user_row_id is None or not rows:
+    if terminal.user_row_id is None or not rows:
         return terminal
     last = rows[-1]
     if last.id < terminal.user_row_id or (last.role == "assistant" and last.content):
+        return terminal
+    if not terminal.text:
+        if last.id == terminal.user_row_id and last.role == "user":
+            try:
+                await session.mark_no_reply(last.id, "interrupted")
+            except Exception:
+                log.warning("session %s: could not mark the cut-off turn", session.id, exc_info=True)
         return terminal
     try:
         made = await session.append_rows(

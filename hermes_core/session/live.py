@@ -105,6 +105,7 @@ class Session:
     history = forward("transcript", SessionTranscript.history)
     rewind = forward("transcript", SessionTranscript.rewind)
     mark_cut_off = forward("transcript", SessionTranscript.mark_cut_off)
+    mark_no_reply = forward("transcript", SessionTranscript.mark_no_reply)
     undo = forward("transcript", SessionTranscript.undo)
     comparable_transcript = forward("transcript", SessionTranscript.comparable_transcript)
     reconcile = forward("transcript", SessionTranscript.reconcile)

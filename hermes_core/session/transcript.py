@@ -71,6 +71,26 @@ class SessionTranscript:
         marked = dataclasses.replace(row, meta={**row.meta, **meta})
         self._state.replace_rows([marked if r.id == row_id else r for r in self._state.rows])
 
+    async def mark_no_reply(self, row_id: int, reason: str = "interrupted") -> None:
+        """Mark a user row whose turn ended before any reply was stored (``meta["no_reply"]``,
+        see ``history.no_reply_note``), so a host redrawing the transcript from rows says so.
+
+        :raises InvalidValue: ``row_id`` is not an active user row of this session, or
+            ``reason`` is not a no-reply reason.
+        """
+        from hermes_core.history import NO_REPLY_NOTES
+
+        if reason not in NO_REPLY_NOTES:
+            raise InvalidValue("reason", tuple(NO_REPLY_NOTES))
+        row = next((r for r in self._state.rows if r.id == row_id and r.role == "user"), None)
+        if row is None:
+            raise InvalidValue("row_id", message=f"row {row_id} is not an active user row of this session")
+        meta = {"no_reply": reason}
+        if self._state.persisted:
+            await self._session.kernel.storage.update_row_meta(row_id, meta)
+        marked = dataclasses.replace(row, meta={**row.meta, **meta})
+        self._state.replace_rows([marked if r.id == row_id else r for r in self._state.rows])
+
     async def undo(self) -> RewindResult:
         """Soft-archive the last user turn and everything after it (``/undo``, ``/retry``;
         docs/reference/core.md#rewind-and-reconcile).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_acp import toolcalls
 from hermes_acp.subagent_calls import replay_results
-from hermes_core import FileChange, ImagePart, cut_off_note
+from hermes_core import FileChange, ImagePart, cut_off_note, no_reply_note
 
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
@@ -128,6 +128,9 @@ def replay(
         if row.role == "user":
             if row.content:
                 send(session_id, _text("user_message_chunk", row.content, mid))
+            missing = no_reply_note(row)
+            if missing:  # the turn ended before any reply (a crash): say so in the reply's place
+                send(session_id, _text("agent_message_chunk", missing, f"{mid}-no-reply"))
         elif row.role == "assistant":
             if row.display_kind == "summary":
                 send(

@@ -30,14 +30,27 @@ class RunOwner(Protocol):
         """Events of the run up to seq ``upto`` may be shown to this process's readers: no other
         instance will ever give those seqs another meaning."""
 
+    def hold(self, run_id: str, upto: int) -> None:
+        """The bus can no longer vouch that this instance still owns the run (its liveness lease
+        lapsed): show nothing past seq ``upto`` until :meth:`release`."""
+
+    def release(self, run_id: str) -> None:
+        """The bus vouches for this instance's ownership of the run again: end a :meth:`hold`."""
+
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
 
-    def owner_gone(
-        self, run_id: str, last_seq: int, status: dict[str, Any]
+    async def owner_gone(
+        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The run's owner is gone ("owner gone, last seq N"): return the terminal event numbered
-        ``last_seq + 1`` and the final status it makes, for the bus to commit."""
+        """The run's owner is gone ("owner gone, last seq N"): return the terminal event and the
+        final status it makes, for the bus to commit.
+
+        :param last_seq: the last event the bus holds of the run.
+        :param reserved: the highest seq the owner may have shown its own readers (at least
+            ``last_seq``); the event is numbered in ``last_seq + 1 .. reserved + 1``, right after
+            the last one the owner can have shown.
+        """
         ...
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
@@ -60,6 +73,8 @@ class RunBus(Protocol):
 
     name: str
     instance_id: str
+    #: Whether other instances share the bus (see ``hermes_core.RunBus.shared``).
+    shared: bool
 
     async def start(self, on_control: ControlHandler, owner: RunOwner) -> None: ...
     async def close(self) -> None: ...
@@ -96,6 +111,7 @@ class LocalBus:
     """The in-process bus: nothing leaves this process, no other instance is known."""
 
     name = "memory"
+    shared = False
 
     def __init__(self, owner: RunOwner | None = None) -> None:
         self.instance_id = instance_name()

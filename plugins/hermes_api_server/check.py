@@ -39,8 +39,11 @@ def bus_line(report: dict[str, Any]) -> str:
     return f"ok   bus ({backend}): {report.get('server', '')} (ping {report.get('ping_ms')} ms)"
 
 
-async def bus_check(kernel: Kernel) -> dict[str, Any]:
-    """Build the configured run bus, ping its server, close it (nothing is started)."""
+async def bus_check(kernel: Kernel) -> dict[str, Any] | None:
+    """Build the configured run bus, ping its server, close it (nothing is started).
+
+    :returns: its report; None for a bus that stays inside this process (nothing to check).
+    """
     from hermes_api_server.bus import build_bus
     from hermes_api_server.settings import ApiSettings
 
@@ -50,7 +53,9 @@ async def bus_check(kernel: Kernel) -> dict[str, Any]:
     except Exception as exc:  # a missing URL or an unknown backend is the report, not a crash
         return {"ok": False, "backend": backend, "message": str(exc)}
     try:
-        return await bus.diagnostics()
+        if not bus.shared:
+            return None
+        return dict(await bus.diagnostics())
     finally:
         await bus.close()
 
@@ -76,8 +81,8 @@ async def run_check(ctx: TransportContext[Any]) -> int:
         started = True
     lines.append(storage_line(report))
     failed = not report.get("ok")
-    if kernel.settings.bus.backend != "memory":
-        bus_report = await bus_check(kernel)
+    bus_report = await bus_check(kernel)
+    if bus_report is not None:
         lines.append(bus_line(bus_report))
         failed = failed or not bus_report.get("ok")
     if not started:

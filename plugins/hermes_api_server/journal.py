@@ -13,22 +13,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_api_server.errors import dumps
+from hermes_api_server.run_event_models import StreamGap
 
 MAX_SUBSCRIBERS = 32
 
 
 def gap_frame(run_id: str, first: int, last: int) -> str:
     """Return the id-less ``stream.gap`` frame for seqs ``first`` to ``last``."""
-    payload = {
-        "event": "stream.gap",
-        "run_id": run_id,
-        "timestamp": time.time(),
-        "from_seq": first,
-        "to_seq": last,
-    }
+    payload = StreamGap(event="stream.gap", run_id=run_id, timestamp=time.time(), from_seq=first, to_seq=last)
     return "data: " + dumps(payload) + "\n\n"
 
 
@@ -47,6 +43,9 @@ class Journal:
         self.next_seq = first_seq
         #: The last seq readers may be sent (the run's bus moves it, see ``RunManager.shown``).
         self.shown = first_seq - 1
+        #: While the run's bus cannot vouch that this process still owns the run (its liveness
+        #: lease lapsed), readers get nothing past this seq (see ``RunManager.hold``).
+        self.held: int | None = None
         self.terminal: tuple[int, str] | None = None
         self.terminal_payload: dict[str, Any] | None = None
         self.subscribers = 0
@@ -58,20 +57,25 @@ class Journal:
     @property
     def last_seq(self) -> int:
         """The last seq a reader can be sent."""
-        return min(self.next_seq - 1, self.shown)
+        return min(self.next_seq - 1, self.visible)
+
+    @property
+    def visible(self) -> int:
+        """The ceiling of what readers get: :attr:`shown`, lowered while :attr:`held`."""
+        return self.shown if self.held is None else min(self.shown, self.held)
 
     @property
     def oldest_seq(self) -> int:
         return self.events[0][0] if self.events else self.next_seq
 
-    def payload(self, event: str, fields: dict[str, Any], ts: float | None = None) -> dict[str, Any]:
+    def payload(self, event: str, fields: Mapping[str, Any], ts: float | None = None) -> dict[str, Any]:
         """Return the payload the next event would have (its seq is the next one)."""
         seq = self.next_seq
         stamp = time.time() if ts is None else ts
         return {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": stamp, **fields}
 
     def append(
-        self, event: str, fields: dict[str, Any], ts: float | None = None, *, terminal: bool = False
+        self, event: str, fields: Mapping[str, Any], ts: float | None = None, *, terminal: bool = False
     ) -> dict[str, Any]:
         """Number and store an event; wake every subscriber; return the payload."""
         return self.add(self.payload(event, fields, ts), terminal=terminal)
@@ -86,10 +90,12 @@ class Journal:
         frame = event_frame(seq, dumps(payload))
         self.events.append((seq, frame))
         if terminal:
+            # Committed on the bus after every event before it, by the run's owner: all shown.
             self.terminal = (seq, frame)
             self.terminal_payload = payload
             self.closed_at = time.monotonic()
             self.shown = max(self.shown, seq)
+            self.held = None
         self._changed()
         return payload
 
@@ -99,10 +105,23 @@ class Journal:
             self.shown = upto
             self._changed()
 
+    def hold(self, upto: int) -> None:
+        """Give readers nothing past seq ``upto`` until :meth:`release` (the first hold stays)."""
+        if self.held is None:
+            self.held = upto
+
+    def release(self) -> None:
+        """End a :meth:`hold`: readers get everything shown again."""
+        if self.held is not None:
+            self.held = None
+            self._changed()
+
     def set_terminal(self, payload: dict[str, Any]) -> None:
         """Install a terminal event read back from storage, or committed by another instance
         (original seq). Events never shown are dropped: they were not the run's events."""
         seq = int(payload["seq"])
+        self.shown = self.visible
+        self.held = None
         while self.events and self.events[-1][0] > self.shown:
             self.events.pop()
         frame = event_frame(seq, dumps(payload))
@@ -121,7 +140,7 @@ class Journal:
         ``stream.gap`` frame.
         """
         out: list[str] = []
-        shown = self.shown
+        shown = self.visible
         events = self.events
         start = 0
         if events and events[-1][0] - events[0][0] == len(events) - 1:

@@ -87,6 +87,7 @@ class SessionPool:
         channel_key: str | None,
         workspace: Path | None,
         seed: Sequence[SeedMessage],
+        new: bool = False,
     ) -> Session:
         live = self.kernel.live_session(session_id)
         if live is not None and live.lineage is None:
@@ -107,6 +108,7 @@ class SessionPool:
                 channel_key=channel_key,
                 seed=seed,
                 create_cwd=chosen is None,
+                new=new,
             )
             if workspace is None and session.cwd != cwd and not session.cwd.is_dir():
                 await self._move_in(session, cwd)
@@ -153,14 +155,24 @@ class SessionPool:
         channel_key: str | None = None,
         workspace: Path | None = None,
         seed: Sequence[SeedMessage] = (),
+        new: bool = False,
     ) -> AsyncIterator[Session]:
-        """Hold a session open (and its lease) for the duration of the block."""
+        """Hold a session open (and its lease) for the duration of the block.
+
+        :param new: the id was made for this request (a new stateless chat): storage is not
+            read for it.
+        """
         async with self._lock(session_id):
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
             async with gate:
                 session = await self._open(
-                    session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
+                    session_id,
+                    owner=owner,
+                    channel_key=channel_key,
+                    workspace=workspace,
+                    seed=seed,
+                    new=new,
                 )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:

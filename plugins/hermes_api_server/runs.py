@@ -13,6 +13,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import usage_dict
+from hermes_api_server.run_event_models import NoFields, RunStartedFields, RunUsage
 from hermes_api_server.run_log import anchor
 from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_api_server.responses import Target
+    from hermes_api_server.response_target import Target
     from hermes_api_server.state import ServerState
 
 log = logging.getLogger("hermes.api.runs")
@@ -130,7 +132,7 @@ class RunManager:
 
     # -- events --------------------------------------------------------------------------------
     def emit(
-        self, run: Run, event: str, fields: dict[str, Any], ts: float | None = None
+        self, run: Run, event: str, fields: Mapping[str, Any], ts: float | None = None
     ) -> dict[str, Any] | None:
         """Append a run event and refresh the status stamp; None once the run's end is under way
         (nothing comes after it). The run's bus says how far readers may have the events
@@ -152,16 +154,29 @@ class RunManager:
         if run is not None:
             run.journal.show(upto)
 
+    def hold(self, run_id: str, upto: int) -> None:
+        """Show this process's readers nothing of the run past seq ``upto`` for now."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            run.journal.hold(upto)
+
+    def release(self, run_id: str) -> None:
+        """End a :meth:`hold`."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            run.journal.release()
+
     def lost(self, run_id: str, status: dict[str, Any]) -> None:
         """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
         self.ends.lost(run_id, status)
 
-    def owner_gone(
-        self, run_id: str, last_seq: int, status: dict[str, Any]
+    async def owner_gone(
+        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A run's owner is gone and its stream ends at ``last_seq``: its end is ``run.failed``
-        (``owner_lost``), numbered ``last_seq + 1`` (see :func:`runs_lookup.owner_lost_end`)."""
-        return owner_lost_end(run_id, last_seq, status, self.state.settings.run_journal_events)
+        """A run's owner is gone: its end is ``run.failed`` (``owner_lost``), numbered right
+        after the last event the owner can have shown (see :meth:`RunLookup.shown_upto`)."""
+        upto = await self.lookup.shown_upto(run_id, last_seq, reserved, status)
+        return owner_lost_end(run_id, upto, status, self.state.settings.run_journal_events)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run on the bus: store that end durably now, so
@@ -251,7 +266,7 @@ class RunManager:
         workspace: Path | None,
         instructions: str | None,
     ) -> None:
-        from hermes_api_server.responses import open_target
+        from hermes_api_server.response_target import open_target
 
         try:
             async with open_target(self.state, run.principal, target, channel, workspace) as session:
@@ -265,7 +280,7 @@ class RunManager:
                 self.emit(
                     run,
                     "run.started",
-                    {"session_id": session.id, "model": run.model, "resolved_model": model_ref},
+                    RunStartedFields(session_id=session.id, model=run.model, resolved_model=model_ref),
                     run.created_at,
                 )
                 if run.stop_requested:
@@ -350,10 +365,10 @@ class RunManager:
             run.log_anchor["stopping"].append([run.journal.next_seq, now])
         run.status = "stopping"
         run.updated_at = now
-        self.emit(run, "run.stopping", {}, now)
+        self.emit(run, "run.stopping", NoFields(), now)
         await self.persist(run)
         self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
         return {"run_id": run.run_id, "status": "stopping"}
 
-    def usage_of(self, done: TurnCompleted) -> dict[str, int]:
+    def usage_of(self, done: TurnCompleted) -> RunUsage:
         return usage_dict(done)

@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
+from hermes_api_server.run_event_models import RunEndFields
 from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hermes_api_server.run_state import Run
     from hermes_api_server.runs import RunManager
 
@@ -143,6 +146,28 @@ class RunLookup:
         await self.runs.ends.store_end(run_id, who, record["status"])
         return dict(record["status"])
 
+    async def shown_upto(self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]) -> int:
+        """Return the last seq a gone owner can have shown of the run: at least ``last_seq`` (what
+        the bus holds), at most ``reserved`` (what the owner had reserved on it).
+
+        The owner shows an event only once the core events behind it are in the session's event
+        log, and only while its liveness lease on the bus holds, which ended before the bus
+        called it gone; so when the log gives the run's events in full, the last of them is the
+        last the owner can have shown, and the end follows it with no gap
+        (docs/reference/api-server.md#resume-after-a-restart). Else (logging off, a trimmed log,
+        another database) nothing tells, and the end follows the reservation.
+        """
+        if reserved <= last_seq:
+            return last_seq
+        from hermes_api_server.run_log import replay
+
+        stored = await self.runs.state.store.get_run(run_id)
+        known = stored[1] if stored is not None and isinstance(stored[1].get("log"), dict) else status
+        found = await replay(self.runs.state.kernel, self.runs.state.settings.show_reasoning, known)
+        if not found.complete:
+            return reserved
+        return min(reserved, max(last_seq, len(found.payloads)))
+
     async def stored_end(self, run_id: str) -> dict[str, Any] | None:
         """Return the terminal event of a run settled in the durable records, else None."""
         stored = await self.runs.state.store.get_run(run_id)
@@ -173,7 +198,7 @@ class RunLookup:
         ``interrupted`` (the server restarted), on shared records as ``owner_lost`` once their
         owner is gone for sure (runs other instances are serving are left alone)."""
         store = self.runs.state.store
-        in_process = self.runs.bus.name == "memory"
+        in_process = not self.runs.bus.shared
         for run_id, who, status in await store.non_terminal_runs():
             if not store.shared:
                 await self._interrupted(run_id, who, await self._from_log(status))
@@ -216,22 +241,22 @@ class RunLookup:
 
         done = status.pop("done", None)
         state = "interrupted"
-        fields: dict[str, Any] = {
-            "error": "The server stopped (killed, crashed or restarted) before this run settled.",
-            "output": status.get("output", ""),
-            "completed": False,
-            "partial": bool(status.get("output")),
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_system(shutdown)",
-            "pending_steer": None,
-        }
+        fields = RunEndFields(
+            error="The server stopped (killed, crashed or restarted) before this run settled.",
+            output=status.get("output", ""),
+            completed=False,
+            partial=bool(status.get("output")),
+            interrupted=True,
+            turn_exit_reason="interrupted_by_system(shutdown)",
+            pending_steer=None,
+        )
         if done is not None and done.outcome.reason != "interrupted_by_system":
             # The turn had ended before the process did, but its run was not settled yet.
             state, fields = run_terminal(done, False)
             fields.setdefault("pending_steer", done.pending_steer)
         limit = self.runs.state.settings.run_journal_events
-        fields = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
-        await self.runs.state.store.put_run(run_id, who, _ended(run_id, status, state, fields, limit), True)
+        clean = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
+        await self.runs.state.store.put_run(run_id, who, _ended(run_id, status, state, clean, limit), True)
 
 
 def owner_lost_end(
@@ -246,21 +271,21 @@ def owner_lost_end(
 
 def _lost(run_id: str, status: dict[str, Any], journal_events: int) -> dict[str, Any]:
     """Return the ``owner_lost`` end of a run the bus holds nothing about."""
-    fields = {
-        "error": LOST_MESSAGE,
-        "output": status.get("output", ""),
-        "usage": status.get("usage"),
-        "completed": False,
-        "partial": bool(status.get("output")),
-        "error_code": "owner_lost",
-        "turn_exit_reason": "error",
-        "pending_steer": None,
-    }
+    fields = RunEndFields(
+        error=LOST_MESSAGE,
+        output=status.get("output", ""),
+        usage=status.get("usage"),
+        completed=False,
+        partial=bool(status.get("output")),
+        error_code="owner_lost",
+        turn_exit_reason="error",
+        pending_steer=None,
+    )
     return _ended(run_id, status, "failed", fields, journal_events)
 
 
 def _ended(
-    run_id: str, status: dict[str, Any], state: str, fields: dict[str, Any], journal_events: int
+    run_id: str, status: dict[str, Any], state: str, fields: Mapping[str, Any], journal_events: int
 ) -> dict[str, Any]:
     """Return ``status`` ended as ``state`` by a terminal event carrying ``fields``."""
     last_seq = int(status.get("last_seq") or 0)

@@ -168,7 +168,7 @@ async def backends_banner(state: ServerState) -> list[str]:
     where = storage.get("server") or storage.get("path") or "this process's memory (lost at exit)"
     lines = [f"Storage: {storage.get('backend', '?')} at {where}"]
     bus = state.runs.bus
-    if bus.name == "memory":
+    if not bus.shared:
         lines.append("Run bus: in-process (runs are served by this instance only)")
     else:
         report = await bus.diagnostics()

@@ -37,6 +37,7 @@ class RedisRunBus:
     """The ``redis`` run bus (docs/plugin-hooks.md#hermes_run_buses)."""
 
     name = "redis"
+    shared = True
 
     def __init__(
         self,
@@ -152,6 +153,7 @@ class RedisRunBus:
         run = self.owned.get(run_id)
         if run is None:
             return  # not ours (any more): it was ended elsewhere
+        self.owned.lapsed(run_id, run, seq)
         run.last_seq = max(run.last_seq, seq)
         self.enqueue(("event", run_id, (seq, json.dumps(payload, separators=(",", ":")))))
 

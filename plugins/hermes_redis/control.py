@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from hermes_redis import keys, scripts
@@ -42,9 +43,18 @@ class ControlLoop:
         """How long this instance counts as alive after a heartbeat: the owner grace period."""
         return max(100, int(self.bus.owner_grace_s * 1000))
 
+    @property
+    def lease_s(self) -> float:
+        """How long after sending a heartbeat this instance may still show its runs' events to
+        its own readers: half the grace period, so it stops well before any reaper may take it
+        for dead (its liveness key lives the whole grace period after the heartbeat arrived)."""
+        return self.bus.owner_grace_s / 2
+
     async def start(self, handler: ControlHandler) -> None:
         self._handler = handler
+        sent = time.monotonic()
         await self.heartbeat()
+        self.bus.owned.renew(sent + self.lease_s)
         await self.create_group()
         self._tasks = [
             asyncio.create_task(self._heartbeat_loop(), name="hermes-redis-heartbeat"),
@@ -91,12 +101,14 @@ class ControlLoop:
         while True:
             await asyncio.sleep(self.bus.heartbeat_s)
             try:
+                sent = time.monotonic()
                 if await self.heartbeat():
                     # Redis no longer listed this instance: it restarted empty, failed over, or a
                     # reaper took this instance for dead (it stalled past the grace period).
                     owned.lost()
                 await owned.announce_if_lost()
                 await owned.check()
+                owned.renew(sent + self.lease_s)
                 await self.reap_dead()
                 heartbeat.succeeded()
             except Exception as exc:
@@ -145,12 +157,14 @@ class ControlLoop:
             status = json.loads(record.get("status") or "{}")
             reserved = record.get("reserved") or "0"
             top = await self.client.xrevrange(stream, count=1)
-            last = int(top[0][0].split("-", 1)[0]) if top else 0
-            seq = max(last, int(reserved), int(status.get("last_seq") or 0)) + 1
-            end = self.bus.owned.owner_gone(run_id, seq - 1, status)
+            last = max(int(top[0][0].split("-", 1)[0]) if top else 0, int(status.get("last_seq") or 0))
+            # The owner side numbers the end right after the last event the owner can have
+            # shown: past what the stream holds, at most past what it had reserved.
+            end = await self.bus.owned.owner_gone(run_id, last, max(last, int(reserved)), status)
             if end is None:
                 return False  # nothing here to decide the run's end (a bus without its server)
             payload, final = end
+            seq = int(payload["seq"])
             answer = await self.client.eval(
                 scripts.REAP,
                 5,
@@ -183,11 +197,12 @@ class ControlLoop:
         stream = keys.run_stream(run_id)
         top = await self.client.xrevrange(stream, count=1)
         last = int(top[0][0].split("-", 1)[0]) if top else 0
-        seq = max(last, int(known.get("last_seq") or 0)) + 1
-        end = self.bus.owned.owner_gone(run_id, seq - 1, known)
+        last = max(last, int(known.get("last_seq") or 0))
+        end = await self.bus.owned.owner_gone(run_id, last, last, known)
         if end is None:
             return "missing"
         payload, final = end
+        seq = int(payload["seq"])
         answer: str = await self.client.eval(
             scripts.REAP_UNKNOWN,
             3,

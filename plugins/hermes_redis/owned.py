@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,8 @@ class Owned:
     #: Writes waiting for the run to be claimed again (Redis lost its record).
     parked: list[Item] = field(default_factory=list)
     ending: asyncio.Future[dict[str, Any] | None] | None = None
+    #: Its events are held from this process's readers (the liveness lease lapsed).
+    held: bool = False
     end_payload: dict[str, Any] | None = None
 
 
@@ -103,6 +106,8 @@ class OwnedRuns:
         self.owner: Any = None
         #: Redis lost this instance's records: announce the runs again (after asking the owner).
         self.records_lost = False
+        #: Until when (monotonic) this instance may show its runs' events (``renew``).
+        self.lease_until = 0.0
         self._announcing: asyncio.Task[None] | None = None
 
     def get(self, run_id: str) -> Owned | None:
@@ -205,18 +210,56 @@ class OwnedRuns:
         else:
             self.elsewhere[run_id] = status
         if self.owner is not None:
+            # Nothing published from now on is this run's: its end is numbered after what this
+            # instance showed before its lease lapsed (a hold already made stays).
+            self.owner.hold(run_id, run.last_seq)
             self.owner.lost(run_id, status)
 
-    def owner_gone(
-        self, run_id: str, last_seq: int, status: dict[str, Any]
+    async def owner_gone(
+        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """A run's owner is gone and its stream ends at ``last_seq``: return the terminal event
-        (numbered ``last_seq + 1``) and final status the owner side decides for it, which the
-        bus then commits; None without an owner side (the bus alone never writes an event)."""
+        """A run's owner is gone, its stream ends at ``last_seq`` and it may have shown its own
+        readers up to ``reserved``: return the terminal event (numbered in ``last_seq + 1 ..
+        reserved + 1``) and final status the owner side decides for it, which the bus then
+        commits; None without an owner side (the bus alone never writes an event)."""
         if self.owner is None:
             return None
-        end: tuple[dict[str, Any], dict[str, Any]] = self.owner.owner_gone(run_id, last_seq, status)
+        end: tuple[dict[str, Any], dict[str, Any]] = await self.owner.owner_gone(
+            run_id, last_seq, reserved, status
+        )
+        seq = int(end[0].get("seq") or 0)
+        if not last_seq < seq <= reserved + 1:
+            log.warning(
+                "run %s: an end numbered %s is outside %s..%s; not committed",
+                run_id,
+                seq,
+                last_seq + 1,
+                reserved + 1,
+            )
+            return None
         return end
+
+    # -- the liveness lease --------------------------------------------------------------------
+    def renew(self, until: float) -> None:
+        """The heartbeat went through and the runs' records were checked: this instance may
+        show its runs' events to its own readers until ``until`` (monotonic); runs held since
+        the lease lapsed are shown again."""
+        self.lease_until = until
+        if self.owner is None:
+            return
+        for run_id, run in self.runs.items():
+            if run.held and run.claimed:
+                run.held = False
+                self.owner.release(run_id)
+
+    def lapsed(self, run_id: str, run: Owned, seq: int) -> None:
+        """Before event ``seq`` of an owned run is shown here: once the lease lapsed, hold the
+        run's events from ``seq`` on (a reaper may number its end after the ones before)."""
+        if run.held or time.monotonic() <= self.lease_until:
+            return
+        run.held = True
+        if self.owner is not None:
+            self.owner.hold(run_id, seq - 1)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         """This instance ended another instance's run (``owner_lost``): have the owner side store

@@ -56,7 +56,7 @@ def submit(gw: Gateway, conn: Conn, p: Params) -> Awaitable[wr.SubmitResult]:
     session = live.session
     plan = None
     if rewind.requested(p):
-        durable = gw.kernel.settings.storage.backend != "memory"
+        durable = gw.kernel.sessions.durable
         plan = rewind.validate(session, p, durable)
     if not text.strip() and not live.attachments:
         raise GatewayError(4012, "text required")

@@ -223,7 +223,7 @@ async def serve_ws(
     from aiohttp import web
 
     from hermes_tui_gateway.gateway import Conn
-    from hermes_tui_gateway.serve import make_peer
+    from hermes_tui_gateway.serve import RESPAWN_WAIT_S, make_peer, until_idle
 
     try:
         host, port = parse_hostport(where)
@@ -256,26 +256,19 @@ async def serve_ws(
     closing: set[asyncio.Future[object]] = set()
     sockets: dict[web.WebSocketResponse, asyncio.Transport | None] = {}
     listening: list[web.TCPSite] = []
-    restarts: set[asyncio.Task[None]] = set()
 
-    async def relisten(delay_ms: int) -> None:
-        """A scenario's restart fault: close the listener and every socket, listen again later."""
-        for site_now in listening:
-            await site_now.stop()
-        listening.clear()
+    restart_after: list[int] = []
+
+    def restart(delay_ms: int) -> None:
+        """A scenario's restart fault: close the listener and every socket now, then restart the
+        process (:mod:`hermes_tui_gateway.restart`)."""
+        if restart_after:
+            return
+        restart_after.append(delay_ms)
         for open_transport in list(sockets.values()):
             if open_transport is not None:
                 open_transport.abort()
-        await asyncio.sleep(delay_ms / 1000)
-        again = web.TCPSite(runner, host, bound)
-        await again.start()
-        listening.append(again)
-        log.warning("tui: listening again on port %d after an injected restart", bound)
-
-    def restart(delay_ms: int) -> None:
-        task = asyncio.create_task(relisten(delay_ms), name="hermes-tui-restart")
-        restarts.add(task)
-        task.add_done_callback(restarts.discard)
+        stop.set()
 
     # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
     # it, and the Ink TUI can carry the token no other way.
@@ -305,7 +298,7 @@ async def serve_ws(
             if transport is not None:
                 transport.abort()  # like a network failure: no close frame
 
-        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui")
+        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui", data_dir=gw.data_dir)
         peer = make_peer(gw, conn, _Reader(ws, peer_ref), _Writer(ws, faults, drop, restart))
         peer_ref.append(peer)
 
@@ -348,6 +341,12 @@ async def serve_ws(
         await stop.wait()
     finally:
         watching.close()
+    if restart_after:
+        # Stop listening at once, let running turns end (their events reach the log), then stop
+        # like on SIGTERM and exec the same command on the same port.
+        for site_now in listening:
+            await site_now.stop()
+        await until_idle(gw, RESPAWN_WAIT_S)
     gw.closing = True
     for conn in list(gw.conns):
         conn.alive = False
@@ -357,4 +356,8 @@ async def serve_ws(
         log.warning("tui: shutdown did not finish in time", exc_info=True)
     await runner.shutdown()
     await runner.cleanup()
+    if restart_after:
+        from hermes_tui_gateway.restart import exec_at_exit
+
+        exec_at_exit(f"{shown}:{bound}", restart_after[0])
     return 0

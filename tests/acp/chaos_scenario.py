@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from hermes_core import CUT_OFF_NOTES, TextDelta, TurnCompleted
+from hermes_core import CUT_OFF_NOTES, NO_REPLY_NOTES, TextDelta, TurnCompleted, TurnStarted
 from tests import chaos
 from tests.acp.conftest import Home
 from tests.timing import eventually
@@ -85,4 +85,58 @@ async def run(spawn: Callable[..., Any], home: Home, storage: dict[str, Any], st
             )
             texts = [t for _, t in _agent_chunks(third, sid)]
             assert texts == [STREAMED, f"\n\n{note}", chaos.ANSWER], texts
+            assert upstream.asked() == [chaos.FIRST, chaos.SECOND]
+
+
+async def _turn_stored(reader: Any, session_id: str) -> bool:
+    return any(isinstance(i, TurnStarted) for i in await chaos.whole_log(reader, session_id))
+
+
+async def run_before_first_token(
+    spawn: Callable[..., Any], home: Home, storage: dict[str, Any], storage_toml: str = ""
+) -> None:
+    """The same, killed before the upstream sent a single token: no reply row can be stored, and
+    ``session/load`` still ends the turn, with the note that it was interrupted before a reply."""
+    async with chaos.stalling_upstream(deltas=()) as upstream:
+        home.write_config(chaos.config_text(upstream.up.url, storage_toml))
+        reader = chaos.reader_kernel(storage)
+        async with reader.running():
+            first = await spawn(initialize={})
+            sid = (await first.new(home.workspace))["sessionId"]
+            cut = asyncio.create_task(first.prompt(sid, chaos.FIRST))
+            await eventually(upstream.stalled.is_set, timeout=30, what="the upstream to stall")
+            await eventually(lambda: _turn_stored(reader, sid), timeout=20, what="the turn's start stored")
+            chaos.kill9_async_pid(first.process.pid)
+            await first.process.wait()
+            cut.cancel()
+            with contextlib.suppress(BaseException):
+                await cut
+
+            second = await spawn(initialize={})
+            await second.request(
+                "session/load", {"sessionId": sid, "cwd": str(home.workspace), "mcpServers": []}
+            )
+            updates = second.updates(sid)
+            said = [u["content"]["text"] for u in updates if u.get("sessionUpdate") == "user_message_chunk"]
+            assert said == [chaos.FIRST]
+            note = NO_REPLY_NOTES["interrupted"]
+            assert [t for _, t in _agent_chunks(second, sid)] == [note]
+
+            items = await chaos.stored_until_terminal(reader, sid)
+            (terminal,) = [i for i in items if isinstance(i, TurnCompleted)]
+            assert (terminal.outcome.status, terminal.outcome.reason) == (
+                "interrupted",
+                "interrupted_by_system",
+            )
+            assert terminal.text == "" and terminal.assistant_row_id is None
+
+            # The next prompt works; a later load shows the note once, then the answer.
+            assert (await second.prompt(sid, chaos.SECOND))["stopReason"] == "end_turn"
+            assert second.text(sid).endswith(chaos.ANSWER)
+            await second.request("session/close", {"sessionId": sid})
+            third = await spawn(initialize={})
+            await third.request(
+                "session/load", {"sessionId": sid, "cwd": str(home.workspace), "mcpServers": []}
+            )
+            assert [t for _, t in _agent_chunks(third, sid)] == [note, chaos.ANSWER]
             assert upstream.asked() == [chaos.FIRST, chaos.SECOND]

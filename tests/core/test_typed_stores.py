@@ -21,6 +21,7 @@ from hermes_core import (
 class Bus:
     name = "mine"
     instance_id = "me"
+    shared = False
     async def start(self, on_control: ControlHandler) -> None: ...
     async def close(self) -> None: ...
     async def diagnostics(self) -> Mapping[str, Any]: return {"ok": True}
@@ -34,7 +35,7 @@ class Bus:
         self, owner: str, command: str, run_id: str, args: Mapping[str, Any], timeout_s: float
     ) -> dict[str, Any]:
         return {}
-    async def settle(self, gone: OwnerGone, payload: str) -> bool: return True
+    async def settle(self, gone: OwnerGone, payload: str, seq: int | None = None) -> bool: return True
 """
 
 RIGHT = """

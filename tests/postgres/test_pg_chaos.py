@@ -28,3 +28,11 @@ async def test_tui_websocket_resumes_after_kill_9_on_postgres(pg_dsn: str, tmp_p
 
 async def test_acp_load_after_kill_9_on_postgres(pg_dsn: str, spawn: Any, home: Home) -> None:  # noqa: F811
     await acp_chaos.run(spawn, home, _storage(pg_dsn), chaos.postgres_storage(pg_dsn))
+
+
+async def test_acp_load_after_kill_9_before_the_first_token_on_postgres(
+    pg_dsn: str,
+    spawn: Any,  # noqa: F811
+    home: Home,  # noqa: F811
+) -> None:
+    await acp_chaos.run_before_first_token(spawn, home, _storage(pg_dsn), chaos.postgres_storage(pg_dsn))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import pytest
@@ -84,14 +85,24 @@ class EndsRuns:
 
     def __init__(self) -> None:
         self.asked: list[tuple[str, int, dict[str, Any]]] = []
+        self.reserved: list[int] = []
         self.reaped_runs: list[str] = []
+        self.held: list[tuple[str, int]] = []
+        self.released: list[str] = []
 
-    def owner_gone(
-        self, run_id: str, last_seq: int, status: dict[str, Any]
+    async def owner_gone(
+        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         self.asked.append((run_id, last_seq, status))
+        self.reserved.append(reserved)
         payload = {"event": "run.gone_for_test", "run_id": run_id, "seq": last_seq + 1}
         return payload, {**status, "status": "failed", "terminal_event": payload}
+
+    def hold(self, run_id: str, upto: int) -> None:
+        self.held.append((run_id, upto))
+
+    def release(self, run_id: str) -> None:
+        self.released.append(run_id)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
         self.reaped_runs.append(run_id)
@@ -125,8 +136,36 @@ async def test_a_gone_owners_run_ends_with_the_event_the_owner_side_decides(redi
         assert run_id == "run_gone" and status["output"] == "par"
         entries = await reaper.client.xrange("hermes:run:run_gone")
         assert last_seq >= 2 and entries[-1][0] == f"{last_seq + 1}-0" and entries[-1][1]["t"] == "1"
+        # The owner had reserved seqs past the stream's end; the owner side may number its end
+        # anywhere up to right after them, and chose right after the stream's end: no gap.
+        assert ends.reserved[0] > last_seq, ends.reserved
         assert '"run.gone_for_test"' in entries[-1][1]["d"]
         assert ends.reaped_runs == ["run_gone"]
     finally:
         await owner.close()
         await reaper.close()
+
+
+async def test_an_owner_whose_liveness_lease_lapsed_holds_its_runs_events(redis_dsn: str) -> None:
+    """An owner shows its own readers a run's events only while its heartbeat keeps it alive on
+    the bus with time to spare (half the grace period): past that, a reaper may soon number the
+    run's end after what the owner showed, so the owner holds what comes next until a heartbeat
+    and a check of its records vouch for it again."""
+    bus = RedisRunBus(redis_dsn, instance_id="lease-owner-1", heartbeat_s=0.2, owner_grace_s=1.5)
+    owner = EndsRuns()
+    await bus.start(echo, owner)
+    try:
+        bus.claim("run_lease", "me", "s1", {"status": "running"})
+        bus.publish("run_lease", 1, {"event": "run.started", "seq": 1}, False)
+        await asyncio.wait_for(bus.flush(), scaled(10))
+        assert owner.held == []
+        # The heartbeat has not gone through for longer than the lease (a stall, a partition).
+        bus.owned.lease_until = time.monotonic() - 0.01
+        bus.publish("run_lease", 2, {"event": "message.delta", "seq": 2}, False)
+        bus.publish("run_lease", 3, {"event": "message.delta", "seq": 3}, False)
+        assert owner.held == [("run_lease", 1)]
+        await eventually(lambda: owner.released == ["run_lease"], timeout=10, what="the hold ended")
+        bus.publish("run_lease", 4, {"event": "message.delta", "seq": 4}, False)
+        assert owner.held == [("run_lease", 1)]
+    finally:
+        await bus.close()
