@@ -131,12 +131,10 @@ def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, RunEndFields]
         fields["turn_exit_reason"] = "refusal"
         return "failed", fields
     if reason == "budget_exceeded":
-        fields.update(
-            error=redact(outcome.message or "budget exceeded"),
-            partial=bool(done.text),
-            error_code="budget_exceeded",
-            turn_exit_reason="budget_exceeded",
-        )
+        fields["error"] = redact(outcome.message or "budget exceeded")
+        fields["partial"] = bool(done.text)
+        fields["error_code"] = "budget_exceeded"
+        fields["turn_exit_reason"] = "budget_exceeded"
         return "failed", fields
     if reason == "interrupted_by_user" or (stopped and outcome.status == "interrupted"):
         fields["interrupted"] = True
