@@ -2,8 +2,8 @@
 turn is submitted, or answer 429 ``budget_exceeded`` with ``Retry-After`` (503
 ``budget_unavailable`` when the ledger cannot be reached: budgets fail closed).
 
-Who is charged: the caller's key (its principal) in the ``default`` tenant; the turn adds the
-session. The integrator of scoped keys wires the tenant here, in :func:`charge_for`.
+Who is charged: the caller's key and its tenant (a configured or generated key is its principal
+in the ``default`` tenant); the turn adds the session.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.errors import ApiError
+from hermes_api_server.state import current_caller
 from hermes_core import BudgetExceeded, ChargeTo, redact
 
 if TYPE_CHECKING:
@@ -21,7 +22,11 @@ DEFAULT_TENANT = "default"
 
 
 def charge_for(principal: str, session_id: str | None = None) -> ChargeTo:
-    """Return who a request of ``principal`` charges."""
+    """Return who a request filed under ``principal`` charges: the request's authenticated key and
+    its tenant, or, outside a request, ``principal`` in the ``default`` tenant."""
+    who = current_caller()
+    if who is not None and who.owner == principal:
+        return ChargeTo(key_id=who.key_id, tenant=who.tenant, session_id=session_id)
     return ChargeTo(key_id=principal, tenant=DEFAULT_TENANT, session_id=session_id)
 
 
