@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.budgets import Budgets
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
@@ -64,7 +65,7 @@ class Kernel:
         self.sessions = Sessions(self)
         self.models = Models(self)
         self.tool_sources = ToolSources(self.redactor)
-        self.events, self.records = EventLogs(self), Records(self)  # event logs, plugins' records
+        self.events, self.records, self.budgets = EventLogs(self), Records(self), Budgets(self)
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
@@ -90,14 +91,13 @@ class Kernel:
         trace_plugins: bool = False,
         discovered: Mapping[str, EntryPointSource] | None = None,
     ) -> Kernel:
-        """Load plugins (stevedore imports, pluggy registers) and return a kernel not yet running.
+        """Load plugins (stevedore, or the ``discovered`` rows, import; pluggy registers) into a new kernel.
         :param entry_points: True loads every installed plugin, False none, a list only those.
         :param disabled: entry-point names never to load (applied after the allowlist).
         :param plugins: plugin objects (modules or instances with hookimpls) to register too.
         :param strict: raise ``PluginError`` on any plugin failure instead of recording it.
         :param settings: a mapping or ``CoreSettings``; validated when the kernel starts.
         :param trace_plugins: log every hook call to ``hermes.plugins.trace`` (pluggy's monitoring).
-        :param discovered: the installed entry points, if the caller read them (no stevedore then).
         """
         loader = load_plugins(entry_points, disabled, plugins, discovered, strict=strict, trace=trace_plugins)
         return cls(loader, settings, store)
@@ -187,7 +187,7 @@ class Kernel:
                     await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
-            await self.hub.aclose()
+            await asyncio.gather(self.hub.aclose(), self.budgets.aclose())
             await self._storage.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 

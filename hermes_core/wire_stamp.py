@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.3.0"
+SCHEMA_VERSION = "1.4.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "c530f4d6dc5c6c6cb455eb6f82e1006810d97d5c9005069fec3eeb2070e67cd1"
+SCHEMA_SHA256 = "c32e2d9f0ae4d477dbaea367497bf0fdd8be2dcd61bd0aa8997eb9a5b11eac8f"
 
 
 def schema_stamp() -> dict[str, str]:

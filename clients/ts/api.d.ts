@@ -161,6 +161,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List scoped keys (never their secrets) */
+        get: operations["listKeys"];
+        put?: never;
+        /** Create a scoped key; the secret is in this answer only */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a scoped key */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -2670,7 +2705,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Origin not allowed */
+        /** @description Origin not allowed, or the key lacks the route's scope */
         E403: {
             headers: {
                 [name: string]: unknown;
@@ -3007,6 +3042,125 @@ export interface operations {
                 };
             };
             403: components["responses"]["E403"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                tenant?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            created_at: number;
+                            expires_at: number | null;
+                            id: string;
+                            /** @constant */
+                            object: "hermes.key";
+                            scopes: ("observe" | "control" | "approve" | "admin")[];
+                            tenant: string;
+                        }[];
+                        /** @constant */
+                        object?: "list";
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 30d, 12h, 45m, 90s or 2w */
+                    expires_in?: string;
+                    scopes: ("observe" | "control" | "approve" | "admin")[];
+                    tenant?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: number;
+                        expires_at: number | null;
+                        id: string;
+                        /** @constant */
+                        object: "hermes.key";
+                        scopes: ("observe" | "control" | "approve" | "admin")[];
+                        /** @description Shown once */
+                        secret: string;
+                        tenant: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted?: true;
+                        id?: string;
+                        /** @constant */
+                        object?: "hermes.key";
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
         };
     };
     listModels: {

@@ -14,7 +14,7 @@ from hermes_api_server.openapi_schemas import OBJECT, SSE_EVENTS, component_sche
 ERROR_STATUSES = {
     "400": "Bad request",
     "401": "Missing or invalid API key",
-    "403": "Origin not allowed",
+    "403": "Origin not allowed, or the key lacks the route's scope",
     "404": "Not found",
     "405": "Method not allowed",
     "409": "Conflict",
@@ -323,6 +323,10 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             )
         },
     }
+    from hermes_api_server.openapi_keys import key_paths, stamp_scopes
+
+    paths.update(key_paths())
+    stamp_scopes(paths)
     for path in ("/v1/browser-control/register", "/v1/browser-control/ws"):
         for op in paths[path].values():
             op["x-hermes-opt-in"] = True

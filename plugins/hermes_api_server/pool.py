@@ -16,6 +16,7 @@ from hermes_core import InvalidValue, SeedMessage, SessionBusy, SessionInUse, Wo
 from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
+    from hermes_api_server.session_owners import SessionOwners
     from hermes_core import Kernel, Session
 
 log = logging.getLogger("hermes.api")
@@ -66,6 +67,8 @@ class SessionPool:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         # How many sessions may be opening at once (see OPENING_AT_ONCE).
         self._opening = asyncio.Semaphore(OPENING_AT_ONCE)
+        #: Who may open which session (tenants); None in unit tests without records.
+        self.owners: SessionOwners | None = None
         # Released sessions waiting for their background children to end before closing.
         self._waiting: set[asyncio.Task[None]] = set()
 
@@ -163,6 +166,8 @@ class SessionPool:
             read for it.
         """
         async with self._lock(session_id):
+            if self.owners is not None:
+                await self.owners.check(session_id, owner, self.exists)
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
             async with gate:

@@ -50,6 +50,8 @@ class Run:
     ended_elsewhere: bool = False
     #: Where the run's turn is in its session's event log (:func:`run_log.anchor`).
     log_anchor: dict[str, Any] | None = None
+    #: The run's budget admission, taken before the 202 (docs/reference/api-server.md#budgets).
+    admission: Any = None
 
     @property
     def terminal(self) -> bool:

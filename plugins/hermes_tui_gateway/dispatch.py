@@ -24,6 +24,7 @@ from typing import Any
 
 from hermes_core import MethodBinder, rpc
 from hermes_tui_gateway import method_index
+from hermes_tui_gateway.access import check_method
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
 from hermes_tui_gateway.method_index import method_modules as method_modules
@@ -70,6 +71,9 @@ class Dispatcher:
         if method in self._lazy:
             self._load(self._lazy[method])
         handler = self.fast.get(method)
+        known = handler is not None or method in self.ordered or method in self.slow
+        if conn.principal is not None and known:
+            check_method(conn.principal, method)
         if handler is not None:
             try:
                 return {"result": handler(conn, message["params"])}

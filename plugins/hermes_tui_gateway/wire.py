@@ -298,6 +298,8 @@ ERROR_CODES: dict[int, str] = {
     4028: "the rewind would empty the transcript",
     4029: "rewind fields without confirm_truncate",
     4030: "ordinal or message id disagrees with the row id; path outside its folder",
+    4031: "the connection's key lacks the method's scope (data.method, data.required_scope)",
+    4032: "the method is not in the scope table (data.method); refused for every key",
     5000: "resume or spawn-tree I/O failed",
     5001: "config write failed",
     5002: "shell.exec timed out",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hmac
 import ipaddress
 import logging
 import os
@@ -22,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hermes_core import redact_log_handlers, rpc, scenarios
+from hermes_core import AccessKeys, redact_log_handlers, rpc, scenarios
+from hermes_tui_gateway.access import TOKEN_KEY_ID, authenticate, served, watch_revocation
 from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
@@ -273,23 +273,29 @@ async def serve_ws(
     # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
     # it, and the Ink TUI can carry the token no other way.
     url_token_ok = is_loopback(host)
+    keys = AccessKeys(gw.kernel.records) if gw.kernel.records.available else None
 
     async def handler(request: web.Request) -> web.WebSocketResponse:
         offered, channel_ok = _offered_token(request, url_token_ok)
         ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
         await ws.prepare(_without_foreign_protocols(request))
-        good = (
-            channel_ok
-            and offered is not None
-            and hmac.compare_digest(offered.encode("utf-8"), token.encode("utf-8"))
-        )
-        if not good:
+        who = await authenticate(keys, offered, token) if channel_ok and offered is not None else None
+        if who is None:
             await ws.close(code=4401, message=b"unauthorized")
+            return ws
+        if not served(who):
+            await ws.close(code=4401, message=b"this gateway serves the default tenant only")
             return ws
         if not _origin_ok(request.headers.get("Origin"), list(gw.settings.allow_origin)):
             await ws.close(code=4403, message=b"origin not allowed")
             return ws
         conn = Conn(gw, "ws")
+        conn.principal = who
+        watcher = None
+        if keys is not None and who.key_id != TOKEN_KEY_ID:
+            watcher = asyncio.ensure_future(
+                watch_revocation(keys, who, lambda: ws.close(code=4401, message=b"key revoked"))
+            )
         peer_ref: list[rpc.RpcPeer] = []
         transport = request.transport
         sockets[ws] = transport
@@ -311,6 +317,8 @@ async def serve_ws(
         try:
             await peer.run()
         finally:
+            if watcher is not None:
+                watcher.cancel()
             sockets.pop(ws, None)
             await gw.detach(conn)
             await peer.aclose(timeout=0.5)

@@ -100,6 +100,13 @@ OPERATIONS: dict[str, Operation] = {
         {200: ChatCompletion},
         {"chat.completion.chunk": ChatCompletionChunk, "hermes.tool.progress": ToolProgressChunk},
     ),
+    "createKey": Operation(
+        "POST",
+        "/v1/keys",
+        None,
+        {},
+        {},
+    ),
     "createResponse": Operation(
         "POST",
         "/v1/responses",
@@ -192,6 +199,13 @@ OPERATIONS: dict[str, Operation] = {
         {200: InputItemList},
         {},
     ),
+    "listKeys": Operation(
+        "GET",
+        "/v1/keys",
+        None,
+        {},
+        {},
+    ),
     "listModels": Operation(
         "GET",
         "/v1/models",
@@ -248,6 +262,13 @@ OPERATIONS: dict[str, Operation] = {
             "response.reasoning_text.delta": ResponseReasoningTextDelta,
             "response.reasoning_text.done": ResponseReasoningTextDone,
         },
+    ),
+    "revokeKey": Operation(
+        "DELETE",
+        "/v1/keys/{key_id}",
+        None,
+        {},
+        {},
     ),
     "steerRun": Operation(
         "POST",
