@@ -2,9 +2,9 @@
 
 Only the selected entry points of the ``hermes.plugins`` group are imported. A caller that has
 already read the installed metadata (the CLI scans the distributions' ``entry_points.txt`` files
-directly) passes what it found as :class:`EntryPointSource` rows; the loader then imports each
-target itself and reads no package metadata, which spares ``importlib.metadata`` and stevedore
-(and their parsing of every distribution's headers) on a command's start-up. A plugin that fails
+directly) passes what it found as :class:`EntryPointSource` rows; stevedore is then handed those
+entry points instead of scanning the installed metadata again, which spares a command's start-up
+the parsing of every distribution's headers. A plugin that fails
 to import, to register, or to produce valid records is recorded as failed (lenient) or raises
 :class:`~hermes_core.errors.PluginError` (strict). Records are collected one hook implementation
 at a time so each is attributed to its plugin.
@@ -13,9 +13,7 @@ at a time so each is attributed to its plugin.
 from __future__ import annotations
 
 import difflib
-import importlib
 import logging
-import re
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -47,10 +45,6 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-# What importlib.metadata accepts as an entry point's value: ``module[:attr.attr] [extras]``.
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
-
-
 class EntryPointSource(NamedTuple):
     """One installed ``hermes.plugins`` entry point, as read from its distribution's metadata.
 
@@ -64,21 +58,6 @@ class EntryPointSource(NamedTuple):
     value: str
     distribution: str | None = None
     version: str | None = None
-
-    def load(self) -> Any:
-        """Import the target like ``importlib.metadata.EntryPoint.load``.
-
-        :raises ImportError: the module cannot be imported.
-        :raises AttributeError: the attribute does not exist.
-        :raises ValueError: the value is not ``module[:attr]``.
-        """
-        match = _VALUE.match(self.value)
-        if match is None:
-            raise ValueError(f"malformed entry point value {self.value!r}")
-        target: Any = importlib.import_module(match.group("module"))
-        for part in filter(None, (match.group("attr") or "").split(".")):
-            target = getattr(target, part)
-        return target
 
 
 def available_entry_points() -> dict[str, metadata.EntryPoint]:
@@ -231,18 +210,46 @@ class PluginLoader:
             self._register(record, ext.plugin)
 
     def load_sources(self, sources: Sequence[EntryPointSource]) -> None:
-        """Import entry points the caller found (see :class:`EntryPointSource`) and register them.
+        """Import entry points the caller found (see :class:`EntryPointSource`) with stevedore and
+        register them: the same records and failures as :meth:`load_entry_points`, but stevedore
+        is handed the entry points instead of scanning the installed metadata again."""
+        if not sources:
+            return
+        from importlib.metadata import EntryPoint
 
-        The same records and failures as :meth:`load_entry_points`, without stevedore.
-        """
+        from stevedore import NamedExtensionManager
+
+        found = [EntryPoint(source.name, source.value, GROUP) for source in sources]
+
+        class _Found(NamedExtensionManager):
+            def list_entry_points(self) -> list[EntryPoint]:
+                return found
+
+        failures: dict[str, BaseException] = {}
+
+        def on_failure(_mgr: Any, ep: Any, exc: BaseException) -> None:
+            failures[ep.name] = exc
+
+        manager: Any = _Found(
+            GROUP,
+            names=[source.name for source in sources],
+            invoke_on_load=False,
+            name_order=True,
+            on_load_failure_callback=on_failure,
+            on_missing_entrypoints_callback=lambda missing: None,
+        )
+        loaded = {ext.name: ext for ext in manager.extensions}
         for source in sources:
             record = self._record(source.name, source.distribution, source.version)
-            try:
-                plugin = source.load()
-            except Exception as exc:
+            if source.name in failures:
+                exc = failures[source.name]
                 self._fail(record, f"import failed: {type(exc).__name__}: {exc}", exc)
                 continue
-            self._register(record, plugin)
+            ext = loaded.get(source.name)
+            if ext is None:
+                self._fail(record, "entry point could not be loaded")
+                continue
+            self._register(record, ext.plugin)
 
     def _record(self, name: str, distribution: str | None, version: str | None) -> PluginRecord:
         record = PluginRecord(

@@ -3,8 +3,8 @@
 The gateway's start-up is CPU time a host waits for (``hermes chat`` to an accepted prompt is
 budgeted), so nothing is imported on the way that the first answer does not need: no JSON-RPC
 library (the gateway calls its method table itself, so neither ``jsonrpcserver`` nor the
-``jsonschema`` validator it builds at import), and no stevedore or metadata-header parsing (the
-CLI found the entry points already and the kernel imports them directly), and only the method
+``jsonschema`` validator it builds at import), and no metadata-header parsing (the CLI found the
+entry points already and hands them to the loader, stevedore), and only the method
 modules a session needs to open and take prompts (the rest load on their first call). A throwaway plugin
 records ``sys.modules`` when the kernel stops, after the session was created.
 """
@@ -41,7 +41,6 @@ def hermes_lifespan(kernel):
 NEVER = (
     "jsonrpcserver",
     "jsonschema",
-    "stevedore",
     "email.parser",
     "email.feedparser",
     "hermes_tui_gateway.methods_attach",
