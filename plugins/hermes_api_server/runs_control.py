@@ -22,11 +22,16 @@ CONTROL_TIMEOUT_S = 2.0
 
 
 def open_command_span(
-    state: ServerState, operation: str, command: str, run_id: str, parent: str | None
+    state: ServerState,
+    operation: str,
+    command: str,
+    run_id: str,
+    parent: str | None,
+    links: tuple[str, ...] = (),
 ) -> Span | None:
     """Open the span of a run command crossing the bus: ``send run.{command}`` (producer) on the
-    instance that forwards it, ``process run.{command}`` (consumer) on the run's owner; None
-    when tracing is off."""
+    instance that forwards it, ``process run.{command}`` (consumer) on the run's owner, linked to
+    the span that created the run (``links``); None when tracing is off."""
     tracer = state.kernel.tracer
     if tracer is None:
         return None
@@ -38,7 +43,9 @@ def open_command_span(
         "hermes.bus.instance": state.runs.bus.instance_id,
     }
     kind = "producer" if operation == "send" else "consumer"
-    return tracer.operation(f"{operation} run.{command}", parent=parent, kind=kind, attributes=attributes)
+    return tracer.operation(
+        f"{operation} run.{command}", parent=parent, kind=kind, attributes=attributes, links=links
+    )
 
 
 def require_reachable(state: ServerState, found: Any, run_id: str) -> None:
@@ -112,7 +119,12 @@ async def on_control(
     """Apply a command another instance forwarded for one of this process's runs; with a tracer,
     as a ``process run.{command}`` span under the sender's ``traceparent``
     (docs/observability.md#across-instances)."""
-    span = open_command_span(state, "process", command, run_id, valid_traceparent(traceparent))
+    parent = valid_traceparent(traceparent)
+    run = state.runs.runs.get(run_id)
+    created = run.traceparent if run is not None else None
+    # Linked to the run's trace when the command comes from another (or none).
+    links = (created,) if created and (parent is None or parent[3:35] != created[3:35]) else ()
+    span = open_command_span(state, "process", command, run_id, parent, links)
     answer = await _apply(state, command, run_id, args)
     if span is not None:
         span.end(error=answer.get("code") if "error" in answer else None)

@@ -189,11 +189,26 @@ class OtelTracer:
         return handle
 
     def operation(
-        self, name: str, *, parent: str | None, kind: str, attributes: Mapping[str, Any]
+        self,
+        name: str,
+        *,
+        parent: str | None,
+        kind: str,
+        attributes: Mapping[str, Any],
+        links: tuple[str, ...] = (),
     ) -> OtelSpan:
         context = _propagator.extract({"traceparent": parent}) if parent else None
+        linked = []
+        for other in links:
+            found = trace.get_current_span(_propagator.extract({"traceparent": other})).get_span_context()
+            if found.is_valid:
+                linked.append(trace.Link(found))
         span = self.tracer.start_span(
-            name, context=context, kind=_KINDS.get(kind, SpanKind.INTERNAL), attributes=dict(attributes)
+            name,
+            context=context,
+            kind=_KINDS.get(kind, SpanKind.INTERNAL),
+            attributes=dict(attributes),
+            links=linked,
         )
         return OtelSpan(span, "operation")
 

@@ -29,6 +29,9 @@ pytest.importorskip("opentelemetry.sdk", reason="needs the otel extra: pip insta
 TRACE = "5bf92f3577b34da6a3ce929d0e0e4736"
 CREATE_SPAN = "10f067aa0ba902b7"
 APPROVE_SPAN = "20f067aa0ba902b7"
+SLOW_SPAN = "30f067aa0ba902b7"
+OTHER_TRACE = "6bf92f3577b34da6a3ce929d0e0e4736"
+STOP_SPAN = "40f067aa0ba902b7"
 META = Path(__file__).parents[1] / "otel" / "meta_server.py"
 MCP = f"[mcp_servers.tiny]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(META))}]\n"
 # A guarded terminal call (it waits for an approval) and the MCP tool, in one model reply.
@@ -122,9 +125,13 @@ async def test_a_command_forwarded_over_redis_continues_the_callers_trace(
         events = await call(a, "GET", f"/v1/runs/{run_id}/events")
         assert f"traceparent: 00-{TRACE}-{tool['span']}-01" in events.text, events.text
 
+        assert process["links"] == []  # the run's own trace: nothing to link
+
         # A malformed traceparent on a forwarded command is ignored: the steer is applied, and
-        # its spans start a trace of their own.
-        slow = await call(b, "POST", "/v1/runs", {"input": SLOW})
+        # its spans start a trace of their own, linked to the request that created the run.
+        slow = await call(
+            b, "POST", "/v1/runs", {"input": SLOW}, headers={"traceparent": f"00-{TRACE}-{SLOW_SPAN}-01"}
+        )
         assert slow.status == 202, slow.text
         await wait_status(a, slow.json["run_id"], "running")
         steer = await call(
@@ -143,7 +150,20 @@ async def test_a_command_forwarded_over_redis_continues_the_callers_trace(
         )
         assert steer_send["trace"] != TRACE and steer_send["parent"] == ""
         assert steer_process["trace"] == steer_send["trace"] and steer_process["parent"] == steer_send["span"]
-        stopped = await call(a, "POST", f"/v1/runs/{slow.json['run_id']}/stop")
+        assert steer_process["links"] == [(TRACE, SLOW_SPAN)]
+        # A stop from another trace (an operator's console): in that trace, linked to the run's.
+        stopped = await call(
+            a,
+            "POST",
+            f"/v1/runs/{slow.json['run_id']}/stop",
+            headers={"traceparent": f"00-{OTHER_TRACE}-{STOP_SPAN}-01"},
+        )
         assert stopped.status == 200, stopped.text
+        stop_process = await eventually(
+            lambda: _one(spans, name="process run.stop", trace=OTHER_TRACE), what="the stop's process span"
+        )
+        stop_send = _one(spans, name="send run.stop", trace=OTHER_TRACE)
+        assert stop_send is not None and stop_send["parent"] == STOP_SPAN
+        assert stop_process["parent"] == stop_send["span"] and stop_process["links"] == [(TRACE, SLOW_SPAN)]
     finally:
         await asyncio.gather(asyncio.to_thread(a.stop), asyncio.to_thread(b.stop))
