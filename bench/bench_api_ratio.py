@@ -20,7 +20,10 @@ with its own venv: ``git worktree add --detach /tmp/base main``, then ``python3 
 /tmp/base/.venv && /tmp/base/.venv/bin/pip install -e /tmp/base``) and interleaves it with this
 checkout's round by round: a paired before/after under the same load.
 
-Run: ``.venv/bin/python bench/bench_api_ratio.py [--quick] [--postgres] [--base-bin PATH]``.
+``--scoped-key`` calls this checkout's server with a scoped key of a tenant (made with ``hermes
+keys create``) instead of the configured key: the key lookup and the tenant's session checks.
+
+Run: ``.venv/bin/python bench/bench_api_ratio.py [--quick] [--postgres] [--base-bin PATH] [--scoped-key]``.
 """
 
 from __future__ import annotations
@@ -195,7 +198,21 @@ def _ratio(value: float, floor: float) -> str:
     return f"({value / floor:.1f}x)" if floor > 0 else "(-)"
 
 
-async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None) -> None:
+def scoped_key(home: Path, env_extra: dict[str, str], binary: Path) -> str:
+    """Make a ``control`` key of a tenant with ``hermes keys create`` in ``home``; return its secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "API_SERVER_"))}
+    env.update(HERMES_HOME=str(home), **env_extra)
+    done = subprocess.run(
+        [str(binary), "keys", "create", "--tenant", "bench", "--scope", "control"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None, scoped: bool = False) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
     fake_port, relay_port = free_port(), free_port()
@@ -223,7 +240,8 @@ async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None) 
                     env["HERMES_POSTGRES_DSN"] = await _schema(dsn, schemas)
                 proc, port = start_hermes(Path(tmp) / name, fake_port, extra_config, env, binary)
                 procs.append(proc)
-                servers[name] = (Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:"), proc.pid)
+                key = scoped_key(Path(tmp) / name, env, binary) if scoped and name == "hermes" else KEY
+                servers[name] = (Target(f"http://127.0.0.1:{port}{PATH}", key, "fake:"), proc.pid)
             await asyncio.sleep(1.0)
             direct = Target(f"http://127.0.0.1:{fake_port}{PATH}", None, "")
             started = load()
@@ -282,7 +300,14 @@ if __name__ == "__main__":
         help="also run a second hermes api from this executable (e.g. a worktree of main's venv), "
         "interleaved with this one: a paired before/after under the same machine load",
     )
+    parser.add_argument(
+        "--scoped-key",
+        action="store_true",
+        help="this checkout's server is called with a scoped key of a tenant (hermes keys create), "
+        "not the configured key: what a stored key's lookup and tenant checks add",
+    )
     args = parser.parse_args()
     gc.freeze()  # the load client is the harness: see bench_api.py
     gc.disable()
-    asyncio.run(main(args.quick, args.rounds or (4 if args.quick else 12), args.postgres, args.base_bin))
+    rounds = args.rounds or (4 if args.quick else 12)
+    asyncio.run(main(args.quick, rounds, args.postgres, args.base_bin, args.scoped_key))

@@ -48,6 +48,7 @@ BUILTINS: dict[str, tuple[str, str, str]] = {
     "models": ("hermes_cli.cmd_models", "models_command", "Show the model catalog."),
     "config": ("hermes_cli.cmd_config", "config_group", "Read and write config.toml."),
     "sessions": ("hermes_cli.cmd_sessions", "sessions_group", "List and show stored sessions."),
+    "keys": ("hermes_cli.cmd_api_keys", "keys_group", "Create, list and revoke scoped API keys."),
     "schema": (
         "hermes_cli.cmd_schema",
         "schema_group",

@@ -120,6 +120,17 @@ _EXPORTS: dict[str, str] = {
     "Records": "hermes_core.record_space",
     "RecordSpace": "hermes_core.record_space",
     "KEEP": "hermes_core.record_space",
+    # scoped access keys and the scope table
+    "AccessKeys": "hermes_core.access_keys",
+    "KeyInfo": "hermes_core.access_keys",
+    "Principal": "hermes_core.access_keys",
+    "legacy_principal": "hermes_core.access_keys",
+    "parse_duration": "hermes_core.access_keys",
+    "parse_scopes": "hermes_core.access_keys",
+    "split_secret": "hermes_core.access_keys",
+    "ACCESS_SCOPES": "hermes_core.access_keys",
+    "DEFAULT_TENANT": "hermes_core.access_keys",
+    "access_scopes": "hermes_core.access_scopes",
     "EventChunk": "hermes_core.event_log.store",
     "ChunkInfo": "hermes_core.event_log.store",
     "ChunkWrite": "hermes_core.event_log.store",
@@ -243,7 +254,27 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers only
-    from hermes_core import approvals, provider_kit, rpc, scenarios, storage_kit, testing, transport_kit  # noqa: F401
+    from hermes_core import (  # noqa: F401
+        access_scopes,
+        approvals,
+        provider_kit,
+        rpc,
+        scenarios,
+        storage_kit,
+        testing,
+        transport_kit,
+    )
+    from hermes_core.access_keys import (  # noqa: F401
+        ACCESS_SCOPES,
+        DEFAULT_TENANT,
+        AccessKeys,
+        KeyInfo,
+        Principal,
+        legacy_principal,
+        parse_duration,
+        parse_scopes,
+        split_secret,
+    )
     from hermes_core.content import *  # noqa: F403
     from hermes_core.errors import *  # noqa: F403
     from hermes_core.event_log.owner import EventLogs  # noqa: F401

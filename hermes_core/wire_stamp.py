@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.2.0"
+SCHEMA_VERSION = "1.3.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "27b21da9ed15fc2bfbdd890b77857d93471cac27f55183e5f7bbad6bf0297eb6"
+SCHEMA_SHA256 = "253ed866881412f20f4d4f4be4ffcac54fcf32f29ab55c5804e7a8e105c80878"
 
 
 def schema_stamp() -> dict[str, str]:

@@ -26,7 +26,7 @@ ENCODERS = [
     ("plugins/hermes_api_server/chat_stream.py", "ChatChunks", "pump"),
     ("plugins/hermes_api_server/run_log.py", "RunProjection", "feed"),
     ("plugins/hermes_api_server/response_builder.py", "ResponseBuilder", "feed"),
-    ("plugins/hermes_tui_gateway/stream.py", "SessionStream", "_on_event"),
+    ("plugins/hermes_tui_gateway/projection.py", "EventProjector", "_on_event"),
     ("plugins/hermes_acp/turnstream.py", "TurnStream", "handle"),
     ("plugins/hermes_delegation/child.py", "Relay", "feed"),
     ("plugins/hermes_pi/runstream.py", "RunStream", "_on_event"),

@@ -186,7 +186,12 @@ def _sse_problems(events: dict[str, Any], text: str) -> list[str]:
         if not isinstance(data, dict):
             continue
         if name is None:
-            name = data.get("object") if data.get("object") == "chat.completion.chunk" else data.get("type")
+            # A chat chunk by its ``object``, a Responses event by its ``type``, a run event by
+            # its ``event`` field (run event frames have no ``event:`` line).
+            if data.get("object") == "chat.completion.chunk":
+                name = "chat.completion.chunk"
+            else:
+                name = data.get("type") if isinstance(data.get("type"), str) else data.get("event")
         if name is None or name not in events:
             if events and name is not None:
                 found.append(f"stream event {name!r} is not in the export")

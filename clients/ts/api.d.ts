@@ -161,6 +161,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List scoped keys (never their secrets) */
+        get: operations["listKeys"];
+        put?: never;
+        /** Create a scoped key; the secret is in this answer only */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a scoped key */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/models": {
         parameters: {
             query?: never;
@@ -548,15 +583,16 @@ export interface components {
         };
         /**
          * ChatCompletionChunk
-         * @description A ``data:`` frame of a chat stream (docs/reference/api-server.md#chat-stream).
+         * @description A ``data:`` frame of a chat stream (docs/reference/api-server.md#chat-stream): one choice,
+         *     or none on the usage chunk of ``stream_options.include_usage``.
          */
         ChatCompletionChunk: {
             /** Choices */
             choices: components["schemas"]["ChunkChoice"][];
             /** Created */
             created: number;
-            /** @default null */
-            hermes: components["schemas"]["HermesBlock"] | null;
+            error?: components["schemas"]["ChunkError"];
+            hermes?: components["schemas"]["HermesBlock"];
             /** Id */
             id: string;
             /** Model */
@@ -566,10 +602,7 @@ export interface components {
              * @constant
              */
             object: "chat.completion.chunk";
-            /** @default null */
-            usage: components["schemas"]["ChatUsage"] | null;
-        } & {
-            [key: string]: unknown;
+            usage?: components["schemas"]["ChunkUsage"];
         };
         /**
          * ChatCompletionRequest
@@ -653,22 +686,59 @@ export interface components {
         };
         /**
          * ChunkChoice
-         * @description A streamed choice.
+         * @description The one streamed choice; ``finish_reason`` is set on the final chunk only.
          */
         ChunkChoice: {
-            /** Delta */
-            delta: {
-                [key: string]: unknown;
-            };
-            /**
-             * Finish Reason
-             * @default null
-             */
+            delta: components["schemas"]["ChunkDelta"];
+            /** Finish Reason */
             finish_reason: ("stop" | "length" | "content_filter" | "error") | null;
-            /** Index */
-            index: number;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Index
+             * @constant
+             */
+            index: 0;
+        };
+        /**
+         * ChunkDelta
+         * @description What a chunk adds to the reply: the role (first chunk), text, reasoning (only with
+         *     ``show_reasoning``); empty on the final chunk. The server runs its tools itself, so no
+         *     ``tool_calls`` are ever streamed.
+         */
+        ChunkDelta: {
+            /** Content */
+            content?: string;
+            /** Reasoning Content */
+            reasoning_content?: string;
+            /**
+             * Role
+             * @constant
+             */
+            role?: "assistant";
+        };
+        /**
+         * ChunkError
+         * @description Why a failed turn failed (its final chunk; the SDKs raise on it).
+         */
+        ChunkError: {
+            /** Message */
+            message: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "server_error";
+        };
+        /**
+         * ChunkUsage
+         * @description Token usage of the turn (the final chunk, or its own chunk with ``include_usage``).
+         */
+        ChunkUsage: {
+            /** Completion Tokens */
+            completion_tokens: number;
+            /** Prompt Tokens */
+            prompt_tokens: number;
+            /** Total Tokens */
+            total_tokens: number;
         };
         /**
          * CompletionChoice
@@ -733,26 +803,23 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * EmptyDelta
+         * @description The empty delta of a progress frame.
+         */
+        EmptyDelta: Record<string, never>;
+        /**
          * EmptyDeltaChoice
          * @description The one choice of a progress frame: an empty delta, no finish.
          */
         EmptyDeltaChoice: {
-            /** Delta */
-            delta: {
-                [key: string]: unknown;
-            };
-            /**
-             * Finish Reason
-             * @default null
-             */
+            delta: components["schemas"]["EmptyDelta"];
+            /** Finish Reason */
             finish_reason: null;
             /**
              * Index
              * @constant
              */
             index: 0;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * EndpointRef
@@ -1242,6 +1309,7 @@ export interface components {
         Object: {
             [key: string]: unknown;
         };
+        OutputItem: components["schemas"]["MessageItem"] | components["schemas"]["FunctionCallItem"] | components["schemas"]["FunctionCallOutputItem"] | components["schemas"]["ReasoningItem"];
         /**
          * OutputText
          * @description Text content of a message item.
@@ -1258,6 +1326,21 @@ export interface components {
             type: "output_text";
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * OutputTextPart
+         * @description The text part of a message item.
+         */
+        OutputTextPart: {
+            /** Annotations */
+            annotations: unknown[];
+            /** Text */
+            text: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "output_text";
         };
         /**
          * Probe
@@ -1382,6 +1465,26 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ResponseContentPartEvent
+         * @description ``response.content_part.added`` (empty text) and ``.done`` (the whole text).
+         */
+        ResponseContentPartEvent: {
+            /** Content Index */
+            content_index: number;
+            /** Item Id */
+            item_id: string;
+            /** Output Index */
+            output_index: number;
+            part: components["schemas"]["OutputTextPart"];
+            /** Sequence Number */
+            sequence_number: number;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "response.content_part.added" | "response.content_part.done";
+        };
+        /**
          * ResponseCreateRequest
          * @description ``POST /v1/responses`` (docs/reference/api-server.md#responses-request).
          */
@@ -1490,17 +1593,40 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ResponseFunctionCallArgumentsDone
+         * @description ``response.function_call_arguments.done``: a tool call's name and whole arguments.
+         */
+        ResponseFunctionCallArgumentsDone: {
+            /** Arguments */
+            arguments: string;
+            /** Item Id */
+            item_id: string;
+            /** Name */
+            name: string;
+            /** Output Index */
+            output_index: number;
+            /** Sequence Number */
+            sequence_number: number;
+            /**
+             * Type
+             * @constant
+             */
+            type: "response.function_call_arguments.done";
+        };
+        /**
          * ResponseLifecycleEvent
-         * @description ``response.created``, ``.in_progress``, ``.completed`` and ``.failed``: the whole object.
+         * @description ``response.created``, ``.in_progress``, ``.completed``, ``.failed`` and ``.incomplete``
+         *     (a cancelled response's end too): the whole object as it stands.
          */
         ResponseLifecycleEvent: {
             response: components["schemas"]["ResponseObject"];
             /** Sequence Number */
             sequence_number: number;
-            /** Type */
-            type: string;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "response.created" | "response.in_progress" | "response.completed" | "response.failed" | "response.incomplete";
         };
         /**
          * ResponseObject
@@ -1574,17 +1700,109 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * ResponseStreamEvent
-         * @description A Responses stream frame: ``type`` repeats the ``event:`` name
-         *     (docs/reference/api-server.md#responses-stream).
+         * ResponseOutputItemEvent
+         * @description ``response.output_item.added`` and ``.done``: an output item opened or finished (a
+         *     message is added with no content yet).
          */
-        ResponseStreamEvent: {
+        ResponseOutputItemEvent: {
+            item: components["schemas"]["OutputItem"];
+            /** Output Index */
+            output_index: number;
             /** Sequence Number */
             sequence_number: number;
-            /** Type */
-            type: string;
-        } & {
-            [key: string]: unknown;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "response.output_item.added" | "response.output_item.done";
+        };
+        /**
+         * ResponseOutputTextDelta
+         * @description ``response.output_text.delta``: more of a message's text.
+         */
+        ResponseOutputTextDelta: {
+            /** Content Index */
+            content_index: number;
+            /** Delta */
+            delta: string;
+            /** Item Id */
+            item_id: string;
+            /** Logprobs */
+            logprobs: unknown[];
+            /** Output Index */
+            output_index: number;
+            /** Sequence Number */
+            sequence_number: number;
+            /**
+             * Type
+             * @constant
+             */
+            type: "response.output_text.delta";
+        };
+        /**
+         * ResponseOutputTextDone
+         * @description ``response.output_text.done``: a message's whole text.
+         */
+        ResponseOutputTextDone: {
+            /** Content Index */
+            content_index: number;
+            /** Item Id */
+            item_id: string;
+            /** Logprobs */
+            logprobs: unknown[];
+            /** Output Index */
+            output_index: number;
+            /** Sequence Number */
+            sequence_number: number;
+            /** Text */
+            text: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "response.output_text.done";
+        };
+        /**
+         * ResponseReasoningTextDelta
+         * @description ``response.reasoning_text.delta``: more reasoning (only with ``show_reasoning``).
+         */
+        ResponseReasoningTextDelta: {
+            /** Content Index */
+            content_index: number;
+            /** Delta */
+            delta: string;
+            /** Item Id */
+            item_id: string;
+            /** Output Index */
+            output_index: number;
+            /** Sequence Number */
+            sequence_number: number;
+            /**
+             * Type
+             * @constant
+             */
+            type: "response.reasoning_text.delta";
+        };
+        /**
+         * ResponseReasoningTextDone
+         * @description ``response.reasoning_text.done``: the whole reasoning of one item.
+         */
+        ResponseReasoningTextDone: {
+            /** Content Index */
+            content_index: number;
+            /** Item Id */
+            item_id: string;
+            /** Output Index */
+            output_index: number;
+            /** Sequence Number */
+            sequence_number: number;
+            /** Text */
+            text: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "response.reasoning_text.done";
         };
         /**
          * ResponseUsage
@@ -1679,21 +1897,391 @@ export interface components {
             [key: string]: unknown;
         };
         /**
-         * RunEvent
-         * @description A ``data:`` frame of ``/v1/runs/{run_id}/events`` (docs/reference/api-server.md#run-events); ``id:``
-         *     equals ``seq``.
+         * RunEventApprovalExpired
+         * @description ``approval.expired``: the request closed without an answer.
          */
-        RunEvent: {
-            /** Event */
-            event: string;
-            /** Run Id */
+        RunEventApprovalExpired: {
+            /** @constant */
+            event: "approval.expired";
+            /** @enum {string} */
+            reason: "timeout" | "shutdown" | "stopped";
+            request_id: string;
             run_id: string;
-            /** Seq */
             seq: number;
-            /** Timestamp */
             timestamp: number;
-        } & {
-            [key: string]: unknown;
+        };
+        /**
+         * RunEventApprovalRequest
+         * @description ``approval.request``: a tool call waiting for an answer (``task_id``: asked by a child
+         *     agent, its ``subagent_id``).
+         */
+        RunEventApprovalRequest: {
+            choices: string[];
+            command: string;
+            description: string;
+            /** @constant */
+            event: "approval.request";
+            expires_at: number;
+            pattern_keys: string[];
+            request_id: string;
+            run_id: string;
+            seq: number;
+            task_id?: string;
+            timestamp: number;
+            tool: string | null;
+            tool_call_id: string | null;
+        };
+        /**
+         * RunEventApprovalResponded
+         * @description ``approval.responded``: the answer the request got.
+         */
+        RunEventApprovalResponded: {
+            choice: string | null;
+            /** @constant */
+            event: "approval.responded";
+            request_id: string;
+            resolved: number;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventMessageDelta
+         * @description ``message.delta`` and ``reasoning.delta``: more reply (or reasoning) text.
+         */
+        RunEventMessageDelta: {
+            delta: string;
+            /** @constant */
+            event: "message.delta";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventReasoningDelta
+         * @description ``message.delta`` and ``reasoning.delta``: more reply (or reasoning) text.
+         */
+        RunEventReasoningDelta: {
+            delta: string;
+            /** @constant */
+            event: "reasoning.delta";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventRunCancelled
+         * @description ``run.completed``, ``run.failed``, ``run.cancelled``, ``run.interrupted``: the run's end
+         *     (docs/reference/api-server.md#run-lifecycle); the status resource repeats these fields.
+         */
+        RunEventRunCancelled: {
+            completed?: boolean;
+            error?: string;
+            error_code?: string;
+            /** @constant */
+            event: "run.cancelled";
+            interrupted?: boolean;
+            output?: string;
+            partial?: boolean;
+            pending_steer?: string | null;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            turn_exit_reason?: string;
+            usage?: components["schemas"]["RunUsage"] | null;
+            warnings?: string[];
+        };
+        /**
+         * RunEventRunCompleted
+         * @description ``run.completed``, ``run.failed``, ``run.cancelled``, ``run.interrupted``: the run's end
+         *     (docs/reference/api-server.md#run-lifecycle); the status resource repeats these fields.
+         */
+        RunEventRunCompleted: {
+            completed?: boolean;
+            error?: string;
+            error_code?: string;
+            /** @constant */
+            event: "run.completed";
+            interrupted?: boolean;
+            output?: string;
+            partial?: boolean;
+            pending_steer?: string | null;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            turn_exit_reason?: string;
+            usage?: components["schemas"]["RunUsage"] | null;
+            warnings?: string[];
+        };
+        /**
+         * RunEventRunFailed
+         * @description ``run.completed``, ``run.failed``, ``run.cancelled``, ``run.interrupted``: the run's end
+         *     (docs/reference/api-server.md#run-lifecycle); the status resource repeats these fields.
+         */
+        RunEventRunFailed: {
+            completed?: boolean;
+            error?: string;
+            error_code?: string;
+            /** @constant */
+            event: "run.failed";
+            interrupted?: boolean;
+            output?: string;
+            partial?: boolean;
+            pending_steer?: string | null;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            turn_exit_reason?: string;
+            usage?: components["schemas"]["RunUsage"] | null;
+            warnings?: string[];
+        };
+        /**
+         * RunEventRunInterrupted
+         * @description ``run.completed``, ``run.failed``, ``run.cancelled``, ``run.interrupted``: the run's end
+         *     (docs/reference/api-server.md#run-lifecycle); the status resource repeats these fields.
+         */
+        RunEventRunInterrupted: {
+            completed?: boolean;
+            error?: string;
+            error_code?: string;
+            /** @constant */
+            event: "run.interrupted";
+            interrupted?: boolean;
+            output?: string;
+            partial?: boolean;
+            pending_steer?: string | null;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            turn_exit_reason?: string;
+            usage?: components["schemas"]["RunUsage"] | null;
+            warnings?: string[];
+        };
+        /**
+         * RunEventRunStarted
+         * @description ``run.started``: the session the run works in and the model it asked for and got.
+         */
+        RunEventRunStarted: {
+            /** @constant */
+            event: "run.started";
+            model: string | null;
+            resolved_model: string | null;
+            run_id: string;
+            seq: number;
+            session_id: string;
+            timestamp: number;
+        };
+        /**
+         * RunEventRunSteerDelivered
+         * @description ``run.steer_delivered``: the queued guidance reached the model.
+         */
+        RunEventRunSteerDelivered: {
+            chars: number;
+            /** @constant */
+            event: "run.steer_delivered";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventRunSteered
+         * @description ``run.steered``: guidance was queued.
+         */
+        RunEventRunSteered: {
+            /** @constant */
+            accepted: true;
+            /** @constant */
+            event: "run.steered";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventRunStopping
+         * @description ``run.stopping``: a stop was asked for; nothing more to say.
+         */
+        RunEventRunStopping: {
+            /** @constant */
+            event: "run.stopping";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+        };
+        /**
+         * RunEventSubagentComplete
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentComplete: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.complete";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventSubagentProgress
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentProgress: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.progress";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventSubagentSpawnRequested
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentSpawnRequested: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.spawn_requested";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventSubagentStart
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentStart: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.start";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventSubagentThinking
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentThinking: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.thinking";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventSubagentTool
+         * @description ``subagent.*``: which child, its place in the delegation and its state, plus the fields
+         *     of the event's kind (``text``, ``tool``, ``summary``, ``duration_s``…).
+         */
+        RunEventSubagentTool: {
+            delegation_id?: string;
+            depth: number;
+            /** @constant */
+            event: "subagent.tool";
+            goal: string;
+            model: string | null;
+            parent_id: string | null;
+            run_id: string;
+            seq: number;
+            status: string;
+            subagent_id: string;
+            task_count: number;
+            task_index: number;
+            timestamp: number;
+            usage?: components["schemas"]["SubagentUsage"];
+        };
+        /**
+         * RunEventToolCompleted
+         * @description ``tool.completed``: how long it took, whether it failed; ``diff`` of what it changed.
+         */
+        RunEventToolCompleted: {
+            diff?: string;
+            duration: number;
+            error: boolean;
+            /** @constant */
+            event: "tool.completed";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            tool: string;
+            tool_call_id: string;
+        };
+        /**
+         * RunEventToolProgress
+         * @description ``tool.progress``: the tail of a running tool's output.
+         */
+        RunEventToolProgress: {
+            chunk: string;
+            /** @constant */
+            event: "tool.progress";
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            tool_call_id: string;
+        };
+        /**
+         * RunEventToolStarted
+         * @description ``tool.started``: a tool call about to run; ``diff`` when it proposes a file change.
+         */
+        RunEventToolStarted: {
+            diff?: string;
+            /** @constant */
+            event: "tool.started";
+            preview: string;
+            run_id: string;
+            seq: number;
+            timestamp: number;
+            tool: string;
+            tool_call_id: string;
         };
         /**
          * RunStatus
@@ -1788,6 +2376,18 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * RunUsage
+         * @description A run's token usage (the Responses names).
+         */
+        RunUsage: {
+            /** Input Tokens */
+            input_tokens: number;
+            /** Output Tokens */
+            output_tokens: number;
+            /** Total Tokens */
+            total_tokens: number;
+        };
+        /**
          * SchemaStamp
          * @description The version and ``sha256`` of the schema export this server speaks (docs/integrating.md).
          */
@@ -1854,8 +2454,6 @@ export interface components {
             description: string;
             /** Done */
             done: boolean;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * StatusEvent
@@ -1868,8 +2466,6 @@ export interface components {
              * @constant
              */
             type: "status";
-        } & {
-            [key: string]: unknown;
         };
         /**
          * SteerAccepted
@@ -1964,8 +2560,6 @@ export interface components {
             timestamp: number;
             /** To Seq */
             to_seq: number;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * StreamOptions
@@ -1979,6 +2573,18 @@ export interface components {
             include_usage: boolean | null;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * SubagentUsage
+         * @description A child agent's token usage.
+         */
+        SubagentUsage: {
+            /** Input */
+            input: number;
+            /** Output */
+            output: number;
+            /** Total */
+            total: number;
         };
         /**
          * TextContentPart
@@ -2014,6 +2620,7 @@ export interface components {
          * ToolProgressChunk
          * @description An ``event: hermes.tool.progress`` frame: upstream's fields in a chunk whose one choice has
          *     an empty delta, plus a status event for Open WebUI (docs/reference/api-server.md#chat-stream).
+         *     A child agent shows as the tool ``subagent`` with its ids and place in the delegation.
          */
         ToolProgressChunk: {
             /** Choices */
@@ -2022,32 +2629,22 @@ export interface components {
             created: number;
             /**
              * Denied
-             * @default null
+             * @constant
              */
-            denied: boolean | null;
-            /**
-             * Duration
-             * @default null
-             */
-            duration: number | null;
-            /**
-             * Emoji
-             * @default null
-             */
-            emoji: string | null;
+            denied?: true;
+            /** Depth */
+            depth?: number;
+            /** Duration */
+            duration?: number | null;
+            /** Emoji */
+            emoji: string;
             event: components["schemas"]["StatusEvent"];
-            /**
-             * Failed
-             * @default null
-             */
-            failed: boolean | null;
+            /** Failed */
+            failed?: boolean;
             /** Id */
             id: string;
-            /**
-             * Label
-             * @default null
-             */
-            label: string | null;
+            /** Label */
+            label?: string;
             /** Model */
             model: string;
             /**
@@ -2055,17 +2652,23 @@ export interface components {
              * @constant
              */
             object: "chat.completion.chunk";
+            /** Parent Id */
+            parent_id?: string | null;
             /**
              * Status
              * @enum {string}
              */
             status: "running" | "completed";
+            /** Subagent Id */
+            subagent_id?: string;
+            /** Task Count */
+            task_count?: number;
+            /** Task Index */
+            task_index?: number;
             /** Tool */
             tool: string;
             /** Toolcallid */
             toolCallId: string;
-        } & {
-            [key: string]: unknown;
         };
         /**
          * WorkspaceInfo
@@ -2102,7 +2705,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Origin not allowed */
+        /** @description Origin not allowed, or the key lacks the route's scope */
         E403: {
             headers: {
                 [name: string]: unknown;
@@ -2439,6 +3042,125 @@ export interface operations {
                 };
             };
             403: components["responses"]["E403"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: {
+                tenant?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data?: {
+                            created_at: number;
+                            expires_at: number | null;
+                            id: string;
+                            /** @constant */
+                            object: "hermes.key";
+                            scopes: ("observe" | "control" | "approve" | "admin")[];
+                            tenant: string;
+                        }[];
+                        /** @constant */
+                        object?: "list";
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 30d, 12h, 45m, 90s or 2w */
+                    expires_in?: string;
+                    scopes: ("observe" | "control" | "approve" | "admin")[];
+                    tenant?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created_at: number;
+                        expires_at: number | null;
+                        id: string;
+                        /** @constant */
+                        object: "hermes.key";
+                        scopes: ("observe" | "control" | "approve" | "admin")[];
+                        /** @description Shown once */
+                        secret: string;
+                        tenant: string;
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        deleted?: true;
+                        id?: string;
+                        /** @constant */
+                        object?: "hermes.key";
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
         };
     };
     listModels: {
@@ -2915,57 +3637,59 @@ export interface ApiSseEvents {
   };
   "createResponse": {
     "response.completed": components["schemas"]["ResponseLifecycleEvent"];
-    "response.content_part.added": components["schemas"]["ResponseStreamEvent"];
-    "response.content_part.done": components["schemas"]["ResponseStreamEvent"];
+    "response.content_part.added": components["schemas"]["ResponseContentPartEvent"];
+    "response.content_part.done": components["schemas"]["ResponseContentPartEvent"];
     "response.created": components["schemas"]["ResponseLifecycleEvent"];
     "response.failed": components["schemas"]["ResponseLifecycleEvent"];
-    "response.function_call_arguments.done": components["schemas"]["ResponseStreamEvent"];
+    "response.function_call_arguments.done": components["schemas"]["ResponseFunctionCallArgumentsDone"];
     "response.in_progress": components["schemas"]["ResponseLifecycleEvent"];
-    "response.output_item.added": components["schemas"]["ResponseStreamEvent"];
-    "response.output_item.done": components["schemas"]["ResponseStreamEvent"];
-    "response.output_text.delta": components["schemas"]["ResponseStreamEvent"];
-    "response.output_text.done": components["schemas"]["ResponseStreamEvent"];
-    "response.reasoning_text.delta": components["schemas"]["ResponseStreamEvent"];
-    "response.reasoning_text.done": components["schemas"]["ResponseStreamEvent"];
+    "response.incomplete": components["schemas"]["ResponseLifecycleEvent"];
+    "response.output_item.added": components["schemas"]["ResponseOutputItemEvent"];
+    "response.output_item.done": components["schemas"]["ResponseOutputItemEvent"];
+    "response.output_text.delta": components["schemas"]["ResponseOutputTextDelta"];
+    "response.output_text.done": components["schemas"]["ResponseOutputTextDone"];
+    "response.reasoning_text.delta": components["schemas"]["ResponseReasoningTextDelta"];
+    "response.reasoning_text.done": components["schemas"]["ResponseReasoningTextDone"];
   };
   "retrieveResponse": {
     "response.completed": components["schemas"]["ResponseLifecycleEvent"];
-    "response.content_part.added": components["schemas"]["ResponseStreamEvent"];
-    "response.content_part.done": components["schemas"]["ResponseStreamEvent"];
+    "response.content_part.added": components["schemas"]["ResponseContentPartEvent"];
+    "response.content_part.done": components["schemas"]["ResponseContentPartEvent"];
     "response.created": components["schemas"]["ResponseLifecycleEvent"];
     "response.failed": components["schemas"]["ResponseLifecycleEvent"];
-    "response.function_call_arguments.done": components["schemas"]["ResponseStreamEvent"];
+    "response.function_call_arguments.done": components["schemas"]["ResponseFunctionCallArgumentsDone"];
     "response.in_progress": components["schemas"]["ResponseLifecycleEvent"];
-    "response.output_item.added": components["schemas"]["ResponseStreamEvent"];
-    "response.output_item.done": components["schemas"]["ResponseStreamEvent"];
-    "response.output_text.delta": components["schemas"]["ResponseStreamEvent"];
-    "response.output_text.done": components["schemas"]["ResponseStreamEvent"];
-    "response.reasoning_text.delta": components["schemas"]["ResponseStreamEvent"];
-    "response.reasoning_text.done": components["schemas"]["ResponseStreamEvent"];
+    "response.incomplete": components["schemas"]["ResponseLifecycleEvent"];
+    "response.output_item.added": components["schemas"]["ResponseOutputItemEvent"];
+    "response.output_item.done": components["schemas"]["ResponseOutputItemEvent"];
+    "response.output_text.delta": components["schemas"]["ResponseOutputTextDelta"];
+    "response.output_text.done": components["schemas"]["ResponseOutputTextDone"];
+    "response.reasoning_text.delta": components["schemas"]["ResponseReasoningTextDelta"];
+    "response.reasoning_text.done": components["schemas"]["ResponseReasoningTextDone"];
   };
   "streamRunEvents": {
-    "approval.expired": components["schemas"]["RunEvent"];
-    "approval.request": components["schemas"]["RunEvent"];
-    "approval.responded": components["schemas"]["RunEvent"];
-    "message.delta": components["schemas"]["RunEvent"];
-    "reasoning.delta": components["schemas"]["RunEvent"];
-    "run.cancelled": components["schemas"]["RunEvent"];
-    "run.completed": components["schemas"]["RunEvent"];
-    "run.failed": components["schemas"]["RunEvent"];
-    "run.interrupted": components["schemas"]["RunEvent"];
-    "run.started": components["schemas"]["RunEvent"];
-    "run.steer_delivered": components["schemas"]["RunEvent"];
-    "run.steered": components["schemas"]["RunEvent"];
-    "run.stopping": components["schemas"]["RunEvent"];
+    "approval.expired": components["schemas"]["RunEventApprovalExpired"];
+    "approval.request": components["schemas"]["RunEventApprovalRequest"];
+    "approval.responded": components["schemas"]["RunEventApprovalResponded"];
+    "message.delta": components["schemas"]["RunEventMessageDelta"];
+    "reasoning.delta": components["schemas"]["RunEventReasoningDelta"];
+    "run.cancelled": components["schemas"]["RunEventRunCancelled"];
+    "run.completed": components["schemas"]["RunEventRunCompleted"];
+    "run.failed": components["schemas"]["RunEventRunFailed"];
+    "run.interrupted": components["schemas"]["RunEventRunInterrupted"];
+    "run.started": components["schemas"]["RunEventRunStarted"];
+    "run.steer_delivered": components["schemas"]["RunEventRunSteerDelivered"];
+    "run.steered": components["schemas"]["RunEventRunSteered"];
+    "run.stopping": components["schemas"]["RunEventRunStopping"];
     "stream.gap": components["schemas"]["StreamGap"];
-    "subagent.complete": components["schemas"]["RunEvent"];
-    "subagent.progress": components["schemas"]["RunEvent"];
-    "subagent.spawn_requested": components["schemas"]["RunEvent"];
-    "subagent.start": components["schemas"]["RunEvent"];
-    "subagent.thinking": components["schemas"]["RunEvent"];
-    "subagent.tool": components["schemas"]["RunEvent"];
-    "tool.completed": components["schemas"]["RunEvent"];
-    "tool.progress": components["schemas"]["RunEvent"];
-    "tool.started": components["schemas"]["RunEvent"];
+    "subagent.complete": components["schemas"]["RunEventSubagentComplete"];
+    "subagent.progress": components["schemas"]["RunEventSubagentProgress"];
+    "subagent.spawn_requested": components["schemas"]["RunEventSubagentSpawnRequested"];
+    "subagent.start": components["schemas"]["RunEventSubagentStart"];
+    "subagent.thinking": components["schemas"]["RunEventSubagentThinking"];
+    "subagent.tool": components["schemas"]["RunEventSubagentTool"];
+    "tool.completed": components["schemas"]["RunEventToolCompleted"];
+    "tool.progress": components["schemas"]["RunEventToolProgress"];
+    "tool.started": components["schemas"]["RunEventToolStarted"];
   };
 }

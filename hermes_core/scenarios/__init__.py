@@ -24,6 +24,7 @@ from hermes_core.scenarios.model import (
 )
 from hermes_core.scenarios.parse import FORMAT, ScenarioError, load_scenario, parse_scenario
 from hermes_core.scenarios.recording import RecordedCall, RecordingProvider, read_recording
+from hermes_core.scenarios.stdio_faults import RESPAWN_EXIT_CODE, FaultyStdout
 
 SHIPPED_DIR = Path(__file__).parent / "shipped"
 
@@ -35,11 +36,13 @@ def shipped() -> list[Path]:
 
 __all__ = [
     "FORMAT",
+    "RESPAWN_EXIT_CODE",
     "SCENARIO_PREFIX",
     "SHIPPED_DIR",
     "Expect",
     "Fault",
     "FaultRule",
+    "FaultyStdout",
     "FrameCounter",
     "FrameFaults",
     "Piece",

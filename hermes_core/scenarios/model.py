@@ -42,6 +42,7 @@ class Expect:
 
     kind: str
     answer: str
+    steer: str | None = None  # text the host sends as a steer before it answers
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,8 @@ class ScenarioTurn:
     user: str
     steps: tuple[Step, ...]
     line: int = 0
+    background: str | None = None  # a background prompt the host sends once the turn ended
+    session_problem: str | None = None  # a plugin failure reported as the turn starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,3 +116,4 @@ class Scenario:
     faults: tuple[FaultRule, ...] = ()
     recording: str | None = None  # a directory written by --record, replayed instead of turns
     covers: tuple[str, ...] = field(default=())
+    title: str | None = None  # the model-written title (titles.refine) after the first turn

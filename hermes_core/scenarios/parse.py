@@ -124,12 +124,13 @@ class _Checker:
         return m.ToolCall(name, json.dumps(arguments, ensure_ascii=False, default=str))
 
     def expect(self, item: Any, path: Path) -> m.Expect:
-        found = self.table(item, path, {"kind", "answer"})
+        found = self.table(item, path, {"kind", "answer", "steer"})
         for key in ("kind", "answer"):
             if key not in found:
                 raise self.fail(path, f"an expected question needs {key}")
         kind = self.string(found["kind"], (*path, "kind"), choices=m.QUESTION_KINDS)
-        return m.Expect(kind, self.string(found["answer"], (*path, "answer")))
+        steer = self.string(found["steer"], (*path, "steer"), empty=False) if "steer" in found else None
+        return m.Expect(kind, self.string(found["answer"], (*path, "answer")), steer)
 
     def error(self, item: Any, path: Path) -> m.StepError:
         found = self.table(item, path, {"kind", "message", "retryable", "times", "retry_after_s"})
@@ -187,11 +188,16 @@ class _Checker:
         return steps
 
     def turn(self, item: Any, path: Path) -> m.ScenarioTurn:
-        found = self.table(item, path, {"user", "steps"})
+        found = self.table(item, path, {"user", "steps", "background", "session_problem"})
         if "user" not in found:
             raise self.fail(path, "a turn needs user (the prompt the host sends)")
         user = self.string(found["user"], (*path, "user"), empty=False)
-        return m.ScenarioTurn(user, self.steps(found, path), line_of(self.lines, path))
+        extra = {
+            key: self.string(found[key], (*path, key), empty=False)
+            for key in ("background", "session_problem")
+            if key in found
+        }
+        return m.ScenarioTurn(user, self.steps(found, path), line_of(self.lines, path), **extra)
 
     def subagent(self, item: Any, path: Path) -> m.Subagent:
         found = self.table(item, path, {"goal", "steps"})
@@ -233,7 +239,17 @@ def parse_scenario(text: str, file: str) -> m.Scenario:
         problem = _TOML_AT.sub("", str(exc)).strip()
         raise ScenarioError(file, int(found.group(1)) if found else 1, f"not valid TOML: {problem}") from None
     check = _Checker(file, text)
-    allowed = {"format", "name", "description", "turns", "subagents", "faults", "recording", "covers"}
+    allowed = {
+        "format",
+        "name",
+        "description",
+        "turns",
+        "subagents",
+        "faults",
+        "recording",
+        "covers",
+        "title",
+    }
     check.table(doc, (), allowed)
     if "format" in doc and doc["format"] != FORMAT:
         raise check.fail(("format",), f"unknown format {doc['format']!r} (this Hermes reads {FORMAT!r})")
@@ -255,6 +271,7 @@ def parse_scenario(text: str, file: str) -> m.Scenario:
         faults=check.each(doc, "faults", (), check.fault),
         recording=recording,
         covers=covers,
+        title=check.string(doc["title"], ("title",), empty=False) if "title" in doc else None,
     )
 
 

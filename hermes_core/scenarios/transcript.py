@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,28 @@ def transcript_hash(lines: Sequence[Mapping[str, Any]]) -> str:
     return digest.hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A question's scripted answer: its kind, the answer, and a steer sent before answering."""
+
+    kind: str
+    answer: str
+    steer: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPlan:
+    """What a host does around one turn besides sending its prompt."""
+
+    background: str | None = None  # a background prompt sent once the turn ended
+    session_problem: bool = False  # the turn's start reports a SessionProblem
+    refined_title: bool = False  # a model-written title follows the turn
+
+
+# Session events outside turns that a scenario can cause, in the order a transcript shows them.
+_AFTER_TURN = ("SessionProblem", "TitleChanged", "BackgroundCompleted")
+
+
 async def run_scenario(
     path: str | Path,
     *,
@@ -89,7 +112,8 @@ async def run_scenario(
 
     The kernel loads the ``mock``, ``tools`` and ``delegation`` plugins; the mock streams with
     ``time_scale`` 0. Each question is answered with the next ``expect`` answer of the scenario,
-    in order.
+    in order (sending its ``steer`` first); a turn's ``background`` prompt is sent once the turn
+    ended, and a scenario with a ``title`` turns ``titles.refine`` on.
 
     :param workspace: the session's working directory (tools run there).
     :param settings: more core settings, merged over the defaults.
@@ -99,26 +123,39 @@ async def run_scenario(
     merged: dict[str, Any] = {
         "model": f"mock:scenario:{path}",
         "providers": {"mock": {"time_scale": 0}},
-        "titles": {"refine": False},
+        "titles": {"refine": scenario.title is not None},
     }
     merged.update(settings or {})
     prompts = [turn.user for turn in scenario.turns]
-    return await run_prompts(merged, prompts, _answers(scenario), workspace=workspace, label=scenario.path)
+    plans = [
+        TurnPlan(
+            background=turn.background,
+            session_problem=turn.session_problem is not None,
+            refined_title=index == 0 and scenario.title is not None,
+        )
+        for index, turn in enumerate(scenario.turns)
+    ]
+    return await run_prompts(
+        merged, prompts, _answers(scenario), workspace=workspace, label=scenario.path, plans=plans
+    )
 
 
 async def run_prompts(
     settings: Mapping[str, Any],
     prompts: Sequence[str],
-    answers: Sequence[tuple[str, str]] = (),
+    answers: Sequence[tuple[str, str] | Answer] = (),
     *,
     workspace: Path,
     label: str = "run",
+    plans: Sequence[TurnPlan] = (),
 ) -> list[dict[str, Any]]:
     """Send ``prompts`` one turn after another to a fresh in-memory kernel; return the transcript.
 
     :param settings: the core settings (``model`` names what answers).
-    :param answers: ``(question kind, answer)`` for each question, in the order they come.
+    :param answers: ``(question kind, answer)`` (or :class:`Answer`) for each question, in the
+        order they come.
     :param label: names the run in assertion messages.
+    :param plans: per turn, what else the host does and which session events to wait for.
     :raises AssertionError: a question came that ``answers`` does not expect.
     """
     from hermes_core.events import ALL_KINDS, QuestionRequested
@@ -128,11 +165,13 @@ async def run_prompts(
         entry_points=["mock", "tools", "delegation", "openai", "anthropic"], settings=settings
     )
     model = str(settings.get("model", ""))
-    pending = list(answers)
+    pending = [a if isinstance(a, Answer) else Answer(*a) for a in answers]
     lines: list[dict[str, Any]] = []
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="scenario", cwd=workspace)
-        for prompt in prompts:
+        outside = _Outside(session.subscribe())
+        for index, prompt in enumerate(prompts):
+            plan = plans[index] if index < len(plans) else TurnPlan()
             lines.append({"event": "UserSent", "text": prompt})
             turn = await session.submit(prompt, owner="scenario", answerable=ALL_KINDS)
             async for event in turn.events():
@@ -140,26 +179,76 @@ async def run_prompts(
                 if isinstance(event, QuestionRequested):
                     if not pending:
                         raise AssertionError(f"{label}: unexpected {event.kind} question")
-                    kind, answer = pending.pop(0)
-                    if kind != event.kind:
-                        raise AssertionError(f"{label}: expected a {kind} question, got {event.kind}")
-                    lines.append({"event": "HostAnswered", "kind": kind, "answer": answer})
-                    kernel.answer(event.request_id, answer)
+                    scripted = pending.pop(0)
+                    if scripted.kind != event.kind:
+                        raise AssertionError(
+                            f"{label}: expected a {scripted.kind} question, got {event.kind}"
+                        )
+                    if scripted.steer is not None:
+                        lines.append({"event": "HostSteered", "text": scripted.steer})
+                        session.steer(scripted.steer)
+                    lines.append({"event": "HostAnswered", "kind": scripted.kind, "answer": scripted.answer})
+                    kernel.answer(event.request_id, scripted.answer)
+            wanted = []
+            if plan.session_problem:
+                wanted.append("SessionProblem")
+            if plan.refined_title:
+                wanted.append("TitleChanged")
+            if plan.background is not None:
+                lines.append({"event": "HostBackground", "text": plan.background})
+                session.background(plan.background)
+                wanted.append("BackgroundCompleted")
+            found = await outside.wait_for(wanted, label)
+            lines.extend(event_line(found[name], model) for name in _AFTER_TURN if name in found)
+        outside.close()
     return lines
 
 
-def _answers(scenario: Scenario) -> list[tuple[str, str]]:
+class _Outside:
+    """Reads a session's events outside turns: the ones a scenario causes besides its turns."""
+
+    def __init__(self, subscription: Any) -> None:
+        self._sub = subscription
+        self._seen: dict[str, Any] = {}
+
+    async def wait_for(self, names: Sequence[str], label: str) -> dict[str, Any]:
+        """Wait until an event of each of ``names`` arrived (at most 30 s); return and forget them."""
+        import asyncio
+
+        async def read() -> None:
+            while not all(name in self._seen for name in names):
+                event = await anext(self._sub)
+                name = type(event).__name__
+                if name == "TitleChanged" and event.origin != "refined":
+                    continue
+                if name in _AFTER_TURN and event.turn_id is None:
+                    self._seen.setdefault(name, event)
+
+        if names:
+            try:
+                await asyncio.wait_for(read(), 30)
+            except TimeoutError:
+                missing = [n for n in names if n not in self._seen]
+                raise AssertionError(f"{label}: never got {missing}") from None
+        found = {name: self._seen.pop(name) for name in names}
+        return found
+
+    def close(self) -> None:
+        self._sub.close()
+
+
+def _answers(scenario: Scenario) -> list[Answer]:
     """The scripted answers in the order the questions come: a step's own, then those of the
     child agents its ``delegate_task`` calls start."""
-    found: list[tuple[str, str]] = []
+    found: list[Answer] = []
     for turn in scenario.turns:
         for step in turn.steps:
-            found.extend((e.kind, e.answer) for e in step.expect)
+            found.extend(Answer(e.kind, e.answer, e.steer) for e in step.expect)
             for call in step.tool_calls:
                 if call.name != "delegate_task":
                     continue
                 goal = json.loads(call.arguments).get("goal")
                 for sub in scenario.subagents:
                     if sub.goal == goal:
-                        found.extend((e.kind, e.answer) for sub_step in sub.steps for e in sub_step.expect)
+                        found.extend(Answer(e.kind, e.answer, e.steer) for s in sub.steps for e in s.expect)
     return found

@@ -131,6 +131,7 @@ async def open_session(
     parent_session_id: str | None,
     create_cwd: bool,
     branch: BranchSeed | None = None,
+    new: bool = False,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
     from hermes_core.session.live import PROFILES
@@ -164,6 +165,7 @@ async def open_session(
             parent_session_id=parent_session_id,
             create_cwd=create_cwd,
             branch=branch,
+            new=new,
         )
 
 
@@ -181,8 +183,12 @@ async def _open_stored_or_new(
     parent_session_id: str | None,
     create_cwd: bool,
     branch: BranchSeed | None,
+    new: bool,
 ) -> Session:
-    """Take the lease and read (or create) the session; the caller holds the id's lock."""
+    """Take the lease and read (or create) the session; the caller holds the id's lock.
+
+    ``new``: the id was made for this open, so storage cannot hold it and is not read.
+    """
     from hermes_core.session.live import Session
     from hermes_core.storage import NewRow, SessionRecord
 
@@ -194,7 +200,12 @@ async def _open_stored_or_new(
         preparing = asyncio.get_running_loop().run_in_executor(kernel.executor, _prepare_folder, Path(cwd))
         preparing.add_done_callback(_retrieve)  # a stored session never awaits it
     # Both queued at once: storage answers them together (one wake-up instead of two).
-    reading = asyncio.ensure_future(storage.get_session(session_id))
+    reading: asyncio.Future[SessionRecord | None]
+    if new:
+        reading = asyncio.get_running_loop().create_future()
+        reading.set_result(None)
+    else:
+        reading = asyncio.ensure_future(storage.get_session(session_id))
     leasing = asyncio.ensure_future(storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S))
     try:
         holder = await leasing

@@ -106,12 +106,15 @@ class Sessions:
         parent_session_id: str | None = None,
         create_cwd: bool = False,
         branch: BranchSeed | None = None,
+        new: bool = False,
     ) -> Session:
         """Open a stored or live session, or create one; take its writer lease
         (docs/reference/core.md#sessions-and-storage).
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
-        while storage is read.
+        while storage is read. With ``new``, the caller made ``session_id`` for this open (e.g.
+        from 64 random bits), so storage cannot hold it and is not read: only the lease is
+        taken before the session is created.
         """
         return await open_session(
             self._kernel,
@@ -127,6 +130,7 @@ class Sessions:
             parent_session_id=parent_session_id,
             create_cwd=create_cwd,
             branch=branch,
+            new=new,
         )
 
     async def lookup(self, id_or_title: str) -> SessionRecord | None:

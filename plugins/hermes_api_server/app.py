@@ -44,7 +44,11 @@ def build_app(state: ServerState) -> web.Application:
     r.add_post("/v1/runs/{run_id}/steer", runs_http.steer_run)
     r.add_post("/v1/runs/{run_id}/approval", runs_http.run_approval)
     r.add_post("/v1/runs/{run_id}/stop", runs_http.stop_run)
-    from hermes_api_server import browser_control
+    from hermes_api_server import browser_control, keys_http
+
+    r.add_get("/v1/keys", keys_http.list_keys)
+    r.add_post("/v1/keys", keys_http.create_key)
+    r.add_delete("/v1/keys/{key_id}", keys_http.revoke_key)
 
     r.add_post("/v1/browser-control/register", browser_control.register)
     r.add_get("/v1/browser-control/ws", browser_control.connect)

@@ -152,7 +152,11 @@ class _ChatJob:
         state.active_turns += 1
         try:
             async with state.pool.use(
-                self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
+                self.session_id,
+                owner=self.who,
+                channel_key=self.channel,
+                workspace=self.workspace,
+                new=self.target.first,
             ) as session:
                 model_ref, source = self.choice.resolved_for(session)
                 workspace = session.cwd
@@ -216,7 +220,11 @@ class _ChatJob:
         try:
             last: str | None = None
             async with state.pool.use(
-                self.session_id, owner=self.who, channel_key=self.channel, workspace=self.workspace
+                self.session_id,
+                owner=self.who,
+                channel_key=self.channel,
+                workspace=self.workspace,
+                new=self.target.first,
             ) as session:
                 model_ref, source = self.choice.resolved_for(session)
                 warning = await image_warning(

@@ -94,7 +94,7 @@ class ChatIndex:
     async def place(self, target: ChatSession, conv: Conversation, principal: str) -> ChatSession:
         """Give a request that no header placed its session: new, or found by its history."""
         if not any(m.role == "assistant" for m in conv.history):
-            return dataclasses.replace(target, id=new_session_id())
+            return dataclasses.replace(target, id=new_session_id(), first=True)
         pairs = comparable_messages(conv.history)
         key = history_key(target.user, pairs)
         found = await self._sessions(principal, key)
@@ -103,7 +103,7 @@ class ChatIndex:
             return dataclasses.replace(target, id=chosen)
         if found:
             log.info("chat history names %d sessions, none at that point: opening a new one", len(found))
-        return dataclasses.replace(target, id=new_session_id(), seeded=True)
+        return dataclasses.replace(target, id=new_session_id(), seeded=True, first=True)
 
     async def record(
         self,
@@ -127,7 +127,9 @@ class ChatIndex:
             earlier = {history_key(user, p) for p in turn_points(comparable_messages(conv.history))}
         news = sorted(set(earlier) - heads)
         want = 0 if self.mirror is None else CANDIDATES
-        now = await self.store.record_chat(principal, target.id, sorted(heads), news, want)
+        now = await self.store.record_chat(
+            principal, target.id, sorted(heads), news, want, first=target.first
+        )
         if self.mirror is not None:
             self.mirror.recorded(principal, target.id, now, news)
 

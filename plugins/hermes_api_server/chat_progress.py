@@ -14,9 +14,16 @@ One frame serves every reader at once:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from hermes_api_server.chunk_models import (
+    ChunkHead,
+    EmptyDelta,
+    EmptyDeltaChoice,
+    StatusData,
+    StatusEvent,
+    ToolProgressChunk,
+)
 from hermes_api_server.errors import dumps
 from hermes_core import QuestionClosed, SubagentEvent, ToolAnnounced, ToolCompleted, ToolDecision
 
@@ -24,6 +31,8 @@ if TYPE_CHECKING:
     from hermes_core import Event, Kernel
 
 LABEL_CHARS = 200
+
+
 EVENT_NAME = "hermes.tool.progress"
 
 
@@ -31,12 +40,12 @@ class ProgressFrames:
     """Turn one turn's tool and child-agent events into progress frames.
 
     :param kernel: for tool specs (emoji) and the redactor.
-    :param chunk: builds the chunk envelope: ``chunk(delta, finish, **fields)``.
+    :param head: the chunk envelope every frame starts from (id, object, created, model).
     """
 
-    def __init__(self, kernel: Kernel, chunk: Callable[..., dict[str, Any]]) -> None:
+    def __init__(self, kernel: Kernel, head: ChunkHead) -> None:
         self.kernel = kernel
-        self.chunk = chunk
+        self.head = head
         self._titles: dict[str, str] = {}
         self._denied: set[str] = set()
 
@@ -54,18 +63,29 @@ class ProgressFrames:
 
     def frame(self, event: Event) -> str | None:
         """Return the frame of a tool or child-agent event, or None for one that shows nothing."""
+        payload: ToolProgressChunk | None
         if isinstance(event, ToolAnnounced | ToolCompleted):
-            fields = self._tool(event)
+            payload = self._tool(event)
         elif isinstance(event, SubagentEvent) and event.kind in ("start", "complete"):
-            fields = self._subagent(event)
+            payload = self._subagent(event)
         else:
             return None
-        if fields is None:
+        if payload is None:
             return None
-        payload = self.chunk({}, None, **fields)
         return f"event: {EVENT_NAME}\ndata: {dumps(payload)}\n\n"
 
-    def _tool(self, event: ToolAnnounced | ToolCompleted) -> dict[str, Any] | None:
+    def _chunk(self, tool: str, emoji: str, call_id: str, done: bool, title: str) -> ToolProgressChunk:
+        return ToolProgressChunk(
+            **self.head,
+            choices=[EmptyDeltaChoice(index=0, delta=EmptyDelta(), finish_reason=None)],
+            tool=tool,
+            emoji=emoji,
+            toolCallId=call_id,
+            status="completed" if done else "running",
+            event=StatusEvent(type="status", data=StatusData(description=title, done=done)),
+        )
+
+    def _tool(self, event: ToolAnnounced | ToolCompleted) -> ToolProgressChunk | None:
         if event.name.startswith("_"):
             return None
         spec = self.kernel.registry.tools.get(event.name)
@@ -76,57 +96,38 @@ class ProgressFrames:
             # for a tool without one.
             title = f"{emoji} {label or event.name}"
             self._titles[event.call_id] = title
-            return {
-                "tool": event.name,
-                "emoji": emoji,
-                "label": label,
-                "toolCallId": event.call_id,
-                "status": "running",
-                "event": _status(title, done=False),
-            }
+            running = self._chunk(event.name, emoji, event.call_id, False, title)
+            running["label"] = label
+            return running
         denied = event.call_id in self._denied
         title = self._titles.pop(event.call_id, f"{emoji} {event.name}")
         ending = "denied" if denied else "failed" if event.is_error else f"done in {event.duration_s:.1f} s"
-        fields: dict[str, Any] = {
-            "tool": event.name,
-            "emoji": emoji,
-            "toolCallId": event.call_id,
-            "status": "completed",
-            # Not ``error``: the openai SDK aborts the whole stream on any frame whose top-level
-            # ``error`` is truthy, and a failed tool is not a failed stream.
-            "failed": event.is_error,
-            "duration": round(event.duration_s, 3),
-        }
+        done = self._chunk(event.name, emoji, event.call_id, True, f"{title} — {ending}")
+        # Not ``error``: the openai SDK aborts the whole stream on any frame whose top-level
+        # ``error`` is truthy, and a failed tool is not a failed stream.
+        done["failed"] = event.is_error
+        done["duration"] = round(event.duration_s, 3)
         if denied:
-            fields["denied"] = True
-        fields["event"] = _status(f"{title} — {ending}", done=True)
-        return fields
+            done["denied"] = True
+        return done
 
-    def _subagent(self, event: SubagentEvent) -> dict[str, Any]:
+    def _subagent(self, event: SubagentEvent) -> ToolProgressChunk:
         # A child agent shows like a tool: running when it starts, completed when it ends.
         done = event.kind == "complete"
         goal = self.kernel.redactor(event.goal)[:LABEL_CHARS]
-        fields: dict[str, Any] = {
-            "tool": "subagent",
-            "emoji": "🤖",
-            "label": goal,
-            "toolCallId": f"subagent-{event.subagent_id}",
-            "status": "completed" if done else "running",
-            "subagent_id": event.subagent_id,
-            "parent_id": event.parent_id,
-            "depth": event.depth,
-            "task_index": event.task_index,
-            "task_count": event.task_count,
-        }
         title = f"🤖 subagent: {goal}"
+        failed = event.status != "completed"
         if done:
-            failed = event.status != "completed"
-            fields["failed"] = failed
-            fields["duration"] = event.payload.get("duration_s")
             title += " — failed" if failed else " — done"
-        fields["event"] = _status(title, done=done)
-        return fields
-
-
-def _status(description: str, *, done: bool) -> dict[str, Any]:
-    return {"type": "status", "data": {"description": description, "done": done}}
+        payload = self._chunk("subagent", "🤖", f"subagent-{event.subagent_id}", done, title)
+        payload["label"] = goal
+        payload["subagent_id"] = event.subagent_id
+        payload["parent_id"] = event.parent_id
+        payload["depth"] = event.depth
+        payload["task_index"] = event.task_index
+        payload["task_count"] = event.task_count
+        if done:
+            payload["failed"] = failed
+            duration = event.payload.get("duration_s")
+            payload["duration"] = duration if isinstance(duration, int | float) else None
+        return payload

@@ -40,6 +40,7 @@ class ChatSession:
         in the chat index.
     :param user: the frontend's user id, when it sends one.
     :param seeded: a new session for a history the index did not know (opened from the body).
+    :param first: the id was made for this request: the chat index holds nothing of it yet.
     """
 
     id: str
@@ -47,6 +48,7 @@ class ChatSession:
     by_history: bool = False
     user: str | None = None
     seeded: bool = False
+    first: bool = False
 
 
 def is_meta_request(text: str) -> bool:

@@ -5,9 +5,18 @@ reasoning deltas, tool progress, the outcome and ``[DONE]``
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, assert_never, cast
 
 from hermes_api_server.chat_progress import ProgressFrames
+from hermes_api_server.chunk_models import (
+    ChatCompletionChunk,
+    ChunkChoice,
+    ChunkDelta,
+    ChunkError,
+    ChunkHead,
+    ChunkUsage,
+    FinishReason,
+)
 from hermes_api_server.errors import dumps
 from hermes_api_server.outcomes import chat_finish, error_code, hermes_block
 from hermes_api_server.turns import KEEPALIVE_S
@@ -56,7 +65,7 @@ class ChatChunks:
         self.choice = choice
         self.requested = choice.requested
         self.session_id = session_id
-        self._delta_head: str | None = None
+        self._around: list[str] | None = None
         self._sent: list[str] = []
 
     @property
@@ -64,16 +73,18 @@ class ChatChunks:
         """The content streamed so far: what the client will send back as this turn's reply."""
         return "".join(self._sent)
 
-    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
-        chunk: dict[str, Any] = {
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.requested,
-            "choices": [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}],
-        }
-        chunk.update(extra)
-        return chunk
+    @property
+    def head(self) -> ChunkHead:
+        """The envelope every chunk of this stream starts with."""
+        return ChunkHead(
+            id=self.id, object="chat.completion.chunk", created=self.created, model=self.requested
+        )
+
+    def chunk(self, delta: ChunkDelta, finish: FinishReason | None = None) -> ChatCompletionChunk:
+        """Return a chunk whose one choice carries ``delta`` (and ``finish`` on the last)."""
+        return ChatCompletionChunk(
+            **self.head, choices=[ChunkChoice(index=0, delta=delta, finish_reason=finish)]
+        )
 
     async def pump(
         self,
@@ -88,10 +99,10 @@ class ChatChunks:
         loop = asyncio.get_running_loop()
         # The head and the role chunk leave with the first frame (one packet on the path to the
         # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
-        head: str | None = _frame(self.chunk({"role": "assistant"}))
+        head: str | None = _frame(self.chunk(ChunkDelta(role="assistant")))
         head_by = loop.time() + HEAD_WAIT_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
-        progress = ProgressFrames(self.state.kernel, self.chunk) if settings.tool_progress_events else None
+        progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
         while True:
             wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
             batch = await pump.next(wait)
@@ -160,28 +171,21 @@ class ChatChunks:
         """Turn pending text and reasoning into one content chunk."""
         text, reasoning = deltas.take()
         if text is not None or reasoning is not None:
-            # The same bytes as _frame(self.chunk(delta)), without building and encoding the
-            # whole chunk for every delta: only the delta's strings are encoded.
+            # The same bytes as _frame(self.chunk(ChunkDelta(content=…, reasoning_content=…))),
+            # without building and encoding the whole chunk for every delta: the chunk around
+            # an empty delta is encoded once and split where the delta's fields go.
             fields: list[str] = []
             if text is not None:
                 self._sent.append(text)
                 fields.append('"content":' + dumps(text))
             if reasoning is not None:
                 fields.append('"reasoning_content":' + dumps(reasoning))
-            head = self._delta_head
-            if head is None:
-                head = self._delta_head = "".join(
-                    (
-                        'data: {"id":',
-                        dumps(self.id),
-                        ',"object":"chat.completion.chunk","created":',
-                        str(self.created),
-                        ',"model":',
-                        dumps(self.requested),
-                        ',"choices":[{"index":0,"delta":{',
-                    )
-                )
-            out.append(head + ",".join(fields) + '},"finish_reason":null}]}\n\n')
+            around = self._around
+            if around is None:
+                around = self._around = _frame(self.chunk(ChunkDelta())).split('"delta":{}', 1)
+                around[0] += '"delta":{'
+                around[1] = "}" + around[1]
+            out.append(around[0] + ",".join(fields) + around[1])
 
     def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
         finish, block, _ = chat_finish(done)
@@ -196,32 +200,32 @@ class ChatChunks:
             if done.outcome.status == "interrupted":
                 block["error_code"] = "interrupted"
         usage = done.turn_usage
-        usage_obj = {
-            "prompt_tokens": usage.input,
-            "completion_tokens": usage.output,
-            "total_tokens": usage.total or usage.input + usage.output,
-        }
-        extra: dict[str, Any] = {}
+        usage_obj = ChunkUsage(
+            prompt_tokens=usage.input,
+            completion_tokens=usage.output,
+            total_tokens=usage.total or usage.input + usage.output,
+        )
+        last = self.chunk(ChunkDelta(), cast("FinishReason", finish))
         if finish != "stop" or done.warnings:  # a complete turn only needs it to carry warnings
-            extra["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
+            last["hermes"] = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
+        frames: list[str] = []
         if finish == "error":
             message = self.state.kernel.redactor(done.outcome.message or "The agent turn failed")
-            extra["error"] = {"message": message, "type": "server_error"}
+            last["error"] = ChunkError(message=message, type="server_error")
+            frames.append(error_line(last["error"]))
         if not include_usage:
-            extra["usage"] = usage_obj
-        frames = [_frame(self.chunk({}, finish, **extra))]
-        if "error" in extra:
-            frames.insert(0, error_line(extra["error"]))
+            last["usage"] = usage_obj
+        frames.append(_frame(last))
         if include_usage:
-            frames.append(_frame(self.chunk(None, usage=usage_obj)))
+            frames.append(_frame(ChatCompletionChunk(**self.head, choices=[], usage=usage_obj)))
         return frames
 
 
-def _frame(payload: dict[str, Any]) -> str:
+def _frame(payload: ChatCompletionChunk) -> str:
     return "data: " + dumps(payload) + "\n\n"
 
 
-def error_line(error: dict[str, Any]) -> str:
+def error_line(error: ChunkError) -> str:
     """Return the error as a bare JSON line before the final chunk, for frontends that store it.
 
     Open WebUI keeps a streamed error with the message (so it survives a reload) only from a

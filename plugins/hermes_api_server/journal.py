@@ -13,22 +13,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_api_server.errors import dumps
+from hermes_api_server.run_event_models import StreamGap
 
 MAX_SUBSCRIBERS = 32
 
 
 def gap_frame(run_id: str, first: int, last: int) -> str:
     """Return the id-less ``stream.gap`` frame for seqs ``first`` to ``last``."""
-    payload = {
-        "event": "stream.gap",
-        "run_id": run_id,
-        "timestamp": time.time(),
-        "from_seq": first,
-        "to_seq": last,
-    }
+    payload = StreamGap(event="stream.gap", run_id=run_id, timestamp=time.time(), from_seq=first, to_seq=last)
     return "data: " + dumps(payload) + "\n\n"
 
 
@@ -72,14 +68,14 @@ class Journal:
     def oldest_seq(self) -> int:
         return self.events[0][0] if self.events else self.next_seq
 
-    def payload(self, event: str, fields: dict[str, Any], ts: float | None = None) -> dict[str, Any]:
+    def payload(self, event: str, fields: Mapping[str, Any], ts: float | None = None) -> dict[str, Any]:
         """Return the payload the next event would have (its seq is the next one)."""
         seq = self.next_seq
         stamp = time.time() if ts is None else ts
         return {"event": event, "run_id": self.run_id, "seq": seq, "timestamp": stamp, **fields}
 
     def append(
-        self, event: str, fields: dict[str, Any], ts: float | None = None, *, terminal: bool = False
+        self, event: str, fields: Mapping[str, Any], ts: float | None = None, *, terminal: bool = False
     ) -> dict[str, Any]:
         """Number and store an event; wake every subscriber; return the payload."""
         return self.add(self.payload(event, fields, ts), terminal=terminal)

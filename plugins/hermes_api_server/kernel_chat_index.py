@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core import Expect
 
 if TYPE_CHECKING:
-    from hermes_core import RecordSpace
+    from hermes_core import RecordSpace, StoredRecord
 
 #: How many sessions one key's record remembers (the lookup weighs fewer, see ``CANDIDATES``).
 KEPT = 32
@@ -63,13 +63,24 @@ class KernelChatIndex:
         return [(str(e[0]), bool(e[1])) for e in entries if float(e[2]) >= since][:limit]
 
     async def record(
-        self, principal: str, session_id: str, heads: Sequence[str], earlier: Sequence[str], limit: int
+        self,
+        principal: str,
+        session_id: str,
+        heads: Sequence[str],
+        earlier: Sequence[str],
+        limit: int,
+        *,
+        first: bool = False,
     ) -> dict[str, Found]:
         """Make ``heads`` the session's latest points and add the missing ``earlier`` keys;
-        with ``limit``, return what each head key names afterwards."""
+        with ``limit``, return what each head key names afterwards.
+
+        :param first: nothing of the session was recorded before, so it has no heads record to
+            read (a new stateless chat's first turn: three storage calls for its one key).
+        """
         now = time.time()
         heads_key = _digest(principal, session_id)
-        previous = await self._heads.get(heads_key)
+        previous = None if first else await self._heads.get(heads_key)
         old = [k for k in (previous.value.get("heads", []) if previous else []) if k not in heads]
         named: dict[str, Found] = {}
         for key in heads:
@@ -89,10 +100,27 @@ class KernelChatIndex:
         await self._keys.evict(keep=max_entries)
 
     async def _change(self, principal: str, key: str, change: Callable[[Entries], Entries | None]) -> Entries:
-        """Apply ``change`` to the key's entries (None: leave them) and return what is stored."""
+        """Apply ``change`` to the key's entries (None: leave them) and return what is stored.
+
+        A change that makes entries of nothing starts with a claim: it inserts the key when
+        absent (the usual case: most keys a turn end writes are new), and otherwise hands back
+        the record as a read would, unchanged. One storage call fewer per new key.
+        """
         rkey = _digest(principal, key)
+        record: StoredRecord | None = None
+        claimed = False
+        start = change([])
+        if start is not None:
+            value = {"s": start[:KEPT]}
+            claim = await self._keys.claim(rkey, value, owner="api", ttl_s=self.ttl_s)
+            if claim.won:
+                await self._keys.release(rkey, expect=Expect(owner="api"), ttl_s=self.ttl_s)
+                return value["s"]
+            record, claimed = claim.record, True
         for _ in range(_TRIES):
-            record = await self._keys.get(rkey)
+            if not claimed:
+                record = await self._keys.get(rkey)
+            claimed = False
             entries: Entries = record.value.get("s", []) if record else []
             new = change([list(e) for e in entries])
             if new is None:

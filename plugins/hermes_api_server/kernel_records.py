@@ -336,10 +336,17 @@ class KernelApiRecords:
         return await self._chats.sessions(principal, key, ttl_s, limit)
 
     async def record_chat(
-        self, principal: str, session_id: str, heads: Sequence[str], earlier: Sequence[str], limit: int = 0
+        self,
+        principal: str,
+        session_id: str,
+        heads: Sequence[str],
+        earlier: Sequence[str],
+        limit: int = 0,
+        *,
+        first: bool = False,
     ) -> dict[str, list[tuple[str, bool]]]:
         """Make ``heads`` the session's latest points; add the ``earlier`` keys that are missing."""
-        return await self._chats.record(principal, session_id, heads, earlier, limit)
+        return await self._chats.record(principal, session_id, heads, earlier, limit, first=first)
 
     async def sweep_chat_index(self, ttl_s: float, max_entries: int) -> None:
         """Drop expired keys, then the least recently recorded past ``max_entries``."""

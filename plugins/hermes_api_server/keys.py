@@ -39,23 +39,32 @@ class KeyRing:
         :param header: the raw header value.
         :returns: ``principal:<32 hex>`` or None.
         """
-        if not header:
+        token = bearer_token(header)
+        if token is None:
             return None
-        scheme, _, token = header.strip().partition(" ")
-        if scheme.lower() != "bearer":
-            return None
-        token = token.strip()
-        if not token:
-            return None
-        try:
-            raw = token.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
+        raw = token.encode("utf-8")
         found: bytes | None = None
         for key in self.keys:
             if hmac.compare_digest(raw, key):
                 found = key
         return principal_of(found) if found is not None else None
+
+
+def bearer_token(header: str | None) -> str | None:
+    """Return the token of ``Authorization: Bearer <token>`` (UTF-8 encodable), else None."""
+    if not header:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    token = token.strip()
+    if not token:
+        return None
+    try:
+        token.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return token
 
 
 def principal_of(key: bytes) -> str:

@@ -11,20 +11,19 @@ from typing import Any, cast
 
 from aiohttp import web
 
+from hermes_api_server.access import authenticate, check_scope
 from hermes_api_server.console.auth import is_console_path, same_origin
 from hermes_api_server.errors import ApiError, error_response
 from hermes_api_server.proxies import networks_of, unwrap
-from hermes_api_server.state import PRINCIPAL_KEY, get_state
+from hermes_api_server.state import CALLER_KEY, get_state, set_caller
 from hermes_api_server.trace_context import CALLER_TRACE
-from hermes_core import StorageUnavailable
+from hermes_core import StorageUnavailable, access_scopes
 
 log = logging.getLogger("hermes.api")
 access_log = logging.getLogger("hermes.api.access")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-AUTH_FREE = frozenset({"/health", "/v1/health", "/openapi.json"})
-TICKET_PATHS = frozenset({"/v1/browser-control/ws"})
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
@@ -65,10 +64,6 @@ def _unauthorized() -> ApiError:
         "Invalid or missing API key",
         headers={"WWW-Authenticate": 'Bearer realm="hermes"'},
     )
-
-
-def _is_public(request: web.Request) -> bool:
-    return request.method in ("GET", "HEAD") and request.path in AUTH_FREE
 
 
 def translate_http(exc: web.HTTPException) -> ApiError:
@@ -139,7 +134,8 @@ async def front_middleware(request: web.Request, handler: Handler) -> web.Stream
             # reading had its status sent already; otherwise nothing was answered.
             status = request.get(SENT_STATUS_KEY, CLIENT_CLOSED)
         state.last_request_at = time.time()
-        who = str(request.get(PRINCIPAL_KEY, "-")).removeprefix("principal:")[:8]
+        found = request.get(CALLER_KEY)
+        who = found.key_id.removeprefix("principal:")[:8] if found is not None else "-"
         access_log.info(
             "%s %s %s %.1fms %s",
             request.method,
@@ -174,16 +170,24 @@ async def _front(request: web.Request, handler: Handler) -> web.StreamResponse:
                 )
             if int(raw_length) > state.settings.max_body_bytes:
                 raise ApiError(413, "body_too_large", "Request body is too large")
-    missing = request.match_info.http_exception
+    match = request.match_info
+    missing = match.http_exception
     if missing is not None and missing.status == 404:
         # An unknown path is a 404 with or without a key (the route list is public anyway:
         # /openapi.json); a known path still asks for the key before anything else.
         raise ApiError(404, "not_found", "Not found")
-    if not _is_public(request) and request.path not in TICKET_PATHS and not console:
-        who = state.keyring.principal_for(request.headers.get("Authorization"))
-        if who is None:
-            raise _unauthorized()
-        request[PRINCIPAL_KEY] = who
+    if console:
+        return await handler(request)  # the console checks its sign-in and the scope itself
+    template = "" if missing is not None else match.route.resource.canonical  # type: ignore[union-attr]
+    scope = None if missing is not None else access_scopes.route_scope(request.method, template)
+    if scope == access_scopes.PUBLIC:
+        return await handler(request)
+    who = await authenticate(state, request.headers.get("Authorization"))
+    if who is None:
+        raise _unauthorized()
+    set_caller(request, who)
+    if missing is None:  # a 405 is answered by the router, after the key was checked
+        check_scope(who, scope, request.method, template)
     return await handler(request)
 
 

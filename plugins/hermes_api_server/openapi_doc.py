@@ -1,21 +1,20 @@
 """Build the static OpenAPI 3.1 document (docs/reference/api-server.md#get-openapijson): every route, its
 operationId, statuses and schemas.
 
-Request and response schemas come from the pydantic models in ``request_models``,
-``response_models`` and ``response_models_runs``, converted with pydantic's JSON Schema generator
-when the document is built.
+The schemas of the bodies and stream payloads are :mod:`hermes_api_server.openapi_schemas`'.
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 from typing import Any
+
+from hermes_api_server.openapi_schemas import OBJECT, SSE_EVENTS, component_schemas
 
 ERROR_STATUSES = {
     "400": "Bad request",
     "401": "Missing or invalid API key",
-    "403": "Origin not allowed",
+    "403": "Origin not allowed, or the key lacks the route's scope",
     "404": "Not found",
     "405": "Method not allowed",
     "409": "Conflict",
@@ -25,50 +24,11 @@ ERROR_STATUSES = {
     "502": "The agent failed before producing text",
     "503": "Draining",
 }
-OBJECT = {"type": "object", "additionalProperties": True}
 SSE_FRAME = {
     "type": "object",
     "additionalProperties": True,
     "properties": {"data": {"type": "string"}, "event": {"type": "string"}, "id": {"type": "string"}},
 }
-RESPONSE_EVENTS = (
-    "response.output_item.added",
-    "response.function_call_arguments.done",
-    "response.content_part.added",
-    "response.output_text.delta",
-    "response.reasoning_text.delta",
-    "response.reasoning_text.done",
-    "response.output_text.done",
-    "response.content_part.done",
-    "response.output_item.done",
-)
-RESPONSE_LIFECYCLE = ("response.created", "response.in_progress", "response.completed", "response.failed")
-RUN_EVENTS = (
-    "run.started",
-    "message.delta",
-    "reasoning.delta",
-    "tool.started",
-    "tool.progress",
-    "tool.completed",
-    "approval.request",
-    "approval.responded",
-    "approval.expired",
-    "run.steered",
-    "run.steer_delivered",
-    "subagent.spawn_requested",
-    "subagent.start",
-    "subagent.progress",
-    "subagent.thinking",
-    "subagent.tool",
-    "subagent.complete",
-    "run.stopping",
-    "run.completed",
-    "run.failed",
-    "run.cancelled",
-    "run.interrupted",
-)
-
-
 CHAT_STREAM_NOTE = (
     "With stream: data frames are chat.completion.chunk objects, then data: [DONE]. Named "
     "hermes.tool.progress frames carry a chunk whose one choice has an empty delta, the progress "
@@ -82,59 +42,6 @@ CHAT_STREAM_NOTE = (
 
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
-
-
-SSE_EVENTS: dict[str, dict[str, dict[str, str]]] = {
-    "createChatCompletion": {
-        "chat.completion.chunk": _ref("ChatCompletionChunk"),
-        "hermes.tool.progress": _ref("ToolProgressChunk"),
-    },
-    "createResponse": {
-        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
-        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
-    },
-    "retrieveResponse": {
-        **{name: _ref("ResponseLifecycleEvent") for name in RESPONSE_LIFECYCLE},
-        **{name: _ref("ResponseStreamEvent") for name in RESPONSE_EVENTS},
-    },
-    "streamRunEvents": {**{name: _ref("RunEvent") for name in RUN_EVENTS}, "stream.gap": _ref("StreamGap")},
-}
-
-
-def _inline(schema: Any, defs: dict[str, Any]) -> Any:
-    """Return ``schema`` with every components ``$ref`` replaced by its target (no cycles here)."""
-    if isinstance(schema, dict):
-        ref = schema.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
-            return _inline(defs[ref.rsplit("/", 1)[1]], defs)
-        return {key: _inline(value, defs) for key, value in schema.items()}
-    if isinstance(schema, list):
-        return [_inline(item, defs) for item in schema]
-    return schema
-
-
-@functools.cache
-def _schemas() -> dict[str, Any]:
-    """Return ``components.schemas``: the request and response models' JSON Schemas.
-
-    Built once per process from the pydantic models, so the document stays the same everywhere.
-    """
-    from pydantic.json_schema import models_json_schema
-
-    from hermes_api_server.request_models import REQUEST_MODELS
-    from hermes_api_server.response_models import RESPONSE_MODELS
-    from hermes_api_server.response_models_items import ITEM_MODELS
-    from hermes_api_server.response_models_runs import RUN_MODELS
-
-    models = [*REQUEST_MODELS.values(), *RESPONSE_MODELS, *ITEM_MODELS, *RUN_MODELS]
-    _, top = models_json_schema(
-        [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
-    )
-    defs: dict[str, Any] = dict(top.get("$defs", {}))
-    # The envelope is self-contained so that clients can validate an error without the document.
-    defs["Error"] = _inline(defs["Error"], defs)
-    defs["Object"] = OBJECT
-    return defs
 
 
 def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
@@ -416,6 +323,10 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
             )
         },
     }
+    from hermes_api_server.openapi_keys import key_paths, stamp_scopes
+
+    paths.update(key_paths())
+    stamp_scopes(paths)
     for path in ("/v1/browser-control/register", "/v1/browser-control/ws"):
         for op in paths[path].values():
             op["x-hermes-opt-in"] = True
@@ -438,7 +349,7 @@ def build_document(version: str = "0.1.0") -> dict[str, Any]:
         "paths": copy.deepcopy(paths),
         "components": {
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
-            "schemas": copy.deepcopy(_schemas()),
+            "schemas": copy.deepcopy(component_schemas()),
             "responses": responses,
         },
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.run_event_models import RunEndFields, RunUsage
 from hermes_core import redact
 
 if TYPE_CHECKING:
@@ -97,12 +98,11 @@ def responses_status(done: TurnCompleted) -> tuple[str, dict[str, Any] | None, d
     return "failed", {"code": code, "message": message}, None
 
 
-def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, dict[str, Any]]:
+def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, RunEndFields]:
     """Return (status, terminal fields) of a run (docs/reference/api-server.md#run-lifecycle)."""
     outcome = done.outcome
     reason = outcome.reason
-    usage = usage_dict(done)
-    fields: dict[str, Any] = {"output": done.text, "usage": usage}
+    fields = RunEndFields(output=done.text, usage=usage_dict(done))
     if done.pending_steer:
         fields["pending_steer"] = done.pending_steer
     if done.warnings:
@@ -116,37 +116,37 @@ def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, dict[str, Any
         exit_reason = code
         if reason == "iteration_cap" and outcome.cap:
             exit_reason = f"max_iterations_reached({outcome.cap[0]}/{outcome.cap[1]})"
-        fields.update(
-            error=redact(outcome.message or code), partial=True, error_code=code, turn_exit_reason=exit_reason
-        )
+        fields["error"] = redact(outcome.message or code)
+        fields["partial"] = True
+        fields["error_code"] = code
+        fields["turn_exit_reason"] = exit_reason
         return "failed", fields
     if reason == "refusal":
-        fields.update(partial=False, error_code="refusal", turn_exit_reason="refusal")
+        fields["partial"] = False
+        fields["error_code"] = "refusal"
+        fields["turn_exit_reason"] = "refusal"
         return "failed", fields
     if reason == "interrupted_by_user" or (stopped and outcome.status == "interrupted"):
-        fields.update(interrupted=True, turn_exit_reason="interrupted_by_user")
+        fields["interrupted"] = True
+        fields["turn_exit_reason"] = "interrupted_by_user"
         return "cancelled", fields
     if reason == "interrupted_by_system":
-        fields.update(
-            error="The server shut down before this run settled.",
-            interrupted=True,
-            turn_exit_reason="interrupted_by_system(shutdown)",
-        )
+        fields["error"] = "The server shut down before this run settled."
+        fields["interrupted"] = True
+        fields["turn_exit_reason"] = "interrupted_by_system(shutdown)"
         return "interrupted", fields
-    fields.update(
-        error=redact(outcome.message or "The agent turn failed"),
-        partial=bool(outcome.partial),
-        error_code=error_code(outcome),
-        turn_exit_reason="error",
-    )
+    fields["error"] = redact(outcome.message or "The agent turn failed")
+    fields["partial"] = bool(outcome.partial)
+    fields["error_code"] = error_code(outcome)
+    fields["turn_exit_reason"] = "error"
     return "failed", fields
 
 
-def usage_dict(done: TurnCompleted) -> dict[str, int]:
+def usage_dict(done: TurnCompleted) -> RunUsage:
     """Return Responses-style usage of a turn."""
     usage = done.turn_usage
-    return {
-        "input_tokens": usage.input,
-        "output_tokens": usage.output,
-        "total_tokens": usage.total or usage.input + usage.output,
-    }
+    return RunUsage(
+        input_tokens=usage.input,
+        output_tokens=usage.output,
+        total_tokens=usage.total or usage.input + usage.output,
+    )

@@ -16,6 +16,7 @@ from hermes_core import InvalidValue, SeedMessage, SessionBusy, SessionInUse, Wo
 from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
+    from hermes_api_server.session_owners import SessionOwners
     from hermes_core import Kernel, Session
 
 log = logging.getLogger("hermes.api")
@@ -66,6 +67,8 @@ class SessionPool:
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         # How many sessions may be opening at once (see OPENING_AT_ONCE).
         self._opening = asyncio.Semaphore(OPENING_AT_ONCE)
+        #: Who may open which session (tenants); None in unit tests without records.
+        self.owners: SessionOwners | None = None
         # Released sessions waiting for their background children to end before closing.
         self._waiting: set[asyncio.Task[None]] = set()
 
@@ -87,6 +90,7 @@ class SessionPool:
         channel_key: str | None,
         workspace: Path | None,
         seed: Sequence[SeedMessage],
+        new: bool = False,
     ) -> Session:
         live = self.kernel.live_session(session_id)
         if live is not None and live.lineage is None:
@@ -107,6 +111,7 @@ class SessionPool:
                 channel_key=channel_key,
                 seed=seed,
                 create_cwd=chosen is None,
+                new=new,
             )
             if workspace is None and session.cwd != cwd and not session.cwd.is_dir():
                 await self._move_in(session, cwd)
@@ -153,14 +158,26 @@ class SessionPool:
         channel_key: str | None = None,
         workspace: Path | None = None,
         seed: Sequence[SeedMessage] = (),
+        new: bool = False,
     ) -> AsyncIterator[Session]:
-        """Hold a session open (and its lease) for the duration of the block."""
+        """Hold a session open (and its lease) for the duration of the block.
+
+        :param new: the id was made for this request (a new stateless chat): storage is not
+            read for it.
+        """
         async with self._lock(session_id):
+            if self.owners is not None:
+                await self.owners.check(session_id, owner, self.exists)
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
             async with gate:
                 session = await self._open(
-                    session_id, owner=owner, channel_key=channel_key, workspace=workspace, seed=seed
+                    session_id,
+                    owner=owner,
+                    channel_key=channel_key,
+                    workspace=workspace,
+                    seed=seed,
+                    new=new,
                 )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:

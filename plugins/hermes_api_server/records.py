@@ -109,11 +109,19 @@ class ApiRecords(Protocol):
         ...
 
     async def record_chat(
-        self, principal: str, session_id: str, heads: Sequence[str], earlier: Sequence[str], limit: int = 0
+        self,
+        principal: str,
+        session_id: str,
+        heads: Sequence[str],
+        earlier: Sequence[str],
+        limit: int = 0,
+        *,
+        first: bool = False,
     ) -> dict[str, list[tuple[str, bool]]]:
         """Make ``heads`` the session's latest points; add the ``earlier`` keys that are missing.
         With ``limit`` > 0, return what each head key names afterwards (as :meth:`chat_sessions`,
-        for a caller that mirrors the index); else ``{}``."""
+        for a caller that mirrors the index); else ``{}``. ``first``: nothing of this session
+        was recorded before (it has no latest points to demote)."""
         ...
 
     async def sweep_chat_index(self, ttl_s: float, max_entries: int) -> None:

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from hermes_api_server.errors import ApiError, dumps, invalid
 from hermes_api_server.response_builder import ResponseBuilder
+from hermes_api_server.response_events import ResponseLifecycleEvent, StreamEvent, terminal_kind
 from hermes_api_server.run_log import PAGE, REPLAY_MAX
 from hermes_api_server.sse import ClientGone, SseWriter
 from hermes_core import LogGap, TurnCompleted, TurnStarted
@@ -48,11 +49,11 @@ CURSOR_DIGITS = 18
 class Frames:
     """The stream events of a background response running here, and a wake-up for readers."""
 
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[StreamEvent] = field(default_factory=list)
     ended: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def add(self, events: list[dict[str, Any]], *, end: bool = False) -> None:
+    def add(self, events: list[StreamEvent], *, end: bool = False) -> None:
         self.events.extend(events)
         self.ended = self.ended or end
         wake, self._wake = self._wake, asyncio.Event()
@@ -86,13 +87,11 @@ def parse_starting_after(raw: str | None) -> int:
     return int(value)
 
 
-def terminal_of(obj: dict[str, Any], seq: int) -> dict[str, Any]:
+def terminal_of(obj: dict[str, Any], seq: int) -> ResponseLifecycleEvent:
     """The terminal stream event of a settled object (as ``ResponseBuilder.terminal_event``)."""
-    status = obj.get("status")
-    kind = "response.failed" if status == "failed" else "response.completed"
-    if status in ("incomplete", "cancelled"):
-        kind = "response.incomplete"
-    return {"type": kind, "sequence_number": seq, "response": public(obj)}
+    return ResponseLifecycleEvent(
+        type=terminal_kind(obj.get("status")), sequence_number=seq, response=public(obj)
+    )
 
 
 def builder_for(state: ServerState, obj: dict[str, Any]) -> ResponseBuilder:
@@ -110,7 +109,7 @@ def builder_for(state: ServerState, obj: dict[str, Any]) -> ResponseBuilder:
 
 async def rebuild(
     state: ServerState, record: dict[str, Any]
-) -> tuple[ResponseBuilder, list[dict[str, Any]], bool]:
+) -> tuple[ResponseBuilder, list[StreamEvent], bool]:
     """Feed the response's turn, read back from the session's event log, to a fresh builder.
 
     :returns: the builder, the stream events up to (not including) the terminal one, and

@@ -11,6 +11,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, assert_never
 
 from hermes_api_server.outcomes import responses_status, usage_dict
+from hermes_api_server.response_events import (
+    ResponseLifecycleEvent,
+    StreamEvent,
+    StreamEvents,
+    terminal_kind,
+    text_part,
+)
+from hermes_api_server.run_event_models import RunUsage
 from hermes_core import (
     BackgroundCompleted,
     DeltaCoalescer,
@@ -60,7 +68,7 @@ class ResponseBuilder:
         self.show_reasoning = show_reasoning
         self.created_at = int(time.time())
         self.output: list[dict[str, Any]] = []
-        self.seq = 0
+        self.events = StreamEvents()
         self._message: dict[str, Any] | None = None
         self._message_index = -1
         self._reasoning: dict[str, Any] | None = None
@@ -69,12 +77,12 @@ class ResponseBuilder:
         self.status = "in_progress"
         self.error: dict[str, Any] | None = None
         self.incomplete: dict[str, Any] | None = None
-        self.usage: dict[str, int] | None = None
+        self.usage: RunUsage | None = None
         self.hermes: dict[str, Any] = {}
         self.saw_text = False
         # Text and reasoning deltas already queued leave as one delta event each (see feed_batch).
         self._deltas = DeltaCoalescer(self._on_deltas, keep_reasoning=show_reasoning, split_kinds=True)
-        self._out: list[dict[str, Any]] = []
+        self._out: list[StreamEvent] = []
         #: Set for a background response: item ids follow from the response id, so a stream
         #: rebuilt from the event log names the same items (see ``response_background``).
         self.stable_ids = False
@@ -113,110 +121,63 @@ class ResponseBuilder:
         }
         return obj
 
-    def _event(self, kind: str, **payload: Any) -> dict[str, Any]:
-        event = {"type": kind, "sequence_number": self.seq, **payload}
-        self.seq += 1
-        return event
-
-    def start(self) -> list[dict[str, Any]]:
+    def start(self) -> list[StreamEvent]:
         """Return ``response.created`` and ``response.in_progress``."""
         snap = self.snapshot()
         return [
-            self._event("response.created", response=snap),
-            self._event("response.in_progress", response=snap),
+            self.events.lifecycle("response.created", snap),
+            self.events.lifecycle("response.in_progress", snap),
         ]
 
-    def _close_message(self, out: list[dict[str, Any]]) -> None:
+    def _close_message(self, out: list[StreamEvent]) -> None:
         msg = self._message
         if msg is None:
             return
         text = msg["content"][0]["text"]
         index = self._message_index
-        out.append(
-            self._event(
-                "response.output_text.done",
-                item_id=msg["id"],
-                output_index=index,
-                content_index=0,
-                text=text,
-                logprobs=[],
-            )
-        )
-        out.append(
-            self._event(
-                "response.content_part.done",
-                item_id=msg["id"],
-                output_index=index,
-                content_index=0,
-                part={"type": "output_text", "text": text, "annotations": []},
-            )
-        )
+        out.append(self.events.text_done(msg["id"], index, text))
+        out.append(self.events.part("done", msg["id"], index, text))
         msg["status"] = "completed"
-        out.append(self._event("response.output_item.done", output_index=index, item=dict(msg)))
+        out.append(self.events.item("done", index, msg))
         self._message = None
 
-    def _close_reasoning(self, out: list[dict[str, Any]]) -> None:
+    def _close_reasoning(self, out: list[StreamEvent]) -> None:
         item = self._reasoning
         if item is None:
             return
         text = item["content"][0]["text"]
         index = self._reasoning_index
-        out.append(
-            self._event(
-                "response.reasoning_text.done",
-                item_id=item["id"],
-                output_index=index,
-                content_index=0,
-                text=text,
-            )
-        )
+        out.append(self.events.reasoning_done(item["id"], index, text))
         item["status"] = "completed"
-        out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+        out.append(self.events.item("done", index, item))
         self._reasoning = None
 
-    def _open_message(self, out: list[dict[str, Any]]) -> dict[str, Any]:
+    def _open_message(self, out: list[StreamEvent]) -> dict[str, Any]:
         self._close_reasoning(out)
-        msg = {
+        msg: dict[str, Any] = {
             "id": self._new_id("msg"),
             "type": "message",
             "status": "in_progress",
             "role": "assistant",
-            "content": [{"type": "output_text", "text": "", "annotations": []}],
+            "content": [text_part("")],
         }
         self.output.append(msg)
         self._message = msg
         self._message_index = len(self.output) - 1
         added = dict(msg, content=[])
-        out.append(self._event("response.output_item.added", output_index=self._message_index, item=added))
-        out.append(
-            self._event(
-                "response.content_part.added",
-                item_id=msg["id"],
-                output_index=self._message_index,
-                content_index=0,
-                part={"type": "output_text", "text": "", "annotations": []},
-            )
-        )
+        out.append(self.events.item("added", self._message_index, added))
+        out.append(self.events.part("added", msg["id"], self._message_index, ""))
         return msg
 
-    def _text(self, text: str, out: list[dict[str, Any]]) -> None:
+    def _text(self, text: str, out: list[StreamEvent]) -> None:
         if not text:
             return
         msg = self._message or self._open_message(out)
         msg["content"][0]["text"] += text
         self.saw_text = True
-        out.append(
-            self._event(
-                "response.output_text.delta",
-                item_id=msg["id"],
-                output_index=self._message_index,
-                content_index=0,
-                delta=text,
-                logprobs=[],
-            )
-        )
+        out.append(self.events.text_delta(msg["id"], self._message_index, text))
 
-    def _reason(self, text: str, out: list[dict[str, Any]]) -> None:
+    def _reason(self, text: str, out: list[StreamEvent]) -> None:
         if not self.show_reasoning or not text:
             return
         item = self._reasoning
@@ -232,21 +193,11 @@ class ResponseBuilder:
             self.output.append(item)
             self._reasoning = item
             self._reasoning_index = len(self.output) - 1
-            out.append(
-                self._event("response.output_item.added", output_index=self._reasoning_index, item=dict(item))
-            )
+            out.append(self.events.item("added", self._reasoning_index, item))
         item["content"][0]["text"] += text
-        out.append(
-            self._event(
-                "response.reasoning_text.delta",
-                item_id=item["id"],
-                output_index=self._reasoning_index,
-                content_index=0,
-                delta=text,
-            )
-        )
+        out.append(self.events.reasoning_delta(item["id"], self._reasoning_index, text))
 
-    def feed_batch(self, events: list[AnyEvent]) -> list[dict[str, Any]]:
+    def feed_batch(self, events: list[AnyEvent]) -> list[StreamEvent]:
         """Consume events that are already there; return the stream events they produce.
 
         Adjacent deltas of one kind become one ``response.output_text.delta`` (or reasoning
@@ -269,9 +220,9 @@ class ResponseBuilder:
         if text is not None:
             self._text(text, self._out)
 
-    def feed(self, event: AnyEvent) -> list[dict[str, Any]]:
+    def feed(self, event: AnyEvent) -> list[StreamEvent]:
         """Consume one core event; return the stream events it produces."""
-        out: list[dict[str, Any]] = []
+        out: list[StreamEvent] = []
         match event:
             case TextDelta():
                 self._text(event.text, out)
@@ -294,23 +245,15 @@ class ResponseBuilder:
                 self.output.append(item)
                 index = len(self.output) - 1
                 self._calls[event.call_id] = index
-                out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
-                out.append(
-                    self._event(
-                        "response.function_call_arguments.done",
-                        item_id=item["id"],
-                        output_index=index,
-                        name=event.name,
-                        arguments=item["arguments"],
-                    )
-                )
+                out.append(self.events.item("added", index, item))
+                out.append(self.events.arguments_done(item["id"], index, event.name, item["arguments"]))
             case ToolCompleted():
                 self._close_message(out)
                 index = self._calls.pop(event.call_id, -1)
                 if index >= 0:
                     call = self.output[index]
                     call["status"] = "completed"
-                    out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
+                    out.append(self.events.item("done", index, call))
                 item = {
                     "id": self._new_id("fco"),
                     "type": "function_call_output",
@@ -320,8 +263,8 @@ class ResponseBuilder:
                 }
                 self.output.append(item)
                 index = len(self.output) - 1
-                out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
-                out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+                out.append(self.events.item("added", index, item))
+                out.append(self.events.item("done", index, item))
             case SubagentEvent(kind="start" | "complete"):
                 self._subagent(event, out)
             case TurnCompleted():
@@ -357,7 +300,7 @@ class ResponseBuilder:
                 assert_never(event)
         return out
 
-    def _subagent(self, event: SubagentEvent, out: list[dict[str, Any]]) -> None:
+    def _subagent(self, event: SubagentEvent, out: list[StreamEvent]) -> None:
         """Show a child agent the way a tool is shown: a ``subagent`` function call when it
         starts, done with a ``function_call_output`` (its answer or error) when it ends."""
         call_id = f"subagent-{event.subagent_id}"
@@ -383,7 +326,7 @@ class ResponseBuilder:
         if index >= 0:
             call = self.output[index]
             call["status"] = "completed"
-            out.append(self._event("response.output_item.done", output_index=index, item=dict(call)))
+            out.append(self.events.item("done", index, call))
         text = str(event.payload.get("summary") or "")
         if event.status != "completed":
             text = f"{event.status}: {event.payload.get('error') or ''}"
@@ -396,12 +339,12 @@ class ResponseBuilder:
         }
         self._add_item(item, out, done=True)
 
-    def _add_item(self, item: dict[str, Any], out: list[dict[str, Any]], *, done: bool) -> None:
+    def _add_item(self, item: dict[str, Any], out: list[StreamEvent], *, done: bool) -> None:
         self.output.append(item)
         index = len(self.output) - 1
-        out.append(self._event("response.output_item.added", output_index=index, item=dict(item)))
+        out.append(self.events.item("added", index, item))
         if done:
-            out.append(self._event("response.output_item.done", output_index=index, item=dict(item)))
+            out.append(self.events.item("done", index, item))
 
     def interrupted(self) -> None:
         """Mark the object as cut short by a client disconnect."""
@@ -418,10 +361,7 @@ class ResponseBuilder:
         self.error = None
         self.incomplete = None
 
-    def terminal_event(self) -> dict[str, Any]:
+    def terminal_event(self) -> ResponseLifecycleEvent:
         """Return ``response.completed``, ``.failed`` or ``.incomplete`` (a cancelled response's
         too: the stream has no event of its own for it) with the full object."""
-        kind = "response.failed" if self.status == "failed" else "response.completed"
-        if self.status in ("incomplete", "cancelled"):
-            kind = "response.incomplete"
-        return self._event(kind, response=self.snapshot())
+        return self.events.lifecycle(terminal_kind(self.status), self.snapshot())

@@ -254,68 +254,6 @@ class ChatCompletion(Open):
     hermes: HermesBlock
 
 
-class ChunkChoice(Open):
-    """A streamed choice."""
-
-    index: int
-    delta: dict[str, Any]
-    finish_reason: Literal["stop", "length", "content_filter", "error"] | None = None
-
-
-class ChatCompletionChunk(Open):
-    """A ``data:`` frame of a chat stream (docs/reference/api-server.md#chat-stream)."""
-
-    id: str
-    object: Literal["chat.completion.chunk"]
-    created: int
-    model: str
-    choices: list[ChunkChoice]
-    usage: ChatUsage | None = None
-    hermes: HermesBlock | None = None
-
-
-class EmptyDeltaChoice(Open):
-    """The one choice of a progress frame: an empty delta, no finish."""
-
-    index: Literal[0]
-    delta: Annotated[dict[str, Any], Field(max_length=0)]
-    finish_reason: None = None
-
-
-class StatusData(Open):
-    """What Open WebUI shows as the status line."""
-
-    description: str
-    done: bool
-
-
-class StatusEvent(Open):
-    """A frontend status event (Open WebUI's ``{"type": "status", "data": …}``)."""
-
-    type: Literal["status"]
-    data: StatusData
-
-
-class ToolProgressChunk(Open):
-    """An ``event: hermes.tool.progress`` frame: upstream's fields in a chunk whose one choice has
-    an empty delta, plus a status event for Open WebUI (docs/reference/api-server.md#chat-stream)."""
-
-    id: str
-    object: Literal["chat.completion.chunk"]
-    created: int
-    model: str
-    choices: Annotated[list[EmptyDeltaChoice], Field(min_length=1, max_length=1)]
-    tool: str
-    emoji: str | None = None
-    label: str | None = None
-    toolCallId: str  # upstream's wire name
-    status: Literal["running", "completed"]
-    failed: bool | None = None  # the tool failed (never ``error``: SDKs end the stream on it)
-    denied: bool | None = None  # the call was denied (needs approval, or refused by policy)
-    duration: float | None = None
-    event: StatusEvent
-
-
 class OutputText(Open):
     """Text content of a message item."""
 
@@ -404,20 +342,6 @@ class ResponseObject(Open):
     hermes: HermesBlock | None = None
 
 
-class ResponseStreamEvent(Open):
-    """A Responses stream frame: ``type`` repeats the ``event:`` name
-    (docs/reference/api-server.md#responses-stream)."""
-
-    type: Annotated[str, Field(pattern=r"^response\.")]
-    sequence_number: Annotated[int, Field(ge=0)]
-
-
-class ResponseLifecycleEvent(ResponseStreamEvent):
-    """``response.created``, ``.in_progress``, ``.completed`` and ``.failed``: the whole object."""
-
-    response: ResponseObject
-
-
 class ResponseDeleted(Open):
     """``DELETE /v1/responses/{id}``."""
 
@@ -435,10 +359,6 @@ RESPONSE_MODELS: tuple[type[BaseModel], ...] = (
     ModelOptionsList,
     Capabilities,
     ChatCompletion,
-    ChatCompletionChunk,
-    ToolProgressChunk,
     ResponseObject,
-    ResponseStreamEvent,
-    ResponseLifecycleEvent,
     ResponseDeleted,
 )

@@ -54,26 +54,6 @@ class RunStopped(Open):
     status: RunStatusName
 
 
-class RunEvent(Open):
-    """A ``data:`` frame of ``/v1/runs/{run_id}/events`` (docs/reference/api-server.md#run-events); ``id:``
-    equals ``seq``."""
-
-    event: str
-    run_id: str
-    seq: Annotated[int, Field(ge=1)]
-    timestamp: float
-
-
-class StreamGap(Open):
-    """Events between the cursor and the oldest retained one were evicted (no ``id:``)."""
-
-    event: Literal["stream.gap"]
-    run_id: str
-    timestamp: float
-    from_seq: int
-    to_seq: int
-
-
 class SteerAccepted(Open):
     """``POST /v1/runs/{run_id}/steer``: queued, not yet consumed."""
 
@@ -118,8 +98,6 @@ RUN_MODELS: tuple[type[BaseModel], ...] = (
     RunAccepted,
     RunStatus,
     RunStopped,
-    RunEvent,
-    StreamGap,
     SteerAccepted,
     ApprovalResolved,
     BrowserRegistered,

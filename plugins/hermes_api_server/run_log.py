@@ -21,9 +21,20 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, assert_never
+from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from hermes_api_server.journal import Journal
+from hermes_api_server.run_event_models import (
+    ApprovalExpiredFields,
+    ApprovalRespondedFields,
+    DeltaFields,
+    NoFields,
+    RunStartedFields,
+    SteerDeliveredFields,
+    ToolCompletedFields,
+    ToolProgressFields,
+    ToolStartedFields,
+)
 from hermes_api_server.run_state import approval_payload
 from hermes_api_server.tool_diff import progress_tail, unified_diff
 from hermes_core import (
@@ -52,7 +63,7 @@ from hermes_core import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from hermes_core import AnyEvent, Event, FileChange, Kernel
 
@@ -73,36 +84,44 @@ class RunProjection:
     cwd: Path | None
     open_approvals: set[str] = field(default_factory=set)
 
-    def feed(self, event: AnyEvent) -> tuple[str, dict[str, Any]] | None:
+    def feed(self, event: AnyEvent) -> tuple[str, Mapping[str, Any]] | None:
         """Return the run event ``event`` shows as, or None (the terminal is not projected)."""
         match event:
             case TextDelta():
-                return ("message.delta", {"delta": event.text}) if event.text else None
+                if not event.text:
+                    return None
+                text: DeltaFields = {"delta": event.text}  # a literal: the hot path skips a call
+                return "message.delta", text
             case ReasoningDelta():
                 if not self.show_reasoning or not event.text:
                     return None
-                return "reasoning.delta", {"delta": event.text}
+                reasoning: DeltaFields = {"delta": event.text}
+                return "reasoning.delta", reasoning
             case ToolProgress():
                 if not event.chunk:
                     return None
-                return "tool.progress", {"tool_call_id": event.call_id, "chunk": progress_tail(event.chunk)}
+                return "tool.progress", ToolProgressFields(
+                    tool_call_id=event.call_id, chunk=progress_tail(event.chunk)
+                )
             case ToolAnnounced():
-                fields: dict[str, Any] = {
-                    "tool": event.name,
-                    "tool_call_id": event.call_id,
-                    "preview": self.redact(event.preview)[:200],
-                    **self._diff(event.proposed_change),
-                }
-                return "tool.started", fields
+                started = ToolStartedFields(
+                    tool=event.name, tool_call_id=event.call_id, preview=self.redact(event.preview)[:200]
+                )
+                diff = self._diff(event.proposed_change)
+                if diff:
+                    started["diff"] = diff
+                return "tool.started", started
             case ToolCompleted():
-                fields = {
-                    "tool": event.name,
-                    "tool_call_id": event.call_id,
-                    "duration": round(event.duration_s, 3),
-                    "error": event.is_error,
-                    **self._diff(event.file_change),
-                }
-                return "tool.completed", fields
+                completed = ToolCompletedFields(
+                    tool=event.name,
+                    tool_call_id=event.call_id,
+                    duration=round(event.duration_s, 3),
+                    error=event.is_error,
+                )
+                diff = self._diff(event.file_change)
+                if diff:
+                    completed["diff"] = diff
+                return "tool.completed", completed
             case QuestionRequested(kind="approval"):
                 self.open_approvals.add(event.request_id)
                 return "approval.request", approval_payload(event)
@@ -111,15 +130,19 @@ class RunProjection:
                     return None
                 self.open_approvals.discard(event.request_id)
                 if event.reason == "answered":
-                    return "approval.responded", {
-                        "request_id": event.request_id,
-                        "choice": event.choice,
-                        "resolved": 1,
-                    }
-                why = {"timeout": "timeout", "shutdown": "shutdown"}.get(event.reason, "stopped")
-                return "approval.expired", {"request_id": event.request_id, "reason": why}
+                    return "approval.responded", ApprovalRespondedFields(
+                        request_id=event.request_id, choice=event.choice, resolved=1
+                    )
+                why: Literal["timeout", "shutdown", "stopped"] = (
+                    "timeout"
+                    if event.reason == "timeout"
+                    else "shutdown"
+                    if event.reason == "shutdown"
+                    else "stopped"
+                )
+                return "approval.expired", ApprovalExpiredFields(request_id=event.request_id, reason=why)
             case SteerDelivered():
-                return "run.steer_delivered", {"chars": event.chars}
+                return "run.steer_delivered", SteerDeliveredFields(chars=event.chars)
             case SubagentEvent():
                 return f"subagent.{event.kind}", subagent_payload(event, self.redact)
             case QuestionRequested() | QuestionClosed():
@@ -141,9 +164,9 @@ class RunProjection:
             case _:
                 assert_never(event)
 
-    def _diff(self, change: FileChange | None) -> dict[str, str]:
+    def _diff(self, change: FileChange | None) -> str | None:
         text = unified_diff(change, self.cwd) if change is not None else None
-        return {"diff": self.redact(text)} if text else {}
+        return self.redact(text) if text else None
 
 
 def event_time(event: Event) -> float:
@@ -176,15 +199,17 @@ def anchor(after: int | None, item_id: str, cwd: Path | None) -> dict[str, Any]:
 async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -> Replay:
     """Rebuild a run's events from its session's event log (``status`` is its stored record)."""
     run_id = str(status.get("run_id"))
-    started: dict[str, Any] = {
-        "event": "run.started",
-        "run_id": run_id,
-        "seq": 1,
-        "timestamp": status.get("created_at"),
-        "session_id": status.get("session_id"),
-        "model": status.get("model"),
-        "resolved_model": status.get("resolved_model"),
-    }
+    started = _payload(
+        run_id,
+        1,
+        "run.started",
+        RunStartedFields(
+            session_id=str(status.get("session_id")),
+            model=status.get("model"),
+            resolved_model=status.get("resolved_model"),
+        ),
+        status.get("created_at"),
+    )
     entry = status.get("log")
     if not isinstance(entry, dict) or not kernel.events.enabled:
         return Replay([started], None, "", False)
@@ -223,7 +248,7 @@ async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -
                     continue
                 while stopping and stopping[0][0] == len(payloads) + 1:
                     seq, ts = stopping.pop(0)
-                    payloads.append(_payload(run_id, seq, "run.stopping", {}, ts))
+                    payloads.append(_payload(run_id, seq, "run.stopping", NoFields(), ts))
                 name, fields = shown
                 if name == "message.delta":
                     output.append(fields["delta"])
@@ -237,11 +262,11 @@ async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -
         return Replay([started], None, "", False)
     for seq, ts in stopping:
         if seq == len(payloads) + 1:
-            payloads.append(_payload(run_id, seq, "run.stopping", {}, ts))
+            payloads.append(_payload(run_id, seq, "run.stopping", NoFields(), ts))
     return Replay(payloads, done, "".join(output), turn_id is not None and read < REPLAY_MAX)
 
 
-def _payload(run_id: str, seq: int, name: str, fields: dict[str, Any], ts: Any) -> dict[str, Any]:
+def _payload(run_id: str, seq: int, name: str, fields: Mapping[str, Any], ts: Any) -> dict[str, Any]:
     return {"event": name, "run_id": run_id, "seq": seq, "timestamp": ts, **fields}
 
 

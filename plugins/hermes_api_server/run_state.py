@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.journal import Journal
+from hermes_api_server.run_event_models import ApprovalRequestFields, RunUsage
 from hermes_core import QuestionRequested, redact
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class Run:
     updated_at: float = field(default_factory=time.time)
     last_event: str | None = None
     output: str = ""
-    usage: dict[str, int] | None = None
+    usage: RunUsage | None = None
     terminal_fields: dict[str, Any] = field(default_factory=dict)
     approvals: dict[str, QuestionRequested] = field(default_factory=dict)
     task: asyncio.Task[Any] | None = None
@@ -82,19 +83,19 @@ class Run:
         return obj
 
 
-def approval_payload(q: QuestionRequested) -> dict[str, Any]:
+def approval_payload(q: QuestionRequested) -> ApprovalRequestFields:
     """Return the fields of an ``approval.request`` event."""
     remaining = max(0.0, q.deadline_monotonic - time.monotonic())
-    fields: dict[str, Any] = {
-        "request_id": q.request_id,
-        "tool": q.tool_name,
-        "tool_call_id": q.call_id,
-        "command": redact(q.command_redacted or ""),
-        "description": q.description or "",
-        "pattern_keys": list(q.approval_keys),
-        "choices": list(q.choices or ("once", "deny")),
-        "expires_at": time.time() + remaining,
-    }
+    fields = ApprovalRequestFields(
+        request_id=q.request_id,
+        tool=q.tool_name,
+        tool_call_id=q.call_id,
+        command=redact(q.command_redacted or ""),
+        description=q.description or "",
+        pattern_keys=list(q.approval_keys),
+        choices=list(q.choices or ("once", "deny")),
+        expires_at=time.time() + remaining,
+    )
     if q.task_id is not None:
         fields["task_id"] = q.task_id  # asked by a child agent: its ``subagent_id``
     return fields

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import usage_dict
+from hermes_api_server.run_event_models import NoFields, RunStartedFields, RunUsage
 from hermes_api_server.run_log import anchor
 from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
@@ -34,7 +36,7 @@ if TYPE_CHECKING:
     from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_api_server.responses import Target
+    from hermes_api_server.response_target import Target
     from hermes_api_server.state import ServerState
 
 log = logging.getLogger("hermes.api.runs")
@@ -131,7 +133,7 @@ class RunManager:
 
     # -- events --------------------------------------------------------------------------------
     def emit(
-        self, run: Run, event: str, fields: dict[str, Any], ts: float | None = None
+        self, run: Run, event: str, fields: Mapping[str, Any], ts: float | None = None
     ) -> dict[str, Any] | None:
         """Append a run event and refresh the status stamp; None once the run's end is under way
         (nothing comes after it). The run's bus says how far readers may have the events
@@ -259,7 +261,7 @@ class RunManager:
         workspace: Path | None,
         instructions: str | None,
     ) -> None:
-        from hermes_api_server.responses import open_target
+        from hermes_api_server.response_target import open_target
 
         try:
             async with open_target(self.state, run.principal, target, channel, workspace) as session:
@@ -273,7 +275,7 @@ class RunManager:
                 self.emit(
                     run,
                     "run.started",
-                    {"session_id": session.id, "model": run.model, "resolved_model": model_ref},
+                    RunStartedFields(session_id=session.id, model=run.model, resolved_model=model_ref),
                     run.created_at,
                 )
                 if run.stop_requested:
@@ -352,10 +354,10 @@ class RunManager:
             run.log_anchor["stopping"].append([run.journal.next_seq, now])
         run.status = "stopping"
         run.updated_at = now
-        self.emit(run, "run.stopping", {}, now)
+        self.emit(run, "run.stopping", NoFields(), now)
         await self.persist(run)
         self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
         return {"run_id": run.run_id, "status": "stopping"}
 
-    def usage_of(self, done: TurnCompleted) -> dict[str, int]:
+    def usage_of(self, done: TurnCompleted) -> RunUsage:
         return usage_dict(done)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
+from hermes_api_server.run_event_models import SteeredFields
 from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 from hermes_api_server.runs_lookup import bus_unavailable
 from hermes_api_server.trace_context import caller_trace
@@ -76,7 +77,7 @@ def apply_steer(state: ServerState, run: Run, text: str) -> dict[str, Any]:
         raise ApiError(500, "steer_failed", "Steering the run failed") from None
     if result != "accepted":
         raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run.run_id}")
-    state.runs.emit(run, "run.steered", {"accepted": True})
+    state.runs.emit(run, "run.steered", SteeredFields(accepted=True))
     return {"object": "hermes.run.steer", "run_id": run.run_id, "accepted": True}
 
 

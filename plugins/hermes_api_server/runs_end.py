@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from hermes_api_server.outcomes import run_terminal
+from hermes_api_server.run_event_models import RunEndFields
 from hermes_api_server.run_state import TERMINAL
 
 if TYPE_CHECKING:
@@ -47,20 +48,20 @@ class RunEnds:
     def __init__(self, runs: RunManager) -> None:
         self.runs = runs
 
-    async def settle(self, run: Run, status: str, event: str, fields: dict[str, Any]) -> None:
+    async def settle(self, run: Run, status: str, event: str, fields: RunEndFields) -> None:
         """End ``run`` as ``status`` with terminal ``event`` carrying ``fields``, unless its end is
         already under way or done (the first end decides)."""
         if run.terminal or run.ending:
             return
         run.ending = True
         # What settles a run is kept and served for a day: no secret may be in it.
-        fields = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
-        payload_fields = dict(fields)
+        clean = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
+        payload_fields = dict(clean)
         payload_fields.setdefault("pending_steer", None)
         payload = run.journal.payload(event, payload_fields)
         final = run.status_object()
         final.pop("approval", None)
-        final.update(fields)
+        final.update(clean)
         final.update(
             status=status,
             updated_at=payload["timestamp"],
@@ -76,9 +77,9 @@ class RunEnds:
             await self.adopt(run, elsewhere)
             return
         run.status = status
-        run.terminal_fields = fields
-        run.output = fields.get("output", run.output)
-        run.usage = fields.get("usage", run.usage)
+        run.terminal_fields = clean
+        run.output = clean.get("output", run.output)
+        run.usage = clean.get("usage", run.usage)
         run.approvals.clear()
         run.journal.add(payload, terminal=True)
         run.last_event = event
@@ -134,41 +135,41 @@ class RunEnds:
 
     async def cancelled(self, run: Run) -> None:
         """Settle a run stopped before its turn ran."""
-        fields = {
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_user",
-            "pending_steer": None,
-        }
+        fields = RunEndFields(
+            output=run.output,
+            usage=run.usage,
+            completed=False,
+            interrupted=True,
+            turn_exit_reason="interrupted_by_user",
+            pending_steer=None,
+        )
         await self.settle(run, "cancelled", "run.cancelled", fields)
 
     async def failed(self, run: Run, message: str, code: str) -> None:
         """Settle a run whose turn could not run or crashed."""
-        fields = {
-            "error": message,
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "partial": bool(run.output),
-            "error_code": code,
-            "turn_exit_reason": "error",
-            "pending_steer": None,
-        }
+        fields = RunEndFields(
+            error=message,
+            output=run.output,
+            usage=run.usage,
+            completed=False,
+            partial=bool(run.output),
+            error_code=code,
+            turn_exit_reason="error",
+            pending_steer=None,
+        )
         await self.settle(run, "failed", "run.failed", fields)
 
     async def interrupted(self, run: Run) -> None:
         """Settle a run the server stopped (shutdown)."""
-        fields = {
-            "error": "The server shut down before this run settled.",
-            "output": run.output,
-            "usage": run.usage,
-            "completed": False,
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_system(shutdown)",
-            "pending_steer": None,
-        }
+        fields = RunEndFields(
+            error="The server shut down before this run settled.",
+            output=run.output,
+            usage=run.usage,
+            completed=False,
+            interrupted=True,
+            turn_exit_reason="interrupted_by_system(shutdown)",
+            pending_steer=None,
+        )
         await self.settle(run, "interrupted", "run.interrupted", fields)
 
     async def interrupted_soon(self, run: Run) -> None:

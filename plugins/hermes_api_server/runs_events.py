@@ -10,6 +10,8 @@ from hermes_api_server.turns import EventPump
 from hermes_core import QuestionClosed, QuestionRequested, TurnCompleted, TurnStarted
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hermes_api_server.run_state import Run
     from hermes_api_server.runs import RunManager
     from hermes_core import AnyEvent, Turn
@@ -39,7 +41,7 @@ class RunEvents:
                 if batch is None:
                     continue
                 mine = []
-                shown: list[tuple[str, dict[str, Any]] | None] = []
+                shown: list[tuple[str, Mapping[str, Any]] | None] = []
                 for event in batch:
                     if isinstance(event, TurnStarted) and turn_id is None:
                         turn_id = event.turn_id

@@ -24,7 +24,7 @@ from hermes_api_server.idempotency import key_conflict
 from hermes_api_server.journal import MAX_SUBSCRIBERS
 from hermes_api_server.model_select import choose_model
 from hermes_api_server.pool import check_workspace
-from hermes_api_server.responses import Target, chained_target, mint_session_id
+from hermes_api_server.response_target import Target, chained_target, mint_session_id
 from hermes_api_server.run_state import PRIVATE_KEYS, Run
 from hermes_api_server.runs_control import apply_approval, apply_steer, forward, require_reachable
 from hermes_api_server.sse import ClientGone, SseWriter

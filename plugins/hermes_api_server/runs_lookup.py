@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 from hermes_api_server.bus import RemoteRun
 from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
+from hermes_api_server.run_event_models import RunEndFields
 from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hermes_api_server.run_state import Run
     from hermes_api_server.runs import RunManager
 
@@ -238,22 +241,22 @@ class RunLookup:
 
         done = status.pop("done", None)
         state = "interrupted"
-        fields: dict[str, Any] = {
-            "error": "The server stopped (killed, crashed or restarted) before this run settled.",
-            "output": status.get("output", ""),
-            "completed": False,
-            "partial": bool(status.get("output")),
-            "interrupted": True,
-            "turn_exit_reason": "interrupted_by_system(shutdown)",
-            "pending_steer": None,
-        }
+        fields = RunEndFields(
+            error="The server stopped (killed, crashed or restarted) before this run settled.",
+            output=status.get("output", ""),
+            completed=False,
+            partial=bool(status.get("output")),
+            interrupted=True,
+            turn_exit_reason="interrupted_by_system(shutdown)",
+            pending_steer=None,
+        )
         if done is not None and done.outcome.reason != "interrupted_by_system":
             # The turn had ended before the process did, but its run was not settled yet.
             state, fields = run_terminal(done, False)
             fields.setdefault("pending_steer", done.pending_steer)
         limit = self.runs.state.settings.run_journal_events
-        fields = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
-        await self.runs.state.store.put_run(run_id, who, _ended(run_id, status, state, fields, limit), True)
+        clean = cast(dict[str, Any], self.runs.state.kernel.redactor.obj(fields))
+        await self.runs.state.store.put_run(run_id, who, _ended(run_id, status, state, clean, limit), True)
 
 
 def owner_lost_end(
@@ -268,21 +271,21 @@ def owner_lost_end(
 
 def _lost(run_id: str, status: dict[str, Any], journal_events: int) -> dict[str, Any]:
     """Return the ``owner_lost`` end of a run the bus holds nothing about."""
-    fields = {
-        "error": LOST_MESSAGE,
-        "output": status.get("output", ""),
-        "usage": status.get("usage"),
-        "completed": False,
-        "partial": bool(status.get("output")),
-        "error_code": "owner_lost",
-        "turn_exit_reason": "error",
-        "pending_steer": None,
-    }
+    fields = RunEndFields(
+        error=LOST_MESSAGE,
+        output=status.get("output", ""),
+        usage=status.get("usage"),
+        completed=False,
+        partial=bool(status.get("output")),
+        error_code="owner_lost",
+        turn_exit_reason="error",
+        pending_steer=None,
+    )
     return _ended(run_id, status, "failed", fields, journal_events)
 
 
 def _ended(
-    run_id: str, status: dict[str, Any], state: str, fields: dict[str, Any], journal_events: int
+    run_id: str, status: dict[str, Any], state: str, fields: Mapping[str, Any], journal_events: int
 ) -> dict[str, Any]:
     """Return ``status`` ended as ``state`` by a terminal event carrying ``fields``."""
     last_seq = int(status.get("last_seq") or 0)

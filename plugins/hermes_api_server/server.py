@@ -205,6 +205,11 @@ async def _build_state(
         chat_index=ChatIndex(store, settings.chat_index_ttl_s, settings.chat_index_max_entries),
     )
     state.runs = RunManager(state)
+    from hermes_api_server.session_owners import SessionOwners
+    from hermes_core import AccessKeys
+
+    state.access_keys = AccessKeys(kernel.records)
+    pool.owners = SessionOwners(kernel.records)
     if settings.browser_control.enabled:
         from hermes_api_server.browser_control import BrowserHub, install_tools
 

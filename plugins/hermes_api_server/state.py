@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from hermes_api_server.response_cancel import LiveResponse
     from hermes_api_server.runs import RunManager
     from hermes_api_server.settings import ApiSettings
-    from hermes_core import Kernel
+    from hermes_core import AccessKeys, Kernel, Principal
 
 
 @dataclass(slots=True)
@@ -54,6 +54,8 @@ class ServerState:
     #: A scenario's restart fault (docs/reference/scenarios.md#faults): close the listener and
     #: every connection, listen again after the given milliseconds. Set by the server loop.
     restart_listener: Callable[[int], None] | None = None
+    #: The scoped keys kept in the kernel's records (docs/reference/api-server.md#scoped-keys).
+    access_keys: AccessKeys | None = None
 
     def workspace_roots(self) -> list[str]:
         """Return where a request may point its workspace: ``workspace_roots`` and the default."""
@@ -92,7 +94,10 @@ class ServerState:
 
 
 STATE: web.AppKey[ServerState] = web.AppKey("hermes_api_state", ServerState)
+#: The owner label of the caller's records (``Principal.owner``); read through :func:`principal`.
 PRINCIPAL_KEY = "hermes_principal"
+#: The authenticated caller (:class:`hermes_core.Principal`); read through :func:`caller`.
+CALLER_KEY = "hermes_caller"
 
 
 def get_state(request: web.Request) -> ServerState:
@@ -101,6 +106,22 @@ def get_state(request: web.Request) -> ServerState:
 
 
 def principal(request: web.Request) -> str:
-    """Return the authenticated principal of a request."""
+    """Return the owner label the authenticated caller's records are filed under: its tenant's
+    (``tenant:<name>``), or ``principal:<32 hex>`` for a configured or generated key."""
     value: str = request[PRINCIPAL_KEY]
     return value
+
+
+def caller(request: web.Request) -> Principal | None:
+    """Return who made the request: key id, tenant and scopes (None on a public route).
+
+    The one place other features (budgets, rate limits, logs) read "which key, which tenant".
+    """
+    found: Principal | None = request.get(CALLER_KEY)
+    return found
+
+
+def set_caller(request: web.Request, who: Principal) -> None:
+    """Record the authenticated caller on a request (and the owner its records are filed under)."""
+    request[CALLER_KEY] = who
+    request[PRINCIPAL_KEY] = who.owner

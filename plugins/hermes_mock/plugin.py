@@ -5,9 +5,12 @@ Cheap to import: the provider implementation is imported by the factory when the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core import ProviderSpec, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_core import Event, Session
 
 
 def make_provider(settings: Any = None, *, name: str = "mock", preset: Any = None) -> Any:
@@ -45,3 +48,14 @@ def hermes_model_providers() -> ProviderSpec:
     :returns: its spec.
     """
     return SPEC
+
+
+@hookimpl
+def hermes_on_event(session: Session, event: Event) -> None:
+    """Watch the questions of scenario turns, so the provider can enforce ``expect``
+    (docs/reference/scenarios.md#expected-questions), and fail on purpose where a scenario turn
+    names a ``session_problem``."""
+    from hermes_mock import expect_check, turn_start
+
+    expect_check.observe(session.id, event)
+    turn_start.check(session, event)

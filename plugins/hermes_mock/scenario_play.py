@@ -28,6 +28,7 @@ from hermes_core import (
     UsageChunk,
     scenarios,
 )
+from hermes_mock import expect_check
 from hermes_mock.replies import count_input_words, plan_reply
 
 _CONTEXT_MARK = "\n\nContext:\n"
@@ -87,8 +88,19 @@ class ScenarioPlayer:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
         """Stream the step that answers ``request``."""
-        if request.purpose != "turn" or request.system in (TITLE_INSTRUCTION, SUMMARY_INSTRUCTION):
-            # Titles, summaries and one-shot calls are answered the way mock:echo answers them.
+        if request.system == TITLE_INSTRUCTION:
+            # The model-written title (docs/reference/scenarios.md#titles-summaries-and-one-shot-calls):
+            # without one the call fails, and the derived title stays, so no title arrives late.
+            if self.scenario.title is None:
+                raise ProviderError(
+                    "upstream", f"scenario {self.scenario.path} has no title", retryable=False
+                )
+            yield TextChunk(self.scenario.title)
+            yield UsageChunk(input=count_input_words(request.messages), output=1, reasoning=0)
+            yield FinishChunk("stop")
+            return
+        if request.purpose != "turn" or request.system == SUMMARY_INSTRUCTION:
+            # Summaries and one-shot calls are answered the way mock:echo answers them.
             async for chunk in _echo(request):
                 yield chunk
             return
@@ -101,6 +113,9 @@ class ScenarioPlayer:
                 retryable=False,
             )
         step = steps[number]
+        turn = sum(1 for m in request.messages if m.role == "user")
+        if number > 0:
+            self._check_expect(key, number, steps[number - 1])
         if step.error is not None:
             self._fail_or_pass(key, number, request, step.error)
         for piece in step.reasoning:
@@ -109,7 +124,6 @@ class ScenarioPlayer:
         for piece in step.chunks:
             await self._pause(piece.delay_ms)
             yield TextChunk(piece.text)
-        turn = sum(1 for m in request.messages if m.role == "user")
         for index, call in enumerate(step.tool_calls):
             call_id = f"scn_{turn}_{number + 1}_{index}"
             yield ToolCallChunk(ToolCallRequest(id=call_id, name=call.name, arguments=call.arguments))
@@ -118,6 +132,17 @@ class ScenarioPlayer:
         else:
             yield UsageChunk(input=count_input_words(request.messages), output=len(step.chunks), reasoning=0)
         yield FinishChunk("tool_calls" if step.tool_calls else step.finish)  # type: ignore[arg-type]
+
+    def _check_expect(self, key: str, number: int, previous: scenarios.Step) -> None:
+        """Fail the call when the host's answers to the previous step's questions differ from its
+        ``expect`` (docs/reference/scenarios.md#expected-questions)."""
+        found = expect_check.problem(previous)
+        if found is not None:
+            raise ProviderError(
+                "upstream",
+                f"scenario {self.scenario.path}:{previous.line}: {key} step {number}: {found}",
+                retryable=False,
+            )
 
     def _fail_or_pass(self, key: str, number: int, request: ChatRequest, error: scenarios.StepError) -> None:
         """Raise the scripted error for the first ``times`` attempts of this very request."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core import rpc
 
 if TYPE_CHECKING:
+    from hermes_core import Principal
     from hermes_tui_gateway.gateway import Gateway
 
 SLOW_CONSUMER_BYTES = 64 * 1024 * 1024
@@ -27,6 +28,8 @@ class Conn:
         self.peer: rpc.RpcPeer | None = None
         self.alive = True
         self.on_slow: Callable[[], None] | None = None
+        #: The key a WebSocket connection authenticated with; its requests are scope-checked.
+        self.principal: Principal | None = None
 
     def send_bytes(self, data: bytes) -> None:
         """Write one encoded frame, unless the connection is gone."""

@@ -1,15 +1,7 @@
-"""The gateway's state and dispatch: live sessions, connections, binding and the method tables.
+"""The gateway's state: live sessions, connections and binding.
 
-Methods come in three kinds (docs/reference/tui-gateway.md#concurrency-and-ordering):
-
-* **fast** — synchronous, answered by the peer's ``fast_path`` in arrival order;
-* **ordered** — a synchronous prelude run in the peer's ``prepare`` (so its decision is made
-  before the next frame is read) that returns an awaitable; the response waits for it;
-* **slow** — coroutines run on their own task.
-
-Ordered and slow methods are answered through ``jsonrpcserver`` bound to an explicit methods
-table (never its global registry); every failure is mapped here to the per-method codes of
-docs/reference/tui-gateway.md#error-codes.
+How a request reaches its method (the fast, ordered and slow tables) is
+:mod:`hermes_tui_gateway.dispatch`, which :class:`Gateway` mixes in.
 """
 
 from __future__ import annotations
@@ -19,15 +11,15 @@ import functools
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, MethodBinder, __version__, jsonrpc_adapters, rpc
+from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, __version__
 from hermes_tui_gateway.conn import Conn
-from hermes_tui_gateway.errors import TABLE, internal, map_error
+from hermes_tui_gateway.dispatch import Dispatcher, Params, Result, method_modules
 from hermes_tui_gateway.gitinfo import git_branch
 from hermes_tui_gateway.params import GatewayError
 from hermes_tui_gateway.stream import VERBOSE, SessionStream
@@ -41,13 +33,6 @@ log = logging.getLogger("hermes.tui")
 EPOCH_SPACE = "tui.gateway"
 EPOCH_KEY = "replay_epoch"
 _T = TypeVar("_T")
-
-Params = dict[str, Any]
-#: A result is a plain dict, usually annotated with its ``wire_results`` type.
-Result = Mapping[str, object]
-FastHandler = Callable[[Conn, Params], Result]
-OrderedHandler = Callable[[Conn, Params], Awaitable[Result]]
-SlowHandler = Callable[[Conn, Params], Awaitable[Result]]
 
 
 @dataclass(slots=True)
@@ -66,15 +51,7 @@ class Live:
     orphan_timer: asyncio.TimerHandle | None = None
 
 
-@dataclass(slots=True)
-class RequestCtx:
-    """What a dispatched method receives besides its params."""
-
-    conn: Conn
-    pending: Awaitable[Result] | None = None
-
-
-class Gateway:
+class Gateway(Dispatcher):
     """Everything one ``hermes tui`` process shares across its connections.
 
     :param kernel: the running kernel.
@@ -91,9 +68,9 @@ class Gateway:
         self.known_stored: set[str] = set()
         self.pool = ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="hermes-tui")
         self.cli_slots = asyncio.Semaphore(4)
-        self.fast: dict[str, FastHandler] = {}
-        self.ordered: dict[str, OrderedHandler] = {}
-        self.slow: dict[str, SlowHandler] = {}
+        self.fast = {}
+        self.ordered = {}
+        self.slow = {}
         self.closing = False
         #: ``delegation.pause`` without a session: every session live here now and later.
         self.delegation_paused = False
@@ -332,79 +309,6 @@ class Gateway:
             out.append(found)
         return out
 
-    # -- dispatch ----------------------------------------------------------------------------
-    def fast_path(self, conn: Conn, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer a fast method at once; route others; refuse unknown methods."""
-        method = message["method"]
-        handler = self.fast.get(method)
-        if handler is not None:
-            try:
-                return {"result": handler(conn, message["params"])}
-            except rpc.RpcError:
-                raise
-            except Exception as exc:
-                raise self.map_error(exc, method) from exc
-        if method in self.ordered or method in self.slow:
-            return None
-        raise rpc.RpcError(rpc.METHOD_NOT_FOUND, f"unknown method: {method}")
-
-    def prepare(self, conn: Conn, message: dict[str, Any]) -> None:
-        """Run an ordered method's synchronous prelude before the next frame is read."""
-        method = message["method"]
-        ctx = RequestCtx(conn)
-        handler = self.ordered.get(method)
-        if handler is not None:
-            try:
-                ctx.pending = handler(conn, message["params"])
-            except rpc.RpcError:
-                raise
-            except Exception as exc:
-                raise self.map_error(exc, method) from exc
-        message["\x00ctx"] = ctx
-
-    async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer an ordered or slow method through ``jsonrpcserver``."""
-        from jsonrpcserver import async_dispatch_to_serializable
-
-        ctx = message.pop("\x00ctx")
-        response = await async_dispatch_to_serializable(
-            message,
-            methods=self._methods,
-            context=ctx,
-            deserializer=_identity,
-            validator=_identity,
-        )
-        return cast("dict[str, Any] | None", response)  # one message, never a batch
-
-    def _build_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
-        table: dict[str, Callable[..., Awaitable[Any]]] = {}
-        for name in [*self.ordered, *self.slow]:
-            table[name] = self._wrap(name)
-        return table
-
-    def _wrap(self, name: str) -> Callable[..., Awaitable[Any]]:
-        from jsonrpcserver import Error, Success
-
-        slow = self.slow.get(name)
-
-        async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
-            if ctx.pending is not None:
-                return await ctx.pending
-            assert slow is not None
-            return await slow(ctx.conn, params)
-
-        on_success, on_error = jsonrpc_adapters(Success, Error)
-        binder: MethodBinder[RequestCtx, Any] = MethodBinder(
-            errors=TABLE, internal=internal, on_success=on_success, on_error=on_error
-        )
-        method = binder.bind(name, call)
-        method.__name__ = name
-        return method
-
-    def map_error(self, exc: BaseException, method: str) -> rpc.RpcError:
-        """Map a core exception to the method's code (see :func:`errors.map_error`)."""
-        return map_error(exc, method)
-
     async def run_blocking(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking call on the worker pool (never on the loop)."""
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
@@ -420,45 +324,6 @@ class Gateway:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def method_modules() -> tuple[Any, ...]:
-    """Return the modules whose ``register(gw)`` fill the method tables, in registration order."""
-    from hermes_tui_gateway import (
-        feature_off,
-        methods_attach,
-        methods_commands,
-        methods_compose,
-        methods_compress,
-        methods_config,
-        methods_env,
-        methods_history,
-        methods_prompt,
-        methods_session,
-        methods_state,
-        methods_subagents,
-        methods_trees,
-    )
-
-    return (
-        feature_off,  # first: a real method registered later replaces an "off" answer
-        methods_session,
-        methods_history,
-        methods_compress,
-        methods_state,
-        methods_prompt,
-        methods_config,
-        methods_commands,
-        methods_compose,
-        methods_env,
-        methods_subagents,
-        methods_trees,
-        methods_attach,
-    )
-
-
-def _identity(value: Any) -> Any:
-    return value
-
-
 def _configured_verbose(kernel: Kernel) -> str:
     """Return ``display.verbose`` from ``config.toml`` (the default of new sessions), else ``all``."""
     store = kernel.store
@@ -468,3 +333,6 @@ def _configured_verbose(kernel: Kernel) -> str:
         log.warning("tui: cannot read display.verbose", exc_info=True)
         value = None
     return value if value in VERBOSE else "all"
+
+
+__all__ = ["Conn", "Gateway", "Live", "Params", "Result", "method_modules"]

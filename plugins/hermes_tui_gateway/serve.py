@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.tui")
 SWITCH_INTERVAL_S = 0.0001
+# How long a stdio gateway a scenario fault cut waits for running turns before it exits.
+RESPAWN_WAIT_S = 60.0
+#: The exit code after a scenario fault cut the output (``hermes_core.scenarios.RESPAWN_EXIT_CODE``).
+RESPAWN_EXIT_CODE = 75
 
 
 def make_peer(gw: Gateway, conn: Conn, reader: Any, writer: Any) -> rpc.RpcPeer:
@@ -94,13 +98,28 @@ async def _serve_stdio(ctx: TransportContext[TuiSettings]) -> int:
     from hermes_tui_gateway.gateway import Conn
 
     conn = Conn(gw, "stdio")
-    peer = make_peer(gw, conn, 0, guard.frame_fd)
+    cut = asyncio.Event()
+    writer: Any = guard.frame_fd
+    if (gw.kernel.settings.model or "").startswith("mock:scenario:"):
+        from hermes_core import scenarios  # only a scenario brings faults (docs/reference/scenarios.md)
+
+        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui", data_dir=gw.data_dir)
+        if faults is not None:
+            writer = scenarios.FaultyStdout(guard.frame_fd, faults, cut.set, "tui")
+    peer = make_peer(gw, conn, 0, writer)
     gw.attach(conn)
     runner = asyncio.create_task(peer.run())
     stopper = asyncio.create_task(stop.wait())
-    await asyncio.wait([runner, stopper], return_when=asyncio.FIRST_COMPLETED)
+    cutter = asyncio.create_task(cut.wait())
+    await asyncio.wait([runner, stopper, cutter], return_when=asyncio.FIRST_COMPLETED)
     stopper.cancel()
+    cutter.cancel()
     lost = runner.done() and not runner.cancelled() and runner.result() == "output_lost"
+    if cut.is_set():
+        # A scenario's drop or restart fault (docs/reference/scenarios.md#faults-on-stdio): let
+        # running turns end, so their events are in the log a respawned gateway replays.
+        log.warning("tui: output cut by a scenario fault; exiting %d once turns end", RESPAWN_EXIT_CODE)
+        await until_idle(gw, RESPAWN_WAIT_S)
     try:
         await asyncio.wait_for(gw.shutdown(), 4)
     except (TimeoutError, Exception):
@@ -111,4 +130,12 @@ async def _serve_stdio(ctx: TransportContext[TuiSettings]) -> int:
     runner.cancel()
     with contextlib.suppress(BaseException):
         await runner
-    return 0
+    return RESPAWN_EXIT_CODE if cut.is_set() else 0
+
+
+async def until_idle(gw: Gateway, limit_s: float) -> None:
+    """Wait (at most ``limit_s``) until no live session of the gateway runs a turn."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while any(live.session.busy for live in gw.lives.values()) and loop.time() < deadline:
+        await asyncio.sleep(0.05)

@@ -1,79 +1,31 @@
 """The TUI gateway's wire records: the typed shapes the encoders build, the event and error catalogs.
 
-The payloads are ``TypedDict`` s: the encoders in :mod:`encode`, :mod:`stream` and
+The payloads are ``TypedDict`` s: the encoders in :mod:`encode`, :mod:`projection` and
 :mod:`gateway` build plain dicts annotated with these types (mypy checks every key), so the hot
 path pays nothing, and ``hermes schema export`` turns the same types into JSON Schema
 (:mod:`hermes_tui_gateway.schema_doc`). ``EVENTS`` names every event the gateway sends and
 ``ERROR_CODES`` every per-method error code; ``tests/schema/test_tui_catalogs.py`` fails when the
 code sends one that is missing here (docs/reference/tui-gateway.md#event-catalog, #error-codes).
+The connection and session shapes (``gateway.ready``, ``SessionInfo``, usage) live in
+:mod:`hermes_tui_gateway.wire_session` and are re-exported here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, Required
+from typing import Any, Literal, NotRequired
 
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only on 3.12+
 
-
-class SchemaStampObj(TypedDict):
-    """The version and ``sha256`` of the schema export the server speaks (docs/integrating.md)."""
-
-    version: str
-    sha256: str
-
-
-class Skin(TypedDict):
-    """The skin a host may apply (always the default one)."""
-
-    name: str
-    colors: dict[str, str]
-    branding: dict[str, str]
-
-
-class ProtocolObj(TypedDict):
-    """The protocol's name and version."""
-
-    name: Literal["hermes-tui-gateway"]
-    version: int
-
-
-class Capabilities(TypedDict):
-    """What this gateway supports."""
-
-    event_replay: bool
-    server_requests: bool
-    rewind: bool
-    steer: bool
-    queue: bool
-
-
-class ReadyPayload(TypedDict):
-    """``gateway.ready``: the first frame on every connection."""
-
-    skin: Skin
-    version: str
-    protocol: ProtocolObj
-    replay_epoch: str
-    capabilities: Capabilities
-    schema: SchemaStampObj
-
-
-class UsageObj(TypedDict):
-    """The usage object (docs/reference/tui-gateway.md#usage-object)."""
-
-    model: str | None
-    input: int
-    output: int
-    prompt: int
-    completion: int
-    reasoning: int
-    total: int
-    calls: int
-    estimated: bool
-    context_used: NotRequired[int]
-    context_max: NotRequired[int]
-    context_percent: NotRequired[float]
-    cost_usd: NotRequired[float]
+from hermes_tui_gateway.wire_session import (
+    Capabilities,
+    InfoExtra,
+    ProtocolObj,
+    ReadyPayload,
+    SchemaStampObj,
+    SessionInfoObj,
+    Skin,
+    UsageObj,
+)
 
 
 class MessageStart(TypedDict):
@@ -82,47 +34,6 @@ class MessageStart(TypedDict):
 
     user_row_id: NotRequired[int]
     queued: NotRequired[bool]
-
-
-class InfoExtra(TypedDict, total=False):
-    """The gateway-held fields of ``SessionInfo``."""
-
-    busy_policy: str
-    #: tool names by owning plugin
-    tools: dict[str, list[str]]
-    #: one object per tool server (MCP) the session sees
-    mcp_servers: list[dict[str, Any]]
-    version: str
-    #: the git branch of the session's folder, absent outside a repository
-    branch: str
-
-
-class SessionInfoObj(InfoExtra):
-    """``session.info`` and a snapshot's ``info``: the session's state
-    (docs/reference/tui-gateway.md#sessioninfo). The fields after ``usage`` are kept, empty, for
-    the Ink TUI, which reads them."""
-
-    session_id: Required[str]
-    stored_session_id: Required[str]
-    title: Required[str | None]
-    model: Required[str]
-    provider: Required[str]
-    reasoning_effort: Required[str | None]
-    approval_mode: Required[str]
-    yolo: Required[bool]
-    busy: Required[bool]
-    cwd: Required[str]
-    running: Required[bool]
-    status: Required[str]
-    queued: Required[int]
-    usage: Required[UsageObj]
-    skills: Required[dict[str, Any]]
-    fast: Required[bool]
-    service_tier: Required[str]
-    personality: Required[str]
-    release_date: Required[str]
-    update_behind: Required[Any]
-    update_command: Required[str]
 
 
 class TextDelta(TypedDict):
@@ -387,6 +298,8 @@ ERROR_CODES: dict[int, str] = {
     4028: "the rewind would empty the transcript",
     4029: "rewind fields without confirm_truncate",
     4030: "ordinal or message id disagrees with the row id; path outside its folder",
+    4031: "the connection's key lacks the method's scope (data.method, data.required_scope)",
+    4032: "the method is not in the scope table (data.method); refused for every key",
     5000: "resume or spawn-tree I/O failed",
     5001: "config write failed",
     5002: "shell.exec timed out",
@@ -409,3 +322,20 @@ ERROR_CODES: dict[int, str] = {
     5033: "model.options failed",
     5036: "session.delete: stored sessions are kept",
 }
+
+
+__all__ = [
+    "ERROR_CODES",
+    "EVENTS",
+    "Capabilities",
+    "EventParams",
+    "InfoExtra",
+    "MessageStart",
+    "ProtocolObj",
+    "ReadyPayload",
+    "SchemaStampObj",
+    "SessionInfoObj",
+    "Skin",
+    "ToolProgressPayload",
+    "UsageObj",
+]

@@ -2,7 +2,8 @@
 
 The handlers parse with these models and annotate their answers with these types; this table
 lets ``hermes schema export`` (:mod:`hermes_tui_gateway.schema_doc`) name them per method. A
-method missing here is exported with ``x-typed: false`` (any object in, any object out).
+method missing here is exported with ``x-typed: false`` (any object in, any object out); the
+"feature off" methods bring their own (:data:`hermes_tui_gateway.feature_off.OFF`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hermes_tui_gateway import wire_params_ops as po
 from hermes_tui_gateway import wire_results as r
 from hermes_tui_gateway import wire_results_cmds as rc
 from hermes_tui_gateway import wire_results_ops as ro
+from hermes_tui_gateway.feature_off import OFF
 from hermes_tui_gateway.wire import UsageObj
 
 #: method → (params model, result type)
@@ -76,3 +78,5 @@ METHOD_TYPES: dict[str, tuple[type[p.ParamsModel], Any]] = {
     "image.attach": (po.ImageAttachParams, rc.Attached),
     "clipboard.paste": (p.SessionParams, rc.Attached),
 }
+#: the methods answered as "off" (upstream-only features), typed by their own table
+METHOD_TYPES.update({name: (off.params, off.result) for name, off in OFF.items()})

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hmac
 import ipaddress
 import logging
 import os
@@ -22,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from hermes_core import redact_log_handlers, rpc, scenarios
+from hermes_core import AccessKeys, redact_log_handlers, rpc, scenarios
+from hermes_tui_gateway.access import TOKEN_KEY_ID, authenticate, served, watch_revocation
 from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ async def serve_ws(
     from aiohttp import web
 
     from hermes_tui_gateway.gateway import Conn
-    from hermes_tui_gateway.serve import make_peer
+    from hermes_tui_gateway.serve import RESPAWN_WAIT_S, make_peer, until_idle
 
     try:
         host, port = parse_hostport(where)
@@ -256,47 +256,46 @@ async def serve_ws(
     closing: set[asyncio.Future[object]] = set()
     sockets: dict[web.WebSocketResponse, asyncio.Transport | None] = {}
     listening: list[web.TCPSite] = []
-    restarts: set[asyncio.Task[None]] = set()
 
-    async def relisten(delay_ms: int) -> None:
-        """A scenario's restart fault: close the listener and every socket, listen again later."""
-        for site_now in listening:
-            await site_now.stop()
-        listening.clear()
+    restart_after: list[int] = []
+
+    def restart(delay_ms: int) -> None:
+        """A scenario's restart fault: close the listener and every socket now, then restart the
+        process (:mod:`hermes_tui_gateway.restart`)."""
+        if restart_after:
+            return
+        restart_after.append(delay_ms)
         for open_transport in list(sockets.values()):
             if open_transport is not None:
                 open_transport.abort()
-        await asyncio.sleep(delay_ms / 1000)
-        again = web.TCPSite(runner, host, bound)
-        await again.start()
-        listening.append(again)
-        log.warning("tui: listening again on port %d after an injected restart", bound)
-
-    def restart(delay_ms: int) -> None:
-        task = asyncio.create_task(relisten(delay_ms), name="hermes-tui-restart")
-        restarts.add(task)
-        task.add_done_callback(restarts.discard)
+        stop.set()
 
     # A token in the URL (?token=) is accepted on a loopback listener only: nothing else can reach
     # it, and the Ink TUI can carry the token no other way.
     url_token_ok = is_loopback(host)
+    keys = AccessKeys(gw.kernel.records) if gw.kernel.records.available else None
 
     async def handler(request: web.Request) -> web.WebSocketResponse:
         offered, channel_ok = _offered_token(request, url_token_ok)
         ws = web.WebSocketResponse(protocols=(SUBPROTOCOL,), max_msg_size=MAX_FRAME, heartbeat=20.0)
         await ws.prepare(_without_foreign_protocols(request))
-        good = (
-            channel_ok
-            and offered is not None
-            and hmac.compare_digest(offered.encode("utf-8"), token.encode("utf-8"))
-        )
-        if not good:
+        who = await authenticate(keys, offered, token) if channel_ok and offered is not None else None
+        if who is None:
             await ws.close(code=4401, message=b"unauthorized")
+            return ws
+        if not served(who):
+            await ws.close(code=4401, message=b"this gateway serves the default tenant only")
             return ws
         if not _origin_ok(request.headers.get("Origin"), list(gw.settings.allow_origin)):
             await ws.close(code=4403, message=b"origin not allowed")
             return ws
         conn = Conn(gw, "ws")
+        conn.principal = who
+        watcher = None
+        if keys is not None and who.key_id != TOKEN_KEY_ID:
+            watcher = asyncio.ensure_future(
+                watch_revocation(keys, who, lambda: ws.close(code=4401, message=b"key revoked"))
+            )
         peer_ref: list[rpc.RpcPeer] = []
         transport = request.transport
         sockets[ws] = transport
@@ -305,7 +304,7 @@ async def serve_ws(
             if transport is not None:
                 transport.abort()  # like a network failure: no close frame
 
-        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui")
+        faults = scenarios.frame_faults(gw.kernel.settings.model, "tui", data_dir=gw.data_dir)
         peer = make_peer(gw, conn, _Reader(ws, peer_ref), _Writer(ws, faults, drop, restart))
         peer_ref.append(peer)
 
@@ -318,6 +317,8 @@ async def serve_ws(
         try:
             await peer.run()
         finally:
+            if watcher is not None:
+                watcher.cancel()
             sockets.pop(ws, None)
             await gw.detach(conn)
             await peer.aclose(timeout=0.5)
@@ -348,6 +349,12 @@ async def serve_ws(
         await stop.wait()
     finally:
         watching.close()
+    if restart_after:
+        # Stop listening at once, let running turns end (their events reach the log), then stop
+        # like on SIGTERM and exec the same command on the same port.
+        for site_now in listening:
+            await site_now.stop()
+        await until_idle(gw, RESPAWN_WAIT_S)
     gw.closing = True
     for conn in list(gw.conns):
         conn.alive = False
@@ -357,4 +364,8 @@ async def serve_ws(
         log.warning("tui: shutdown did not finish in time", exc_info=True)
     await runner.shutdown()
     await runner.cleanup()
+    if restart_after:
+        from hermes_tui_gateway.restart import exec_at_exit
+
+        exec_at_exit(f"{shown}:{bound}", restart_after[0])
     return 0

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hermes_api_server.chat_index import CANDIDATES, Mirror
+from hermes_api_server.kernel_chat_index import KernelChatIndex
 from tests.api.chat_index_checks import index_rows_behave, keys_expire
 from tests.api.records_world import api_records
 
@@ -54,3 +56,45 @@ async def test_the_in_memory_mirror_answers_what_the_records_hold(tmp_path: Path
             earlier = [k for k in pick.sample(keys, pick.randint(0, 2)) if k not in heads]
             now = await store.record_chat("p1", session, heads, earlier, CANDIDATES)
             mirror.recorded("p1", session, now, earlier)
+
+
+class _Calls:
+    """Wraps a record space and counts the storage calls made through it."""
+
+    def __init__(self, space: Any, calls: list[str]) -> None:
+        self._space = space
+        self._calls = calls
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._space, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self._calls.append(name)
+            return await method(*args, **kwargs)
+
+        return call
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_new_chats_first_turn_end_costs_three_storage_calls(backend: str, tmp_path: Path) -> None:
+    """A new stateless chat's first turn end claims its new key, lets go of it and writes the
+    session's heads (it had none to read); a later turn reads its heads, claims a key that
+    exists (a read, nothing taken) and writes it by version."""
+    async with api_records(backend, tmp_path / "hermes.sqlite3") as (store,):
+        calls: list[str] = []
+        chats = store._chats
+        index = KernelChatIndex(_Calls(chats._keys, calls), _Calls(chats._heads, calls), chats.ttl_s)
+        assert await index.record("p1", "s1", ["k1"], [], CANDIDATES, first=True) == {"k1": [("s1", True)]}
+        assert calls == ["claim", "release", "put"]
+        calls.clear()
+        named = await index.record("p2", "s2", ["k1"], [], CANDIDATES, first=True)
+        assert named == {"k1": [("s2", True)]}  # another principal's key of the same text: its own
+        calls.clear()
+        named = await index.record("p1", "s3", ["k1"], [], CANDIDATES, first=True)
+        assert named == {"k1": [("s3", True), ("s1", True)]}
+        assert calls == ["claim", "put", "put"]
+        calls.clear()
+        named = await index.record("p1", "s1", ["k2"], [], CANDIDATES)
+        assert named == {"k2": [("s1", True)]}
+        assert calls == ["get", "claim", "release", "get", "put", "put"]  # k1 loses s1's head
+        assert await store.chat_sessions("p1", "k1", 60, 8) == [("s3", True), ("s1", False)]

@@ -22,7 +22,7 @@ OPERATION_IDS = {
     "getCapabilities", "getOpenApiDocument", "createChatCompletion", "createResponse", "retrieveResponse",
     "deleteResponse", "listInputItems", "cancelResponse", "createRun", "listRuns", "getRun",
     "streamRunEvents", "steerRun", "respondRunApproval", "stopRun",
-    "registerBrowserController", "connectBrowserControl",
+    "registerBrowserController", "connectBrowserControl", "listKeys", "createKey", "revokeKey",
 }  # fmt: skip
 
 

@@ -51,7 +51,7 @@ async def test_every_bearer_route_answers_401_first(server: Server) -> None:
         for method, op in item.items()
         if op.get("security") != []
     ]
-    assert len(documented) == 19
+    assert len(documented) == 22
     bad = [None, "Bearer wrong-key-wrong-key-wrong", "Bearer kéy-nön-ascii", "Basic abc", "Bearer"]
     for method, path in [*documented, *BEARER_ROUTES]:
         for header in bad:

@@ -95,8 +95,8 @@ async def test_the_python_client_drives_hermes_api(tmp_path: Path) -> None:
             )
             chunks = [e async for e in client.stream("createChatCompletion", request)]
             assert chunks and all(isinstance(e.data, am.ChatCompletionChunk) for e in chunks)
-            # `delta` is an open object in the export (the API's chunk delta is not typed yet).
-            text = "".join(c.delta.get("content") or "" for e in chunks for c in e.data.choices)
+            # The delta is typed: its text is an attribute, not a dict lookup.
+            text = "".join(c.delta.content or "" for e in chunks for c in e.data.choices)
             assert "stream me please" in text
 
             # A run that asks for approval: its events arrive typed, the answer resolves it.
@@ -104,10 +104,14 @@ async def test_the_python_client_drives_hermes_api(tmp_path: Path) -> None:
             assert isinstance(accepted, am.RunAccepted)
             seen: list[str] = []
             async for event in client.stream("streamRunEvents", run_id=accepted.run_id):
-                assert isinstance(event.data, am.RunEvent)
+                # Each run event arrives as its own model (the export names one per event).
+                assert type(event.data).__name__ == "RunEvent" + "".join(
+                    part.capitalize() for part in event.name.replace("_", ".").split(".")
+                ), (event.name, type(event.data))
                 seen.append(event.name)
                 if event.name == "approval.request":
-                    request_id = (event.data.model_extra or {})["request_id"]
+                    assert isinstance(event.data, am.RunEventApprovalRequest)
+                    request_id = event.data.request_id
                     resolved = await client.respond_run_approval(
                         accepted.run_id, am.ApprovalRequest(choice="once", request_id=request_id)
                     )

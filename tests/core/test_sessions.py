@@ -71,6 +71,30 @@ async def test_new_folders_resolve_through_a_linked_parent_even_when_it_moves(
     assert again.cwd == three.cwd  # a folder that exists already is checked the full way
 
 
+async def test_a_new_id_opens_without_reading_storage(
+    k: Kernel, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``new=True``: the caller made the id (an API chat's 64 random bits), so opening takes
+    the lease and reads nothing; the session is stored at its first row like any new one."""
+    reads: list[str] = []
+    real = k.storage.get_session
+
+    async def counted(session_id: str) -> Any:
+        reads.append(session_id)
+        return await real(session_id)
+
+    monkeypatch.setattr(k.storage, "get_session", counted)
+    session = await k.open_session("api-0123456789abcdef", source="api", owner="t", cwd=workspace, new=True)
+    assert reads == [] and session.info().persisted is False
+    await turn(session, "first")
+    await session.close()
+    monkeypatch.setattr(k.storage, "get_session", real)
+    record = await k.storage.get_session("api-0123456789abcdef")
+    assert record is not None and record.source == "api"
+    again = await k.open_session("api-0123456789abcdef", source="api", owner="t")
+    assert [r.role for r in again.rows] == ["user", "assistant"]
+
+
 async def test_create_cwd_that_cannot_be_made_fails_cleanly(k: Kernel, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

@@ -59,6 +59,11 @@ def _check(summaries: list[dict[str, Any]], expected: dict[str, list[tuple[str, 
     assert by_name["approval"]["turns"][1]["questions"] == ["approval=deny"]
     assert by_name["clarify"]["turns"][0]["questions"] == ["clarify=Python"]
     assert by_name["subagent"]["turns"][0]["tools"] == ["delegate_task"]
+    assert "steer delivered" in by_name["steer"]["turns"][0]["notices"]
+    assert by_name["title"]["turns"][0]["notices"][-1] == "title: Release planning"
+    assert "background complete: There are three files." in by_name["background"]["turns"][0]["notices"]
+    problem = "problem: plugin 'mock' failed while observing events: the scripted failure of this scenario"
+    assert problem in by_name["session_problem"]["turns"][0]["notices"]
 
 
 def test_the_python_example_host_passes_every_shipped_scenario(tmp_path: Path, expected: Any) -> None:

@@ -117,12 +117,13 @@ async def test_delay_holds_one_frame_back(serve: Any) -> None:
         await client.close()
 
 
-async def test_restart_closes_the_listener_and_comes_back(serve: Any) -> None:
+async def test_restart_really_restarts_the_process_and_the_host_catches_up(serve: Any) -> None:
     server = serve('[[faults]]\ntransport = "tui"\naction = "restart"\nafter_frames = 5\ndelay_ms = 500\n')
     client = await WsClient.connect(server.url, headers=AUTH)
     sid = await _turn(client)
     await client.wait_closed(timeout=scaled(15))
     await client.close()
+    before = [e for e in client.events(sid) if "seq" in e]
     last = max(_seqs(client, sid), default=0)
 
     async def back() -> list[dict[str, Any]] | None:
@@ -132,5 +133,13 @@ async def test_restart_closes_the_listener_and_comes_back(serve: Any) -> None:
             return None
 
     caught = await eventually(back, timeout=20, what="the server to listen again")
-    assert any("listening again" in line for line in server.stderr_lines)
+    assert any("restarting the process" in line for line in server.stderr_lines)
+    # A new process image (the same pid, exec'd): it started and listened a second time.
+    assert sum("listening on ws://" in line for line in server.stderr_lines) == 2
+    assert server.proc.poll() is None
     assert next(e for e in caught if e["type"] == "message.complete")["payload"]["text"] == "abcd"
+    # What the host has after catching up: nothing lost, nothing twice.
+    after = {e["seq"]: e for e in caught if "seq" in e and e["seq"] > last}
+    assert not {e["seq"] for e in before} & set(after)
+    shown = before + [after[seq] for seq in sorted(after)]
+    assert "".join(e["payload"]["text"] for e in shown if e["type"] == "message.delta") == "abcd"

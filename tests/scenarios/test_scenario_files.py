@@ -87,6 +87,14 @@ def test_a_scenario_reads_into_turns_steps_and_faults() -> None:
         ),
         (('[[turns]]\nuser = "hi"', '[[turns]]\nuser = "hi'), 5, "not valid TOML"),
         (('format = "hermes-scenario/1"', 'format = "hermes-scenario/9"'), 1, "format: unknown format"),
+        (
+            ('answer = "once" }', 'answer = "once", steer = "" }'),
+            17,
+            "turns[1].steps[0].expect[0].steer: ",
+        ),
+        (('user = "run it"', 'user = "run it"\nbackground = 3'), 14, "turns[1].background: "),
+        (('user = "run it"', 'user = "run it"\nsession_problem = ""'), 14, "turns[1].session_problem: "),
+        (('name = "demo"', 'name = "demo"\ntitle = ["x"]'), 3, "title: "),
     ],
 )
 def test_a_broken_scenario_names_its_line_and_problem(
@@ -202,3 +210,13 @@ def test_the_scenario_command_lists_checks_and_shows(tmp_path: Path, home: Path)
             refused.stderr.strip()
             == f"Error: {bad}:6: turns[0].steps[0].finish: 'sideways' is not one of stop, length, refusal"
         )
+
+
+def test_the_keys_a_host_acts_on_read_into_the_scenario() -> None:
+    text = GOOD.replace('name = "demo"', 'name = "demo"\ntitle = "Demo title"')
+    text = text.replace('user = "run it"', 'user = "run it"\nbackground = "Count"\nsession_problem = "boom"')
+    text = text.replace('answer = "once" }', 'answer = "once", steer = "Be brief" }')
+    scenario = parse_scenario(text, "demo.toml")
+    turn = scenario.turns[1]
+    assert (scenario.title, turn.background, turn.session_problem) == ("Demo title", "Count", "boom")
+    assert turn.steps[0].expect[0].steer == "Be brief"

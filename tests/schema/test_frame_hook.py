@@ -98,3 +98,66 @@ async def test_api_responses_and_stream_events_are_checked_against_the_export(tm
     del without["schema"]
     found = wire_check.api_problems("GET", "/v1/capabilities", 200, json_type, json.dumps(without))
     assert found == ["Capabilities: 'schema' is a required property at []"], found
+
+
+SSE = "text/event-stream; charset=utf-8"
+
+
+def _data(payload: dict[str, object], head: str = "") -> str:
+    return head + "data: " + json.dumps(payload) + "\n\n"
+
+
+def test_stream_payloads_are_closed_a_field_off_the_export_is_named() -> None:
+    """Chat chunks, run events and Responses events validate against closed schemas: a field
+    the export does not list (or a delta with one) is a violation, a run event is checked by its
+    ``event`` field (its frames have no ``event:`` line)."""
+    chunk: dict[str, object] = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "hermes-agent",
+        "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}],
+    }
+    chat = ("POST", "/v1/chat/completions", 200, SSE)
+    assert wire_check.api_problems(*chat, _data(chunk)) == []
+    odd = dict(chunk, choices=[{"index": 0, "delta": {"contents": "hi"}, "finish_reason": None}])
+    found = wire_check.api_problems(*chat, _data(odd))
+    assert found and "'contents' was unexpected" in found[0], found
+
+    delta = {"event": "message.delta", "run_id": "run_1", "seq": 2, "timestamp": 1.5, "delta": "hi"}
+    runs = ("GET", "/v1/runs/run_1/events", 200, SSE)
+    assert wire_check.api_problems(*runs, _data(delta, "id: 2\n")) == []
+    found = wire_check.api_problems(*runs, _data({**delta, "text": "hi"}, "id: 2\n"))
+    assert found and "RunEventMessageDelta" in found[0] and "'text' was unexpected" in found[0], found
+    found = wire_check.api_problems(*runs, _data({**delta, "event": "message.sparkle"}, "id: 2\n"))
+    assert found == ["stream event 'message.sparkle' is not in the export"], found
+
+    text = {
+        "type": "response.output_text.delta",
+        "sequence_number": 4,
+        "item_id": "msg_1",
+        "output_index": 0,
+        "content_index": 0,
+        "delta": "hi",
+        "logprobs": [],
+    }
+    responses = ("POST", "/v1/responses", 200, SSE)
+    head = "event: response.output_text.delta\n"
+    assert wire_check.api_problems(*responses, _data(text, head)) == []
+    found = wire_check.api_problems(*responses, _data({**text, "text": "hi"}, head))
+    assert found and "ResponseOutputTextDelta" in found[0], found
+
+
+def test_every_stream_payload_schema_is_closed() -> None:
+    """Every SSE payload of the API export lists its fields (``additionalProperties: false``),
+    except the ``subagent.*`` run events, whose kinds add fields of their own."""
+    doc = wire_check.document("api")
+    schemas = doc["components"]["schemas"]
+    opened = []
+    for item in doc["paths"].values():
+        for op in item.values():
+            for name, ref in (op.get("x-hermes-sse-events") or {}).items():
+                schema = schemas[ref["$ref"].rsplit("/", 1)[1]]
+                if schema.get("additionalProperties") is not False and not name.startswith("subagent."):
+                    opened.append(f"{op['operationId']} {name}")
+    assert not opened, opened

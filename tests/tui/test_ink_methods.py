@@ -175,6 +175,85 @@ def test_features_off_answer_like_upstream(tui: TuiProcess) -> None:
     assert unknown.code == -32601 and unknown.message == "unknown method: pets.feed"
 
 
+#: every "off" method with each action it answers (a result) and the code of the ones it refuses
+OFF_CALLS: list[tuple[str, dict[str, object], int | None]] = [
+    ("pet.info", {}, None),
+    ("pet.info.meta", {}, None),
+    ("pet.cells", {"state": "idle", "cols": 20, "graphics": True}, None),
+    ("pet.gallery", {"localOnly": True}, None),
+    ("pet.select", {"slug": "cat"}, 5031),
+    ("pet.select", {}, 4004),
+    ("billing.state", {}, None),
+    ("usage.bars", {}, None),
+    ("subscription.state", {}, None),
+    ("subscription.preview", {"subscription_type_id": "pro"}, None),
+    ("subscription.change", {"subscription_type_id": "pro", "cancel": False}, None),
+    ("subscription.resume", {}, None),
+    ("subscription.upgrade", {"subscription_type_id": "pro", "idempotency_key": "k"}, None),
+    ("billing.charge", {"amount_usd": 5}, None),
+    ("billing.charge_status", {"charge_id": "c1"}, None),
+    ("billing.auto_reload", {"enabled": True, "threshold": 5, "top_up_amount": 10.5}, None),
+    ("billing.step_up", {"session_id": "s"}, None),
+    ("learning.frames", {"cols": 80, "rows": 24, "frames": 48}, 5000),
+    ("learning.detail", {"id": "x"}, 5000),
+    ("learning.delete", {"id": "x"}, 5000),
+    ("learning.edit", {"id": "x", "content": "y"}, 5000),
+    ("voice.toggle", {}, None),
+    ("voice.toggle", {"action": "on"}, None),
+    ("voice.toggle", {"action": "off"}, None),
+    ("voice.toggle", {"action": "tts"}, 4014),
+    ("voice.toggle", {"action": "sing"}, 4013),
+    ("voice.record", {"action": "stop"}, None),
+    ("voice.record", {}, 4015),
+    ("voice.record", {"action": "sing"}, 4019),
+    ("browser.manage", {}, None),
+    ("browser.manage", {"action": "disconnect"}, None),
+    ("browser.manage", {"action": "connect", "url": "http://localhost:9222"}, 5029),
+    ("browser.manage", {"action": "sing"}, 4015),
+    ("skills.manage", {}, None),
+    ("skills.manage", {"action": "search", "query": "x"}, None),
+    ("skills.manage", {"action": "browse", "page": 2, "page_size": 10}, None),
+    ("skills.manage", {"action": "inspect", "query": "x"}, None),
+    ("skills.manage", {"action": "install", "query": "x"}, 5024),
+    ("skills.manage", {"action": "sing"}, 4017),
+    ("skills.reload", {}, None),
+    ("rollback.list", {"session_id": "s"}, None),
+    ("rollback.diff", {"hash": "abc"}, None),
+    ("rollback.diff", {}, 4014),
+    ("rollback.restore", {"hash": "abc", "file_path": "a.py"}, None),
+    ("model.save_key", {"slug": "openai", "api_key": "sk-x"}, 4003),
+    ("model.save_key", {}, 4001),
+    ("model.disconnect", {"slug": "openai"}, 4003),
+]
+
+
+def test_every_off_answer_follows_its_exported_result(tui: TuiProcess) -> None:
+    """Each "off" method is typed in the export, and every answer it gives (each action) validates
+    against its exported result schema; the refusals keep upstream's codes."""
+    from hermes_tui_gateway.feature_off import ANSWERS
+    from tests import wire_check
+
+    methods = {m["name"]: m for m in wire_check.document("tui")["methods"]}
+    assert {name for name, _p, _c in OFF_CALLS} == set(ANSWERS)
+    for name, params, code in OFF_CALLS:
+        schema = methods[name]["result"]["schema"]
+        assert "$ref" in schema and methods[name].get("x-typed") is not False, name
+        if code is not None:
+            assert tui.error(name, params).code == code, (name, params)
+            continue
+        result = tui.call(name, params)
+        found = wire_check.problems("tui", schema["$ref"].rsplit("/", 1)[1], result)
+        assert not found, (name, params, found)
+        sent = {p["name"] for p in methods[name]["params"]}
+        assert set(params) <= sent, (name, sorted(set(params) - sent))
+    assert tui.call("voice.toggle", action="status")["details"]
+    assert tui.call("browser.manage") == {"connected": False, "url": ""}
+    assert tui.call("billing.charge", idempotency_key="k1")["idempotency_key"] == "k1"
+    # A param of the wrong type is the usual -32602, naming it.
+    bad = tui.error("voice.toggle", action=5)
+    assert bad.code == -32602 and bad.data == {"param": "action", "expected": "string"}
+
+
 def test_config_keys_the_ink_tui_sets(tui: TuiProcess) -> None:
     """``MODEL --provider P --session`` from the model picker, yolo without a value, fast, display keys."""
     sid = tui.create()

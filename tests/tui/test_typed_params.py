@@ -13,7 +13,12 @@ from tests.tui.client import TuiProcess
 WRONG = {str: 12345, int: "twelve", bool: "yes", "list": {"not": "a list"}}
 #: params whose method answers a wrong type its own way (docs/reference/tui-gateway.md):
 #: ``session.close`` never fails, ``session.steer`` says 4002 "text is required"
-OWN_ANSWER = {("session.close", "session_id"): None, ("session.steer", "text"): 4002}
+OWN_ANSWER = {
+    ("session.close", "session_id"): None,
+    ("session.steer", "text"): 4002,
+    # a string or a number, as upstream's gateway reads it: no single wrong type to send
+    ("billing.charge", "amount_usd"): None,
+}
 
 
 def _declared(annotation: Any) -> Any:

@@ -118,13 +118,30 @@ class FinishReason(StrEnum):
     error = "error"
 
 
-class ChunkChoice(BaseModel):
+class ChunkDelta(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
-    delta: Annotated[dict[str, Any], Field(title="Delta")]
-    finish_reason: Annotated[FinishReason | None, Field(title="Finish Reason")] = None
-    index: Annotated[int, Field(title="Index")]
+    content: Annotated[str | None, Field(title="Content")] = None
+    reasoning_content: Annotated[str | None, Field(title="Reasoning Content")] = None
+    role: Annotated[Literal["assistant"] | None, Field(title="Role")] = None
+
+
+class ChunkError(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    message: Annotated[str, Field(title="Message")]
+    type: Annotated[Literal["server_error"], Field(title="Type")]
+
+
+class ChunkUsage(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    completion_tokens: Annotated[int, Field(title="Completion Tokens")]
+    prompt_tokens: Annotated[int, Field(title="Prompt Tokens")]
+    total_tokens: Annotated[int, Field(title="Total Tokens")]
 
 
 class CompletionChoice(BaseModel):
@@ -176,12 +193,18 @@ class EffortOnly(BaseModel):
     effort: Annotated[Effort | None, Field(title="Effort")] = None
 
 
+class EmptyDelta(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
 class EmptyDeltaChoice(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
-    delta: Annotated[dict[str, Any], Field(max_length=0, title="Delta")]
-    finish_reason: Annotated[None, Field(title="Finish Reason")] = None
+    delta: EmptyDelta
+    finish_reason: Annotated[None, Field(title="Finish Reason")]
     index: Annotated[Literal[0], Field(title="Index")]
 
 
@@ -434,6 +457,15 @@ class OutputText(BaseModel):
     type: Annotated[Literal["output_text"], Field(title="Type")]
 
 
+class OutputTextPart(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    annotations: Annotated[list[Any], Field(title="Annotations")]
+    text: Annotated[str, Field(title="Text")]
+    type: Annotated[Literal["output_text"], Field(title="Type")]
+
+
 class Status4(StrEnum):
     live = "live"
     cached = "cached"
@@ -471,6 +503,23 @@ class ReasoningItem(BaseModel):
     )
     id: Annotated[str, Field(title="Id")]
     type: Annotated[Literal["reasoning"], Field(title="Type")]
+
+
+class Type4(StrEnum):
+    response_content_part_added = "response.content_part.added"
+    response_content_part_done = "response.content_part.done"
+
+
+class ResponseContentPartEvent(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    content_index: Annotated[int, Field(title="Content Index")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    output_index: Annotated[int, Field(title="Output Index")]
+    part: OutputTextPart
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    type: Annotated[Type4, Field(title="Type")]
 
 
 class Conversation(RootModel[str]):
@@ -514,6 +563,26 @@ class ResponseError(BaseModel):
     message: Annotated[str, Field(title="Message")]
 
 
+class ResponseFunctionCallArgumentsDone(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    arguments: Annotated[str, Field(title="Arguments")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    name: Annotated[str, Field(title="Name")]
+    output_index: Annotated[int, Field(title="Output Index")]
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    type: Annotated[Literal["response.function_call_arguments.done"], Field(title="Type")]
+
+
+class Type5(StrEnum):
+    response_created = "response.created"
+    response_in_progress = "response.in_progress"
+    response_completed = "response.completed"
+    response_failed = "response.failed"
+    response_incomplete = "response.incomplete"
+
+
 class Status5(StrEnum):
     in_progress = "in_progress"
     completed = "completed"
@@ -522,12 +591,59 @@ class Status5(StrEnum):
     cancelled = "cancelled"
 
 
-class ResponseStreamEvent(BaseModel):
+class Type6(StrEnum):
+    response_output_item_added = "response.output_item.added"
+    response_output_item_done = "response.output_item.done"
+
+
+class ResponseOutputTextDelta(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
+    content_index: Annotated[int, Field(title="Content Index")]
+    delta: Annotated[str, Field(title="Delta")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    logprobs: Annotated[list[Any], Field(title="Logprobs")]
+    output_index: Annotated[int, Field(title="Output Index")]
     sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
-    type: Annotated[str, Field(pattern="^response\\.", title="Type")]
+    type: Annotated[Literal["response.output_text.delta"], Field(title="Type")]
+
+
+class ResponseOutputTextDone(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    content_index: Annotated[int, Field(title="Content Index")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    logprobs: Annotated[list[Any], Field(title="Logprobs")]
+    output_index: Annotated[int, Field(title="Output Index")]
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    text: Annotated[str, Field(title="Text")]
+    type: Annotated[Literal["response.output_text.done"], Field(title="Type")]
+
+
+class ResponseReasoningTextDelta(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    content_index: Annotated[int, Field(title="Content Index")]
+    delta: Annotated[str, Field(title="Delta")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    output_index: Annotated[int, Field(title="Output Index")]
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    type: Annotated[Literal["response.reasoning_text.delta"], Field(title="Type")]
+
+
+class ResponseReasoningTextDone(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    content_index: Annotated[int, Field(title="Content Index")]
+    item_id: Annotated[str, Field(title="Item Id")]
+    output_index: Annotated[int, Field(title="Output Index")]
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    text: Annotated[str, Field(title="Text")]
+    type: Annotated[Literal["response.reasoning_text.done"], Field(title="Type")]
 
 
 class ResponseUsage(BaseModel):
@@ -559,14 +675,162 @@ class SessionId(RootModel[str]):
     root: Annotated[str, Field(pattern="^[A-Za-z0-9_:.\\-]{1,256}$", title="Session Id")] = None
 
 
-class RunEvent(BaseModel):
+class Reason(StrEnum):
+    timeout = "timeout"
+    shutdown = "shutdown"
+    stopped = "stopped"
+
+
+class RunEventApprovalExpired(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
-    event: Annotated[str, Field(title="Event")]
-    run_id: Annotated[str, Field(title="Run Id")]
-    seq: Annotated[int, Field(ge=1, title="Seq")]
-    timestamp: Annotated[float, Field(title="Timestamp")]
+    event: Literal["approval.expired"]
+    reason: Reason
+    request_id: str
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventApprovalRequest(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    choices: list[str]
+    command: str
+    description: str
+    event: Literal["approval.request"]
+    expires_at: float
+    pattern_keys: list[str]
+    request_id: str
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    task_id: str | None = None
+    timestamp: float
+    tool: str | None
+    tool_call_id: str | None
+
+
+class RunEventApprovalResponded(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    choice: str | None
+    event: Literal["approval.responded"]
+    request_id: str
+    resolved: int
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventMessageDelta(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delta: str
+    event: Literal["message.delta"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventReasoningDelta(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    delta: str
+    event: Literal["reasoning.delta"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventRunStarted(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    event: Literal["run.started"]
+    model: str | None
+    resolved_model: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    session_id: str
+    timestamp: float
+
+
+class RunEventRunSteerDelivered(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    chars: int
+    event: Literal["run.steer_delivered"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventRunSteered(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    accepted: Literal[True]
+    event: Literal["run.steered"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventRunStopping(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    event: Literal["run.stopping"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+
+
+class RunEventToolCompleted(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    diff: str | None = None
+    duration: float
+    error: bool
+    event: Literal["tool.completed"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    tool: str
+    tool_call_id: str
+
+
+class RunEventToolProgress(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    chunk: str
+    event: Literal["tool.progress"]
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    tool_call_id: str
+
+
+class RunEventToolStarted(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    diff: str | None = None
+    event: Literal["tool.started"]
+    preview: str
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    tool: str
+    tool_call_id: str
 
 
 class Status6(StrEnum):
@@ -610,6 +874,15 @@ class RunStopped(BaseModel):
     status: Annotated[Status6, Field(title="Status")]
 
 
+class RunUsage(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    input_tokens: Annotated[int, Field(title="Input Tokens")]
+    output_tokens: Annotated[int, Field(title="Output Tokens")]
+    total_tokens: Annotated[int, Field(title="Total Tokens")]
+
+
 class SchemaStamp(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -630,7 +903,7 @@ class ShownPrice(BaseModel):
 
 class StatusData(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
     description: Annotated[str, Field(title="Description")]
     done: Annotated[bool, Field(title="Done")]
@@ -638,7 +911,7 @@ class StatusData(BaseModel):
 
 class StatusEvent(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
     data: StatusData
     type: Annotated[Literal["status"], Field(title="Type")]
@@ -666,7 +939,7 @@ class StoredInputItem(BaseModel):
 
 class StreamGap(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
     event: Annotated[Literal["stream.gap"], Field(title="Event")]
     from_seq: Annotated[int, Field(title="From Seq")]
@@ -682,7 +955,13 @@ class StreamOptions(BaseModel):
     include_usage: Annotated[bool | None, Field(title="Include Usage")] = None
 
 
-class Type4(StrEnum):
+class SubagentUsage(BaseModel):
+    input: Annotated[int, Field(title="Input")]
+    output: Annotated[int, Field(title="Output")]
+    total: Annotated[int, Field(title="Total")]
+
+
+class Type7(StrEnum):
     text = "text"
     input_text = "input_text"
     output_text = "output_text"
@@ -693,7 +972,7 @@ class TextContentPart(BaseModel):
         extra="allow",
     )
     text: Annotated[str, Field(title="Text")]
-    type: Annotated[Type4, Field(title="Type")]
+    type: Annotated[Type7, Field(title="Type")]
 
 
 class TextOnlyPart(BaseModel):
@@ -701,7 +980,7 @@ class TextOnlyPart(BaseModel):
         extra="allow",
     )
     text: Annotated[str, Field(title="Text")]
-    type: Annotated[Type4, Field(title="Type")]
+    type: Annotated[Type7, Field(title="Type")]
 
 
 class Status8(StrEnum):
@@ -711,20 +990,25 @@ class Status8(StrEnum):
 
 class ToolProgressChunk(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
     choices: Annotated[list[EmptyDeltaChoice], Field(max_length=1, min_length=1, title="Choices")]
     created: Annotated[int, Field(title="Created")]
-    denied: Annotated[bool | None, Field(title="Denied")] = None
+    denied: Annotated[Literal[True] | None, Field(title="Denied")] = None
+    depth: Annotated[int | None, Field(title="Depth")] = None
     duration: Annotated[float | None, Field(title="Duration")] = None
-    emoji: Annotated[str | None, Field(title="Emoji")] = None
+    emoji: Annotated[str, Field(title="Emoji")]
     event: StatusEvent
     failed: Annotated[bool | None, Field(title="Failed")] = None
     id: Annotated[str, Field(title="Id")]
     label: Annotated[str | None, Field(title="Label")] = None
     model: Annotated[str, Field(title="Model")]
     object: Annotated[Literal["chat.completion.chunk"], Field(title="Object")]
+    parent_id: Annotated[str | None, Field(title="Parent Id")] = None
     status: Annotated[Status8, Field(title="Status")]
+    subagent_id: Annotated[str | None, Field(title="Subagent Id")] = None
+    task_count: Annotated[int | None, Field(title="Task Count")] = None
+    task_index: Annotated[int | None, Field(title="Task Index")] = None
     tool: Annotated[str, Field(title="Tool")]
     toolCallId: Annotated[str, Field(title="Toolcallid")]
 
@@ -782,17 +1066,13 @@ class ChatCompletion(BaseModel):
     usage: ChatUsage
 
 
-class ChatCompletionChunk(BaseModel):
+class ChunkChoice(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
-    choices: Annotated[list[ChunkChoice], Field(title="Choices")]
-    created: Annotated[int, Field(title="Created")]
-    hermes: HermesBlock | None = None
-    id: Annotated[str, Field(title="Id")]
-    model: Annotated[str, Field(title="Model")]
-    object: Annotated[Literal["chat.completion.chunk"], Field(title="Object")]
-    usage: ChatUsage | None = None
+    delta: ChunkDelta
+    finish_reason: Annotated[FinishReason | None, Field(title="Finish Reason")]
+    index: Annotated[Literal[0], Field(title="Index")]
 
 
 class ImageContentPart(BaseModel):
@@ -856,6 +1136,13 @@ class ModelOptions(BaseModel):
     service_tier: Annotated[str | None, Field(title="Service Tier")] = None
 
 
+class OutputItem(RootModel[MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem]):
+    root: Annotated[
+        MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem,
+        Field(discriminator="type"),
+    ]
+
+
 class ProviderOption(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -915,6 +1202,198 @@ class ResponseObject(BaseModel):
     usage: ResponseUsage | None = None
 
 
+class ResponseOutputItemEvent(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    item: OutputItem
+    output_index: Annotated[int, Field(title="Output Index")]
+    sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
+    type: Annotated[Type6, Field(title="Type")]
+
+
+class RunEventRunCancelled(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    completed: bool | None = None
+    error: str | None = None
+    error_code: str | None = None
+    event: Literal["run.cancelled"]
+    interrupted: bool | None = None
+    output: str | None = None
+    partial: bool | None = None
+    pending_steer: str | None = None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    turn_exit_reason: str | None = None
+    usage: RunUsage | None = None
+    warnings: list[str] | None = None
+
+
+class RunEventRunCompleted(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    completed: bool | None = None
+    error: str | None = None
+    error_code: str | None = None
+    event: Literal["run.completed"]
+    interrupted: bool | None = None
+    output: str | None = None
+    partial: bool | None = None
+    pending_steer: str | None = None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    turn_exit_reason: str | None = None
+    usage: RunUsage | None = None
+    warnings: list[str] | None = None
+
+
+class RunEventRunFailed(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    completed: bool | None = None
+    error: str | None = None
+    error_code: str | None = None
+    event: Literal["run.failed"]
+    interrupted: bool | None = None
+    output: str | None = None
+    partial: bool | None = None
+    pending_steer: str | None = None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    turn_exit_reason: str | None = None
+    usage: RunUsage | None = None
+    warnings: list[str] | None = None
+
+
+class RunEventRunInterrupted(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    completed: bool | None = None
+    error: str | None = None
+    error_code: str | None = None
+    event: Literal["run.interrupted"]
+    interrupted: bool | None = None
+    output: str | None = None
+    partial: bool | None = None
+    pending_steer: str | None = None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    timestamp: float
+    turn_exit_reason: str | None = None
+    usage: RunUsage | None = None
+    warnings: list[str] | None = None
+
+
+class RunEventSubagentComplete(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.complete"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
+class RunEventSubagentProgress(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.progress"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
+class RunEventSubagentSpawnRequested(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.spawn_requested"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
+class RunEventSubagentStart(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.start"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
+class RunEventSubagentThinking(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.thinking"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
+class RunEventSubagentTool(BaseModel):
+    delegation_id: str | None = None
+    depth: int
+    event: Literal["subagent.tool"]
+    goal: str
+    model: str | None
+    parent_id: str | None
+    run_id: str
+    seq: Annotated[int, Field(ge=1)]
+    status: str
+    subagent_id: str
+    task_count: int
+    task_index: int
+    timestamp: float
+    usage: SubagentUsage | None = None
+
+
 class ServerCounters(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -938,6 +1417,20 @@ class SteerRequest(BaseModel):
     input: Annotated[str | list[str | TextOnlyPart] | None, Field(title="Input")] = None
     message: Annotated[str | list[str | TextOnlyPart] | None, Field(title="Message")] = None
     text: Annotated[str | list[str | TextOnlyPart] | None, Field(title="Text")] = None
+
+
+class ChatCompletionChunk(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    choices: Annotated[list[ChunkChoice], Field(max_length=1, title="Choices")]
+    created: Annotated[int, Field(title="Created")]
+    error: ChunkError | None = None
+    hermes: HermesBlock | None = None
+    id: Annotated[str, Field(title="Id")]
+    model: Annotated[str, Field(title="Model")]
+    object: Annotated[Literal["chat.completion.chunk"], Field(title="Object")]
+    usage: ChunkUsage | None = None
 
 
 class ChatMessage(BaseModel):
@@ -1017,11 +1510,11 @@ class ResponseCreateRequest(BaseModel):
 
 class ResponseLifecycleEvent(BaseModel):
     model_config = ConfigDict(
-        extra="allow",
+        extra="forbid",
     )
     response: ResponseObject
     sequence_number: Annotated[int, Field(ge=0, title="Sequence Number")]
-    type: Annotated[str, Field(pattern="^response\\.", title="Type")]
+    type: Annotated[Type5, Field(title="Type")]
 
 
 class RunCreateRequest(BaseModel):

@@ -16,7 +16,15 @@ from hermes_client.tui_models import (
     Attached,
     BackgroundComplete,
     BackgroundResult,
+    BillingAutoReloadParams,
+    BillingChargeParams,
+    BillingChargeStatusParams,
+    BillingRefused,
+    BillingStateParams,
+    BillingStepUpParams,
     BranchResult,
+    BrowserManageParams,
+    BrowserOff,
     ClarifyRequestPayload,
     ClarifyRespondParams,
     CliExecParams,
@@ -48,14 +56,27 @@ from hermes_client.tui_models import (
     ImageAttachParams,
     InputDetectDropParams,
     InterruptResult,
+    LearningDeleteParams,
+    LearningDetailParams,
+    LearningEditParams,
+    LearningFramesParams,
     MessageComplete,
     MessageStart,
+    ModelDisconnectParams,
     ModelOptions,
     ModelOptionsParams,
+    ModelSaveKeyParams,
     MostRecentResult,
     NeverAnswered,
     PasteCollapsed,
     PasteCollapseParams,
+    PetCellsParams,
+    PetGalleryOff,
+    PetGalleryParams,
+    PetInfoMetaParams,
+    PetInfoParams,
+    PetOff,
+    PetSelectParams,
     PingResult,
     PluginsList,
     PluginsManageParams,
@@ -71,6 +92,12 @@ from hermes_client.tui_models import (
     ReloadMcpResult,
     ResizeResult,
     ResumeResult,
+    RollbackDiffOff,
+    RollbackDiffParams,
+    RollbackListOff,
+    RollbackListParams,
+    RollbackRestoreOff,
+    RollbackRestoreParams,
     SaveResult,
     SecretRequestPayload,
     SecretRespondParams,
@@ -103,6 +130,11 @@ from hermes_client.tui_models import (
     SetupStatusParams,
     ShellExecParams,
     ShellExecResult,
+    SignedOut,
+    SkillsAnswer,
+    SkillsManageParams,
+    SkillsReloaded,
+    SkillsReloadParams,
     SlashExecParams,
     SlashExecResult,
     Snapshot,
@@ -115,6 +147,7 @@ from hermes_client.tui_models import (
     StatusResult,
     StatusUpdate,
     SteerResult,
+    StepUpRefused,
     SubagentInterruptParams,
     SubagentInterruptResult,
     SubagentListParams,
@@ -124,6 +157,11 @@ from hermes_client.tui_models import (
     SubagentTailParams,
     SubagentTailResult,
     SubmitResult,
+    SubscriptionChangeParams,
+    SubscriptionPreviewParams,
+    SubscriptionResumeParams,
+    SubscriptionStateParams,
+    SubscriptionUpgradeParams,
     SudoRequestPayload,
     SudoRespondParams,
     TerminalResizeParams,
@@ -135,12 +173,24 @@ from hermes_client.tui_models import (
     ToolsConfigureParams,
     ToolStart,
     UndoResult,
+    UsageBarsOff,
+    UsageBarsParams,
     UsageObj,
+    VoiceOff,
+    VoiceRecordParams,
+    VoiceStopped,
+    VoiceToggleParams,
 )
 
 #: method -> (params model, result model), for the methods the export types
 METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "approval.respond": (ApprovalRespondParams, ApprovalResult),
+    "billing.auto_reload": (BillingAutoReloadParams, BillingRefused),
+    "billing.charge": (BillingChargeParams, BillingRefused),
+    "billing.charge_status": (BillingChargeStatusParams, BillingRefused),
+    "billing.state": (BillingStateParams, SignedOut),
+    "billing.step_up": (BillingStepUpParams, StepUpRefused),
+    "browser.manage": (BrowserManageParams, BrowserOff),
     "clarify.respond": (ClarifyRespondParams, AnswerResult),
     "cli.exec": (CliExecParams, CliExecResult),
     "clipboard.paste": (ClipboardPasteParams, Attached),
@@ -156,14 +206,28 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "gateway.ping": (GatewayPingParams, PingResult),
     "image.attach": (ImageAttachParams, Attached),
     "input.detect_drop": (InputDetectDropParams, DropDetected),
+    "learning.delete": (LearningDeleteParams, NeverAnswered),
+    "learning.detail": (LearningDetailParams, NeverAnswered),
+    "learning.edit": (LearningEditParams, NeverAnswered),
+    "learning.frames": (LearningFramesParams, NeverAnswered),
+    "model.disconnect": (ModelDisconnectParams, NeverAnswered),
     "model.options": (ModelOptionsParams, ModelOptions),
+    "model.save_key": (ModelSaveKeyParams, NeverAnswered),
     "paste.collapse": (PasteCollapseParams, PasteCollapsed),
+    "pet.cells": (PetCellsParams, PetOff),
+    "pet.gallery": (PetGalleryParams, PetGalleryOff),
+    "pet.info": (PetInfoParams, PetOff),
+    "pet.info.meta": (PetInfoMetaParams, PetOff),
+    "pet.select": (PetSelectParams, NeverAnswered),
     "plugins.manage": (PluginsManageParams, PluginsList),
     "process.stop": (ProcessStopParams, ProcessStopResult),
     "prompt.background": (PromptBackgroundParams, BackgroundResult),
     "prompt.submit": (PromptSubmitParams, SubmitResult),
     "reload.env": (ReloadEnvParams, ReloadEnvResult),
     "reload.mcp": (ReloadMcpParams, ReloadMcpResult),
+    "rollback.diff": (RollbackDiffParams, RollbackDiffOff),
+    "rollback.list": (RollbackListParams, RollbackListOff),
+    "rollback.restore": (RollbackRestoreParams, RollbackRestoreOff),
     "secret.respond": (SecretRespondParams, AnswerResult),
     "session.activate": (SessionActivateParams, Snapshot),
     "session.active_list": (SessionActiveListParams, ActiveListResult),
@@ -186,6 +250,8 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "session.usage": (SessionUsageParams, UsageObj),
     "setup.status": (SetupStatusParams, SetupStatus),
     "shell.exec": (ShellExecParams, ShellExecResult),
+    "skills.manage": (SkillsManageParams, SkillsAnswer),
+    "skills.reload": (SkillsReloadParams, SkillsReloaded),
     "slash.exec": (SlashExecParams, SlashExecResult),
     "spawn_tree.list": (SpawnTreeListParams, SpawnTreeList),
     "spawn_tree.load": (SpawnTreeLoadParams, SpawnTree),
@@ -194,9 +260,17 @@ METHODS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "subagent.list": (SubagentListParams, SubagentListResult),
     "subagent.steer": (SubagentSteerParams, SubagentSteerResult),
     "subagent.tail": (SubagentTailParams, SubagentTailResult),
+    "subscription.change": (SubscriptionChangeParams, BillingRefused),
+    "subscription.preview": (SubscriptionPreviewParams, BillingRefused),
+    "subscription.resume": (SubscriptionResumeParams, BillingRefused),
+    "subscription.state": (SubscriptionStateParams, SignedOut),
+    "subscription.upgrade": (SubscriptionUpgradeParams, BillingRefused),
     "sudo.respond": (SudoRespondParams, AnswerResult),
     "terminal.resize": (TerminalResizeParams, ResizeResult),
     "tools.configure": (ToolsConfigureParams, ToolsConfigured),
+    "usage.bars": (UsageBarsParams, UsageBarsOff),
+    "voice.record": (VoiceRecordParams, VoiceStopped),
+    "voice.toggle": (VoiceToggleParams, VoiceOff),
 }
 
 #: event type -> payload model (``None``: not typed yet, a plain dict)
@@ -234,38 +308,7 @@ EVENTS: dict[str, type[BaseModel] | None] = {
 }
 
 #: methods the gateway answers whose params and result are not typed yet
-UNTYPED_METHODS: tuple[str, ...] = (
-    "billing.auto_reload",
-    "billing.charge",
-    "billing.charge_status",
-    "billing.state",
-    "billing.step_up",
-    "browser.manage",
-    "learning.delete",
-    "learning.detail",
-    "learning.edit",
-    "learning.frames",
-    "model.disconnect",
-    "model.save_key",
-    "pet.cells",
-    "pet.gallery",
-    "pet.info",
-    "pet.info.meta",
-    "pet.select",
-    "rollback.diff",
-    "rollback.list",
-    "rollback.restore",
-    "skills.manage",
-    "skills.reload",
-    "subscription.change",
-    "subscription.preview",
-    "subscription.resume",
-    "subscription.state",
-    "subscription.upgrade",
-    "usage.bars",
-    "voice.record",
-    "voice.toggle",
-)
+UNTYPED_METHODS: tuple[str, ...] = ()
 
 
 class TypedCalls:
@@ -279,6 +322,40 @@ class TypedCalls:
         """``approval.respond``."""
         sent = (params or ApprovalRespondParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ApprovalResult.model_validate(await self.request("approval.respond", sent))
+
+    async def billing_auto_reload(self, params: BillingAutoReloadParams | None = None) -> BillingRefused:
+        """``billing.auto_reload``."""
+        sent = (params or BillingAutoReloadParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("billing.auto_reload", sent))
+
+    async def billing_charge(self, params: BillingChargeParams | None = None) -> BillingRefused:
+        """``billing.charge``."""
+        sent = (params or BillingChargeParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return BillingRefused.model_validate(await self.request("billing.charge", sent))
+
+    async def billing_charge_status(self, params: BillingChargeStatusParams | None = None) -> BillingRefused:
+        """``billing.charge_status``."""
+        sent = (params or BillingChargeStatusParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("billing.charge_status", sent))
+
+    async def billing_state(self, params: BillingStateParams | None = None) -> SignedOut:
+        """``billing.state``."""
+        sent = (params or BillingStateParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SignedOut.model_validate(await self.request("billing.state", sent))
+
+    async def billing_step_up(self, params: BillingStepUpParams | None = None) -> StepUpRefused:
+        """``billing.step_up``."""
+        sent = (params or BillingStepUpParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return StepUpRefused.model_validate(await self.request("billing.step_up", sent))
+
+    async def browser_manage(self, params: BrowserManageParams | None = None) -> BrowserOff:
+        """``browser.manage``."""
+        sent = (params or BrowserManageParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return BrowserOff.model_validate(await self.request("browser.manage", sent))
 
     async def clarify_respond(self, params: ClarifyRespondParams) -> AnswerResult:
         """``clarify.respond``."""
@@ -355,15 +432,70 @@ class TypedCalls:
         sent = (params or InputDetectDropParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return DropDetected.model_validate(await self.request("input.detect_drop", sent))
 
+    async def learning_delete(self, params: LearningDeleteParams | None = None) -> NeverAnswered:
+        """``learning.delete``."""
+        sent = (params or LearningDeleteParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("learning.delete", sent))
+
+    async def learning_detail(self, params: LearningDetailParams | None = None) -> NeverAnswered:
+        """``learning.detail``."""
+        sent = (params or LearningDetailParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("learning.detail", sent))
+
+    async def learning_edit(self, params: LearningEditParams | None = None) -> NeverAnswered:
+        """``learning.edit``."""
+        sent = (params or LearningEditParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("learning.edit", sent))
+
+    async def learning_frames(self, params: LearningFramesParams | None = None) -> NeverAnswered:
+        """``learning.frames``."""
+        sent = (params or LearningFramesParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("learning.frames", sent))
+
+    async def model_disconnect(self, params: ModelDisconnectParams) -> NeverAnswered:
+        """``model.disconnect``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("model.disconnect", sent))
+
     async def model_options(self, params: ModelOptionsParams | None = None) -> ModelOptions:
         """``model.options``."""
         sent = (params or ModelOptionsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ModelOptions.model_validate(await self.request("model.options", sent))
 
+    async def model_save_key(self, params: ModelSaveKeyParams) -> NeverAnswered:
+        """``model.save_key``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("model.save_key", sent))
+
     async def paste_collapse(self, params: PasteCollapseParams) -> PasteCollapsed:
         """``paste.collapse``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return PasteCollapsed.model_validate(await self.request("paste.collapse", sent))
+
+    async def pet_cells(self, params: PetCellsParams | None = None) -> PetOff:
+        """``pet.cells``."""
+        sent = (params or PetCellsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PetOff.model_validate(await self.request("pet.cells", sent))
+
+    async def pet_gallery(self, params: PetGalleryParams | None = None) -> PetGalleryOff:
+        """``pet.gallery``."""
+        sent = (params or PetGalleryParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PetGalleryOff.model_validate(await self.request("pet.gallery", sent))
+
+    async def pet_info(self, params: PetInfoParams | None = None) -> PetOff:
+        """``pet.info``."""
+        sent = (params or PetInfoParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PetOff.model_validate(await self.request("pet.info", sent))
+
+    async def pet_info_meta(self, params: PetInfoMetaParams | None = None) -> PetOff:
+        """``pet.info.meta``."""
+        sent = (params or PetInfoMetaParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return PetOff.model_validate(await self.request("pet.info.meta", sent))
+
+    async def pet_select(self, params: PetSelectParams) -> NeverAnswered:
+        """``pet.select``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return NeverAnswered.model_validate(await self.request("pet.select", sent))
 
     async def plugins_manage(self, params: PluginsManageParams | None = None) -> PluginsList:
         """``plugins.manage``."""
@@ -394,6 +526,21 @@ class TypedCalls:
         """``reload.mcp``."""
         sent = (params or ReloadMcpParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ReloadMcpResult.model_validate(await self.request("reload.mcp", sent))
+
+    async def rollback_diff(self, params: RollbackDiffParams) -> RollbackDiffOff:
+        """``rollback.diff``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return RollbackDiffOff.model_validate(await self.request("rollback.diff", sent))
+
+    async def rollback_list(self, params: RollbackListParams | None = None) -> RollbackListOff:
+        """``rollback.list``."""
+        sent = (params or RollbackListParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return RollbackListOff.model_validate(await self.request("rollback.list", sent))
+
+    async def rollback_restore(self, params: RollbackRestoreParams) -> RollbackRestoreOff:
+        """``rollback.restore``."""
+        sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return RollbackRestoreOff.model_validate(await self.request("rollback.restore", sent))
 
     async def secret_respond(self, params: SecretRespondParams) -> AnswerResult:
         """``secret.respond``."""
@@ -509,6 +656,16 @@ class TypedCalls:
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ShellExecResult.model_validate(await self.request("shell.exec", sent))
 
+    async def skills_manage(self, params: SkillsManageParams | None = None) -> SkillsAnswer:
+        """``skills.manage``."""
+        sent = (params or SkillsManageParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SkillsAnswer.model_validate(await self.request("skills.manage", sent))
+
+    async def skills_reload(self, params: SkillsReloadParams | None = None) -> SkillsReloaded:
+        """``skills.reload``."""
+        sent = (params or SkillsReloadParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return SkillsReloaded.model_validate(await self.request("skills.reload", sent))
+
     async def slash_exec(self, params: SlashExecParams) -> SlashExecResult:
         """``slash.exec``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -549,6 +706,41 @@ class TypedCalls:
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return SubagentTailResult.model_validate(await self.request("subagent.tail", sent))
 
+    async def subscription_change(self, params: SubscriptionChangeParams | None = None) -> BillingRefused:
+        """``subscription.change``."""
+        sent = (params or SubscriptionChangeParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("subscription.change", sent))
+
+    async def subscription_preview(self, params: SubscriptionPreviewParams | None = None) -> BillingRefused:
+        """``subscription.preview``."""
+        sent = (params or SubscriptionPreviewParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("subscription.preview", sent))
+
+    async def subscription_resume(self, params: SubscriptionResumeParams | None = None) -> BillingRefused:
+        """``subscription.resume``."""
+        sent = (params or SubscriptionResumeParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("subscription.resume", sent))
+
+    async def subscription_state(self, params: SubscriptionStateParams | None = None) -> SignedOut:
+        """``subscription.state``."""
+        sent = (params or SubscriptionStateParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return SignedOut.model_validate(await self.request("subscription.state", sent))
+
+    async def subscription_upgrade(self, params: SubscriptionUpgradeParams | None = None) -> BillingRefused:
+        """``subscription.upgrade``."""
+        sent = (params or SubscriptionUpgradeParams()).model_dump(
+            mode="json", by_alias=True, exclude_unset=True
+        )
+        return BillingRefused.model_validate(await self.request("subscription.upgrade", sent))
+
     async def sudo_respond(self, params: SudoRespondParams) -> AnswerResult:
         """``sudo.respond``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -563,3 +755,18 @@ class TypedCalls:
         """``tools.configure``."""
         sent = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
         return ToolsConfigured.model_validate(await self.request("tools.configure", sent))
+
+    async def usage_bars(self, params: UsageBarsParams | None = None) -> UsageBarsOff:
+        """``usage.bars``."""
+        sent = (params or UsageBarsParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return UsageBarsOff.model_validate(await self.request("usage.bars", sent))
+
+    async def voice_record(self, params: VoiceRecordParams | None = None) -> VoiceStopped:
+        """``voice.record``."""
+        sent = (params or VoiceRecordParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return VoiceStopped.model_validate(await self.request("voice.record", sent))
+
+    async def voice_toggle(self, params: VoiceToggleParams | None = None) -> VoiceOff:
+        """``voice.toggle``."""
+        sent = (params or VoiceToggleParams()).model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return VoiceOff.model_validate(await self.request("voice.toggle", sent))

@@ -80,6 +80,53 @@ class BackgroundResult(BaseModel):
     task_id: str
 
 
+class BillingAutoReloadParams(BaseModel):
+    enabled: bool | None = None
+    threshold: float | None = None
+    top_up_amount: float | None = None
+
+
+class BillingChargeParams(BaseModel):
+    amount_usd: str | float | None = None
+    idempotency_key: str | None = None
+
+
+class BillingChargeStatusParams(BaseModel):
+    charge_id: str | None = None
+
+
+class BillingRefused(BaseModel):
+    actor: str | None
+    code: str | None
+    error: Literal["invalid_token"]
+    idempotency_key: str | None = None
+    message: str
+    ok: Literal[False]
+    payload: Annotated[dict[str, Any], Field(max_length=0)]
+    portal_url: str | None
+    recovery: str | None
+    retry_after: float | None
+
+
+class BillingStateParams(BaseModel):
+    pass
+
+
+class BillingStepUpParams(BaseModel):
+    session_id: str | None = ""
+
+
+class BrowserManageParams(BaseModel):
+    action: str | None = "status"
+    session_id: str | None = ""
+    url: str | None = None
+
+
+class BrowserOff(BaseModel):
+    connected: Literal[False]
+    url: str | None = None
+
+
 class Capabilities(BaseModel):
     event_replay: bool
     queue: bool
@@ -310,6 +357,27 @@ class InterruptResult(BaseModel):
     status: Literal["interrupted"]
 
 
+class LearningDeleteParams(BaseModel):
+    content: str | None = None
+    id: str | None = None
+
+
+class LearningDetailParams(BaseModel):
+    content: str | None = None
+    id: str | None = None
+
+
+class LearningEditParams(BaseModel):
+    content: str | None = None
+    id: str | None = None
+
+
+class LearningFramesParams(BaseModel):
+    cols: int | None = None
+    frames: int | None = None
+    rows: int | None = None
+
+
 class Status2(StrEnum):
     complete = "complete"
     error = "error"
@@ -319,6 +387,12 @@ class Status2(StrEnum):
 class MessageStart(BaseModel):
     queued: bool | None = None
     user_row_id: int | None = None
+
+
+class ModelDisconnectParams(BaseModel):
+    api_key: str | None = None
+    session_id: str | None = ""
+    slug: str
 
 
 class ModelOptions(BaseModel):
@@ -332,6 +406,12 @@ class ModelOptions(BaseModel):
 class ModelOptionsParams(BaseModel):
     refresh: bool | str | int | None = None
     session_id: str | None = ""
+
+
+class ModelSaveKeyParams(BaseModel):
+    api_key: str | None = None
+    session_id: str | None = ""
+    slug: str
 
 
 class MostRecentResult(BaseModel):
@@ -363,6 +443,38 @@ class PasteCollapsed(BaseModel):
 class PersistedTurn(BaseModel):
     assistant_row_id: int | None
     user_row_id: int | None
+
+
+class PetCellsParams(BaseModel):
+    cols: int | None = None
+    graphics: bool | None = None
+    state: str | None = None
+
+
+class PetGalleryOff(BaseModel):
+    active: str
+    enabled: Literal[False]
+    pets: Annotated[list[Any], Field(max_length=0)]
+
+
+class PetGalleryParams(BaseModel):
+    localOnly: bool | None = None
+
+
+class PetInfoMetaParams(BaseModel):
+    pass
+
+
+class PetInfoParams(BaseModel):
+    pass
+
+
+class PetOff(BaseModel):
+    enabled: Literal[False]
+
+
+class PetSelectParams(BaseModel):
+    slug: str
 
 
 class PingResult(BaseModel):
@@ -485,6 +597,36 @@ class ReloadMcpResult(BaseModel):
 
 class ResizeResult(BaseModel):
     cols: int
+
+
+class RollbackDiffOff(BaseModel):
+    diff: str
+    stat: str
+
+
+class RollbackDiffParams(BaseModel):
+    hash: str
+    session_id: str | None = ""
+
+
+class RollbackListOff(BaseModel):
+    checkpoints: Annotated[list[Any], Field(max_length=0)]
+    enabled: Literal[False]
+
+
+class RollbackListParams(BaseModel):
+    session_id: str | None = ""
+
+
+class RollbackRestoreOff(BaseModel):
+    error: str
+    success: Literal[False]
+
+
+class RollbackRestoreParams(BaseModel):
+    file_path: str | None = None
+    hash: str
+    session_id: str | None = ""
 
 
 class SaveResult(BaseModel):
@@ -677,6 +819,53 @@ class ShellExecResult(BaseModel):
     stdout: str
 
 
+class SignedOut(BaseModel):
+    error: str
+    logged_in: Literal[False]
+    ok: Literal[True]
+
+
+class SkillsBrowse(BaseModel):
+    items: Annotated[list[Any], Field(max_length=0)]
+    page: int
+    total: int
+    total_pages: int
+
+
+class SkillsInspect(BaseModel):
+    info: Annotated[dict[str, Any], Field(max_length=0)]
+
+
+class SkillsList(BaseModel):
+    skills: Annotated[dict[str, Any], Field(max_length=0)]
+
+
+class SkillsManageParams(BaseModel):
+    action: str | None = "list"
+    page: int | None = None
+    page_size: int | None = None
+    query: str | None = None
+
+
+class SkillsReloadCounts(BaseModel):
+    added: Annotated[list[Any], Field(max_length=0)]
+    removed: Annotated[list[Any], Field(max_length=0)]
+    total: int
+
+
+class SkillsReloadParams(BaseModel):
+    pass
+
+
+class SkillsReloaded(BaseModel):
+    output: str
+    result: SkillsReloadCounts
+
+
+class SkillsSearch(BaseModel):
+    results: Annotated[list[Any], Field(max_length=0)]
+
+
 class Skin(BaseModel):
     branding: dict[str, str]
     colors: dict[str, str]
@@ -763,6 +952,20 @@ class SteerResult(BaseModel):
     text: str
 
 
+class StepUpRefused(BaseModel):
+    actor: str | None
+    code: str | None
+    error: Literal["invalid_token"]
+    granted: Literal[False]
+    idempotency_key: str | None = None
+    message: str
+    ok: Literal[False]
+    payload: Annotated[dict[str, Any], Field(max_length=0)]
+    portal_url: str | None
+    recovery: str | None
+    retry_after: float | None
+
+
 class SubagentInterruptParams(BaseModel):
     session_id: str | None = ""
     subagent_id: Annotated[str, Field(min_length=1)]
@@ -820,6 +1023,32 @@ class SubmitResult(BaseModel):
     status: Status5
     survivor_row_id_map: dict[str, int | None] | None = None
     survivor_user_row_ids: list[int | None] | None = None
+
+
+class SubscriptionChangeParams(BaseModel):
+    cancel: bool | None = None
+    idempotency_key: str | None = None
+    subscription_type_id: str | None = None
+
+
+class SubscriptionPreviewParams(BaseModel):
+    cancel: bool | None = None
+    idempotency_key: str | None = None
+    subscription_type_id: str | None = None
+
+
+class SubscriptionResumeParams(BaseModel):
+    pass
+
+
+class SubscriptionStateParams(BaseModel):
+    pass
+
+
+class SubscriptionUpgradeParams(BaseModel):
+    cancel: bool | None = None
+    idempotency_key: str | None = None
+    subscription_type_id: str | None = None
 
 
 class SudoRequestPayload(BaseModel):
@@ -919,6 +1148,15 @@ class UndoResult(BaseModel):
     removed: int
 
 
+class UsageBarsOff(BaseModel):
+    available: Literal[False]
+    ok: Literal[True]
+
+
+class UsageBarsParams(BaseModel):
+    pass
+
+
 class UsageObj(BaseModel):
     calls: int
     completion: int
@@ -933,6 +1171,29 @@ class UsageObj(BaseModel):
     prompt: int
     reasoning: int
     total: int
+
+
+class VoiceOff(BaseModel):
+    audio_available: Literal[False] | None = None
+    available: Literal[False] | None = None
+    details: str | None = None
+    enabled: Literal[False]
+    record_key: str
+    stt_available: Literal[False] | None = None
+    tts: Literal[False]
+
+
+class VoiceRecordParams(BaseModel):
+    action: str | None = "start"
+    session_id: str | None = ""
+
+
+class VoiceStopped(BaseModel):
+    status: Literal["stopped"]
+
+
+class VoiceToggleParams(BaseModel):
+    action: str | None = "status"
 
 
 class ActiveListResult(BaseModel):
@@ -1008,6 +1269,16 @@ class SessionInfoObj(BaseModel):
 
 class SessionUsage(BaseModel):
     usage: UsageObj
+
+
+class SkillsAnswer(RootModel[SkillsList | SkillsSearch | SkillsBrowse | SkillsInspect]):
+    root: Annotated[
+        SkillsList | SkillsSearch | SkillsBrowse | SkillsInspect,
+        Field(
+            description="``skills.manage``: the answer of its action (``install`` is always 5024).",
+            title="SkillsAnswer",
+        ),
+    ]
 
 
 class Snapshot(BaseModel):

@@ -78,11 +78,25 @@ function expectedAnswers(scenario, turn) {
   return answers;
 }
 
-async function runTurn(gw, sessionId, text, answers) {
-  gw.send("prompt.submit", { session_id: sessionId, text });
+// What the host shows besides the reply: steers delivered, problems, titles, background results.
+function notice(kind, payload) {
+  if (kind === "status.update" && payload.kind === "steer") return "steer delivered";
+  if (kind === "error") return `problem: ${payload.message}`;
+  if (kind === "session.title") return `title: ${payload.title}`;
+  if (kind === "background.complete") return `background ${payload.status}: ${payload.text}`;
+  return null;
+}
+
+// Send one prompt and follow its events to message.complete; then send the turn's background
+// prompt and wait for its result, and wait for the model-written title.
+async function runTurn(gw, sessionId, turn, answers, title) {
+  gw.send("prompt.submit", { session_id: sessionId, text: turn.user });
   const streamed = [];
   const tools = [];
   const asked = [];
+  const notices = [];
+  let summary = null;
+  let background = turn.background;
   for (;;) {
     const frame = await gw.next();
     if (frame.method !== "event") {
@@ -91,12 +105,15 @@ async function runTurn(gw, sessionId, text, answers) {
     }
     const kind = frame.params.type;
     const payload = frame.params.payload || {};
+    const shown = notice(kind, payload);
+    if (shown !== null) notices.push(shown);
     if (kind === "message.delta") streamed.push(payload.text);
     else if (kind === "tool.start") tools.push(payload.name);
     else if (kind === "approval.request" || kind === "clarify.request") {
       const question = kind.split(".")[0];
       const answer = answers.splice(answers.findIndex((a) => a.kind === question), 1)[0];
       asked.push(`${question}=${answer.answer}`);
+      if (answer.steer) gw.send("session.steer", { session_id: sessionId, text: answer.steer });
       if (question === "approval") {
         gw.send("approval.respond", { session_id: sessionId, request_id: payload.request_id, choice: answer.answer });
       } else {
@@ -105,7 +122,7 @@ async function runTurn(gw, sessionId, text, answers) {
     } else if (kind === "message.complete") {
       const all = streamed.join("");
       // The final text replaces what streamed; it is the last segment's text.
-      return {
+      summary = {
         questions: asked,
         status: payload.status,
         streamed: all,
@@ -113,6 +130,11 @@ async function runTurn(gw, sessionId, text, answers) {
         text: payload.text,
         tools,
       };
+      if (background) gw.send("prompt.background", { session_id: sessionId, text: background });
+    }
+    if (summary && (!background || kind === "background.complete")) {
+      background = null;
+      if (title === null || notices.includes(`title: ${title}`)) return { ...summary, notices };
     }
   }
 }
@@ -129,8 +151,9 @@ async function runScenario(path) {
       const frame = await gw.next();
       if (frame.id === requestId) sessionId = frame.result.session_id;
     }
-    for (const turn of scenario.turns) {
-      turns.push(await runTurn(gw, sessionId, turn.user, expectedAnswers(scenario, turn)));
+    for (const [index, turn] of scenario.turns.entries()) {
+      const title = index === 0 ? scenario.title : null;
+      turns.push(await runTurn(gw, sessionId, turn, expectedAnswers(scenario, turn), title));
     }
   } finally {
     await gw.close();

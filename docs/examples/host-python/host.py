@@ -85,10 +85,31 @@ def expected_answers(scenario: dict[str, Any], turn: dict[str, Any]) -> list[dic
     return answers
 
 
-def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, str]]) -> dict[str, Any]:
-    """Send one prompt and follow its events to ``message.complete``."""
-    gw.send("prompt.submit", session_id=session_id, text=text)
-    streamed, tools, asked = [], [], []
+def notice(kind: str, payload: dict[str, Any]) -> str | None:
+    """What the host shows besides the reply: steers delivered, problems, titles, background results."""
+    if kind == "status.update" and payload.get("kind") == "steer":
+        return "steer delivered"
+    if kind == "error":
+        return f"problem: {payload['message']}"
+    if kind == "session.title":
+        return f"title: {payload['title']}"
+    if kind == "background.complete":
+        return f"background {payload['status']}: {payload['text']}"
+    return None
+
+
+def run_turn(
+    gw: Gateway, session_id: str, turn: dict[str, Any], answers: list[dict[str, str]], title: str | None
+) -> dict[str, Any]:
+    """Send one prompt and follow its events to ``message.complete``; then send the turn's
+    background prompt and wait for its result, and wait for the model-written ``title``."""
+    gw.send("prompt.submit", session_id=session_id, text=turn["user"])
+    streamed: list[str] = []
+    tools: list[str] = []
+    asked: list[str] = []
+    notices: list[str] = []
+    summary: dict[str, Any] = {}
+    background = turn.get("background")
     while True:
         frame = gw.next()
         if frame.get("method") != "event":
@@ -96,6 +117,9 @@ def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, st
                 raise RuntimeError(f"request failed: {frame['error']}")
             continue
         kind, payload = frame["params"]["type"], frame["params"].get("payload") or {}
+        shown = notice(kind, payload)
+        if shown is not None:
+            notices.append(shown)
         if kind == "message.delta":
             streamed.append(payload["text"])
         elif kind == "tool.start":
@@ -105,6 +129,8 @@ def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, st
             answer = next(a for a in answers if a["kind"] == question)
             answers.remove(answer)
             asked.append(f"{question}={answer['answer']}")
+            if answer.get("steer"):
+                gw.send("session.steer", session_id=session_id, text=answer["steer"])
             if question == "approval":
                 gw.send(
                     "approval.respond",
@@ -115,7 +141,7 @@ def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, st
             else:
                 gw.send("clarify.respond", request_id=payload["request_id"], answer=answer["answer"])
         elif kind == "message.complete":
-            return {
+            summary = {
                 "status": payload["status"],
                 "text": payload["text"],
                 # The final text replaces what streamed; it is the last segment's text.
@@ -124,6 +150,12 @@ def run_turn(gw: Gateway, session_id: str, text: str, answers: list[dict[str, st
                 "tools": tools,
                 "questions": asked,
             }
+            if background:
+                gw.send("prompt.background", session_id=session_id, text=background)
+        if summary and (not background or kind == "background.complete"):
+            background = None
+            if title is None or f"title: {title}" in notices:
+                return {**summary, "notices": notices}
 
 
 def run_scenario(path: str) -> dict[str, Any]:
@@ -140,7 +172,8 @@ def run_scenario(path: str) -> dict[str, Any]:
             if frame.get("id") == request_id:
                 session_id = frame["result"]["session_id"]
         turns = [
-            run_turn(gw, session_id, t["user"], expected_answers(scenario, t)) for t in scenario["turns"]
+            run_turn(gw, session_id, t, expected_answers(scenario, t), scenario["title"] if i == 0 else None)
+            for i, t in enumerate(scenario["turns"])
         ]
     finally:
         gw.close()

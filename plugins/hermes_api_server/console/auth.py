@@ -8,18 +8,25 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from aiohttp import web
 
 from hermes_api_server.errors import ApiError
 from hermes_api_server.records import ApiRecords
+from hermes_core import Principal, legacy_principal
+
+if TYPE_CHECKING:
+    from hermes_core import AccessKeys
 
 COOKIE = "hermes_console"
 PREFIX = "/console"
 COOKIE_PATH = PREFIX
 CSRF_HEADER = "X-Hermes-CSRF"
 MAX_SESSIONS = 1000  #: live sessions kept (all principals together); the oldest go first
+#: What a sign-in made with a stored key records instead of a principal: the key's id.
+KEY_PREFIX = "key:"
 
 
 @dataclass(slots=True)
@@ -29,6 +36,7 @@ class ConsoleSession:
     principal: str
     csrf: str
     expires_at: float
+    caller: Principal
 
 
 def _digest(token: str) -> str:
@@ -44,15 +52,27 @@ class ConsoleSessions:
     principal is no longer one of the configured keys' is refused and dropped (key rotation).
     """
 
-    def __init__(self, records: ApiRecords, principals: frozenset[str], ttl_s: float) -> None:
+    def __init__(
+        self,
+        records: ApiRecords,
+        principals: frozenset[str],
+        ttl_s: float,
+        access_keys: AccessKeys | None = None,
+    ) -> None:
         self.records = records
         self.principals = principals
         self.ttl_s = ttl_s
+        self.access_keys = access_keys
 
-    async def open(self, principal: str) -> tuple[str, ConsoleSession]:
-        """Start a session for ``principal``; return the cookie value and the session."""
+    async def open(self, caller: Principal) -> tuple[str, ConsoleSession]:
+        """Start a session for ``caller``; return the cookie value and the session.
+
+        A stored key's session records the key's id, so revoking the key ends the session.
+        """
         token = secrets.token_urlsafe(32)
-        session = ConsoleSession(principal, secrets.token_urlsafe(24), time.time() + self.ttl_s)
+        legacy = caller.key_id.startswith("principal:")
+        principal = caller.key_id if legacy else KEY_PREFIX + caller.key_id
+        session = ConsoleSession(principal, secrets.token_urlsafe(24), time.time() + self.ttl_s, caller)
         await self.records.open_console_session(
             _digest(token), principal, session.csrf, session.expires_at, MAX_SESSIONS
         )
@@ -66,10 +86,19 @@ class ConsoleSessions:
         if found is None:
             return None
         principal, csrf, expires_at = found
-        if principal not in self.principals:
+        caller = await self._caller(principal)
+        if caller is None:
             await self.records.close_console_session(_digest(token))
             return None
-        return ConsoleSession(principal, csrf, expires_at)
+        return ConsoleSession(principal, csrf, expires_at, caller)
+
+    async def _caller(self, principal: str) -> Principal | None:
+        """Return the live principal a session was opened with (None: key removed or revoked)."""
+        if principal.startswith(KEY_PREFIX):
+            if self.access_keys is None:
+                return None
+            return await self.access_keys.principal_of_id(principal.removeprefix(KEY_PREFIX))
+        return legacy_principal(principal) if principal in self.principals else None
 
     async def close(self, token: str | None) -> bool:
         """End the session of a cookie value; tell whether there was one."""

@@ -10,6 +10,7 @@ from typing import Any
 from aiohttp import web
 
 from hermes_api_server import discovery, runs_http
+from hermes_api_server.access import authenticate, check_scope
 from hermes_api_server.console.auth import (
     COOKIE,
     PREFIX,
@@ -23,7 +24,8 @@ from hermes_api_server.console.throttle import SignInThrottle
 from hermes_api_server.errors import ApiError, json_response
 from hermes_api_server.http_util import read_json
 from hermes_api_server.keys import principal_of
-from hermes_api_server.state import PRINCIPAL_KEY, ServerState, get_state
+from hermes_api_server.state import ServerState, get_state, principal, set_caller
+from hermes_core import Principal, access_scopes
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 SESSIONS: web.AppKey[ConsoleSessions] = web.AppKey("hermes_console_sessions", ConsoleSessions)
@@ -86,16 +88,22 @@ def guarded(handler: Handler, *, csrf: bool) -> Handler:
             raise signed_out()
         if csrf:
             check_csrf(request, session)
-        request[PRINCIPAL_KEY] = session.principal
+        set_caller(request, session.caller)
+        template = request.match_info.route.resource.canonical  # type: ignore[union-attr]
+        check_scope(
+            session.caller, access_scopes.route_scope(request.method, template), request.method, template
+        )
         return await handler(request)
 
     return wrapped
 
 
-def _session_body(principal: str, csrf: str, expires_at: float) -> dict[str, Any]:
+def _session_body(caller: Principal, csrf: str, expires_at: float) -> dict[str, Any]:
     return {
         "object": "hermes.console.session",
-        "principal": principal.removeprefix("principal:")[:8],
+        "principal": caller.key_id.removeprefix("principal:")[:8],
+        "tenant": caller.tenant,
+        "scopes": sorted(caller.scopes),
         "csrf_token": csrf,
         "expires_at": expires_at,
     }
@@ -112,14 +120,14 @@ async def sign_in(request: web.Request) -> web.Response:
     key = body.get("key")
     if not isinstance(key, str) or not key.strip():
         raise ApiError(400, "invalid_value", "key must be the API key as text", param="key")
-    who = state.keyring.principal_for("Bearer " + key.strip())
+    who = await authenticate(state, "Bearer " + key.strip())
     if who is None:
         throttle.failed(address)
         raise ApiError(401, "invalid_api_key", "Invalid API key")
     throttle.succeeded(address)
     table = sessions_of(request)
     token, session = await table.open(who)
-    request[PRINCIPAL_KEY] = who
+    set_caller(request, who)
     response = json_response(_session_body(who, session.csrf, session.expires_at))
     set_cookie(response, request, token, table.ttl_s)
     return response
@@ -130,8 +138,8 @@ async def whoami(request: web.Request) -> web.Response:
     session = await sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise signed_out()
-    request[PRINCIPAL_KEY] = session.principal
-    return json_response(_session_body(session.principal, session.csrf, session.expires_at))
+    set_caller(request, session.caller)
+    return json_response(_session_body(session.caller, session.csrf, session.expires_at))
 
 
 async def sign_out(request: web.Request) -> web.Response:
@@ -151,7 +159,7 @@ async def sign_out(request: web.Request) -> web.Response:
 async def list_runs(request: web.Request) -> web.Response:
     """List the newest runs of the session's principal."""
     state = get_state(request)
-    runs = await state.runs.recent(request[PRINCIPAL_KEY], RUN_LIST_LIMIT)
+    runs = await state.runs.recent(principal(request), RUN_LIST_LIMIT)
     fields = ("run_id", "status", "model", "resolved_model", "session_id", "created_at", "updated_at")
     data = [{k: status.get(k) for k in fields} for status in runs]
     return json_response({"object": "list", "data": data})
@@ -160,7 +168,9 @@ async def list_runs(request: web.Request) -> web.Response:
 def install(app: web.Application, state: ServerState) -> None:
     """Add the console's routes and its session table to the application."""
     principals = frozenset(principal_of(key) for key in state.keyring.keys)
-    app[SESSIONS] = ConsoleSessions(state.store, principals, state.settings.console_session_ttl_s)
+    app[SESSIONS] = ConsoleSessions(
+        state.store, principals, state.settings.console_session_ttl_s, state.access_keys
+    )
     settings = state.settings
     app[THROTTLE] = SignInThrottle(settings.console_signin_max_failures, settings.console_signin_window_s)
     r = app.router

@@ -14,6 +14,7 @@ import pytest
 
 from hermes_api_server.console.auth import ConsoleSessions
 from hermes_api_server.records import ApiRecords
+from hermes_core import legacy_principal
 from tests.api.records_world import api_records
 
 P1, P2 = "principal:one", "principal:two"
@@ -40,7 +41,7 @@ async def test_open_get_close_across_handles(pair: tuple[ApiRecords, ApiRecords]
     a, b = pair
     one = ConsoleSessions(a, frozenset({P1, P2}), 3600)
     two = ConsoleSessions(b, frozenset({P1, P2}), 3600)
-    token, session = await one.open(P1)
+    token, session = await one.open(legacy_principal(P1))
     seen = await two.get(token)
     assert seen is not None and (seen.principal, seen.csrf) == (P1, session.csrf)
     assert abs(seen.expires_at - (time.time() + 3600)) < 60
@@ -53,11 +54,11 @@ async def test_open_get_close_across_handles(pair: tuple[ApiRecords, ApiRecords]
 async def test_expired_and_unconfigured_principals_are_refused(pair: tuple[ApiRecords, ApiRecords]) -> None:
     a, b = pair
     short = ConsoleSessions(a, frozenset({P1}), 0.2)
-    token, _ = await short.open(P1)
+    token, _ = await short.open(legacy_principal(P1))
     rotated = ConsoleSessions(b, frozenset({P2}), 3600)  # the key of P1 is no longer configured
     assert await rotated.get(token) is None
     assert await short.get(token) is None  # and the refusal dropped it
-    token, _ = await short.open(P1)
+    token, _ = await short.open(legacy_principal(P1))
     deadline = time.monotonic() + 10
     while await short.get(token) is not None:
         assert time.monotonic() < deadline, "the session never expired"
@@ -73,7 +74,7 @@ async def test_the_table_is_bounded_and_keeps_the_newest(
     monkeypatch.setattr(auth, "MAX_SESSIONS", 3)
     a, b = pair
     table = ConsoleSessions(a, frozenset({P1, P2}), 3600)
-    tokens = [(await table.open(P1 if i % 2 else P2))[0] for i in range(5)]
+    tokens = [(await table.open(legacy_principal(P1 if i % 2 else P2)))[0] for i in range(5)]
     other = ConsoleSessions(b, frozenset({P1, P2}), 3600)
     alive = [await other.get(t) is not None for t in tokens]
     assert alive == [False, False, True, True, True]
@@ -82,7 +83,7 @@ async def test_the_table_is_bounded_and_keeps_the_newest(
 async def test_only_the_hash_of_the_cookie_is_stored(tmp_path: Path) -> None:
     path = tmp_path / "hermes.sqlite3"
     async with api_records("sqlite", path) as (store,):
-        token, session = await ConsoleSessions(store, frozenset({P1}), 3600).open(P1)
+        token, session = await ConsoleSessions(store, frozenset({P1}), 3600).open(legacy_principal(P1))
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("hermes.sqlite3"))
     with sqlite3.connect(path) as db:
         rows = db.execute("SELECT key, scope, data FROM records WHERE namespace = 'api.console'").fetchall()

@@ -1,0 +1,99 @@
+"""Count the SQLite jobs ``hermes api`` queues per streamed first turn, by caller (issue #30).
+
+Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite) whose database
+thread counts every job it is handed (``DbThread.call``) under the innermost non-SQLite frames
+that queued it, sends ``--requests`` first turns (bursts of 10, as ``bench_api_ratio.py`` does:
+no session header, so the chat index places and records each), and prints the counts. Each job
+is a trip to the database thread and back: a future, a wake-up of the loop, and the thread's
+share of the GIL. Not a test.
+
+Run: ``.venv/bin/python bench/api_storage_calls.py [--requests 50] [--bin PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_api
+from bench_api_ratio import KEY, PATH, burst, start_hermes
+
+# Runs inside the server: wraps DbThread.call, writes the counts to $COUNT_OUT on SIGUSR1.
+_PATCH = """
+import collections, os, signal, sys
+import hermes_sqlite.worker as worker
+counts = collections.Counter()
+real = worker.DbThread.call
+def call(self, job, *, group=False):
+    frame, names = sys._getframe(1), []
+    while frame is not None and len(names) < 3:
+        code = frame.f_code
+        if "hermes_sqlite" not in code.co_filename:
+            names.append(f"{os.path.basename(code.co_filename)}:{code.co_name}")
+        frame = frame.f_back
+    counts[" < ".join(names)] += 1
+    return real(self, job, group=group)
+worker.DbThread.call = call
+def dump(*_):
+    with open(os.environ["COUNT_OUT"], "w") as out:
+        out.writelines(f"{n} {where}\\n" for where, n in counts.most_common())
+    counts.clear()
+signal.signal(signal.SIGUSR1, dump)
+from hermes_launcher import main
+sys.argv[0] = "hermes"
+main()
+"""
+
+
+async def main(requests: int, binary: Path) -> None:
+    fake_port = bench_api.free_port()
+    fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "counts.txt"
+        wrapper = Path(tmp) / "hermes"
+        python = binary.parent / "python"
+        wrapper.write_text(f'#!/bin/sh\nexec {python} -c "$HERMES_COUNT_PATCH" "$@"\n')
+        wrapper.chmod(0o755)
+        env = {"COUNT_OUT": str(out), "HERMES_COUNT_PATCH": _PATCH}
+        os.environ.update(env)
+        proc, port = start_hermes(Path(tmp) / "home", fake_port, "", env, wrapper)
+        target = bench_api.Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:")
+        try:
+            await asyncio.sleep(1.0)
+            await burst(target, 10)  # warm-up, not counted
+            await asyncio.sleep(1.0)
+            proc.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(0.5)
+            for _ in range(max(1, requests // 10)):
+                await burst(target, 10)
+            await asyncio.sleep(1.5)  # the last turns' wrap-up and event log
+            proc.send_signal(signal.SIGUSR1)
+            await asyncio.sleep(0.5)
+            rows = [line.split(" ", 1) for line in out.read_text().splitlines()]
+        finally:
+            await target.close()
+            proc.terminate()
+            proc.wait(30)
+            fake.terminate()
+            fake.wait(10)
+    sent = max(1, requests // 10) * 10
+    total = sum(int(n) for n, _ in rows)
+    print(f"SQLite jobs per streamed first turn: {total / sent:.2f} ({sent} requests)")
+    for n, where in rows:
+        print(f"  {int(n) / sent:5.2f}  {where}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--bin", type=Path, default=bench_api.BIN, help="hermes executable (its venv runs)")
+    args = parser.parse_args()
+    asyncio.run(main(args.requests, args.bin))
