@@ -126,10 +126,14 @@ async def on_control(
     # Linked to the run's trace when the command comes from another (or none).
     links = (created,) if created and (parent is None or parent[3:35] != created[3:35]) else ()
     span = open_command_span(state, "process", command, run_id, parent, links)
-    answer = await _apply(state, command, run_id, args)
-    if span is not None:
-        span.end(error=answer.get("code") if "error" in answer else None)
-    return answer
+    failure: str | None = "interrupted"  # what the span says if applying never returns
+    try:
+        answer = await _apply(state, command, run_id, args)
+        failure = answer.get("code") if "error" in answer else None
+        return answer
+    finally:
+        if span is not None:
+            span.end(error=failure)
 
 
 async def _apply(state: ServerState, command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -170,6 +174,7 @@ async def forward(
     caller = valid_traceparent(caller_trace())
     span = open_command_span(state, "send", command, remote.run_id, caller)
     trace = (span.traceparent() if span is not None else None) or caller
+    failure: str | None = "interrupted"  # what the span says if the answer never comes
     try:
         answer = await bus.send(
             remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S, traceparent=trace
@@ -178,13 +183,14 @@ async def forward(
             # No heartbeat, but the bus cannot tell yet that the owner is gone (it restarted,
             # or the owner stalls within its grace period): nothing ended; try again.
             answer = {"error": "owner_timeout"}
+        error = owner_error(answer, remote.run_id)
+        failure = error.code if error is not None else None
     except Exception as exc:
-        if span is not None:
-            span.end(error="bus_unavailable")
+        failure = "bus_unavailable"
         raise bus_unavailable(exc) from None
-    error = owner_error(answer, remote.run_id)
-    if span is not None:
-        span.end(error=error.code if error is not None else None)
+    finally:
+        if span is not None:
+            span.end(error=failure)
     if error is not None:
         raise error
     body: dict[str, Any] = answer.get("body") or {}

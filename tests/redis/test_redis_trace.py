@@ -118,10 +118,15 @@ async def test_a_command_forwarded_over_redis_continues_the_callers_trace(
         tool = await eventually(
             lambda: _one(spans, name="execute_tool mcp_tiny_trace_meta", trace=TRACE), what="the MCP span"
         )
-        turn = _one(spans, name="invoke_agent hermes", trace=TRACE)
-        assert turn is not None and turn["service"] == "hermes-b" and turn["parent"] == CREATE_SPAN
+        turn = await eventually(
+            lambda: _one(spans, name="invoke_agent hermes", trace=TRACE), what="B's turn span"
+        )
+        assert turn["service"] == "hermes-b" and turn["parent"] == CREATE_SPAN
         assert tool["service"] == "hermes-b" and tool["parent"] == turn["span"]
-        assert any(s["name"].startswith("chat ") and s["parent"] == turn["span"] for s in spans)
+        await eventually(
+            lambda: any(s["name"].startswith("chat ") and s["parent"] == turn["span"] for s in spans),
+            what="a chat span in B's turn",
+        )
         events = await call(a, "GET", f"/v1/runs/{run_id}/events")
         assert f"traceparent: 00-{TRACE}-{tool['span']}-01" in events.text, events.text
 
@@ -162,8 +167,10 @@ async def test_a_command_forwarded_over_redis_continues_the_callers_trace(
         stop_process = await eventually(
             lambda: _one(spans, name="process run.stop", trace=OTHER_TRACE), what="the stop's process span"
         )
-        stop_send = _one(spans, name="send run.stop", trace=OTHER_TRACE)
-        assert stop_send is not None and stop_send["parent"] == STOP_SPAN
+        stop_send = await eventually(
+            lambda: _one(spans, name="send run.stop", trace=OTHER_TRACE), what="the stop's send span"
+        )
+        assert stop_send["parent"] == STOP_SPAN
         assert stop_process["parent"] == stop_send["span"] and stop_process["links"] == [(TRACE, SLOW_SPAN)]
     finally:
         await asyncio.gather(asyncio.to_thread(a.stop), asyncio.to_thread(b.stop))
