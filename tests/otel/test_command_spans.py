@@ -1,6 +1,7 @@
-"""The owner's side of a run command that crossed the run bus (docs/observability.md#across-
-instances): whatever ``traceparent`` the envelope carried, the command is answered; a valid one
-parents the ``process run.*`` span, a malformed one is ignored (a new trace)."""
+"""The owner's side of a run command that crossed the run bus
+(docs/observability.md#across-instances): whatever ``traceparent`` the envelope carried, the
+command is answered; a valid one parents the ``process run.*`` span, a malformed one is ignored
+(a new trace)."""
 
 from __future__ import annotations
 
