@@ -212,7 +212,14 @@ def scoped_key(home: Path, env_extra: dict[str, str], binary: Path) -> str:
     return done.stdout.strip()
 
 
-async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None, scoped: bool = False) -> None:
+async def main(
+    quick: bool,
+    rounds: int,
+    postgres: bool,
+    base_bin: Path | None,
+    scoped: bool = False,
+    with_config: Path | None = None,
+) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
     fake_port, relay_port = free_port(), free_port()
@@ -234,11 +241,16 @@ async def main(quick: bool, rounds: int, postgres: bool, base_bin: Path | None, 
     try:
         with tempfile.TemporaryDirectory() as tmp:
             builds = {"hermes": BIN} if base_bin is None else {"base": base_bin, "hermes": BIN}
+            if with_config is not None:
+                builds["hermes+cfg"] = BIN
             for name, binary in builds.items():
                 env = dict(env_extra)
                 if postgres:
                     env["HERMES_POSTGRES_DSN"] = await _schema(dsn, schemas)
-                proc, port = start_hermes(Path(tmp) / name, fake_port, extra_config, env, binary)
+                config = extra_config
+                if name == "hermes+cfg" and with_config is not None:
+                    config += "\n" + with_config.read_text(encoding="utf-8")
+                proc, port = start_hermes(Path(tmp) / name, fake_port, config, env, binary)
                 procs.append(proc)
                 key = scoped_key(Path(tmp) / name, env, binary) if scoped and name == "hermes" else KEY
                 servers[name] = (Target(f"http://127.0.0.1:{port}{PATH}", key, "fake:"), proc.pid)
@@ -306,8 +318,14 @@ if __name__ == "__main__":
         help="this checkout's server is called with a scoped key of a tenant (hermes keys create), "
         "not the configured key: what a stored key's lookup and tenant checks add",
     )
+    parser.add_argument(
+        "--with-config",
+        type=Path,
+        help="also run this hermes api with the TOML of this file appended to its config.toml "
+        "(e.g. a [budgets] section), interleaved: a paired off/on of a setting",
+    )
     args = parser.parse_args()
     gc.freeze()  # the load client is the harness: see bench_api.py
     gc.disable()
     rounds = args.rounds or (4 if args.quick else 12)
-    asyncio.run(main(args.quick, rounds, args.postgres, args.base_bin, args.scoped_key))
+    asyncio.run(main(args.quick, rounds, args.postgres, args.base_bin, args.scoped_key, args.with_config))

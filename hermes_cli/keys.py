@@ -238,6 +238,10 @@ def _walk_model(key: str, model: Any, parts: list[str]) -> KeyInfo:
     for arg in _union_args(annotation):
         if _model_fields(arg) is not None:
             return _walk_model(key, arg, rest)
+        if typing.get_origin(arg) is dict and len(rest) > 1:
+            value_type = typing.get_args(arg)[1] if typing.get_args(arg) else Any
+            if _model_fields(value_type) is not None:  # a table of tables ([budgets.keys.<id>])
+                return _walk_model(key, value_type, rest[1:])
         if typing.get_origin(arg) is dict and len(rest) == 1:
             value_type = typing.get_args(arg)[1] if typing.get_args(arg) else Any
             if value_type is Any:

@@ -216,3 +216,24 @@ class ProviderError(HermesError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+
+
+class BudgetExceeded(HermesError):
+    """A budget bucket refused a request or a model call (docs/reference/budgets.md).
+
+    :ivar bucket: the bucket that refused (``key:…``, ``tenant:…``, ``session:…``).
+    :ivar limit: which of its limits (``spend_usd``, ``tokens_per_minute``,
+        ``requests_per_minute``, ``concurrent_runs``) or ``unavailable`` (the ledger cannot be
+        reached: budgets fail closed).
+    :ivar retry_after: seconds until trying again may succeed.
+    """
+
+    def __init__(self, message: str, *, bucket: str | None, limit: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.bucket = bucket
+        self.limit = limit
+        self.retry_after = retry_after
+
+
+class BudgetUnavailable(HermesError):
+    """The budget ledger (Redis, or the shared records) cannot be reached; budgets fail closed."""

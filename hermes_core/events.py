@@ -22,6 +22,7 @@ OutcomeReason = Literal[
     "provider_error",
     "tool_crash",
     "agent_build",
+    "budget_exceeded",
     "interrupted_by_user",
     "interrupted_by_system",
 ]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from hermes_core.budget_ledger import LedgerSpec
     from hermes_core.events import Event
     from hermes_core.kernel import Kernel
     from hermes_core.records import (
@@ -71,6 +72,11 @@ def hermes_run_buses() -> RunBusSpec | Sequence[RunBusSpec] | None:
 @hookspec
 def hermes_tracers() -> TracerSpec | Sequence[TracerSpec] | None:
     """Declare tracing back-ends (docs/observability.md); the first one configured is used."""
+
+
+@hookspec
+def hermes_budget_ledgers() -> LedgerSpec | Sequence[LedgerSpec] | None:
+    """Declare where budget buckets live (docs/reference/budgets.md); the first that builds wins."""
 
 
 @hookspec

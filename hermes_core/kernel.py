@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.budgets import Budgets
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
@@ -64,7 +65,7 @@ class Kernel:
         self.sessions = Sessions(self)
         self.models = Models(self)
         self.tool_sources = ToolSources(self.redactor)
-        self.events, self.records = EventLogs(self), Records(self)  # event logs, plugins' records
+        self.events, self.records, self.budgets = EventLogs(self), Records(self), Budgets(self)
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
@@ -186,7 +187,7 @@ class Kernel:
                     await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
-            await self.hub.aclose()
+            await asyncio.gather(self.hub.aclose(), self.budgets.aclose())
             await self._storage.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 

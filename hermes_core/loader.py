@@ -35,6 +35,7 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
     ("hermes_price_sources", "prices"),
     ("hermes_schemas", "schemas"),
     ("hermes_tracers", "tracers"),
+    ("hermes_budget_ledgers", "ledgers"),
 )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from hermes_core import __distribution__
 
 if TYPE_CHECKING:
+    from hermes_core.budget_ledger import LedgerSpec
     from hermes_core.records import (
         CommandSpec,
         ConfigSection,
@@ -57,6 +58,7 @@ class Registry:
     schemas: dict[str, SchemaSpec] = field(default_factory=dict)
     #: Tracing back-ends (docs/observability.md), by name.
     tracers: dict[str, TracerSpec] = field(default_factory=dict)
+    ledgers: dict[str, LedgerSpec] = field(default_factory=dict)
     plugins: list[PluginRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     owners: dict[tuple[str, str], str] = field(default_factory=dict)

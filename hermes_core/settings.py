@@ -98,6 +98,51 @@ class CatalogSettings(_Section):
     cache_ttl_s: float = Field(3600.0, ge=0)
 
 
+class BudgetLimits(_Section):
+    """The limits of one budget bucket (docs/reference/budgets.md); None: no limit."""
+
+    spend_usd: float | None = Field(None, ge=0)
+    tokens_per_minute: int | None = Field(None, ge=1)
+    requests_per_minute: int | None = Field(None, ge=1)
+    concurrent_runs: int | None = Field(None, ge=1)
+
+    def any(self) -> bool:
+        """Tell whether any limit is set."""
+        return any(v is not None for v in self.model_dump().values())
+
+
+class ModelPriceSetting(_Section):
+    """A configured price, in US dollars per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class BudgetSettings(_Section):
+    """Spend and rate limits per key, tenant and session (docs/reference/budgets.md)."""
+
+    #: Limits every key / tenant / session gets unless ``keys`` / ``tenants`` name it.
+    key: BudgetLimits = Field(default_factory=BudgetLimits)
+    tenant: BudgetLimits = Field(default_factory=BudgetLimits)
+    session: BudgetLimits = Field(default_factory=BudgetLimits)
+    keys: dict[str, BudgetLimits] = Field(default_factory=dict)
+    tenants: dict[str, BudgetLimits] = Field(default_factory=dict)
+    #: ``"provider/model"``, ``"provider"`` or ``"*"`` → price; before the price tables.
+    prices: dict[str, ModelPriceSetting] = Field(default_factory=dict)
+    #: The output limit a turn's model call gets (and reserves) when the request sets none.
+    max_output_tokens: int = Field(4096, ge=1)
+    #: How long a reservation or a run's slot outlives a silent instance.
+    reservation_ttl_s: float = Field(300.0, gt=0)
+    #: Who the TUI and ACP transports (and the kernel used directly) charge.
+    default_key: str = Field("local", min_length=1)
+    default_tenant: str = Field("default", min_length=1)
+
+    def enabled(self) -> bool:
+        """Tell whether any bucket has a limit."""
+        tables = [self.key, self.tenant, self.session, *self.keys.values(), *self.tenants.values()]
+        return any(t.any() for t in tables)
+
+
 class CustomProvider(_Section):
     name: str = Field(min_length=1)
     base_url: str = Field(min_length=1)
@@ -138,6 +183,7 @@ class CoreSettings(BaseModel):
     tools: ToolSettings = Field(default_factory=ToolSettings)
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
     providers: ProvidersSettings = Field(default_factory=ProvidersSettings)
+    budgets: BudgetSettings = Field(default_factory=BudgetSettings)
     model_source: str = "default"  # where `model` came from: flag, env, config, default
     # With no model configured: answer with the offline mock:echo (True), or with nothing until one
     # is configured (False; ACP sets this, since an editor user would take echo replies for a bug).

@@ -11,9 +11,9 @@ schema gate").
 from __future__ import annotations
 
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
-SCHEMA_VERSION = "1.3.0"
+SCHEMA_VERSION = "1.4.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "253ed866881412f20f4d4f4be4ffcac54fcf32f29ab55c5804e7a8e105c80878"
+SCHEMA_SHA256 = "c32e2d9f0ae4d477dbaea367497bf0fdd8be2dcd61bd0aa8997eb9a5b11eac8f"
 
 
 def schema_stamp() -> dict[str, str]:

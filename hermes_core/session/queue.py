@@ -15,6 +15,7 @@ from hermes_core.content import Part, SeedMessage, parts_text
 from hermes_core.events import AnyEvent, TurnCompleted, TurnOutcome
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import Admission, ChargeTo
     from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
 
@@ -42,6 +43,10 @@ class QueueItem:
     resolved: ResolvedModel | None = None
     #: The W3C ``traceparent`` the turn's span continues (docs/observability.md), if any.
     traceparent: str | None = None
+    #: Who the turn charges (docs/reference/budgets.md); None: the configured default.
+    charge: ChargeTo | None = None
+    #: A run the transport already admitted for this item (its slot is released at turn end).
+    admission: Admission | None = None
 
     @property
     def text(self) -> str:

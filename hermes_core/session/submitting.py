@@ -22,6 +22,7 @@ from hermes_core.session.types import DiscardedItem, Interrupted
 from hermes_core.tracing import valid_traceparent
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import Admission, ChargeTo
     from hermes_core.models import ResolvedModel
     from hermes_core.session.live import Session
     from hermes_core.turn import TurnRun
@@ -77,6 +78,8 @@ class SessionQueue:
         track_events: bool = True,
         reconcile: Sequence[SeedMessage] | None = None,
         traceparent: str | None = None,
+        charge: ChargeTo | None = None,
+        admission: Admission | None = None,
     ) -> Turn:
         """Start a turn now, or queue it behind the running one
         (docs/reference/core.md#busy-input-and-the-queue).
@@ -97,6 +100,10 @@ class SessionQueue:
         :param traceparent: the W3C ``traceparent`` of the caller's span (an HTTP request's
             header, a child agent's parent tool call): the turn's span continues that trace. A
             malformed value is ignored (docs/observability.md).
+        :param charge: who the turn charges (docs/reference/budgets.md); None: the configured
+            default key and tenant, and this session.
+        :param admission: a run the host already admitted with ``kernel.budgets.admit`` (the
+            API does, to answer 429 before the call); the turn releases its slot when it ends.
         """
         self._session.check_open()
         parts = normalize_content(content)
@@ -124,6 +131,8 @@ class SessionQueue:
             reconcile=None if reconcile is None else tuple(reconcile),
             resolved=resolved,
             traceparent=valid_traceparent(traceparent),
+            charge=admission.charge if admission is not None else charge,
+            admission=admission,
         )
         turn = Turn(self._session, item, track_events=track_events)
         self._queue.append(item)

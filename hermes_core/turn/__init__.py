@@ -27,6 +27,7 @@ from hermes_core.providers import (
 from hermes_core.storage import NewRow, Row, StoredToolCall
 from hermes_core.turn import model_call, trace
 from hermes_core.turn import start as turn_start
+from hermes_core.turn.budget import TurnBudget, exceeded
 from hermes_core.turn.model_call import CallResult, TurnFailed
 from hermes_core.turn.tool_round import ToolRound
 
@@ -72,6 +73,8 @@ class TurnRun:
         self.started = False
         #: The turn's ``invoke_agent`` span while it runs (None: tracing is off).
         self.span: Span | None = None
+        #: What the turn charges (docs/reference/budgets.md#in-a-turn).
+        self.budget = TurnBudget(self)
 
     # -- public ------------------------------------------------------------------------------
     async def execute(self) -> TurnOutcome:
@@ -151,12 +154,16 @@ class TurnRun:
         session = self.session
         kernel = self.kernel
         await turn_start.reconcile_transcript(self)
+        if self.budget.active:
+            await self.budget.start()  # a refusal ends the turn once its prompt is stored
         head = await turn_start.persist_user_row(self)
         if self.interrupt_reason is not None:
             if head is not None:
                 await head.discard()
             return self._interrupted_outcome()
         session.set_status("starting")
+        if self.budget.refused is not None:
+            raise TurnFailed(exceeded(self.budget.refused, partial=False))
         if head is not None:
             provider = head.provider
         else:
@@ -327,6 +334,11 @@ class TurnRun:
         self.settling = True
         pending = "\n\n".join(self.steer_buffer) if self.steer_buffer else None
         self.steer_buffer = []
+        if self.budget.active:
+            try:
+                await self.budget.finish()
+            except Exception:
+                log.warning("could not release the budget of %s", self.turn_id, exc_info=True)
         try:
             await session.update_record(usage=_usage_dict(session.usage))
         except Exception:

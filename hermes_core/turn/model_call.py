@@ -122,9 +122,12 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
     session = run.session
     settings = run.kernel.settings
     request = head.request if head is not None else build_request(run)
+    held = run.budget.take_head() if head is not None else None
     attempt = 0
     waited = 0.0
     while True:
+        if head is None and run.budget.active:
+            request, held = await _reserve(run, request)
         result = CallResult()
         segment: str | None = None
         emitted = False
@@ -168,6 +171,8 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
         except ProviderError as err:
             if span is not None:
                 trace.close_model_call(span, None, "error", error=err.kind)
+            await run.budget.refund(held)
+            held = None
             if not emitted and vision.refused_images(run, request, err):
                 run.vision = False  # send the call again without the images, and say so
                 request = build_request(run)
@@ -210,11 +215,38 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
         except BaseException as exc:
             if span is not None:
                 trace.close_model_call(span, None, "error", error=type(exc).__name__)
+            if held is not None:
+                # Cut off (an interrupt): what streamed so far was paid for.
+                await _settle_cut(run, request, result, held)
             raise
         _account(run, request, result)
+        await run.budget.settle(held, result.usage)
         if span is not None:
             trace.close_model_call(span, result.usage, result.finish)
         return result
+
+
+async def _reserve(run: TurnRun, request: ChatRequest) -> tuple[ChatRequest, Any]:
+    """Reserve a call's worst case; a refusal ends the turn with ``budget_exceeded``."""
+    from hermes_core.errors import BudgetExceeded
+    from hermes_core.turn.budget import exceeded
+
+    try:
+        return await run.budget.reserve(request)
+    except BudgetExceeded as exc:
+        raise TurnFailed(exceeded(exc, partial=run.emitted_delta)) from exc
+
+
+async def _settle_cut(run: TurnRun, request: ChatRequest, result: CallResult, held: Any) -> None:
+    """Charge a call cut off mid-stream by its estimate (or refund it when nothing streamed)."""
+    if not result.text_parts and not result.reasoning_parts:
+        await asyncio.shield(run.budget.refund(held))
+        return
+    from hermes_core.turn.budget import estimate_input
+
+    out = (len(result.text) + len(result.reasoning)) // 4
+    usage = result.usage or Usage(input=estimate_input(request), output=out, estimated=True)
+    await asyncio.shield(run.budget.settle(held, usage))
 
 
 def _delta(run: TurnRun, result: CallResult, segment: str, chunk: TextChunk | ReasoningChunk) -> None:

@@ -100,7 +100,13 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     run.resolved = resolved
     pending = materialize(session.id, row, 0)
     await vision.settle(run, pending)
-    return HeadStart(provider, run.build_request(pending))
+    request = run.build_request(pending)
+    if run.budget.active:
+        budgeted = await run.budget.reserve_head(request)
+        if budgeted is None:
+            return None  # the ordinary path stores the prompt, then reports the refusal
+        request = budgeted
+    return HeadStart(provider, request)
 
 
 def user_row(run: TurnRun) -> NewRow:

@@ -24,6 +24,7 @@ from hermes_core.rpc import INTERNAL_ERROR, RpcError, current_request
 if TYPE_CHECKING:
     from hermes_acp.conn import AcpConnection
     from hermes_acp.state import AcpSession, Ticket
+    from hermes_acp.wire_meta import HermesPromptFields, HermesPromptMeta
     from hermes_core import Part, TurnOutcome
 
 log = logging.getLogger("hermes_acp")
@@ -178,6 +179,8 @@ def _response(
         return {"stopReason": "max_turn_requests"}
     if reason == "length":
         return {"stopReason": "max_tokens"}
+    if reason == "budget_exceeded":
+        return _budget_stop(conn, acp_session, outcome)
     if reason == "refusal":
         return {"stopReason": "refusal"}
     if reason == "provider_error" and outcome.error_kind == "auth":
@@ -190,6 +193,18 @@ def _response(
         data["retryAfter"] = outcome.retry_after
     message = outcome.message or f"the turn failed ({kind})"
     raise RpcError(INTERNAL_ERROR, message, data)
+
+
+def _budget_stop(conn: AcpConnection, acp_session: AcpSession, outcome: TurnOutcome) -> dict[str, Any]:
+    """ACP's ``stopReason`` enum is closed: ``max_tokens`` is the nearest; ``_meta.hermes`` says
+    ``budget_exceeded`` (docs/protocols/acp.md#budgets) and the user sees why in the chat."""
+    message = outcome.message or "the budget is exhausted"
+    _chunk(conn, acp_session, f"Stopped: {message}.")
+    fields: HermesPromptFields = {"stopReason": "budget_exceeded", "message": message}
+    if outcome.retry_after is not None:
+        fields["retryAfter"] = outcome.retry_after
+    meta: HermesPromptMeta = {"hermes": fields}
+    return {"stopReason": "max_tokens", "_meta": meta}
 
 
 def _chunk(conn: AcpConnection, acp_session: AcpSession, text: str) -> None:

@@ -31,5 +31,26 @@ class HermesInitializeMeta(TypedDict):
     hermes: HermesInitializeFields
 
 
+class HermesPromptFields(TypedDict, total=False):
+    """``session/prompt`` result ``_meta.hermes``: why the turn stopped, when ACP's closed
+    ``stopReason`` enum has no exact value for it (docs/protocols/acp.md#budgets)."""
+
+    #: ``budget_exceeded`` (``stopReason`` is then ``max_tokens``)
+    stopReason: str
+    #: what refused, redacted
+    message: str
+    #: seconds until trying again may succeed
+    retryAfter: float
+
+
+class HermesPromptMeta(TypedDict, total=False):
+    """``session/prompt`` result ``_meta`` (absent unless a budget stopped the turn)."""
+
+    hermes: HermesPromptFields
+
+
 #: ACP definition → the type of the ``_meta`` Hermes sends with it.
-META_EXTENSIONS: dict[str, type] = {"InitializeResponse": HermesInitializeMeta}
+META_EXTENSIONS: dict[str, type] = {
+    "InitializeResponse": HermesInitializeMeta,
+    "PromptResponse": HermesPromptMeta,
+}

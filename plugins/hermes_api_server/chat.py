@@ -183,6 +183,11 @@ class _ChatJob:
         finish, block, extra = chat_finish(done)
         hermes = hermes_block(self.session_id, model_ref, self.choice, source, done, block)
         headers.update(extra)
+        if finish is None and done.outcome.reason == "budget_exceeded":
+            from hermes_api_server.budget_gate import turn_refused
+
+            await self._remember(stored, "")
+            raise turn_refused(done.outcome, headers, {"hermes": hermes})
         if finish is None:
             code = "provider_error" if done.outcome.reason == "provider_error" else "agent_incomplete"
             failure = state.kernel.redactor(

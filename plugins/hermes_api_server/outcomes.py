@@ -19,8 +19,8 @@ _HEADER_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 def error_code(outcome: TurnOutcome) -> str:
     """Return the ``error_code`` of a failed turn: the provider, storage, or the agent itself."""
-    if outcome.reason == "provider_error":
-        return "provider_error"
+    if outcome.reason in ("provider_error", "budget_exceeded"):
+        return outcome.reason
     return "storage_error" if outcome.layer == "storage" else "agent_error"
 
 
@@ -33,6 +33,10 @@ def chat_finish(done: TurnCompleted) -> tuple[str | None, dict[str, Any], dict[s
     if reason in ("length", "iteration_cap"):
         code = "output_truncated" if reason == "length" else "max_iterations_reached"
         block = {"completed": False, "partial": True, "failed": False, "error_code": code}
+        return "length", block, {"X-Hermes-Completed": "false", "X-Hermes-Partial": "true"}
+    if reason == "budget_exceeded" and done.text:
+        # Stopped at a model call the budget refused: what came before stands, cut short.
+        block = {"completed": False, "partial": True, "failed": False, "error_code": "budget_exceeded"}
         return "length", block, {"X-Hermes-Completed": "false", "X-Hermes-Partial": "true"}
     if reason == "refusal":
         return (
@@ -125,6 +129,12 @@ def run_terminal(done: TurnCompleted, stopped: bool) -> tuple[str, RunEndFields]
         fields["partial"] = False
         fields["error_code"] = "refusal"
         fields["turn_exit_reason"] = "refusal"
+        return "failed", fields
+    if reason == "budget_exceeded":
+        fields["error"] = redact(outcome.message or "budget exceeded")
+        fields["partial"] = bool(done.text)
+        fields["error_code"] = "budget_exceeded"
+        fields["turn_exit_reason"] = "budget_exceeded"
         return "failed", fields
     if reason == "interrupted_by_user" or (stopped and outcome.status == "interrupted"):
         fields["interrupted"] = True

@@ -53,6 +53,8 @@ class Run:
     #: The valid ``traceparent`` of the request that created the run (its turn's parent), to link
     #: the spans of commands for it that come from other traces (docs/observability.md).
     traceparent: str | None = None
+    #: The run's budget admission, taken before the 202 (docs/reference/api-server.md#budgets).
+    admission: Any = None
 
     @property
     def terminal(self) -> bool:

@@ -226,7 +226,13 @@ class RunManager:
         workspace: Path | None,
         instructions: str | None,
     ) -> Run:
-        """Register a run (before the 202) and start its task."""
+        """Register a run (before the 202) and start its task.
+
+        :raises ApiError: 429 ``budget_exceeded`` when a budget refuses the run.
+        """
+        from hermes_api_server.budget_gate import admit
+
+        admission = await admit(self.state.kernel, who, target.session_id)
         run_id = "run_" + secrets.token_hex(16)
         run = Run(
             run_id=run_id,
@@ -237,6 +243,7 @@ class RunManager:
             metadata=metadata,
             journal=Journal(run_id, self.state.settings.run_journal_events),
             traceparent=valid_traceparent(caller_trace()),
+            admission=admission,
         )
         self.runs[run_id] = run
         self.bus.claim(run_id, who, run.session_id, run.status_object())
@@ -282,7 +289,10 @@ class RunManager:
                     await self.ends.cancelled(run)
                     return
                 after = self.state.kernel.events.head(session.id)
-                turn = await submit_turn(session, conv, choice, run.principal, frozenset({"approval"}))
+                admission, run.admission = run.admission, None  # the turn releases it now
+                turn = await submit_turn(
+                    session, conv, choice, run.principal, frozenset({"approval"}), admission=admission
+                )
                 run.turn = turn
                 run.log_anchor = anchor(after, turn.item_id, session.cwd)
                 await self.set_status(run, "queued" if turn.position > 0 else "running")
@@ -298,6 +308,9 @@ class RunManager:
             message = self.state.kernel.redactor(str(exc)) or type(exc).__name__
             await self.ends.failed(run, message, "agent_error")
         finally:
+            if run.admission is not None:  # ended before its turn was submitted
+                admission, run.admission = run.admission, None
+                await asyncio.shield(self.state.kernel.budgets.release(admission))
             if run.turn is not None and run.session is not None and not run.turn.outcome.done():
                 from hermes_api_server.turns import abandon
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime as _dt
 import time
 from collections.abc import Callable
@@ -98,6 +99,9 @@ STATE: web.AppKey[ServerState] = web.AppKey("hermes_api_state", ServerState)
 PRINCIPAL_KEY = "hermes_principal"
 #: The authenticated caller (:class:`hermes_core.Principal`); read through :func:`caller`.
 CALLER_KEY = "hermes_caller"
+_CURRENT_CALLER: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
+    "hermes_caller", default=None
+)
 
 
 def get_state(request: web.Request) -> ServerState:
@@ -122,6 +126,16 @@ def caller(request: web.Request) -> Principal | None:
 
 
 def set_caller(request: web.Request, who: Principal) -> None:
-    """Record the authenticated caller on a request (and the owner its records are filed under)."""
+    """Record the authenticated caller on a request (and the owner its records are filed under).
+
+    The caller is also the request task's current caller (:func:`current_caller`), which the
+    tasks it starts (a run, a background response) inherit.
+    """
     request[CALLER_KEY] = who
     request[PRINCIPAL_KEY] = who.owner
+    _CURRENT_CALLER.set(who)
+
+
+def current_caller() -> Principal | None:
+    """Return the authenticated caller of the request this task serves (None outside one)."""
+    return _CURRENT_CALLER.get()

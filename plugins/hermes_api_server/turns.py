@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
-    from hermes_core import AnyEvent, Kernel, Part, ResolvedModel, SeedMessage, Session, Turn
+    from hermes_core import Admission, AnyEvent, Kernel, Part, ResolvedModel, SeedMessage, Session, Turn
 
 KEEPALIVE_S = 10.0
 _END = object()
@@ -99,6 +99,7 @@ async def submit_turn(
     owner: str,
     answerable: frozenset[str] = frozenset(),
     reconcile: Sequence[SeedMessage] | None = None,
+    admission: Admission | None = None,
 ) -> Turn:
     """Submit a request's new content as a turn, with the request's model as a per-turn hot swap.
 
@@ -108,8 +109,33 @@ async def submit_turn(
     :param owner: the principal the turn belongs to.
     :param answerable: the question kinds this surface can answer (runs: approvals only).
     :param reconcile: the client's transcript, reconciled with storage when the turn starts.
+    :param admission: the request's budget admission when the caller took it earlier (runs);
+        otherwise it is taken here, before the call (docs/reference/api-server.md#budgets).
     :returns: the turn.
+    :raises ApiError: 429 ``budget_exceeded`` (or 503 ``budget_unavailable``) before the call.
     """
+    kernel = session.kernel
+    if admission is None and kernel.budgets.enabled:
+        from hermes_api_server.budget_gate import admit
+
+        admission = await admit(kernel, owner, session.id)
+    try:
+        return await _submit(session, conv, choice, owner, answerable, reconcile, admission)
+    except BaseException:
+        if admission is not None:  # the turn never took it: give the slot back now
+            await asyncio.shield(kernel.budgets.release(admission))
+        raise
+
+
+async def _submit(
+    session: Session,
+    conv: Conversation,
+    choice: ModelChoice,
+    owner: str,
+    answerable: frozenset[str],
+    reconcile: Sequence[SeedMessage] | None,
+    admission: Admission | None,
+) -> Turn:
     try:
         return await session.submit(
             conv.parts,
@@ -119,6 +145,7 @@ async def submit_turn(
             answerable=answerable,
             reconcile=reconcile,
             traceparent=caller_trace(),
+            admission=admission,
         )
     except (ModelAmbiguous, ModelNotFound) as exc:
         # Checked up front too; this covers a reference the catalog stopped serving meanwhile.

@@ -1,4 +1,5 @@
-"""Register the Redis Streams run bus (``bus.backend = "redis"``).
+"""Register the Redis Streams run bus (``bus.backend = "redis"``) and, with it, the budget
+ledger on the same server (docs/reference/budgets.md).
 
 Cheap to import: redis-py and the implementation load only when ``hermes api`` builds the bus.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_core import ConfigError, RunBusSpec, hookimpl
+from hermes_core import ConfigError, LedgerSpec, RunBusSpec, hookimpl
 
 URL_VARIABLE = "HERMES_REDIS_URL"
 
@@ -38,3 +39,28 @@ def hermes_run_buses() -> RunBusSpec:
     :returns: its spec.
     """
     return RunBusSpec(name="redis", factory=make_bus, env={"url": URL_VARIABLE})
+
+
+def make_ledger(kernel: Any) -> Any:
+    """Build the Redis budget ledger when the Redis bus is configured (else None: the kernel's
+    records keep the buckets).
+
+    :raises ConfigError: the Redis bus is chosen but names no server.
+    """
+    bus = kernel.settings.bus
+    if bus.backend != "redis":
+        return None
+    if not bus.url:
+        raise ConfigError(f"budgets on the Redis bus need a server: set {URL_VARIABLE} or bus.url")
+    from hermes_redis.ledger import RedisLedger
+
+    return RedisLedger(bus.url)
+
+
+@hookimpl
+def hermes_budget_ledgers() -> LedgerSpec:
+    """Declare the Redis budget ledger.
+
+    :returns: its spec.
+    """
+    return LedgerSpec(name="redis", factory=make_ledger)

@@ -344,6 +344,8 @@ def message_complete(ev: TurnCompleted, model: str | None, redact: Redact) -> Me
         if reason == "iteration_cap":
             code = "iteration_limit"
             p["partial"] = True
+        elif reason == "budget_exceeded":
+            p["partial"] = bool(outcome.partial or ev.text)
         elif reason == "provider_error":
             code = outcome.error_kind or "upstream"
             if outcome.partial or ev.text:

@@ -65,6 +65,10 @@ def _meta_problems(name: str, value: Any) -> list[str]:
     if ext is None or not isinstance(value, dict):
         return []
     if "_meta" not in value:
+        # Absent is the same as empty: fine when the type requires nothing (a prompt result
+        # carries _meta.hermes only when a budget stopped the turn).
+        if not wire_check.problems("acp", ext["$ref"].rsplit("/", 1)[1], {}):
+            return []
         return [f"{name}: _meta missing (the export declares {ext['$ref']})"]
     return wire_check.problems("acp", ext["$ref"].rsplit("/", 1)[1], value["_meta"])
 

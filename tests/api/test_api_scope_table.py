@@ -104,7 +104,7 @@ def _documented() -> tuple[dict[tuple[str, str], str], dict[str, str]]:
     import re
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "api-server.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs/reference/api-server.md").read_text()
     section = page.split("### The scope table", 1)[1].split("\n### ", 1)[0]
     routes: dict[tuple[str, str], str] = {}
     methods: dict[str, str] = {}

@@ -132,7 +132,13 @@ def test_the_acp_document_is_the_vendored_schema_plus_hermes_meta(exported: Expo
         assert doc["$defs"][name] == definition, name
     extra = set(doc["$defs"]) - set(vendored["$defs"])
     assert extra and all(name.startswith("Hermes") for name in extra)
-    assert doc["x-meta-extensions"] == {"InitializeResponse": {"$ref": "#/$defs/HermesInitializeMeta"}}
+    assert doc["x-meta-extensions"] == {
+        "InitializeResponse": {"$ref": "#/$defs/HermesInitializeMeta"},
+        "PromptResponse": {"$ref": "#/$defs/HermesPromptMeta"},
+    }
     exported.validator("acp", "HermesInitializeMeta").validate(
         {"hermes": {"schema": {"version": SCHEMA_VERSION, "sha256": SCHEMA_SHA256}}}
+    )
+    exported.validator("acp", "HermesPromptMeta").validate(
+        {"hermes": {"stopReason": "budget_exceeded", "message": "over", "retryAfter": 3.0}}
     )

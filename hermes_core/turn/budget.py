@@ -1,0 +1,154 @@
+"""A turn's budget (docs/reference/budgets.md#in-a-turn): admit it, reserve before each model
+call, settle after, release at the end.
+
+Who pays comes from the turn's queue items (``Session.submit(charge=…, admission=…)``); a child
+agent's turn charges what its parent's latest turn charged, so delegated work counts against the
+root run's buckets; a turn with neither charges the configured default key and tenant and its
+own session.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from hermes_core.errors import BudgetExceeded
+from hermes_core.events import TurnOutcome
+
+if TYPE_CHECKING:
+    from hermes_core.budgets import Admission, Reservation
+    from hermes_core.events import Usage
+    from hermes_core.providers import ChatRequest
+    from hermes_core.turn import TurnRun
+
+
+def exceeded(exc: BudgetExceeded, partial: bool) -> TurnOutcome:
+    """Return the ``budget_exceeded`` outcome of a refusal."""
+    return TurnOutcome(
+        status="error",
+        reason="budget_exceeded",
+        # An unreachable ledger (budgets fail closed) is a storage failure, not a limit.
+        layer="storage" if exc.limit == "unavailable" else "agent",
+        partial=partial,
+        retryable=True,
+        retry_after=exc.retry_after,
+        message=str(exc),
+    )
+
+
+def estimate_input(request: ChatRequest) -> int:
+    """Estimate a request's input tokens: a quarter of its characters, rounded up, plus one per
+    message (a tokenizer per model would cost more than the call's own framing)."""
+    chars = len(request.system or "") + sum(len(m.content) + 8 for m in request.messages)
+    if request.tools:
+        chars += len(json.dumps([t.parameters for t in request.tools], default=str))
+        chars += sum(len(t.name) + len(t.description) for t in request.tools)
+    return -(-chars // 4) + len(request.messages)
+
+
+class TurnBudget:
+    """What one turn charges (``TurnRun.budget``).
+
+    :param run: the turn.
+    """
+
+    def __init__(self, run: TurnRun) -> None:
+        self._run = run
+        self._budgets = run.kernel.budgets
+        self.active = self._budgets.enabled
+        self.admission: Admission | None = None
+        self._owned: list[Admission] = []
+        self._head: Reservation | None = None
+        #: Why the turn was not admitted (it ends ``budget_exceeded`` once its prompt is stored).
+        self.refused: BudgetExceeded | None = None
+
+    async def start(self) -> None:
+        """Find who pays and admit the turn (unless the transport or a parent already did); a
+        refusal is kept in :attr:`refused`."""
+        if not self.active:
+            return
+        run = self._run
+        session = run.session
+        given = [i.admission for i in run.items if i.admission is not None]
+        self._owned = list(given)
+        lineage = session.lineage
+        if given:
+            self.admission = given[0]
+            if self.admission.charge.session_id is None:
+                # Admitted before its session existed (a run that opens one): the turn's calls
+                # count in the session's bucket too; its slot is in the others.
+                charge = replace(self.admission.charge, session_id=session.id)
+                self.admission = type(self.admission)(self.admission.run_id, charge)
+        elif lineage is not None and self._budgets.charged_by(lineage.parent_id) is not None:
+            self.admission = self._budgets.charged_by(lineage.parent_id)
+        else:
+            found = next((i.charge for i in run.items if i.charge is not None), None)
+            charge = found or self._budgets.default_charge()
+            if charge.session_id is None:
+                charge = replace(charge, session_id=session.id)
+            try:
+                self.admission = await self._budgets.admit(charge)
+            except BudgetExceeded as exc:
+                self.refused = exc
+                return
+            self._owned.append(self.admission)
+        if self.admission is not None:
+            self._budgets.remember(session.id, self.admission)
+
+    async def reserve(self, request: ChatRequest) -> tuple[ChatRequest, Reservation | None]:
+        """Hold a call's worst case; the request gets the output limit it reserved.
+
+        :raises BudgetExceeded: it does not fit.
+        """
+        if not self.active or self.admission is None or not self._budgets.buckets(self.admission.charge):
+            return request, None
+        out = request.options.get("max_tokens")
+        if not isinstance(out, int) or isinstance(out, bool) or out <= 0:
+            out = self._budgets.settings.max_output_tokens
+            request = replace(request, options={**request.options, "max_tokens": out})
+        resolved = self._run.resolved
+        provider = resolved.provider if resolved is not None else "?"
+        held = await self._budgets.reserve(
+            self.admission, request.model, provider, estimate_input(request), out
+        )
+        return request, held
+
+    async def reserve_head(self, request: ChatRequest) -> ChatRequest | None:
+        """Reserve the first call opened early; None when it does not fit (the turn's ordinary
+        path then reports the refusal after storing the prompt)."""
+        if self.refused is not None:
+            return None
+        try:
+            request, self._head = await self.reserve(request)
+        except BudgetExceeded:
+            return None
+        return request
+
+    def take_head(self) -> Reservation | None:
+        """Hand the early first call's reservation to the call that reads it."""
+        held, self._head = self._head, None
+        return held
+
+    async def settle(self, held: Reservation | None, usage: Usage | None) -> None:
+        """Charge what a call cost (its reported usage, else the estimate) in place of ``held``."""
+        if held is None:
+            return
+        if usage is None:
+            await self._budgets.refund(held)
+        else:
+            await self._budgets.settle(held, usage.input, usage.output)
+
+    async def refund(self, held: Reservation | None) -> None:
+        """Give back a call's reservation (it failed before costing anything)."""
+        if held is not None:
+            await self._budgets.refund(held)
+
+    async def finish(self) -> None:
+        """Release the slots of the runs this turn admitted (or was handed)."""
+        held = self.take_head()
+        if held is not None:
+            await self._budgets.refund(held)  # a first call opened but never read
+        owned, self._owned = self._owned, []
+        for admission in owned:
+            await self._budgets.release(admission)

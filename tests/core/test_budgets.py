@@ -1,0 +1,201 @@
+"""Budgets in the kernel's turn loop (docs/reference/budgets.md): reserve before each model call,
+settle from the reported usage, refund on error, stop a turn at the next call over its budget,
+charge a child's calls to the root's buckets; the records ledger under concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes_core import ChargeTo, ModelPrice, PriceSource, ProviderError, hookimpl
+from hermes_core.budget_ledger import BucketLimits, LedgerCall
+from hermes_core.budget_records import RecordsLedger
+from hermes_core.providers import FinishChunk, TextChunk, ToolCallChunk, ToolCallRequest, UsageChunk
+from hermes_core.testing import FakeProvider, FakeProviderPlugin, make_kernel
+
+# $1 per million input tokens, $2 per million output tokens: easy sums.
+PRICES = {"fake": {"input": 1_000_000.0, "output": 2_000_000.0}}  # $1 / $2 per token
+
+
+def kernel_with(provider: FakeProvider, budgets: dict[str, Any], **extra: Any) -> Any:
+    return make_kernel(
+        FakeProviderPlugin(provider),
+        settings={"model": "fake:model", "budgets": {"prices": PRICES, **budgets}, **extra},
+    )
+
+
+def replies(*usages: tuple[int, int]) -> FakeProvider:
+    left = list(usages)
+
+    def script(request: Any) -> list[Any]:
+        usage = left.pop(0)
+        return [TextChunk("ok"), UsageChunk(usage[0], usage[1]), FinishChunk("stop")]
+
+    return FakeProvider(script)
+
+
+async def bucket(kernel: Any, name: str) -> dict[str, Any]:
+    state: dict[str, Any] = await kernel.budgets.ledger().read(name)
+    return state
+
+
+async def test_a_call_reserves_its_worst_case_and_settles_what_it_used(workspace: Path) -> None:
+    provider = replies((10, 5))
+    kernel = kernel_with(provider, {"key": {"spend_usd": 1000.0}, "max_output_tokens": 64})
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        seen: list[dict[str, Any]] = []
+
+        async def watch(request: Any) -> None:
+            seen.append(await bucket(kernel, "key:local"))
+
+        original = provider.script
+        provider.script = lambda req: (asyncio.ensure_future(watch(req)), original(req))[1]
+        turn = await session.submit("hello", owner="t")
+        outcome = await turn.outcome
+        assert outcome.reason == "stop"
+        # The request carried the output limit that was reserved.
+        assert provider.requests[0].options["max_tokens"] == 64
+        state = await bucket(kernel, "key:local")
+        assert state["spent"] == pytest.approx(10 * 1 + 5 * 2)  # settled from the usage
+        assert state["res"] == {} and state["runs"] == {}  # nothing held after the turn
+        await asyncio.sleep(0)
+        held = seen[0]["res"]
+        assert len(held) == 1
+        usd, tokens, _ = next(iter(held.values()))
+        assert tokens >= 64 and usd >= 64 * 2  # the worst case: the whole output allowed
+
+
+async def test_a_turn_over_its_budget_stops_at_the_next_model_call(workspace: Path) -> None:
+    calls = 0
+
+    def script(request: Any) -> list[Any]:
+        nonlocal calls
+        calls += 1
+        call = ToolCallRequest(f"c{calls}", "todo", '{"todos": []}')
+        return [ToolCallChunk(call), UsageChunk(40, 10), FinishChunk("tool_calls")]
+
+    provider = FakeProvider(script)
+    # Each call reserves ~(input + 16 out); settles 40 + 2*10 = $60. Cap $150: the third call
+    # no longer fits.
+    kernel = kernel_with(provider, {"session": {"spend_usd": 150.0}, "max_output_tokens": 16})
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        turn = await session.submit("loop", owner="t")
+        outcome = await turn.outcome
+    assert outcome.reason == "budget_exceeded" and outcome.status == "error"
+    assert outcome.retry_after is not None and outcome.retry_after > 0
+    assert "session:" in (outcome.message or "") and "spend_usd" in (outcome.message or "")
+    assert 1 <= calls <= 2
+    state = await bucket(kernel, f"session:{session.id}")
+    assert state["spent"] <= 150.0 and state["res"] == {}
+
+
+async def test_a_failed_call_is_refunded(workspace: Path) -> None:
+    provider = FakeProvider(lambda req: [ProviderError("auth", "no key")])
+    kernel = kernel_with(provider, {"key": {"spend_usd": 10_000.0}})
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        outcome = await (await session.submit("x", owner="t")).outcome
+        assert outcome.reason == "provider_error"
+        state = await bucket(kernel, "key:local")
+    assert state.get("spent", 0.0) == 0.0 and state["res"] == {} and state["runs"] == {}
+
+
+async def test_requests_per_minute_refuses_the_next_turn_with_a_retry_after(workspace: Path) -> None:
+    provider = replies((1, 1), (1, 1), (1, 1))
+    kernel = kernel_with(provider, {"tenant": {"requests_per_minute": 2}})
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        first = await (await session.submit("a", owner="t")).outcome
+        second = await (await session.submit("b", owner="t")).outcome
+        third = await (await session.submit("c", owner="t")).outcome
+    assert (first.reason, second.reason, third.reason) == ("stop", "stop", "budget_exceeded")
+    assert third.retry_after is not None and 0 < third.retry_after <= 60
+    assert len(provider.requests) == 2  # the refused turn never called the model
+
+
+async def test_a_charge_names_the_key_and_tenant_buckets(workspace: Path) -> None:
+    provider = replies((3, 1))
+    kernel = kernel_with(
+        provider,
+        {"keys": {"k1": {"spend_usd": 100_000.0}}, "tenants": {"acme": {"tokens_per_minute": 100_000}}},
+    )
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        charge = ChargeTo(key_id="k1", tenant="acme")
+        outcome = await (await session.submit("hi", owner="t", charge=charge)).outcome
+        assert outcome.reason == "stop"
+        key = await bucket(kernel, "key:k1")
+        tenant = await bucket(kernel, "tenant:acme")
+        other = await bucket(kernel, "key:local")
+    assert key["spent"] == pytest.approx(3 + 2)
+    assert tenant["wt"] == 4  # tokens counted in this minute's window
+    assert other == {}
+
+
+async def test_concurrent_reservations_on_the_records_ledger_never_pass_the_cap() -> None:
+    kernel = make_kernel(FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model"})
+    async with kernel.running():
+        ledger = RecordsLedger(kernel.records.space("budgets"))
+        limits = [BucketLimits("key:k", spend_usd=1.0), BucketLimits("tenant:t", spend_usd=5.0)]
+
+        async def one(n: int) -> bool:
+            verdict = await ledger.apply(limits, LedgerCall("reserve", "r", f"v{n}", 0.1, 10))
+            return verdict.ok
+
+        admitted = await asyncio.gather(*(one(n) for n in range(50)))
+        assert sum(admitted) == 10
+        state = await ledger.read("key:k")
+        tenant = await ledger.read("tenant:t")
+    assert len(state["res"]) == 10 and len(tenant["res"]) == 10  # refusals left nothing behind
+
+
+async def test_expired_reservations_stop_counting() -> None:
+    now = [1000.0]
+    kernel = make_kernel(FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model"})
+    async with kernel.running():
+        ledger = RecordsLedger(kernel.records.space("budgets"), clock=lambda: now[0])
+        limits = [BucketLimits("key:k", spend_usd=1.0, concurrent_runs=1)]
+        assert (await ledger.apply(limits, LedgerCall("admit", "run1", ttl_s=30))).ok
+        assert (await ledger.apply(limits, LedgerCall("reserve", "run1", "v1", 0.9, 10, ttl_s=30))).ok
+        refused = await ledger.apply(limits, LedgerCall("admit", "run2", ttl_s=30))
+        assert not refused.ok and refused.limit == "concurrent_runs"
+        now[0] += 31  # the instance holding them died: nothing renews them
+        assert (await ledger.apply(limits, LedgerCall("admit", "run2", ttl_s=30))).ok
+        assert (await ledger.apply(limits, LedgerCall("reserve", "run2", "v2", 0.9, 10, ttl_s=30))).ok
+
+
+class TablePrices:
+    """A throwaway ``hermes_price_sources`` plugin (what the ``prices`` plugin's table does)."""
+
+    hermes_plugin_name = "table-prices"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+    @hookimpl
+    def hermes_price_sources(self) -> PriceSource:
+        def lookup(provider: str, base_url: str | None, models: tuple[str, ...]) -> dict[str, ModelPrice]:
+            self.asked.append((provider, models))
+            return {"model": ModelPrice(input=2_000_000.0, output=3_000_000.0)}
+
+        return PriceSource(name="table", summary="test prices", lookup=lookup)
+
+
+async def test_without_a_configured_price_the_price_tables_are_used(workspace: Path) -> None:
+    table = TablePrices()
+    kernel = make_kernel(
+        FakeProviderPlugin(replies((4, 2))),
+        table,
+        settings={"model": "fake:model", "budgets": {"key": {"spend_usd": 1e9}, "max_output_tokens": 8}},
+    )
+    async with kernel.running():
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        assert (await (await session.submit("hi", owner="t")).outcome).reason == "stop"
+        state = await bucket(kernel, "key:local")
+    assert table.asked == [("fake", ("model",))]  # looked up once, then kept
+    assert state["spent"] == pytest.approx(4 * 2 + 2 * 3)
