@@ -244,6 +244,7 @@ _EXPORTS: dict[str, str] = {
     "run_prompt": "hermes_core.transport_kit.prompt",
     "event_payload": "hermes_core.transport_kit.prompt",
     "Answerer": "hermes_core.transport_kit.prompt",
+    "exec_at_exit": "hermes_core.transport_kit.restart",
 }
 
 __all__ = ["__distribution__", "__version__", *sorted(_EXPORTS)]

@@ -11,7 +11,9 @@ in a few lines. See docs/architecture.md, "The transport toolkit".
 * :mod:`~hermes_core.transport_kit.coalesce` — :class:`DeltaCoalescer`, which merges consecutive
   text or reasoning deltas of a burst into one;
 * :mod:`~hermes_core.transport_kit.prompt` — :func:`run_prompt`, one prompt's events with its
-  questions routed to a callback or denied, and :func:`event_payload`, an event as plain data.
+  questions routed to a callback or denied, and :func:`event_payload`, an event as plain data;
+* :mod:`~hermes_core.transport_kit.restart` — :func:`exec_at_exit`, a listener's real restart
+  for a scenario's ``restart`` fault (the same command, pinned to the bound port).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from hermes_core.transport_kit.binder import MethodBinder, jsonrpc_adapters
 from hermes_core.transport_kit.coalesce import DeltaCoalescer
 from hermes_core.transport_kit.errors import ErrorRule, ErrorTable, internal_error
 from hermes_core.transport_kit.prompt import Answerer, event_payload, run_prompt
+from hermes_core.transport_kit.restart import exec_at_exit
 
 __all__ = [
     "Answerer",
@@ -28,6 +31,7 @@ __all__ = [
     "ErrorTable",
     "MethodBinder",
     "event_payload",
+    "exec_at_exit",
     "internal_error",
     "jsonrpc_adapters",
     "run_prompt",

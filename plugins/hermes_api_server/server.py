@@ -282,10 +282,16 @@ async def _run(state: ServerState) -> int:
     port = sockets[0].getsockname()[1] if sockets else settings.port
     state.host, state.port = settings.host, port
     listeners = [listener]
-    restarts: set[asyncio.Task[None]] = set()
+    stop = asyncio.Event()
 
-    async def relisten(delay_ms: int) -> None:
-        """A scenario's restart fault: stop listening, cut every connection, listen again."""
+    def restart(delay_ms: int) -> None:
+        """A scenario's restart fault: stop listening, cut every connection, shut down as on
+        SIGTERM (running turns finish into the storage), then run the same command again on the
+        same port (docs/reference/scenarios.md#faults)."""
+        if stop.is_set():
+            return
+        from hermes_core import exec_at_exit
+
         for old in listeners:
             old.close()
         listeners.clear()
@@ -293,14 +299,9 @@ async def _run(state: ServerState) -> int:
         for handler in list(manager.connections if manager is not None else ()):
             if handler.transport is not None:
                 handler.transport.abort()
-        await asyncio.sleep(delay_ms / 1000)
-        listeners.append(await _listen(runner, settings.host, port, settings.header_timeout_s))
-        _say(f"listening again on port {port} after an injected restart")
-
-    def restart(delay_ms: int) -> None:
-        task = asyncio.create_task(relisten(delay_ms), name="hermes-api-restart")
-        restarts.add(task)
-        task.add_done_callback(restarts.discard)
+        _say(f"restarting the process on port {port} after an injected restart")
+        exec_at_exit(sys.argv, "--port", str(port), delay_ms)
+        stop.set()
 
     state.restart_listener = restart
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
@@ -320,7 +321,6 @@ async def _run(state: ServerState) -> int:
         _say(f"Console: http://{host}:{port}/console (sign in with the API key)")
     state.runs.start()
     monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
-    stop = asyncio.Event()
     signals = 0
 
     def on_signal() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -52,7 +53,9 @@ class SseWriter:
 
         self.request = request
         state = get_state(request)
-        self._faults = scenarios.frame_faults(state.kernel.settings.model, "api")
+        configured = state.kernel.settings.data_dir  # keeps how often each fault fired, so a
+        home = Path(configured) if configured is not None else None  # restarted process goes on
+        self._faults = scenarios.frame_faults(state.kernel.settings.model, "api", data_dir=home)
         self._restart = state.restart_listener
         self.response = _SseResponse(
             status=200,

@@ -261,7 +261,7 @@ async def serve_ws(
 
     def restart(delay_ms: int) -> None:
         """A scenario's restart fault: close the listener and every socket now, then restart the
-        process (:mod:`hermes_tui_gateway.restart`)."""
+        process (:mod:`hermes_core.transport_kit.restart`)."""
         if restart_after:
             return
         restart_after.append(delay_ms)
@@ -365,7 +365,8 @@ async def serve_ws(
     await runner.shutdown()
     await runner.cleanup()
     if restart_after:
-        from hermes_tui_gateway.restart import exec_at_exit
+        log.warning("tui: restarting the process on %s:%s after an injected restart", shown, bound)
+        from hermes_core import exec_at_exit
 
-        exec_at_exit(f"{shown}:{bound}", restart_after[0])
+        exec_at_exit(sys.argv, "--ws", f"{shown}:{bound}", restart_after[0])
     return 0
