@@ -13,7 +13,7 @@ A bus plugin's ``RunBusSpec.factory`` is a :class:`RunBusFactory` returning a :c
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypedDict
 
@@ -27,9 +27,15 @@ JsonObject = dict[str, Any]
 #: ``error_code`` (for its logs).
 STATUS_KEYS = ("last_seq", "terminal_event", "session_id", "status", "error_code")
 
-#: ``on_control(command, run_id, args)``, run on the owner for a command another instance sent;
-#: its answer (JSON-ready) goes back to the sender.
-ControlHandler = Callable[[str, str, JsonObject], Awaitable[JsonObject]]
+
+class ControlHandler(Protocol):
+    """``on_control(command, run_id, args, traceparent=...)``, run on the owner for a command
+    another instance sent; its answer (JSON-ready) goes back to the sender. ``traceparent`` is
+    the W3C trace context the sender put beside the command (None: none)."""
+
+    def __call__(
+        self, command: str, run_id: str, args: JsonObject, traceparent: str | None = None
+    ) -> Awaitable[JsonObject]: ...
 
 
 class BusEvent(NamedTuple):
@@ -174,10 +180,18 @@ class RunBus(Protocol):
         ...
 
     async def send(
-        self, owner: str, command: str, run_id: str, args: JsonObject, timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: JsonObject,
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> JsonObject:
         """Deliver a command to the run's owner and return its answer, or ``{"error":
-        "owner_lost"}`` / ``{"error": "owner_timeout"}``."""
+        "owner_lost"}`` / ``{"error": "owner_timeout"}``. ``traceparent`` travels in the
+        message's envelope, beside the opaque ``args``, and reaches the owner's handler."""
         ...
 
     async def reap(self, run_id: str, principal: str | None = None, status: JsonObject | None = None) -> bool:

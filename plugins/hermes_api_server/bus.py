@@ -70,7 +70,14 @@ class LocalBus:
         return []
 
     async def send(
-        self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: dict[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
         return {"error": "owner_lost"}
 

@@ -35,7 +35,14 @@ class Bus:
     async def read(self, run_id: str, after: int, block_s: float) -> list[BusEvent]:
         return [BusEvent(1, "{}", False)]
     async def send(
-        self, owner: str, command: str, run_id: str, args: JsonObject, timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: JsonObject,
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> JsonObject:
         return {}
 """
