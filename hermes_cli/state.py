@@ -106,7 +106,7 @@ class CliState:
         :param every_plugin: every installed plugin is loaded; otherwise an unknown top-level
             table may belong to one that is not, and is left alone.
         """
-        from hermes_cli.keys import config_warnings
+        from hermes_cli.config_warnings import config_warnings
         from hermes_core.errors import ConfigError
 
         try:
