@@ -179,6 +179,8 @@ _EXPORTS: dict[str, str] = {
     "BusRun": "hermes_core.run_bus",
     "OwnerGone": "hermes_core.run_bus",
     "ControlHandler": "hermes_core.run_bus",
+    "RunOwner": "hermes_core.run_bus",
+    "JsonObject": "hermes_core.run_bus",
     "SchemaSpec": "hermes_core.records",
     # tracing (docs/observability.md)
     "TracerSpec": "hermes_core.tracing",
@@ -317,7 +319,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401
     from hermes_core.registry import Registry  # noqa: F401
-    from hermes_core.run_bus import BusEvent, BusRun, ControlHandler, OwnerGone, RunBus, RunBusFactory  # noqa: F401
+    from hermes_core.run_bus import (  # noqa: F401
+        BusEvent,
+        BusRun,
+        ControlHandler,
+        JsonObject,
+        OwnerGone,
+        RunBus,
+        RunBusFactory,
+        RunOwner,
+    )
     from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.providers import Provider, ProviderPreset
+    from hermes_core.run_bus import RunBusFactory
     from hermes_core.session.live import Session
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage
@@ -227,15 +228,14 @@ class RunBusSpec:
     """A run bus: where ``hermes api`` run events and run control travel between instances.
 
     ``bus.backend`` picks one by name (``memory``, in-process, is built in). The API server calls
-    ``factory(url=..., instance_id=..., heartbeat_s=..., owner_grace_s=...)`` and drives the
-    returned object through the methods docs/plugin-hooks.md lists under ``hermes_run_buses``.
+    ``factory(url=..., instance_id=..., heartbeat_s=..., owner_grace_s=..., journal_events=...,
+    retention_s=...)`` and drives the returned ``hermes_core.RunBus`` (docs/plugin-hooks.md
+    lists its methods under ``hermes_run_buses``).
     """
 
     name: str
-    #: Builds the bus; it should be a ``hermes_core.RunBusFactory`` returning a
-    #: ``hermes_core.RunBus`` (the typed contract; the API server still drives the earlier,
-    #: untyped shape of the same methods until it moves to it).
-    factory: Callable[..., Any]
+    #: Builds the (unstarted) bus.
+    factory: RunBusFactory
     #: ``[bus]`` field → environment variable the CLI layers over ``config.toml`` when this bus
     #: is the chosen one (e.g. ``{"url": "HERMES_REDIS_URL"}``).
     env: Mapping[str, str] = field(default_factory=dict)

@@ -1,20 +1,31 @@
 """The run bus contract, typed (docs/plugin-hooks.md#hermes_run_buses): where the events and the
 control of ``hermes api`` runs travel between instances.
 
-The bus carries numbered payloads it never reads (the API server's run events, as JSON text),
-a shared record per run (who owns it, its last status, again opaque text), liveness of the
-instances, and commands for a run's owner. It never writes an event of its own: when a run's
-owner is gone, :meth:`RunBus.gone` reports :class:`OwnerGone` ("owner gone, last seq N") and the
-caller decides the run's end and appends it with :meth:`RunBus.settle`.
+The bus carries a run's numbered events (JSON objects it stores and returns as JSON text), a
+shared record per run (who owns it, its last status), liveness of the instances, and commands for
+a run's owner. It never makes up an event of its own: when a run's owner is gone it reports
+:class:`OwnerGone` ("owner gone, last seq N") to the :class:`RunOwner` given at start, which
+decides the run's end (the API server: ``run.failed``, ``owner_lost``); the bus commits that end,
+once for the run everywhere.
 
-A bus plugin's ``RunBusSpec.factory`` is a :class:`RunBusFactory`.
+A bus plugin's ``RunBusSpec.factory`` is a :class:`RunBusFactory` returning a :class:`RunBus`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypedDict
+
+#: A run's event or status as the API server writes it: a JSON object. The bus stores it as JSON
+#: text; its keys are the caller's (a bus may read the few :data:`STATUS_KEYS` of a status, never
+#: an event's fields other than ``seq``), so a caller may add metadata freely.
+JsonObject = dict[str, Any]
+
+#: The keys of a status a bus may read: ``last_seq`` (the last event published),
+#: ``terminal_event`` (the run's end, once it has one), ``session_id``, ``status`` and
+#: ``error_code`` (for its logs).
+STATUS_KEYS = ("last_seq", "terminal_event", "session_id", "status", "error_code")
 
 
 class ControlHandler(Protocol):
@@ -23,13 +34,12 @@ class ControlHandler(Protocol):
     the W3C trace context the sender put beside the command (None: none)."""
 
     def __call__(
-        self, command: str, run_id: str, args: dict[str, Any], traceparent: str | None = None
-    ) -> Awaitable[dict[str, Any]]: ...
+        self, command: str, run_id: str, args: JsonObject, traceparent: str | None = None
+    ) -> Awaitable[JsonObject]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class BusEvent:
-    """One event of a run's stream: its number, the payload as published, and whether it ends
+class BusEvent(NamedTuple):
+    """One event of a run's stream: its number, its JSON text as published, and whether it ends
     the run."""
 
     seq: int
@@ -37,38 +47,76 @@ class BusEvent:
     terminal: bool
 
 
-@dataclass(frozen=True, slots=True)
-class BusRun:
+class BusRun(TypedDict):
     """The shared record of a run: its owner instance, who it is for, its last published status
-    (opaque text) and whether the owner still says it is alive."""
+    and whether the owner still says it is alive."""
 
-    run_id: str
     owner: str
     principal: str
     session_id: str
-    status: str
+    status: JsonObject
     alive: bool
 
 
 @dataclass(frozen=True, slots=True)
 class OwnerGone:
-    """A run whose owner is gone: ``last_seq`` is the last event its stream holds (0: none);
-    ``reserved`` the highest seq the owner may have shown its own readers before its stream got
+    """A run whose owner is gone: ``last_seq`` is the last event the bus holds of it (0: none);
+    ``reserved`` the highest seq the owner may have shown its own readers before the bus got
     them (never below ``last_seq``).
 
-    The caller ends the run with an event numbered right after the last one the owner can have
-    shown, between ``last_seq + 1`` and ``reserved + 1`` (:meth:`RunBus.settle`): the caller knows
-    what was shown (the API server reads the session's event log), the bus only the bounds.
+    The run's end is numbered right after the last event the owner can have shown, between
+    ``last_seq + 1`` and ``reserved + 1``: the owner side knows what was shown (the API server
+    reads the session's event log), the bus only the bounds.
     """
 
     run_id: str
     owner: str
     last_seq: int
-    reserved: int = 0
+    reserved: int
+
+
+class RunOwner(Protocol):
+    """What a bus tells the owner side (the API server's run manager) about its runs."""
+
+    def shown(self, run_id: str, upto: int) -> None:
+        """Events of the run up to seq ``upto`` may be shown to this process's readers: no other
+        instance will ever give those seqs another meaning."""
+
+    def hold(self, run_id: str, upto: int) -> None:
+        """The bus can no longer vouch that this instance still owns the run (its liveness lease
+        lapsed): show nothing past seq ``upto`` until :meth:`release`."""
+
+    def release(self, run_id: str) -> None:
+        """The bus vouches for this instance's ownership of the run again: end a :meth:`hold`."""
+
+    def lost(self, run_id: str, status: JsonObject) -> None:
+        """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
+
+    async def owner_gone(self, gone: OwnerGone, status: JsonObject) -> tuple[JsonObject, JsonObject]:
+        """A run's owner is gone: return its terminal event (``seq`` in ``gone.last_seq + 1 ..
+        gone.reserved + 1``) and the final status it makes, for the bus to commit.
+
+        :param status: the run's last status on the bus.
+        """
+        ...
+
+    def reaped(self, run_id: str, principal: str, status: JsonObject) -> None:
+        """This instance ended another instance's run (its owner is gone); ``status`` is its final
+        status, to be stored durably at once."""
+
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, JsonObject]:
+        """Of these runs, about to be announced again after the bus lost its records, return the
+        final status of those the durable records say ended elsewhere."""
+        ...
 
 
 class RunBus(Protocol):
-    """What ``hermes api`` needs of a bus."""
+    """What ``hermes api`` needs of a bus.
+
+    The owner of a run publishes its events and statuses; the bus tells it (:class:`RunOwner`)
+    how far its events may be shown, and whether the run was ended elsewhere. The run's end is
+    committed with :meth:`settle`, exactly once for the run everywhere.
+    """
 
     #: The backend's name (``bus.backend``).
     name: str
@@ -79,8 +127,9 @@ class RunBus(Protocol):
     #: never by the backend's name.
     shared: bool
 
-    async def start(self, on_control: ControlHandler) -> None:
-        """Connect, announce this instance and start serving commands for its runs.
+    async def start(self, on_control: ControlHandler, owner: RunOwner | None) -> None:
+        """Connect, announce this instance and start serving commands for its runs; ``owner``
+        hears back about them (a bus started without one ends no run).
 
         :raises ConnectionError: the server cannot be reached (one clear start-up error).
         """
@@ -90,20 +139,28 @@ class RunBus(Protocol):
         """Send what is queued, stop saying this instance is alive, disconnect."""
         ...
 
-    async def diagnostics(self) -> Mapping[str, Any]:
+    async def diagnostics(self) -> JsonObject:
         """A JSON-ready health report (``ok``, ``backend``, ...); never raises."""
         ...
 
-    def publish(self, run_id: str, seq: int, payload: str, *, terminal: bool = False) -> None:
+    def publish(self, run_id: str, seq: int, payload: JsonObject, terminal: bool) -> None:
         """Queue event ``seq`` of a run this instance owns (sent in order, without waiting)."""
         ...
 
-    def claim(self, run_id: str, principal: str, session_id: str, status: str) -> None:
+    def claim(self, run_id: str, principal: str, session_id: str, status: JsonObject) -> None:
         """Queue the run's shared record: this instance owns it."""
         ...
 
-    def update(self, run_id: str, status: str, *, terminal: bool = False) -> None:
+    def update(self, run_id: str, status: JsonObject, terminal: bool) -> None:
         """Queue the run's latest status for other instances."""
+        ...
+
+    async def settle(self, run_id: str, payload: JsonObject, status: JsonObject) -> JsonObject | None:
+        """Commit the run's terminal event ``payload`` and final ``status`` if this instance still
+        owns the run (waiting while the bus is away).
+
+        :returns: None when committed, else the status the run ended with elsewhere.
+        """
         ...
 
     async def flush(self) -> None:
@@ -127,29 +184,21 @@ class RunBus(Protocol):
         owner: str,
         command: str,
         run_id: str,
-        args: Mapping[str, Any],
+        args: JsonObject,
         timeout_s: float,
         *,
         traceparent: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Deliver a command to the run's owner and return its answer, or ``{"error":
         "owner_lost"}`` / ``{"error": "owner_timeout"}``. ``traceparent`` travels in the
         message's envelope, beside the opaque ``args``, and reaches the owner's handler."""
         ...
 
-    async def gone(self, run_id: str) -> OwnerGone | None:
-        """Tell whether the run's owner is gone (past the bus's liveness grace) and where its
-        stream ends; None while the owner lives, or when the run has ended already."""
-        ...
-
-    async def settle(self, gone: OwnerGone, payload: str, seq: int | None = None) -> bool:
-        """Append ``payload`` as the terminal event ``seq`` (default ``gone.last_seq + 1``; at most
-        ``max(gone.last_seq, gone.reserved) + 1``) of a run whose owner is gone, only if the
-        stream still ends at ``gone.last_seq``.
-
-        :returns: True when the run now ends with it; False when the stream moved on (another
-            instance settled it first, or the owner came back and published).
-        """
+    async def reap(self, run_id: str, principal: str | None = None, status: JsonObject | None = None) -> bool:
+        """End the run if its owner is gone for sure, with the end :meth:`RunOwner.owner_gone`
+        decides; True when the run is (now) ended on the bus. A run the bus does not know is
+        ended only given its ``principal`` and last ``status``, once the bus has been up long
+        enough that a live owner would have announced it again."""
         ...
 
 
@@ -162,6 +211,7 @@ class RunBusFactory(Protocol):
         url: str | None,
         instance_id: str,
         heartbeat_s: float,
+        owner_grace_s: float,
         journal_events: int,
         retention_s: float,
     ) -> RunBus:
@@ -170,6 +220,7 @@ class RunBusFactory(Protocol):
         :param url: ``bus.url`` (the server), when the backend needs one.
         :param instance_id: this process's name on the bus.
         :param heartbeat_s: how often this process says it is alive.
+        :param owner_grace_s: how long an instance may stay silent before its runs are ended.
         :param journal_events: how many events a run's stream keeps.
         :param retention_s: how long a settled run's stream and record stay.
         :raises ConfigError: a setting the backend needs is missing.

@@ -33,11 +33,11 @@ from hermes_api_server.turns import submit_turn
 from hermes_core import TurnCompleted, valid_traceparent
 
 if TYPE_CHECKING:
-    from hermes_api_server.bus import RunBus
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.response_target import Target
     from hermes_api_server.state import ServerState
+    from hermes_core import OwnerGone, RunBus
 
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
@@ -148,7 +148,7 @@ class RunManager:
             self._flush_soon(run)
         return payload
 
-    # -- what the bus tells the owner of runs (bus.RunOwner) ---------------------------------
+    # -- what the bus tells the owner of runs (hermes_core.RunOwner) ------------------------------
     def shown(self, run_id: str, upto: int) -> None:
         """Let this process's readers have the run's events up to seq ``upto``."""
         run = self.runs.get(run_id)
@@ -172,11 +172,13 @@ class RunManager:
         self.ends.lost(run_id, status)
 
     async def owner_gone(
-        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
+        self, gone: OwnerGone, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A run's owner is gone: its end is ``run.failed`` (``owner_lost``), numbered right
-        after the last event the owner can have shown (see :meth:`RunLookup.shown_upto`)."""
-        upto = await self.lookup.shown_upto(run_id, last_seq, reserved, status)
+        """A run's owner is gone ("owner gone, last seq N"): its end is ``run.failed``
+        (``owner_lost``), written here, numbered right after the last event the owner can have
+        shown (see :meth:`RunLookup.shown_upto`)."""
+        run_id = gone.run_id
+        upto = await self.lookup.shown_upto(run_id, gone.last_seq, max(gone.last_seq, gone.reserved), status)
         return owner_lost_end(run_id, upto, status, self.state.settings.run_journal_events)
 
     def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from hermes_api_server.run_state import Run
     from hermes_api_server.runs import RunManager
+    from hermes_core import BusRun
 
 log = logging.getLogger("hermes.api.runs")
 LOST_MESSAGE = "The instance that owned this run stopped answering; the run ended."
@@ -106,7 +107,7 @@ class RunLookup:
         return await self._settle_from(record, run_id, who, status)
 
     async def _settle_from(
-        self, record: dict[str, Any], run_id: str, who: str, status: dict[str, Any]
+        self, record: BusRun, run_id: str, who: str, status: dict[str, Any]
     ) -> dict[str, Any]:
         """Copy an end the bus holds into the durable record; end a run whose owner is gone for
         sure (the bus decides: a live owner, or a bus up too short to tell, is left alone)."""

@@ -20,22 +20,23 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import BusEvent, BusRun
 from hermes_redis import keys, scripts
 from hermes_redis.control import ControlLoop
 from hermes_redis.outage import Outage
 from hermes_redis.owned import Item, Owned, OwnedRuns, Write
-
-if TYPE_CHECKING:
-    from hermes_core import ControlHandler
 
 log = logging.getLogger("hermes.redis")
 BATCH = 2000
 RETRY_S = 0.5
 MAX_QUEUED = 200_000
 
+if TYPE_CHECKING:
+    from hermes_core import ControlHandler, RunOwner
+
 
 class RedisRunBus:
-    """The ``redis`` run bus (docs/plugin-hooks.md#hermes_run_buses)."""
+    """The ``redis`` run bus (docs/plugin-hooks.md#hermes_run_buses): a ``hermes_core.RunBus``."""
 
     name = "redis"
     shared = True
@@ -82,7 +83,7 @@ class RedisRunBus:
         return self.owner_grace_s / 2
 
     # -- lifecycle -----------------------------------------------------------------------------
-    async def start(self, on_control: ControlHandler, owner: Any = None) -> None:
+    async def start(self, on_control: ControlHandler, owner: RunOwner | None = None) -> None:
         """Check the server, announce this instance and start its tasks.
 
         :param owner: what hears back about this instance's runs (``RunOwner``); none in tests
@@ -245,7 +246,7 @@ class RedisRunBus:
         return results
 
     # -- reading (any instance) ----------------------------------------------------------------
-    async def lookup(self, run_id: str) -> dict[str, Any] | None:
+    async def lookup(self, run_id: str) -> BusRun | None:
         """Return the run's shared record: ``owner``, ``principal``, ``session_id``, ``status``,
         ``alive`` (the owner still heartbeats); None for an unknown run."""
         record = await self.client.hgetall(keys.run_record(run_id))
@@ -254,13 +255,13 @@ class RedisRunBus:
         owner = record["owner"]
         alive = bool(owner) and bool(await self.client.exists(keys.alive(owner)))
         status = json.loads(record.get("status") or "{}")
-        return {
-            "owner": owner,
-            "principal": record.get("principal", ""),
-            "session_id": record.get("session_id", ""),
-            "status": status,
-            "alive": alive,
-        }
+        return BusRun(
+            owner=owner,
+            principal=record.get("principal", ""),
+            session_id=record.get("session_id", ""),
+            status=status,
+            alive=alive,
+        )
 
     async def bounds(self, run_id: str) -> tuple[int, int] | None:
         """Return the first and last seq the run's stream holds; None when it holds nothing."""
@@ -271,16 +272,16 @@ class RedisRunBus:
         last = await self.client.xrevrange(stream, count=1)
         return _seq(first[0][0]), _seq(last[0][0])
 
-    async def read(self, run_id: str, after: int, block_s: float) -> list[tuple[int, str, bool]]:
-        """Return events with ``seq > after`` as ``(seq, json, terminal)``, waiting up to
+    async def read(self, run_id: str, after: int, block_s: float) -> list[BusEvent]:
+        """Return events with ``seq > after`` (their JSON text as published), waiting up to
         ``block_s`` for the first one."""
         found = await self.client.xread(
             {keys.run_stream(run_id): f"{after}-0"}, count=BATCH, block=max(1, int(block_s * 1000))
         )
-        out: list[tuple[int, str, bool]] = []
+        out: list[BusEvent] = []
         for _, entries in found or ():
             for entry_id, fields in entries:
-                out.append((_seq(entry_id), fields.get("d", "{}"), fields.get("t") == "1"))
+                out.append(BusEvent(_seq(entry_id), fields.get("d", "{}"), fields.get("t") == "1"))
         return out
 
     # -- control -------------------------------------------------------------------------------
@@ -306,7 +307,7 @@ class RedisRunBus:
         self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
     ) -> bool:
         """End the run if its owner is gone for sure, with the end the owner side decides
-        (``RunOwner.owner_gone``: the API server's ``run.failed``, ``owner_lost``).
+        (``hermes_core.RunOwner.owner_gone``: the API server's ``run.failed``, ``owner_lost``).
 
         :returns: True when the run is (now) ended on the bus.
         """

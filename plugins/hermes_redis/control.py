@@ -161,7 +161,7 @@ class ControlLoop:
             last = max(int(top[0][0].split("-", 1)[0]) if top else 0, int(status.get("last_seq") or 0))
             # The owner side numbers the end right after the last event the owner can have
             # shown: past what the stream holds, at most past what it had reserved.
-            end = await self.bus.owned.owner_gone(run_id, last, max(last, int(reserved)), status)
+            end = await self.bus.owned.owner_gone(run_id, owner, last, max(last, int(reserved)), status)
             if end is None:
                 return False  # nothing here to decide the run's end (a bus without its server)
             payload, final = end
@@ -199,7 +199,7 @@ class ControlLoop:
         top = await self.client.xrevrange(stream, count=1)
         last = int(top[0][0].split("-", 1)[0]) if top else 0
         last = max(last, int(known.get("last_seq") or 0))
-        end = await self.bus.owned.owner_gone(run_id, last, last, known)
+        end = await self.bus.owned.owner_gone(run_id, "", last, last, known)
         if end is None:
             return "missing"
         payload, final = end

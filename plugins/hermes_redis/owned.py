@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_redis import keys
 
 if TYPE_CHECKING:
+    from hermes_core import RunOwner
     from hermes_redis.bus import RedisRunBus
 
 log = logging.getLogger("hermes.redis")
@@ -103,7 +104,7 @@ class OwnedRuns:
         self.runs: dict[str, Owned] = {}
         #: Runs ended elsewhere that nobody asked to settle yet: how they ended.
         self.elsewhere: dict[str, dict[str, Any]] = {}
-        self.owner: Any = None
+        self.owner: RunOwner | None = None
         #: Redis lost this instance's records: announce the runs again (after asking the owner).
         self.records_lost = False
         #: Until when (monotonic) this instance may show its runs' events (``renew``).
@@ -216,17 +217,19 @@ class OwnedRuns:
             self.owner.lost(run_id, status)
 
     async def owner_gone(
-        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
+        self, run_id: str, owner: str, last_seq: int, reserved: int, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """A run's owner is gone, its stream ends at ``last_seq`` and it may have shown its own
         readers up to ``reserved``: return the terminal event (numbered in ``last_seq + 1 ..
-        reserved + 1``) and final status the owner side decides for it, which the bus then
-        commits; None without an owner side (the bus alone never writes an event)."""
+        reserved + 1``) and final status the owner side decides for it (``RunOwner.owner_gone``),
+        which the bus then commits; None without an owner side (the bus alone never writes an
+        event)."""
         if self.owner is None:
             return None
-        end: tuple[dict[str, Any], dict[str, Any]] = await self.owner.owner_gone(
-            run_id, last_seq, reserved, status
-        )
+        from hermes_core import OwnerGone
+
+        gone = OwnerGone(run_id, owner, last_seq, max(last_seq, reserved))
+        end = await self.owner.owner_gone(gone, status)
         seq = int(end[0].get("seq") or 0)
         if not last_seq < seq <= reserved + 1:
             log.warning(

@@ -6,21 +6,33 @@ Cheap to import: redis-py and the implementation load only when ``hermes api`` b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_core import ConfigError, LedgerSpec, RunBusSpec, hookimpl
+
+if TYPE_CHECKING:
+    from hermes_core import RunBus
 
 URL_VARIABLE = "HERMES_REDIS_URL"
 
 
-def make_bus(*, url: str | None, instance_id: str, heartbeat_s: float, **options: Any) -> Any:
-    """Build an unstarted Redis run bus.
+def make_bus(
+    *,
+    url: str | None,
+    instance_id: str,
+    heartbeat_s: float,
+    owner_grace_s: float = 30.0,
+    journal_events: int = 10000,
+    retention_s: float = 3600,
+) -> RunBus:
+    """Build an unstarted Redis run bus (a ``hermes_core.RunBusFactory``).
 
     :param url: the server, as ``redis://host:port/db``.
     :param instance_id: this process's name on the bus (its control stream, its heartbeat).
     :param heartbeat_s: how often this process renews its heartbeat.
-    :param options: ``journal_events`` (stream length kept) and ``retention_s`` (how long a
-        settled run's stream and record live).
+    :param owner_grace_s: how long an instance may stay silent before its runs are ended.
+    :param journal_events: how many events a run's stream keeps.
+    :param retention_s: how long a settled run's stream and record live.
     :raises ConfigError: when no server is named.
     """
     if not url:
@@ -29,7 +41,14 @@ def make_bus(*, url: str | None, instance_id: str, heartbeat_s: float, **options
         )
     from hermes_redis.bus import RedisRunBus
 
-    return RedisRunBus(url, instance_id=instance_id, heartbeat_s=heartbeat_s, **options)
+    return RedisRunBus(
+        url,
+        instance_id=instance_id,
+        heartbeat_s=heartbeat_s,
+        owner_grace_s=owner_grace_s,
+        journal_events=journal_events,
+        retention_s=retention_s,
+    )
 
 
 @hookimpl

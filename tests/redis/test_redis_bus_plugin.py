@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hermes_core import OwnerGone, RunBus, RunOwner
 from hermes_redis.bus import RedisRunBus
 from tests.timing import eventually, scaled
 
@@ -91,18 +92,16 @@ class EndsRuns:
     """An owner side that decides a gone owner's end, as the API server does (``RunOwner``)."""
 
     def __init__(self) -> None:
-        self.asked: list[tuple[str, int, dict[str, Any]]] = []
-        self.reserved: list[int] = []
+        self.asked: list[tuple[OwnerGone, dict[str, Any]]] = []
         self.reaped_runs: list[str] = []
         self.held: list[tuple[str, int]] = []
         self.released: list[str] = []
 
     async def owner_gone(
-        self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]
+        self, gone: OwnerGone, status: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        self.asked.append((run_id, last_seq, status))
-        self.reserved.append(reserved)
-        payload = {"event": "run.gone_for_test", "run_id": run_id, "seq": last_seq + 1}
+        self.asked.append((gone, status))
+        payload = {"event": "run.gone_for_test", "run_id": gone.run_id, "seq": gone.last_seq + 1}
         return payload, {**status, "status": "failed", "terminal_event": payload}
 
     def hold(self, run_id: str, upto: int) -> None:
@@ -130,8 +129,10 @@ async def test_a_gone_owners_run_ends_with_the_event_the_owner_side_decides(redi
     owner = RedisRunBus(redis_dsn, instance_id="gone-owner-1", heartbeat_s=0.2, owner_grace_s=1.5)
     reaper = RedisRunBus(redis_dsn, instance_id="reaper-1", heartbeat_s=0.2, owner_grace_s=1.5)
     ends = EndsRuns()
+    side: RunOwner = ends  # the bus and its owner side meet through the kernel's contract
+    bus: RunBus = reaper
     await owner.start(echo)
-    await reaper.start(echo, ends)
+    await bus.start(echo, side)
     try:
         owner.claim("run_gone", "me", "s1", {"status": "running", "output": "par"})
         for seq in (1, 2):
@@ -139,13 +140,14 @@ async def test_a_gone_owners_run_ends_with_the_event_the_owner_side_decides(redi
         await asyncio.wait_for(owner.flush(), scaled(10))
         await owner.close()  # stops heartbeating: gone
         await eventually(lambda: reaper.reap("run_gone"), timeout=20, what="the run reaped")
-        (run_id, last_seq, status), *_ = ends.asked
-        assert run_id == "run_gone" and status["output"] == "par"
+        (gone, status), *_ = ends.asked
+        last_seq = gone.last_seq  # "owner gone, last seq N"
+        assert gone.run_id == "run_gone" and gone.owner == "gone-owner-1" and status["output"] == "par"
         entries = await reaper.client.xrange("hermes:run:run_gone")
         assert last_seq >= 2 and entries[-1][0] == f"{last_seq + 1}-0" and entries[-1][1]["t"] == "1"
         # The owner had reserved seqs past the stream's end; the owner side may number its end
         # anywhere up to right after them, and chose right after the stream's end: no gap.
-        assert ends.reserved[0] > last_seq, ends.reserved
+        assert gone.reserved > last_seq, gone
         assert '"run.gone_for_test"' in entries[-1][1]["d"]
         assert ends.reaped_runs == ["run_gone"]
     finally:
