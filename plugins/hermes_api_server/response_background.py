@@ -40,6 +40,10 @@ CUT_OFF = (
     "The server stopped (it was killed, crashed or restarted) before this response completed; "
     "the output it had produced is kept."
 )
+OWNER_LOST = (
+    "The instance that ran this response stopped answering (it was killed, crashed or lost) "
+    "before the response completed; the output it had produced is kept."
+)
 KEEPALIVE_S = 10.0
 #: Cursors are sequence numbers: at most 18 digits (as run event cursors).
 CURSOR_DIGITS = 18
@@ -121,6 +125,9 @@ async def rebuild(
     events = builder.start()
     turn_id: str | None = None
     cursor = int(entry.get("after") or 0)
+    #: A settled cut-off response keeps how many events it had then (its owner may have logged
+    #: more after it was taken for lost: they are not part of its stream).
+    cap = entry.get("events")
     read = 0
     whole = True
     try:
@@ -140,6 +147,8 @@ async def rebuild(
                 if isinstance(event, TurnCompleted):
                     return builder, events, whole
                 events.extend(builder.feed_batch([event]))
+                if isinstance(cap, int) and len(events) >= cap:
+                    return builder, events[:cap], whole
             read += len(page.items)
             if not page.more:
                 break
@@ -150,12 +159,20 @@ async def rebuild(
     return builder, events, whole and turn_id is not None
 
 
-async def settle_cut_off(state: ServerState, who: str, record: dict[str, Any]) -> dict[str, Any]:
-    """End a background response whose process ended before it did: ``failed`` with the output
-    the event log holds; return the stored object."""
-    builder, _events, _whole = await rebuild(state, record)
-    builder.cut_off(CUT_OFF)
-    obj = {**builder.snapshot(), LOG_KEY: record["object"][LOG_KEY]}
+async def cut_off_object(
+    state: ServerState, record: dict[str, Any], message: str, code: str
+) -> dict[str, Any]:
+    """Return the ``failed`` object of a background response whose process ended before it did,
+    with the output the event log holds."""
+    builder, events, _whole = await rebuild(state, record)
+    builder.cut_off(message, code)
+    return {**builder.snapshot(), LOG_KEY: {**record["object"][LOG_KEY], "events": len(events)}}
+
+
+async def store_object(
+    state: ServerState, who: str, record: dict[str, Any], obj: dict[str, Any]
+) -> dict[str, Any]:
+    """Write ``obj`` as the response's stored object; return it."""
     await state.store.put_response(
         obj["id"],
         who,
@@ -170,17 +187,43 @@ async def settle_cut_off(state: ServerState, who: str, record: dict[str, Any]) -
     return obj
 
 
-def unsettled(state: ServerState, record: dict[str, Any]) -> bool:
-    """A background response stored as running that nothing runs any more: not live here, and
-    this process is the only one using the records (with shared records another instance may
-    still run it)."""
-    obj = record["object"]
+def running(state: ServerState, obj: dict[str, Any]) -> bool:
+    """A background response stored as running that does not run in this process."""
     return (
         LOG_KEY in obj
         and obj.get("status") in ("queued", "in_progress")
         and obj["id"] not in state.live_responses
-        and not state.store.shared
     )
+
+
+async def settle_if_gone(state: ServerState, who: str, record: dict[str, Any]) -> dict[str, Any]:
+    """Return the response's object, settled first when nothing runs it any more.
+
+    On records of this process alone, a background response stored as running that does not run
+    here was cut off by the end of a process: ``failed`` (``interrupted``). On shared records it
+    may run on another instance: it is settled (``failed``, ``owner_lost``) only once its owner's
+    lease went stale (:mod:`hermes_api_server.response_lease`), by the one instance that takes
+    the lease over.
+    """
+    obj: dict[str, Any] = record["object"]
+    if not running(state, obj):
+        return obj
+    if not state.store.shared:
+        return await store_object(
+            state, who, record, await cut_off_object(state, record, CUT_OFF, "interrupted")
+        )
+    from hermes_api_server.response_lease import settled, take_over
+
+    token, final = await take_over(state, obj["id"], who)
+    if final is not None:
+        return await store_object(state, who, record, final)  # committed, maybe not copied yet
+    if token is None:
+        return obj  # its owner is alive
+    ended = await cut_off_object(state, record, OWNER_LOST, "owner_lost")
+    if not await settled(state, obj["id"], token, ended):
+        fresh = await state.store.get_response(who, obj["id"])
+        return fresh["object"] if fresh is not None else obj
+    return await store_object(state, who, record, ended)
 
 
 async def stream_stored(
@@ -200,8 +243,7 @@ async def stream_stored(
         raise invalid(
             "This response cannot be streamed: it was not created with background set to true", "stream"
         )
-    if unsettled(state, record):
-        obj = await settle_cut_off(state, who, record)
+    obj = await settle_if_gone(state, who, record)
     _builder, events, whole = await rebuild(state, record)
     if obj.get("status") in ("queued", "in_progress"):
         # Another instance runs it (shared records): what the log holds so far, then the end

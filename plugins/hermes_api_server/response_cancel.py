@@ -67,19 +67,19 @@ async def cancel_response(request: web.Request) -> web.Response:
     record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
-    from hermes_api_server.response_background import public, settle_cut_off, unsettled
+    from hermes_api_server.response_background import public, settle_if_gone
 
-    if unsettled(state, record):
-        # Background, stored as running by a process that ended: settle it (from the event log) first.
-        await settle_cut_off(state, who, record)
-    obj: dict[str, Any] = record["object"]
+    # Background, stored as running by a process that ended (or, on shared records, by an
+    # instance whose lease went stale): settle it (from the event log) first.
+    obj: dict[str, Any] = await settle_if_gone(state, who, record)
     status = obj.get("status")
     if status == "cancelled":
         return json_response(public(obj))
     if status not in ("in_progress", "queued"):
         raise ApiError(400, "response_not_cancellable", f"Cannot cancel a {status} response.")
     if state.store.shared:
-        # Another instance behind the same balancer runs it (or ran it and died).
+        # Another instance behind the same balancer runs it (its lease is alive), or a
+        # non-background response ran there.
         raise ApiError(
             409,
             "response_not_cancellable",
