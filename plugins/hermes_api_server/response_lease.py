@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.api.responses")
 NAMESPACE = "api.responses_owner"
-#: How long a released lease (it carries the response's final object) is kept.
+#: How long a lease record is kept after its last write (a released one carries the response's
+#: final object; a held one whose owner died and that nobody asked about goes with the sweep).
 KEPT_S = 86400.0
 
 
@@ -58,7 +59,7 @@ class OwnerLease:
         while True:
             await asyncio.sleep(self._heartbeat_s)
             try:
-                record = await self._space.touch(self._key, expect=self._expect)
+                record = await self._space.touch(self._key, expect=self._expect, ttl_s=KEPT_S)
             except Exception:
                 log.warning("renewing the lease of response %s failed", self._key, exc_info=True)
                 continue
@@ -98,7 +99,7 @@ async def hold(state: ServerState, response_id: str, principal: str) -> OwnerLea
         return None
     space = _space(state)
     token = _token(state, "owner")
-    claim = await space.claim(response_id, {}, owner=token, scope=principal)
+    claim = await space.claim(response_id, {}, owner=token, scope=principal, ttl_s=KEPT_S)
     if not claim.won:  # a fresh id: cannot happen; run without a lease rather than fail
         log.warning("response %s: its lease is held already", response_id)
         return None
@@ -121,6 +122,7 @@ async def take_over(
         {},
         owner=token,
         scope=principal,
+        ttl_s=KEPT_S,
         stale_after_s=state.kernel.settings.bus.owner_grace_s,
     )
     if claim.won:

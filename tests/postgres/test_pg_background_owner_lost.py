@@ -80,7 +80,7 @@ async def owner_killed_mid_turn(start: Callable[[str], Server]) -> None:
 
         # b and c ask at once, over and over: exactly one of them settles it, both tell the same.
         ended = await eventually(
-            lambda: _both(settled(b), settled(c)), timeout=scaled(60), interval=0.1, what="the settle"
+            lambda: _both(settled(b), settled(c)), timeout=scaled(30), interval=0.1, what="the settle"
         )
         done = ended[0]
         assert done.status == "failed" and done.error is not None and done.error.code == "owner_lost"
