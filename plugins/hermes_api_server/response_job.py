@@ -27,6 +27,7 @@ log = logging.getLogger("hermes.api.responses")
 if TYPE_CHECKING:
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.response_background import Frames
     from hermes_api_server.response_lease import OwnerLease
     from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
@@ -204,7 +205,6 @@ class ResponseJob:
         return snapshot, headers
 
     async def _background(self, ready: asyncio.Future[dict[str, str]]) -> None:
-        from hermes_api_server.response_background import Frames
         from hermes_api_server.response_lease import hold
 
         state = self.state
@@ -241,7 +241,7 @@ class ResponseJob:
                             last = max(event.seq for event in batch)
                             if out and last:
                                 await state.kernel.events.durable(session.id, last)
-                            if lease is not None and lease.lost:
+                            if lease is not None and not await lease.vouched():
                                 break  # settled elsewhere: show nothing more
                             frames.add(out)
                     finally:
@@ -253,9 +253,7 @@ class ResponseJob:
                         if theirs is None:
                             frames.add([self.builder.terminal_event()], end=True)
                         else:
-                            from hermes_api_server.response_background import terminal_of
-
-                            frames.add([terminal_of(theirs, len(frames.events))], end=True)
+                            await self._adopt(theirs, session.id, frames)
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -284,6 +282,19 @@ class ResponseJob:
                 return theirs
         await self._save(session, done)
         return None
+
+    async def _adopt(self, theirs: dict[str, Any], session_id: str, frames: Frames) -> None:
+        """End this process's stream with the ending another instance settled: the events it
+        counted that were not shown here (read back from the log), then its terminal event."""
+        from hermes_api_server.response_background import rebuild, terminal_of
+
+        events: list[StreamEvent] = []
+        try:
+            _builder, events, _whole = await rebuild(self.state, {"object": theirs, "session_id": session_id})
+        except Exception:
+            log.warning("reading response %s back from the event log failed", self.builder.id, exc_info=True)
+        rest = events[len(frames.events) :]
+        frames.add([*rest, terminal_of(theirs, len(frames.events) + len(rest))], end=True)
 
     async def _write(self, writer: SseWriter, events: list[StreamEvent]) -> None:
         if not events:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -46,27 +47,48 @@ def _token(state: ServerState, role: str) -> str:
 class OwnerLease:
     """This instance's hold on a background response it runs; renewed until :meth:`commit`."""
 
-    def __init__(self, space: RecordSpace, key: str, token: str, epoch: int, heartbeat_s: float) -> None:
+    def __init__(
+        self, space: RecordSpace, key: str, token: str, epoch: int, heartbeat_s: float, grace_s: float
+    ) -> None:
         self._space = space
         self._key = key
         self._expect = Expect(owner=token, epoch=epoch)
         self._heartbeat_s = heartbeat_s
+        #: Events are shown only this long after the last renewal that went through: another
+        #: instance takes the lease over only after a whole grace period without one.
+        self._vouched_s = grace_s / 2
+        self._renewed = time.monotonic()
         #: Set once a renewal found the lease taken over (the response was settled elsewhere).
         self.lost = False
         self._task = asyncio.create_task(self._beat(), name=f"hermes-response-lease-{key}")
 
-    async def _beat(self) -> None:
-        while True:
-            await asyncio.sleep(self._heartbeat_s)
-            try:
-                record = await self._space.touch(self._key, expect=self._expect, ttl_s=KEPT_S)
-            except Exception:
-                log.warning("renewing the lease of response %s failed", self._key, exc_info=True)
-                continue
-            if record is None:
-                self.lost = True
+    async def _renew(self) -> None:
+        started = time.monotonic()
+        try:
+            record = await self._space.touch(self._key, expect=self._expect, ttl_s=KEPT_S)
+        except Exception:
+            log.warning("renewing the lease of response %s failed", self._key, exc_info=True)
+            return
+        if record is None:
+            if not self.lost:
                 log.warning("response %s was settled by another instance (lease taken over)", self._key)
-                return
+            self.lost = True
+        else:
+            self._renewed = max(self._renewed, started)
+
+    async def _beat(self) -> None:
+        while not self.lost:
+            await asyncio.sleep(self._heartbeat_s)
+            await self._renew()
+
+    async def vouched(self) -> bool:
+        """Tell whether this instance may show more events: the lease is still its own and was
+        renewed recently (else it is renewed now, waiting while the records are away)."""
+        while not self.lost and time.monotonic() - self._renewed >= self._vouched_s:
+            await self._renew()
+            if not self.lost and time.monotonic() - self._renewed >= self._vouched_s:
+                await asyncio.sleep(self._heartbeat_s)
+        return not self.lost
 
     async def stop(self) -> None:
         """Stop renewing (the lease goes stale after the grace period)."""
@@ -103,7 +125,8 @@ async def hold(state: ServerState, response_id: str, principal: str) -> OwnerLea
     if not claim.won:  # a fresh id: cannot happen; run without a lease rather than fail
         log.warning("response %s: its lease is held already", response_id)
         return None
-    return OwnerLease(space, response_id, token, claim.record.epoch, state.kernel.settings.bus.heartbeat_s)
+    bus = state.kernel.settings.bus
+    return OwnerLease(space, response_id, token, claim.record.epoch, bus.heartbeat_s, bus.owner_grace_s)
 
 
 async def take_over(

@@ -8,7 +8,10 @@ The same scenario with the Redis run bus is in ``tests/redis``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import secrets
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -131,3 +134,51 @@ async def test_a_killed_owners_background_response_is_settled_by_another_instanc
 ) -> None:
     env = {"HERMES_POSTGRES_DSN": pg_dsn, "API_SERVER_KEY": KEY}
     await owner_killed_mid_turn(lambda name: start_server(tmp_path / name, config=CONFIG, env=env))
+
+
+async def test_a_stalled_owner_takes_the_ending_another_instance_settled(tmp_path: Path, pg_dsn: str) -> None:
+    """An owner frozen past the grace period (``SIGSTOP``) finds its response settled elsewhere
+    when it wakes: its own reader's stream ends with that same ``owner_lost`` ending, numbered
+    without a gap, and nothing it does afterwards changes the stored object."""
+    env = {"HERMES_POSTGRES_DSN": pg_dsn, "API_SERVER_KEY": KEY}
+    a = start_server(tmp_path / "a", config=CONFIG, env=env)
+    b = start_server(tmp_path / "b", config=CONFIG, env=env)
+    try:
+        stream = await asyncio.to_thread(
+            client(a).responses.create, model="hermes-agent", input=SLOW, background=True, stream=True
+        )
+        before = await asyncio.to_thread(lambda: take(stream, 20))
+        response_id = before[0].response.id
+        os.kill(a.proc.pid, signal.SIGSTOP)
+        try:
+
+            async def settled() -> Any:
+                found = await asyncio.to_thread(client(b).responses.retrieve, response_id)
+                return found if found.status not in ("queued", "in_progress") else None
+
+            ended = await eventually(settled, timeout=scaled(30), interval=0.1, what="the settle on b")
+        finally:
+            os.kill(a.proc.pid, signal.SIGCONT)
+        assert ended.status == "failed" and ended.error.code == "owner_lost"
+        # The owner's reader goes on: the rest, then the ending b settled, with no gap.
+        rest = await asyncio.to_thread(lambda: take(stream))
+        seen = before + rest
+        assert numbers(seen) == list(range(len(seen))), numbers(seen)
+        assert rest[-1].type == "response.failed"
+        assert rest[-1].response.model_dump() == ended.model_dump()
+        assert [e.type for e in seen].count("response.failed") == 1
+        whole = await asyncio.to_thread(lambda: take(client(b).responses.retrieve(response_id, stream=True)))
+        assert [e.model_dump() for e in whole] == [e.model_dump() for e in seen]
+        # Both instances tell the one ending, also once the owner's turn is over.
+        for server in (a, b):
+            told = await asyncio.to_thread(client(server).responses.retrieve, response_id)
+            assert told.model_dump() == ended.model_dump()
+        nxt = await asyncio.to_thread(
+            client(a).responses.create, model="hermes-agent", input="again", previous_response_id=response_id
+        )
+        assert nxt.status == "completed"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(a.proc.pid, signal.SIGCONT)
+        a.stop()
+        b.stop()
