@@ -177,6 +177,8 @@ async def test_a_stalled_owner_takes_the_ending_another_instance_settled(tmp_pat
             client(a).responses.create, model="hermes-agent", input="again", previous_response_id=response_id
         )
         assert nxt.status == "completed"
+        # The owner learnt it from its lease (it did not write an ending of its own).
+        assert any("settled by another instance" in line for line in a.log), a.log[-20:]
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(a.proc.pid, signal.SIGCONT)
