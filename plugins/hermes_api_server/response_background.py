@@ -7,7 +7,9 @@ the builder is fed one core event at a time and names its items from the respons
 event is shown only once the core events behind it are stored. So after the process ended (a
 restart, a ``kill -9``) the same events, with the same ``sequence_number``, are rebuilt from the
 log, and a response the end of its process cut off is settled ``failed`` (``error.code``
-``interrupted``) with the output the log holds.
+``interrupted``) with the output the log holds. On shared records another instance streams a
+response running elsewhere from the log too, and settles it (``owner_lost``) once its owner's
+lease went stale (:mod:`hermes_api_server.response_lease`).
 
 What the stored object keeps for that (``hermes_log``, never shown): the session's log head when
 the prompt was submitted, the prompt's queue item, and the object's fixed fields.
@@ -244,20 +246,50 @@ async def stream_stored(
             "This response cannot be streamed: it was not created with background set to true", "stream"
         )
     obj = await settle_if_gone(state, who, record)
-    _builder, events, whole = await rebuild(state, record)
+    headers = {"X-Hermes-Session-Id": record["session_id"]}
     if obj.get("status") in ("queued", "in_progress"):
-        # Another instance runs it (shared records): what the log holds so far, then the end
-        # is not known here.
-        raise ApiError(
-            409,
-            "response_not_streamable",
-            "The response runs on another instance of this server; poll it with GET",
+        # Another instance runs it (shared records): follow its turn in the event log until it
+        # ends there or its owner is found gone (then it is settled from here).
+        frames = Frames()
+        feeder = asyncio.create_task(
+            _from_log(state, who, response_id, frames), name=f"hermes-follow-{response_id}"
         )
+        try:
+            return await follow(request, frames, after, headers)
+        finally:
+            feeder.cancel()
+    _builder, events, whole = await rebuild(state, record)
     if not whole:
         log.warning("response %s: the event log no longer holds all of its events", response_id)
     done = Frames()
     done.add([*events, terminal_of(obj, len(events))], end=True)
-    return await follow(request, done, after, {"X-Hermes-Session-Id": record["session_id"]})
+    return await follow(request, done, after, headers)
+
+
+async def _from_log(state: ServerState, who: str, response_id: str, frames: Frames) -> None:
+    """Feed ``frames`` with the stream of a background response another instance runs, read
+    back from the event log every ``bus.heartbeat_s``, until it ended (settling it when its
+    owner is gone)."""
+    try:
+        while True:
+            record = await state.store.get_response(who, response_id)
+            if record is None:
+                frames.add([], end=True)
+                return
+            obj = await settle_if_gone(state, who, record)
+            _builder, events, _whole = await rebuild(state, record)
+            rest = events[len(frames.events) :]
+            if obj.get("status") not in ("queued", "in_progress"):
+                frames.add([*rest, terminal_of(obj, len(frames.events) + len(rest))], end=True)
+                return
+            if rest:
+                frames.add(rest)
+            await asyncio.sleep(state.kernel.settings.bus.heartbeat_s)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.warning("following response %s in the event log failed", response_id, exc_info=True)
+        frames.add([], end=True)
 
 
 async def follow(

@@ -42,12 +42,14 @@ def client(server: Server) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{server.base}/v1", api_key=KEY, max_retries=0, timeout=scaled(60))
 
 
-def take(stream: Any, count: int | None = None) -> list[Any]:
+def take(stream: Any, count: int | None = None, *, close: bool = True) -> list[Any]:
     got = []
     for event in stream:
         got.append(event)
         if count is not None and len(got) >= count:
             break
+    if close:
+        stream.close()
     return got
 
 
@@ -63,14 +65,26 @@ async def owner_killed_mid_turn(start: Callable[[str], Server]) -> None:
         stream = await asyncio.to_thread(
             client(a).responses.create, model="hermes-agent", input=SLOW, background=True, stream=True
         )
-        before = await asyncio.to_thread(lambda: take(stream, 40))
+        before = await asyncio.to_thread(lambda: take(stream, 40, close=False))
         assert numbers(before) == list(range(40))
         response_id = before[0].response.id
         sdk = client(b)
         running = await asyncio.to_thread(sdk.responses.retrieve, response_id)
         assert running.status in ("queued", "in_progress")  # its owner is alive: left alone
+        # While it runs on a, b streams it too (read back from the event log): the same events.
+        early = await asyncio.to_thread(
+            lambda: take(sdk.responses.retrieve(response_id, stream=True, starting_after=5), 10)
+        )
+        assert [e.model_dump() for e in early] == [e.model_dump() for e in before[6:16]]
+        cursor = numbers(before)[-1]
         a.proc.kill()  # kill -9 mid-turn
         a.proc.wait(10)
+        # A client reconnecting at once to b: its stream waits for the settle, then ends.
+        reconnected = asyncio.create_task(
+            asyncio.to_thread(
+                lambda: take(client(b).responses.retrieve(response_id, stream=True, starting_after=cursor))
+            )
+        )
         c = start("c")  # started after the owner died
         servers.append(c)
 
@@ -94,13 +108,13 @@ async def owner_killed_mid_turn(start: Callable[[str], Server]) -> None:
         again = await asyncio.to_thread(client(c).responses.retrieve, response_id)
         assert again.model_dump() == done.model_dump()
 
-        cursor = numbers(before)[-1]
         rest = await asyncio.to_thread(
             lambda: take(sdk.responses.retrieve(response_id, stream=True, starting_after=cursor))
         )
         assert numbers(rest) == list(range(cursor + 1, cursor + 1 + len(rest))), numbers(rest)
         end = rest[-1]
         assert end.type == "response.failed" and end.response.model_dump() == done.model_dump()
+        assert [e.model_dump() for e in await reconnected] == [e.model_dump() for e in rest]
         text = "".join(e.delta for e in before + rest if e.type == "response.output_text.delta")
         assert text and done.output[0].content[0].text == text
         # The whole stream on the instance started after the kill: the events the client saw live,
@@ -147,7 +161,7 @@ async def test_a_stalled_owner_takes_the_ending_another_instance_settled(tmp_pat
         stream = await asyncio.to_thread(
             client(a).responses.create, model="hermes-agent", input=SLOW, background=True, stream=True
         )
-        before = await asyncio.to_thread(lambda: take(stream, 20))
+        before = await asyncio.to_thread(lambda: take(stream, 20, close=False))
         response_id = before[0].response.id
         os.kill(a.proc.pid, signal.SIGSTOP)
         try:
