@@ -146,9 +146,10 @@ async def rebuild(
                     continue
                 if event.turn_id != turn_id:
                     continue
-                if isinstance(event, TurnCompleted):
-                    return builder, events, whole
+                # The turn's end closes its open items (their ``.done`` events), as it did live.
                 events.extend(builder.feed_batch([event]))
+                if isinstance(event, TurnCompleted):
+                    return builder, events[:cap] if isinstance(cap, int) else events, whole
                 if isinstance(cap, int) and len(events) >= cap:
                     return builder, events[:cap], whole
             read += len(page.items)

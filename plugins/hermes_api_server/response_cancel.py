@@ -21,6 +21,7 @@ from hermes_api_server.turns import abandon
 
 if TYPE_CHECKING:
     from hermes_api_server.response_builder import ResponseBuilder
+    from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
 
 #: How long a cancel waits for the turn to stop and the final object to be written.
@@ -72,6 +73,8 @@ async def cancel_response(request: web.Request) -> web.Response:
     # Background, stored as running by a process that ended (or, on shared records, by an
     # instance whose lease went stale): settle it (from the event log) first.
     obj: dict[str, Any] = await settle_if_gone(state, who, record)
+    if state.store.shared and obj.get("status") in ("in_progress", "queued"):
+        obj = await _cancel_elsewhere(state, who, record, obj)
     status = obj.get("status")
     if status == "cancelled":
         return json_response(public(obj))
@@ -98,3 +101,24 @@ async def cancel_response(request: web.Request) -> web.Response:
         record.get("input"),
     )
     return json_response(public(obj))
+
+
+async def _cancel_elsewhere(
+    state: ServerState, who: str, record: dict[str, Any], obj: dict[str, Any]
+) -> dict[str, Any]:
+    """Ask the instance running a background response to cancel it and wait (at most
+    :data:`SETTLE_S`) until it ended; return the object as it stands then."""
+    from hermes_api_server.response_background import LOG_KEY, settle_if_gone
+    from hermes_api_server.response_lease import request_cancel
+
+    if LOG_KEY not in obj or not await request_cancel(state, obj["id"]):
+        return obj
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_S
+    while obj.get("status") in ("in_progress", "queued") and loop.time() < deadline:
+        await asyncio.sleep(min(0.1, state.kernel.settings.bus.heartbeat_s))
+        fresh = await state.store.get_response(who, obj["id"])
+        if fresh is None:
+            break
+        obj = await settle_if_gone(state, who, fresh)  # its owner may be gone meanwhile
+    return obj

@@ -224,6 +224,8 @@ class ResponseJob:
                     # Shared records: the liveness lease other instances read (before the
                     # object exists, so a stored running object always has one).
                     lease = await hold(state, self.builder.id, self.who)
+                    if lease is not None:
+                        lease.on_cancel = self._cancel_soon
                     await self._save(session, None)
                     frames.add(self.builder.start())
                     ready.set_result(self._headers(session.id))
@@ -282,6 +284,10 @@ class ResponseJob:
                 return theirs
         await self._save(session, done)
         return None
+
+    def _cancel_soon(self) -> None:
+        """Another instance asked to cancel this background response."""
+        self.state.kernel.spawn(self.live.cancel(), name=f"hermes-response-cancel-{self.builder.id}")
 
     async def _adopt(self, theirs: dict[str, Any], session_id: str, frames: Frames) -> None:
         """End this process's stream with the ending another instance settled: the events it

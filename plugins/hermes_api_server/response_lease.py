@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from hermes_core import Expect
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from hermes_api_server.state import ServerState
     from hermes_core import RecordSpace
 
@@ -60,6 +62,9 @@ class OwnerLease:
         self._renewed = time.monotonic()
         #: Set once a renewal found the lease taken over (the response was settled elsewhere).
         self.lost = False
+        #: Called once when another instance asked for a cancel (:func:`request_cancel`).
+        self.on_cancel: Callable[[], None] | None = None
+        self._cancelled = False
         self._task = asyncio.create_task(self._beat(), name=f"hermes-response-lease-{key}")
 
     async def _renew(self) -> None:
@@ -75,6 +80,11 @@ class OwnerLease:
             self.lost = True
         else:
             self._renewed = max(self._renewed, started)
+            value = record.value
+            if isinstance(value, dict) and value.get("cancel") and not self._cancelled:
+                self._cancelled = True
+                if self.on_cancel is not None:
+                    self.on_cancel()
 
     async def _beat(self) -> None:
         while not self.lost:
@@ -161,3 +171,20 @@ async def settled(state: ServerState, response_id: str, token: str, final: dict[
         response_id, expect=Expect(owner=token), value={"final": final}, ttl_s=KEPT_S
     )
     return done is not None
+
+
+async def request_cancel(state: ServerState, response_id: str) -> bool:
+    """Ask the instance running a background response to cancel it (it reads the request with
+    its next renewal); False when no live owner holds its lease."""
+    space = _space(state)
+    record = await space.get(response_id)
+    if record is None or record.owner is None:
+        return False
+    asked = await space.put(
+        response_id,
+        {"cancel": True},
+        scope=record.scope,
+        ttl_s=KEPT_S,
+        expect=Expect(owner=record.owner, epoch=record.epoch),
+    )
+    return asked is not None

@@ -198,3 +198,37 @@ async def test_a_stalled_owner_takes_the_ending_another_instance_settled(tmp_pat
             os.kill(a.proc.pid, signal.SIGCONT)
         a.stop()
         b.stop()
+
+
+async def test_a_background_response_is_cancelled_from_another_instance(tmp_path: Path, pg_dsn: str) -> None:
+    """``POST /v1/responses/{id}/cancel`` on an instance that does not run the response reaches
+    its owner through the lease: the turn stops there and every instance tells ``cancelled``."""
+    env = {"HERMES_POSTGRES_DSN": pg_dsn, "API_SERVER_KEY": KEY}
+    a = start_server(tmp_path / "a", config=CONFIG, env=env)
+    b = start_server(tmp_path / "b", config=CONFIG, env=env)
+    try:
+        stream = await asyncio.to_thread(
+            client(a).responses.create, model="hermes-agent", input=SLOW, background=True, stream=True
+        )
+        before = await asyncio.to_thread(lambda: take(stream, 10, close=False))
+        response_id = before[0].response.id
+        cancelled = await asyncio.to_thread(client(b).responses.cancel, response_id)
+        assert cancelled.status == "cancelled"
+        rest = await asyncio.to_thread(lambda: take(stream))
+        seen = before + rest
+        assert numbers(seen) == list(range(len(seen)))
+        assert rest[-1].type == "response.incomplete" and rest[-1].response.status == "cancelled"
+        for server in (a, b):
+            told = await asyncio.to_thread(client(server).responses.retrieve, response_id)
+            assert told.model_dump() == cancelled.model_dump()
+        whole = await asyncio.to_thread(lambda: take(client(b).responses.retrieve(response_id, stream=True)))
+        assert [e.type for e in whole] == [e.type for e in seen], (
+            [e.type for e in whole],
+            [e.type for e in seen],
+        )
+        assert [e.model_dump() for e in whole] == [e.model_dump() for e in seen]
+        again = await asyncio.to_thread(client(b).responses.cancel, response_id)
+        assert again.status == "cancelled"
+    finally:
+        a.stop()
+        b.stop()
