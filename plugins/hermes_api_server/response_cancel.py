@@ -1,8 +1,10 @@
 """``POST /v1/responses/{id}/cancel``: stop a response whose turn is still running
 (docs/reference/api-server.md#cancelling-a-response).
 
-Hermes has no ``background`` mode, so every response is cancellable while it runs: a streamed one
-(its id arrives in ``response.created``) or a non-streamed one another client learned the id of.
+Every response is cancellable while it runs, background or not: a streamed one (its id arrives
+in ``response.created``) or a non-streamed one another client learned the id of. A background
+response another instance runs (shared records) is cancelled by asking its owner through its
+lease (:mod:`hermes_api_server.response_lease`).
 A response that already ended is refused the way OpenAI refuses it (400, ``Cannot cancel a
 completed response.``), except one that is already ``cancelled``: cancelling again returns it.
 """
