@@ -16,81 +16,21 @@ from typing import Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.filters import Condition
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.input import Input
-from prompt_toolkit.layout import ConditionalContainer, Float, FloatContainer, HSplit, Layout, Window
-from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
-from prompt_toolkit.layout.dimension import Dimension
-from prompt_toolkit.layout.menus import CompletionsMenu
-from prompt_toolkit.layout.processors import PasswordProcessor
+from prompt_toolkit.layout import Layout
 from prompt_toolkit.output import Output as PtOutput
-from prompt_toolkit.styles import Style
 
 from hermes_chat import trace
 from hermes_chat.client import ChatClient
 from hermes_chat.composer import ChatCompleter, Pastes, history_path
 from hermes_chat.controller import LOCAL_COMMANDS, Controller, describe_error
+from hermes_chat.layout import build_layout
 from hermes_chat.link import Connector, LinkError
-from hermes_chat.live import live_fragments, question_fragments, toolbar_fragments
 from hermes_chat.render import RichPainter
 from hermes_chat.rpc import ConnectionLost, RpcError
 from hermes_chat.screen import Question, Screen
-
-STYLE = Style.from_dict(
-    {
-        "toolbar": "reverse",
-        "toolbar.warn": "reverse fg:ansiyellow",
-        "prompt": "bold fg:ansicyan",
-        "live": "",
-        "live.dim": "fg:ansibrightblack",
-        "live.tool": "fg:ansiyellow",
-        "question": "bold",
-        "question.key": "bold fg:ansicyan",
-        "question.hint": "fg:ansibrightblack",
-    }
-)
-
-
-class TerminalOutput:
-    """Writes finished text above the running application, into the normal scrollback."""
-
-    def __init__(self) -> None:
-        self.app: Application[Any] | None = None
-        self._pending: list[str] = []
-        self._scheduled = False
-
-    def write(self, text: str, *, reply: bool = False) -> None:
-        if not text:
-            return
-        self._pending.append(text)
-        if not self._scheduled:
-            self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
-
-    def refresh(self) -> None:
-        if self.app is not None:
-            if trace.ON:
-                trace.note(f"invalidate pending={self.app.invalidated} running={self.app.is_running}")
-            self.app.invalidate()
-
-    def flush(self) -> None:
-        """Write what is pending now (above the application when it runs)."""
-        self._scheduled = False
-        if not self._pending or self.app is None:
-            return
-        text = "".join(self._pending)
-        self._pending.clear()
-        if not text.endswith("\n"):
-            text += "\n"
-        app = self.app
-        running = app.is_running and not app.is_done
-        if running:
-            app.renderer.erase()
-        app.output.write_raw(text)
-        app.output.flush()
-        if running:
-            app.invalidate()
+from hermes_chat.terminal_output import STYLE, TerminalOutput
 
 
 class ChatApp:
@@ -189,47 +129,8 @@ class ChatApp:
         return question is not None and question.kind in ("sudo", "secret")
 
     def _layout(self) -> Layout:
-        hidden = Condition(self.hidden_input)
-        live = Window(
-            FormattedTextControl(lambda: live_fragments(self)),
-            wrap_lines=True,
-            dont_extend_height=True,
-            height=Dimension(max=14),
-        )
-        question = Window(
-            FormattedTextControl(lambda: question_fragments(self)), wrap_lines=True, dont_extend_height=True
-        )
-        self.input_window = Window(
-            BufferControl(self.input_buffer),
-            height=self._input_height,
-            wrap_lines=True,
-            dont_extend_height=True,
-            get_line_prefix=lambda line, wrap: [("class:prompt", "❯ " if line == 0 and wrap == 0 else "  ")],
-        )
-        self.secret_window = Window(
-            BufferControl(self.secret_buffer, input_processors=[PasswordProcessor()]),
-            height=1,
-            get_line_prefix=lambda line, wrap: [("class:prompt", "🔒 ")],
-        )
-        toolbar = Window(
-            FormattedTextControl(lambda: toolbar_fragments(self)), height=1, style="class:toolbar"
-        )
-        body = HSplit(
-            [
-                ConditionalContainer(live, Condition(lambda: bool(live_fragments(self)))),
-                ConditionalContainer(question, Condition(lambda: self.question is not None)),
-                ConditionalContainer(self.secret_window, hidden),
-                ConditionalContainer(self.input_window, ~hidden),
-                toolbar,
-            ]
-        )
-        menu = Float(xcursor=True, ycursor=True, content=CompletionsMenu(max_height=8, scroll_offset=1))
-        return Layout(FloatContainer(body, floats=[menu]), focused_element=self.input_window)
-
-    def _input_height(self) -> Dimension:
-        if self.input_buffer.complete_state is not None:
-            return Dimension(min=9, max=16)  # room for the completion menu below the cursor
-        return Dimension(min=1, max=12)
+        layout, self.input_window, self.secret_window = build_layout(self)
+        return layout
 
     def _bindings(self) -> Any:
         from hermes_chat.keys import bindings

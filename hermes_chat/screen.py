@@ -8,60 +8,15 @@ state) live in :class:`Screen`'s state, which the interactive app draws above th
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from hermes_chat import transcript
 from hermes_chat.markdown_stream import MarkdownStream
 from hermes_chat.render import Painter, tool_subject
+from hermes_chat.screen_parts import QUESTION_KINDS, Output, Question, ToolCall, Turn
 
-QUESTION_KINDS = ("approval", "clarify", "sudo", "secret")
-
-
-class Output(Protocol):
-    """Where the screen writes."""
-
-    def write(self, text: str, *, reply: bool = False) -> None:
-        """Append finished text to the scrollback (``reply``: part of the assistant's answer)."""
-        ...
-
-    def refresh(self) -> None:
-        """The live state changed; redraw it soon."""
-        ...
-
-
-@dataclass
-class Question:
-    """A question the agent is waiting on."""
-
-    kind: str
-    request_id: str
-    payload: dict[str, Any]
-
-
-@dataclass
-class ToolCall:
-    """A tool call, numbered in the order the chat saw it."""
-
-    number: int
-    name: str
-    subject: str
-    preview: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
-    started: float = field(default_factory=time.monotonic)
-
-
-@dataclass
-class Turn:
-    """The reply being streamed."""
-
-    stream: MarkdownStream
-    user_row: int | None = None
-    before_tools: str = ""  # text of the reply's earlier model calls, already committed
-    reasoning: str = ""
-    reasoning_shown: bool = False
-    shown: list[tuple[str, str]] = field(default_factory=list)  # (role, text) already on screen
+__all__ = ["QUESTION_KINDS", "Output", "Question", "Screen", "ToolCall", "Turn"]
 
 
 class Screen:
@@ -125,7 +80,8 @@ class Screen:
         if text:
             self.out.write(self.painter.command(text), reply=True)
 
-    def _blocks(self, blocks: list[str]) -> None:
+    def write_blocks(self, blocks: list[str]) -> None:
+        """Write finished Markdown blocks of the reply."""
         for block in blocks:
             rendered = self.painter.markdown(block)
             if rendered:
@@ -143,7 +99,7 @@ class Screen:
         if handler is not None:
             handler(self, payload)
         elif kind.endswith(".request") and kind.split(".")[0] in QUESTION_KINDS:
-            self._question(kind.split(".")[0], payload)
+            self.add_question(kind.split(".")[0], payload)
         elif kind.endswith(".expire") and kind.split(".")[0] in QUESTION_KINDS:
             self._expire(payload)
         elif kind.startswith("subagent."):
@@ -183,7 +139,7 @@ class Screen:
         self._show_reasoning()
         self.status_text = ""
         if self.live:
-            self._blocks(self.turn.stream.feed(text))
+            self.write_blocks(self.turn.stream.feed(text))
         else:
             self.turn.stream.text += text
             self.turn.stream.done = len(self.turn.stream.text)
@@ -197,7 +153,7 @@ class Screen:
         self._show_reasoning()
         if self.live:
             blocks, _ = turn.stream.finish(None)
-            self._blocks(blocks)
+            self.write_blocks(blocks)
         elif turn.stream.text and not turn.stream.text.endswith("\n"):
             self.out.write("\n", reply=True)
         turn.before_tools += turn.stream.text
@@ -280,12 +236,13 @@ class Screen:
                 self.out.write("\n", reply=True)
             return
         blocks, matched = stream.finish(final)
-        self._blocks(blocks)
+        self.write_blocks(blocks)
         if not matched and final is not None:
             self.notice("the final reply differs from what streamed; here it is in full:", "warn")
-            self._blocks([final])
+            self.write_blocks([final])
 
-    def _info(self, payload: dict[str, Any]) -> None:
+    def apply_info(self, payload: dict[str, Any]) -> None:
+        """Take a ``session.info`` payload (and its usage)."""
         self.info = payload
         usage = payload.get("usage")
         if isinstance(usage, dict):
@@ -319,11 +276,12 @@ class Screen:
         self.notice(f"background task {payload.get('task_id', '')} {status}:", level)
         text = str(payload.get("text", ""))
         if text:
-            self._blocks([text] if self.live else [])
+            self.write_blocks([text] if self.live else [])
             if not self.live:
                 self.out.write(text + "\n", reply=True)
 
-    def _question(self, kind: str, payload: dict[str, Any]) -> None:
+    def add_question(self, kind: str, payload: dict[str, Any]) -> None:
+        """Show a question the agent asks (once per request id)."""
         self._flush_text()
         request_id = str(payload.get("request_id", ""))
         if any(q.request_id == request_id for q in self.questions):
@@ -363,62 +321,11 @@ class Screen:
             state["tools"] += 1
             state["last"] = f"{payload.get('tool', 'tool')}…"
 
-    # -- whole sessions ----------------------------------------------------------------------------
+    # -- whole sessions (hermes_chat/transcript.py) ---------------------------------------------
 
     def show_snapshot(self, snapshot: dict[str, Any], *, limit: int = 40) -> None:
         """Show a session being opened (resumed, branched, new): its info and its transcript."""
-        self.turn = None
-        self.running.clear()
-        self.subagents.clear()
-        info = snapshot.get("info")
-        if isinstance(info, dict):
-            self._info(info)
-        messages = [m for m in snapshot.get("messages") or [] if isinstance(m, dict)]
-        if len(messages) > limit:
-            self.notice(f"… {len(messages) - limit} earlier messages (/history lists them)")
-            for message in messages[:-limit]:
-                if isinstance(message.get("row_id"), int):
-                    self.rows_shown.add(message["row_id"])
-            messages = messages[-limit:]
-        for message in messages:
-            self._show_row(message)
-        self._reopen_questions(snapshot)
-
-    def _show_row(self, message: dict[str, Any], skip_prefix: str = "") -> None:
-        row = message.get("row_id")
-        if isinstance(row, int):
-            self.rows_shown.add(row)
-        role, text = message.get("role"), str(message.get("text", ""))
-        if role == "user":
-            self.echo_user(text)
-        elif role == "assistant":
-            if skip_prefix and text.startswith(skip_prefix):
-                text = text[len(skip_prefix) :]
-            if text.strip():
-                self._blocks([text] if self.live else [])
-                if not self.live:
-                    self.out.write(text.rstrip("\n") + "\n", reply=True)
-            cut = message.get("cut_off")
-            if cut:
-                self.notice(f"(this reply was cut off: {cut})", "warn")
-        elif role == "tool":
-            call = ToolCall(len(self.tools) + 1, str(message.get("name", "tool")), "")
-            call.payload = {"name": call.name, "context": message.get("context"), "result": text}
-            self.tools.append(call)
-            self.out.write(self.painter.tool(call.number, call.payload))
-        elif text:
-            self.notice(text if len(text) < 400 else text[:400] + "…")
-
-    def _reopen_questions(self, snapshot: dict[str, Any]) -> None:
-        self.questions = []
-        for request in snapshot.get("open_requests") or []:
-            if isinstance(request, dict):
-                kind = str(request.get("type", request.get("kind", ""))).split(".")[0]
-                payload: dict[str, Any] = (
-                    request["payload"] if isinstance(request.get("payload"), dict) else request
-                )
-                if kind in QUESTION_KINDS:
-                    self._question(kind, payload)
+        transcript.show_snapshot(self, snapshot, limit=limit)
 
     def commit_tail(self) -> None:
         """Write the reply's unfinished end now (the link dropped); the turn stays open."""
@@ -426,58 +333,11 @@ class Screen:
         if turn is None or not self.live:
             return
         blocks, _ = turn.stream.finish(None)
-        self._blocks(blocks)
+        self.write_blocks(blocks)
 
     def rebuilt(self, snapshot: dict[str, Any]) -> None:
         """Reconcile after the gateway lost our place: show what is new, mark what was cut off."""
-        turn, streamed = self.turn, ""
-        if turn is not None:
-            streamed = turn.stream.text
-            self.turn = None
-            if self.live:
-                blocks, _ = turn.stream.finish(None)
-                self._blocks(blocks)
-            elif streamed and not streamed.endswith("\n"):
-                self.out.write("\n", reply=True)
-        self.running.clear()
-        self.subagents.clear()
-        info = snapshot.get("info")
-        if isinstance(info, dict):
-            self._info(info)
-        messages = [m for m in snapshot.get("messages") or [] if isinstance(m, dict)]
-        known = [
-            m["row_id"]
-            for m in messages
-            if isinstance(m.get("row_id"), int) and m["row_id"] in self.rows_shown
-        ]
-        newest = max(known, default=0)
-        fresh = [
-            m
-            for m in messages
-            if not (
-                isinstance(m.get("row_id"), int) and (m["row_id"] in self.rows_shown or m["row_id"] < newest)
-            )
-        ]
-        continued = False
-        seen = list(turn.shown) if turn is not None else []
-        for message in fresh:
-            role, text = str(message.get("role")), str(message.get("text", ""))
-            if (role, text.strip()) in seen:  # shown while it streamed, before the drop
-                seen.remove((role, text.strip()))
-                if isinstance(message.get("row_id"), int):
-                    self.rows_shown.add(message["row_id"])
-                continue
-            prefix = ""
-            if turn is not None and not continued and role == "assistant" and text.startswith(streamed):
-                prefix, continued = streamed, True
-            self._show_row(message, skip_prefix=prefix)
-        if turn is not None and not continued:
-            self.notice("the reply above was cut off when the gateway stopped", "warn")
-        if self.finished_turns < self.expected_turns:  # lost with the gateway, or ended while away
-            self.failed_turns += 1 if not continued else 0
-            self.finished_turns = self.expected_turns
-        self._reopen_questions(snapshot)
-        self.out.refresh()
+        transcript.rebuilt(self, snapshot)
 
 
 _HANDLERS: dict[str, Callable[[Screen, dict[str, Any]], None]] = {
@@ -488,7 +348,7 @@ _HANDLERS: dict[str, Callable[[Screen, dict[str, Any]], None]] = {
     "tool.start": Screen._tool_start,
     "tool.progress": Screen._tool_progress,
     "tool.complete": Screen._tool_complete,
-    "session.info": Screen._info,
+    "session.info": Screen.apply_info,
     "session.usage": Screen._usage,
     "session.title": Screen._title,
     "status.update": Screen._status,

@@ -37,6 +37,9 @@ def gateway_argv(root_flags: list[str]) -> list[str]:
 
 def log_path() -> Path:
     """Return where a spawned gateway's stderr goes: ``<data dir>/logs/chat-gateway.log``."""
+    home = os.environ.get("HERMES_HOME", "").strip()
+    if home:  # what hermes_cli.paths says, without importing it (and dataclasses) before the spawn
+        return Path(home).expanduser().absolute() / "logs" / "chat-gateway.log"
     from hermes_cli.paths import resolve_paths
 
     return resolve_paths(os.environ).data_dir / "logs" / "chat-gateway.log"

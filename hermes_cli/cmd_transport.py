@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from hermes_cli import event_loop
+from hermes_cli import event_loop, startup_gc
 from hermes_cli.failures import guarded
 from hermes_cli.state import CliState, get_state
 
@@ -175,12 +175,16 @@ class TransportRun:
                 ctx.settings = settings
                 if not ready.done():
                     ready.set_result(None)
+                    # After the factory's next step (a gateway builds its tables there).
+                    asyncio.get_running_loop().call_soon(startup_gc.settle)
                 await stop.wait()
         except asyncio.CancelledError:
+            startup_gc.settle()
             if not ready.done():
                 ready.cancel()
             raise
         except Exception as exc:
+            startup_gc.settle()
             if not ready.done():
                 ready.set_exception(exc)
             else:
@@ -190,6 +194,8 @@ class TransportRun:
         """Call the factory at once, start the kernel behind it and return the factory's code."""
         from hermes_core.records import TransportContext
 
+        # Collection stays off until the transport has started (hermes_cli/startup_gc.py).
+        startup_gc.pause()
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = loop.create_future()
         stop = asyncio.Event()

@@ -126,13 +126,14 @@ def _load(names: list[str]) -> dict[str, Any]:
     """Load the plugins quietly (help prints only help) and remember what they declared."""
     import logging
 
+    from hermes_cli.entry_points import plugin_sources
     from hermes_core import Kernel
 
     root = logging.getLogger()
     quiet = logging.NullHandler()
     root.addHandler(quiet)
     try:
-        kernel = Kernel.create(entry_points=names, strict=False)
+        kernel = Kernel.create(entry_points=names, strict=False, discovered=plugin_sources())
     except Exception:
         return {}
     finally:

@@ -13,6 +13,10 @@ import functools
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_core.loader import EntryPointSource
 
 GROUP = "hermes.plugins"
 _META_SUFFIXES = (".dist-info", ".egg-info")
@@ -44,24 +48,32 @@ def _section_items(text: str, section: str) -> list[tuple[str, str]]:
     return items
 
 
-def _dist_name(meta_dir: str, fallback: str) -> str:
-    """Read ``Name:`` from a distribution's metadata headers."""
+#: What the scan found of one entry point: distribution, fingerprint, target value, version.
+Found = tuple[str, str, str, str | None]
+
+
+def _dist_headers(meta_dir: str, fallback: str) -> tuple[str, str | None]:
+    """Read ``Name:`` and ``Version:`` from a distribution's metadata headers."""
     for filename in ("METADATA", "PKG-INFO"):
+        name, version = fallback, None
         try:
             with open(os.path.join(meta_dir, filename), encoding="utf-8") as handle:
                 for line in handle:
                     if line.startswith("Name:"):
-                        return line[5:].strip()
-                    if not line.strip():
+                        name = line[5:].strip()
+                    elif line.startswith("Version:"):
+                        version = line[8:].strip()
+                    elif not line.strip():
                         break
         except OSError:
             continue
-    return fallback
+        return name, version
+    return fallback, None
 
 
-def _scan_directories(paths: list[str]) -> dict[str, tuple[str, str]]:
-    """Return entry-point name → (distribution, fingerprint) from unpacked metadata directories."""
-    found: dict[str, tuple[str, str]] = {}
+def _scan_directories(paths: list[str]) -> dict[str, Found]:
+    """Return entry-point name → what was found of it, from unpacked metadata directories."""
+    found: dict[str, Found] = {}
     seen: set[str] = set()
     for entry in paths:
         try:
@@ -85,30 +97,32 @@ def _scan_directories(paths: list[str]) -> dict[str, tuple[str, str]]:
             except OSError:
                 continue
             if items:
-                dist = _dist_name(meta_dir, stem.split("-", 1)[0])
+                dist, version = _dist_headers(meta_dir, stem.split("-", 1)[0])
                 for name, value in items:
-                    found.setdefault(name, (dist, f"{os.path.abspath(meta_dir)}|{stamp}|{value}"))
+                    fingerprint = f"{os.path.abspath(meta_dir)}|{stamp}|{value}"
+                    found.setdefault(name, (dist, fingerprint, value, version))
     return found
 
 
-def _scan_metadata() -> dict[str, tuple[str, str]]:
+def _scan_metadata() -> dict[str, Found]:
     from importlib import metadata
 
-    found: dict[str, tuple[str, str]] = {}
+    found: dict[str, Found] = {}
     for ep in metadata.entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
         name = getattr(dist, "name", None) or "?"
-        fingerprint = f"{name}|{getattr(dist, 'version', None)}|{getattr(dist, '_path', '')}|{ep.value}"
-        found.setdefault(ep.name, (name, fingerprint))
+        version = getattr(dist, "version", None)
+        fingerprint = f"{name}|{version}|{getattr(dist, '_path', '')}|{ep.value}"
+        found.setdefault(ep.name, (name, fingerprint, ep.value, version))
     return found
 
 
-def _scan() -> dict[str, tuple[str, str]]:
+def _scan() -> dict[str, Found]:
     return _scan_path(tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=4)
-def _scan_path(paths: tuple[str, ...]) -> dict[str, tuple[str, str]]:
+def _scan_path(paths: tuple[str, ...]) -> dict[str, Found]:
     """Scan once per process (and per ``sys.path``): selection and the command cache both ask."""
     if any(os.path.isfile(p) for p in paths if p):
         found = _scan_metadata()
@@ -122,7 +136,7 @@ def installed_plugins() -> dict[str, str]:
 
     Only package metadata is read; nothing is imported.
     """
-    return {name: dist for name, (dist, _) in _scan().items()}
+    return {name: found[0] for name, found in _scan().items()}
 
 
 def plugin_fingerprints() -> dict[str, str]:
@@ -131,4 +145,19 @@ def plugin_fingerprints() -> dict[str, str]:
     It names the metadata directory, the modification time of its ``entry_points.txt`` and the
     entry point's target; :mod:`hermes_cli.command_cache` keys what it remembers by it.
     """
-    return {name: fingerprint for name, (_, fingerprint) in _scan().items()}
+    return {name: found[1] for name, found in _scan().items()}
+
+
+def plugin_sources() -> dict[str, EntryPointSource]:
+    """Return entry-point name → what ``Kernel.create(discovered=...)`` imports for it.
+
+    The kernel then loads the selected plugins from these rows instead of reading the package
+    metadata again through ``importlib.metadata`` and stevedore, which costs more than the rest
+    of the plugin loading on a command's start-up.
+    """
+    from hermes_core.loader import EntryPointSource
+
+    return {
+        name: EntryPointSource(name, value, dist, version)
+        for name, (dist, _, value, version) in _scan().items()
+    }

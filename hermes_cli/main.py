@@ -23,6 +23,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     _reserve_standard_fds()
     if not args and _on_terminal():
         args = ["chat"]  # `hermes` alone on a terminal talks; anywhere else it prints the help
+    if args[:1] == ["chat"]:
+        from hermes_cli.early import start_early
+
+        start_early(args)  # the chat's gateway starts before anything else is imported
     if args in (["--version"], ["version"]):
         sys.stdout.write(version_line() + "\n")
         return 0

@@ -6,6 +6,11 @@ growing heap triggers full collections that walk all of them, in the middle of s
 command runs with the collector paused until the plugins are loaded, then moves everything alive
 into the permanent generation (``gc.freeze``) and turns collection back on: later collections only
 look at what the process creates from then on.
+
+A transport command pauses collection again for its own start (the kernel starting, the
+settings validated, a gateway's method tables and their models built: a few dozen collections
+otherwise, before a host gets its first answer) and settles once the kernel runs and the
+transport's factory has taken its first step after that (``hermes_cli/cmd_transport.py``).
 """
 
 from __future__ import annotations

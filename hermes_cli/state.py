@@ -68,7 +68,7 @@ class CliState:
         :raises hermes_core.errors.PluginError: a plugin failed in strict mode.
         """
         if self._kernel is None:
-            from hermes_cli.entry_points import installed_plugins
+            from hermes_cli.entry_points import installed_plugins, plugin_sources
             from hermes_cli.selection import select_plugins
             from hermes_core import Kernel
 
@@ -84,6 +84,7 @@ class CliState:
                 strict=selection.strict and not self.lenient,
                 store=store,
                 trace_plugins=selection.trace,
+                discovered=plugin_sources(),
             )
             store.bind(kernel.registry)
             failed = any(p.failed for p in kernel.registry.plugins)
@@ -105,7 +106,7 @@ class CliState:
         :param every_plugin: every installed plugin is loaded; otherwise an unknown top-level
             table may belong to one that is not, and is left alone.
         """
-        from hermes_cli.keys import config_warnings
+        from hermes_cli.config_warnings import config_warnings
         from hermes_core.errors import ConfigError
 
         try:

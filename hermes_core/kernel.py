@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,7 +25,7 @@ from hermes_core.budgets import Budgets
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
-from hermes_core.loader import PluginLoader, load_plugins
+from hermes_core.loader import EntryPointSource, PluginLoader, load_plugins
 from hermes_core.model_choice import Models
 from hermes_core.provider_directory import ProviderDirectory
 from hermes_core.record_space import Records
@@ -89,9 +89,9 @@ class Kernel:
         settings: Any = None,
         store: SettingsStore | None = None,
         trace_plugins: bool = False,
+        discovered: Mapping[str, EntryPointSource] | None = None,
     ) -> Kernel:
-        """Load plugins (stevedore imports, pluggy registers) and return a kernel not yet running.
-
+        """Load plugins (stevedore, or the ``discovered`` rows, import; pluggy registers) into a new kernel.
         :param entry_points: True loads every installed plugin, False none, a list only those.
         :param disabled: entry-point names never to load (applied after the allowlist).
         :param plugins: plugin objects (modules or instances with hookimpls) to register too.
@@ -99,7 +99,7 @@ class Kernel:
         :param settings: a mapping or ``CoreSettings``; validated when the kernel starts.
         :param trace_plugins: log every hook call to ``hermes.plugins.trace`` (pluggy's monitoring).
         """
-        loader = load_plugins(entry_points, disabled, plugins, strict=strict, trace=trace_plugins)
+        loader = load_plugins(entry_points, disabled, plugins, discovered, strict=strict, trace=trace_plugins)
         return cls(loader, settings, store)
 
     def configure(self, settings: Any) -> None:

@@ -1,6 +1,10 @@
 """Plugin discovery and registration: stevedore imports, pluggy registers and dispatches.
 
-Only the selected entry points of the ``hermes.plugins`` group are imported. A plugin that fails
+Only the selected entry points of the ``hermes.plugins`` group are imported. A caller that has
+already read the installed metadata (the CLI scans the distributions' ``entry_points.txt`` files
+directly) passes what it found as :class:`EntryPointSource` rows; stevedore is then handed those
+entry points instead of scanning the installed metadata again, which spares a command's start-up
+the parsing of every distribution's headers. A plugin that fails
 to import, to register, or to produce valid records is recorded as failed (lenient) or raises
 :class:`~hermes_core.errors.PluginError` (strict). Records are collected one hook implementation
 at a time so each is attributed to its plugin.
@@ -11,9 +15,8 @@ from __future__ import annotations
 import difflib
 import logging
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from importlib import metadata
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
 
@@ -21,6 +24,9 @@ from hermes_core import hookspecs
 from hermes_core.errors import PluginError
 from hermes_core.hook_calls import call_each, problem_with, trace_calls
 from hermes_core.registry import FIRST_PARTY_DISTRIBUTION, RESERVED_COMMANDS, PluginRecord, Registry
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 log = logging.getLogger("hermes.plugins")
 GROUP = "hermes.plugins"
@@ -39,8 +45,25 @@ COLLECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
+class EntryPointSource(NamedTuple):
+    """One installed ``hermes.plugins`` entry point, as read from its distribution's metadata.
+
+    :param name: the entry point's name (the plugin name).
+    :param value: its target, ``module:attr`` as written in ``entry_points.txt``.
+    :param distribution: the distribution that declares it.
+    :param version: that distribution's version.
+    """
+
+    name: str
+    value: str
+    distribution: str | None = None
+    version: str | None = None
+
+
 def available_entry_points() -> dict[str, metadata.EntryPoint]:
     """Return the installed ``hermes.plugins`` entry points by name, importing nothing."""
+    from importlib import metadata
+
     found: dict[str, metadata.EntryPoint] = {}
     for ep in metadata.entry_points(group=GROUP):
         found.setdefault(ep.name, ep)
@@ -82,6 +105,7 @@ def load_plugins(
     entry_points: bool | Sequence[str],
     disabled: Iterable[str],
     plugins: Iterable[Any],
+    discovered: Mapping[str, EntryPointSource] | None = None,
     *,
     strict: bool,
     trace: bool,
@@ -89,11 +113,18 @@ def load_plugins(
     """Select and load the entry points, register ``plugins`` and collect their hooks.
 
     The selection's warnings (an unknown name, say) land in the registry's warnings.
+
+    :param discovered: the installed entry points, when the caller has read them already;
+        None reads them with ``importlib.metadata`` and loads them with stevedore.
     """
     loader = PluginLoader(strict, trace=trace)
     warnings: list[str] = []
-    names = select_names(entry_points, disabled, available_entry_points(), warnings.append)
-    loader.load_entry_points(names)
+    available = discovered if discovered is not None else available_entry_points()
+    names = select_names(entry_points, disabled, available, warnings.append)
+    if discovered is not None:
+        loader.load_sources([discovered[name] for name in names])
+    else:
+        loader.load_entry_points(names)
     loader.load_objects(plugins)
     loader.collect()
     loader.registry.warnings.extend(warnings)
@@ -146,7 +177,7 @@ class PluginLoader:
 
         failures: dict[str, BaseException] = {}
 
-        def on_failure(_mgr: Any, ep: metadata.EntryPoint, exc: BaseException) -> None:
+        def on_failure(_mgr: Any, ep: Any, exc: BaseException) -> None:
             failures[ep.name] = exc
 
         manager: Any = NamedExtensionManager(
@@ -159,16 +190,15 @@ class PluginLoader:
         )
         loaded = {ext.name: ext for ext in manager.extensions}
         eps = available_entry_points()
+        headers: dict[int, tuple[str | None, str | None]] = {}
         for name in names:
             ep = eps.get(name)
             dist = getattr(ep, "dist", None) if ep else None
-            record = PluginRecord(
-                name=name,
-                version=getattr(dist, "version", None),
-                distribution=getattr(dist, "name", None),
-                first_party=getattr(dist, "name", None) == FIRST_PARTY_DISTRIBUTION,
-            )
-            self.registry.plugins.append(record)
+            if id(dist) not in headers:  # each read of name or version parses the headers again
+                meta = getattr(dist, "metadata", None)
+                headers[id(dist)] = (meta["Name"], meta["Version"]) if meta is not None else (None, None)
+            distribution, version = headers[id(dist)]
+            record = self._record(name, distribution, version)
             if name in failures:
                 exc = failures[name]
                 self._fail(record, f"import failed: {type(exc).__name__}: {exc}", exc)
@@ -178,6 +208,58 @@ class PluginLoader:
                 self._fail(record, "entry point could not be loaded")
                 continue
             self._register(record, ext.plugin)
+
+    def load_sources(self, sources: Sequence[EntryPointSource]) -> None:
+        """Import entry points the caller found (see :class:`EntryPointSource`) with stevedore and
+        register them: the same records and failures as :meth:`load_entry_points`, but stevedore
+        is handed the entry points instead of scanning the installed metadata again."""
+        if not sources:
+            return
+        from importlib.metadata import EntryPoint
+
+        from stevedore import NamedExtensionManager
+
+        found = [EntryPoint(source.name, source.value, GROUP) for source in sources]
+
+        class _Found(NamedExtensionManager):
+            def list_entry_points(self) -> list[EntryPoint]:
+                return found
+
+        failures: dict[str, BaseException] = {}
+
+        def on_failure(_mgr: Any, ep: Any, exc: BaseException) -> None:
+            failures[ep.name] = exc
+
+        manager: Any = _Found(
+            GROUP,
+            names=[source.name for source in sources],
+            invoke_on_load=False,
+            name_order=True,
+            on_load_failure_callback=on_failure,
+            on_missing_entrypoints_callback=lambda missing: None,
+        )
+        loaded = {ext.name: ext for ext in manager.extensions}
+        for source in sources:
+            record = self._record(source.name, source.distribution, source.version)
+            if source.name in failures:
+                exc = failures[source.name]
+                self._fail(record, f"import failed: {type(exc).__name__}: {exc}", exc)
+                continue
+            ext = loaded.get(source.name)
+            if ext is None:
+                self._fail(record, "entry point could not be loaded")
+                continue
+            self._register(record, ext.plugin)
+
+    def _record(self, name: str, distribution: str | None, version: str | None) -> PluginRecord:
+        record = PluginRecord(
+            name=name,
+            version=version,
+            distribution=distribution,
+            first_party=distribution == FIRST_PARTY_DISTRIBUTION,
+        )
+        self.registry.plugins.append(record)
+        return record
 
     def load_objects(self, plugins: Iterable[Any]) -> None:
         """Register plugin objects passed in directly (embedding and tests)."""

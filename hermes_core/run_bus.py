@@ -12,13 +12,19 @@ A bus plugin's ``RunBusSpec.factory`` is a :class:`RunBusFactory`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-#: ``on_control(command, run_id, args)``, run on the owner for a command another instance sent;
-#: its answer (JSON-ready) goes back to the sender.
-ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+class ControlHandler(Protocol):
+    """``on_control(command, run_id, args, traceparent=...)``, run on the owner for a command
+    another instance sent; its answer (JSON-ready) goes back to the sender. ``traceparent`` is
+    the W3C trace context the sender put beside the command (None: none)."""
+
+    def __call__(
+        self, command: str, run_id: str, args: dict[str, Any], traceparent: str | None = None
+    ) -> Awaitable[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +123,18 @@ class RunBus(Protocol):
         ...
 
     async def send(
-        self, owner: str, command: str, run_id: str, args: Mapping[str, Any], timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: Mapping[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
         """Deliver a command to the run's owner and return its answer, or ``{"error":
-        "owner_lost"}`` / ``{"error": "owner_timeout"}``."""
+        "owner_lost"}`` / ``{"error": "owner_timeout"}``. ``traceparent`` travels in the
+        message's envelope, beside the opaque ``args``, and reaches the owner's handler."""
         ...
 
     async def gone(self, run_id: str) -> OwnerGone | None:

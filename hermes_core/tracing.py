@@ -84,6 +84,26 @@ class Tracer(Protocol):
         the span it belongs to; called for each event, so it must be cheap."""
         ...
 
+    def operation(
+        self,
+        name: str,
+        *,
+        parent: str | None,
+        kind: str,
+        attributes: Attributes,
+        links: tuple[str, ...] = (),
+    ) -> Span:
+        """Open the span of other work that continues a trace, such as a command one instance
+        forwards to the instance that owns a run (docs/observability.md#across-instances).
+
+        :param parent: a ``traceparent`` or None (a new trace).
+        :param kind: ``"producer"`` (this process hands the work on), ``"consumer"`` (this
+            process does work another one handed on) or ``"internal"``.
+        :param links: ``traceparent`` values of related spans in other traces (the span that
+            started the run a command acts on).
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class TracerSpec:
@@ -204,3 +224,21 @@ class GuardedTracer:
             self.inner.observe(event)
         except Exception:
             log.warning("tracer failed to observe an event", exc_info=True)
+
+    def operation(
+        self,
+        name: str,
+        *,
+        parent: str | None,
+        kind: str,
+        attributes: Attributes,
+        links: tuple[str, ...] = (),
+    ) -> Span:
+        opener = getattr(self.inner, "operation", None)
+        if opener is None:
+            return _Noop()  # a tracer written before operations were traced
+        try:
+            return GuardedSpan(opener(name, parent=parent, kind=kind, attributes=attributes, links=links))
+        except Exception:
+            log.warning("tracer failed to open a %s span", name, exc_info=True)
+            return _Noop()

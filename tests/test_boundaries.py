@@ -546,7 +546,7 @@ def test_plugin_reaches_no_kernel_internal_or_foreign_private(package: str) -> N
 
 
 # The JSON-RPC peer and the context of the request it is answering are one mechanism in two
-# classes (hermes_core/rpc/_peer.py, _calls.py): each calls one private step of the other.
+# classes (hermes_core/rpc/_peer.py and _requests.py, _calls.py): each calls one private step of the other.
 RPC_FRIENDS = frozenset({"_run_hook", "_mark_responded"})
 
 

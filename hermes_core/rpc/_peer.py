@@ -1,4 +1,4 @@
-"""The :class:`RpcPeer` itself: reading and handling frames, sending, lifecycle.
+"""The :class:`RpcPeer` itself: reading frames, sending, lifecycle (requests: ``_requests.py``).
 
 Public names are re-exported by :mod:`hermes_core.rpc`, whose docstring describes the flow.
 """
@@ -7,29 +7,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_core.rpc._calls import (
-    _CURRENT,
     AfterResponse,
     CloseReason,
     Correlator,
     Dispatch,
     FastPath,
-    Message,
     OutboundRequest,
     Prepare,
     RequestContext,
     after_response,
-    log_hook_failure,
 )
-from hermes_core.rpc._inbound import check_request, response_frame
 from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
 from hermes_core.rpc._outbox import Outbox
+from hermes_core.rpc._requests import InboundRequests
 from hermes_core.rpc._wire import (
-    INVALID_PARAMS,
     INVALID_REQUEST,
     MIB,
     PARSE_ERROR,
@@ -40,7 +35,6 @@ from hermes_core.rpc._wire import (
     RpcError,
     decode_line,
     encode_frame,
-    error_response,
 )
 
 _log = logging.getLogger("hermes_core.rpc")
@@ -85,16 +79,15 @@ class RpcPeer:
         """
         self._loop = asyncio.get_running_loop()
         self.options = options
-        self._dispatch = dispatch
-        self._fast_path = fast_path
-        self._prepare = prepare
         self._log = logger or _log
         self._reader: ChunkReader = FdReader(reader) if isinstance(reader, int) else reader
         self._own_reader = self._reader if isinstance(self._reader, FdReader) else None
         self._outbox = Outbox(writer, self._loop, self._output_lost)
         self._calls = Correlator(self._loop, self._log, options.name)
         self._splitter = LineSplitter(options.max_line_bytes)
-        self._handlers: set[asyncio.Task[None]] = set()
+        self._inbound = InboundRequests(
+            self, self._outbox, self._log, dispatch=dispatch, fast_path=fast_path, prepare=prepare
+        )
         self._pump: asyncio.Task[None] | None = None
         self._reason: CloseReason | None = None
         self._input_done = False
@@ -148,15 +141,7 @@ class RpcPeer:
             self._pump.cancel()
             await asyncio.wait([self._pump], timeout=timeout)
         self._end_input("closed")
-        if self._handlers:
-            handlers = list(self._handlers)
-            if not cancel_handlers:
-                _, handlers_left = await asyncio.wait(handlers, timeout=timeout)
-                handlers = list(handlers_left)
-            for task in handlers:
-                task.cancel()
-            if handlers:
-                await asyncio.wait(handlers, timeout=timeout)
+        await self._inbound.end(cancel_handlers, timeout)
         await self._outbox.close(timeout)
 
     # ------------------------------------------------------------------ sending
@@ -306,101 +291,21 @@ class RpcPeer:
             if line is None:
                 limit = self.options.max_line_bytes
                 self._log.warning("%s: discarded a line over %d bytes", self.options.name, limit)
-                self._send_error(None, RpcError(INVALID_REQUEST, self.options.too_large_message))
+                self._inbound.send_error(None, RpcError(INVALID_REQUEST, self.options.too_large_message))
                 return
             try:
                 message = decode_line(line)
             except (ValueError, RecursionError):
-                self._send_error(None, self.options.error(PARSE_ERROR))
+                self._inbound.send_error(None, self.options.error(PARSE_ERROR))
                 return
             if type(message) is not dict:
-                self._send_error(None, self.options.error(INVALID_REQUEST))
+                self._inbound.send_error(None, self.options.error(INVALID_REQUEST))
             elif "method" not in message and ("result" in message or "error" in message):
                 self._calls.resolve(message)
             else:
-                self._on_request(message)
+                self._inbound.handle(message)
         except Exception:  # a bug here must not stop reading
             self._log.exception("%s: failed to handle an inbound frame", self.options.name)
 
-    def _on_request(self, message: Message) -> None:
-        is_notification = "id" not in message
-        echo_id, error = check_request(message, self.options)
-        if error is not None:
-            if is_notification and error.code == INVALID_PARAMS:
-                self._log.debug("%s: notification with bad params: %s", self.options.name, message)
-            else:
-                self._send_error(echo_id, error)
-            return
-        ctx = RequestContext(self, message, is_notification)
-        token = _CURRENT.set(ctx)
-        try:
-            if self._fast_path is not None:
-                response = self._call_sync(ctx, self._fast_path)
-                if response is not None:
-                    self._finish(ctx, response)
-                    return
-            failure = self._call_sync(ctx, self._prepare, keep_result=False) if self._prepare else None
-            if failure is not None:
-                self._finish(ctx, failure)
-                return
-        finally:
-            _CURRENT.reset(token)
-        task = self._loop.create_task(self._run_handler(ctx))
-        self._handlers.add(task)
-        task.add_done_callback(self._handlers.discard)
-
-    def _call_sync(
-        self, ctx: RequestContext, hook: Callable[[Message], Any], keep_result: bool = True
-    ) -> Mapping[str, Any] | None:
-        """Call ``fast_path`` or ``prepare``; an exception becomes an error response."""
-        try:
-            result = hook(ctx.message)
-        except Exception as exc:
-            return self._error_answer(ctx, exc)
-        return result if keep_result else None
-
-    async def _run_handler(self, ctx: RequestContext) -> None:
-        _CURRENT.set(ctx)
-        response: Mapping[str, Any] | None
-        try:
-            response = await self._dispatch(ctx.message)
-        except Exception as exc:
-            response = self._error_answer(ctx, exc)
-        self._finish(ctx, response)
-
-    def _error_answer(self, ctx: RequestContext, exc: Exception) -> dict[str, Any]:
-        error = exc if isinstance(exc, RpcError) else self._internal(ctx, exc, "handler raised")
-        return {"error": error.to_error()}
-
-    # ------------------------------------------------------------------ responding
-
-    def _finish(self, ctx: RequestContext, response: Mapping[str, Any] | None) -> None:
-        if not ctx.is_notification:
-            frame = response_frame(
-                ctx.id, response, self.options, lambda what: self._internal(ctx, None, what)
-            )
-            try:
-                data = encode_frame(frame)
-            except _UNSERIALISABLE as exc:
-                data = encode_frame(
-                    error_response(ctx.id, self._internal(ctx, exc, "unserialisable response"))
-                )
-            self._outbox.put(data)
-        for hook in ctx._mark_responded():
-            self._run_hook(ctx, hook)
-
     def _run_hook(self, ctx: RequestContext, hook: AfterResponse) -> None:
-        try:
-            hook()
-        except Exception as exc:
-            log_hook_failure(self._log, ctx, exc)
-
-    def _internal(self, ctx: RequestContext, exc: BaseException | None, what: str) -> RpcError:
-        error_id = uuid.uuid4().hex
-        name, method, request_id = self.options.name, ctx.method, ctx.id
-        log = "%s: internal error %s in %s (id %r): %s"
-        self._log.error(log, name, error_id, method, request_id, what, exc_info=exc)
-        return self.options.internal_error(error_id)
-
-    def _send_error(self, request_id: Any, error: RpcError) -> None:
-        self._outbox.put(encode_frame(error_response(request_id, error)))
+        self._inbound.run_hook(ctx, hook)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -20,7 +20,14 @@ if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
     from hermes_core import Kernel
 
-ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+class ControlHandler(Protocol):
+    """``on_control(command, run_id, args, traceparent=...)``, run on the owner for a command
+    another instance sent; ``traceparent`` is the sender's (None: it sent none)."""
+
+    def __call__(
+        self, command: str, run_id: str, args: dict[str, Any], traceparent: str | None = None
+    ) -> Awaitable[dict[str, Any]]: ...
 
 
 class RunOwner(Protocol):
@@ -95,8 +102,19 @@ class RunBus(Protocol):
     async def bounds(self, run_id: str) -> tuple[int, int] | None: ...
     async def read(self, run_id: str, after: int, block_s: float) -> list[tuple[int, str, bool]]: ...
     async def send(
-        self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
-    ) -> dict[str, Any]: ...
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: dict[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
+    ) -> dict[str, Any]:
+        """Deliver a command to the run's owner; ``traceparent`` travels beside it (never inside
+        ``args``) and reaches the owner's ``on_control``."""
+        ...
+
     async def reap(
         self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
     ) -> bool:
@@ -154,7 +172,14 @@ class LocalBus:
         return []
 
     async def send(
-        self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: dict[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
         return {"error": "owner_lost"}
 

@@ -50,6 +50,9 @@ class Run:
     ended_elsewhere: bool = False
     #: Where the run's turn is in its session's event log (:func:`run_log.anchor`).
     log_anchor: dict[str, Any] | None = None
+    #: The valid ``traceparent`` of the request that created the run (its turn's parent), to link
+    #: the spans of commands for it that come from other traces (docs/observability.md).
+    traceparent: str | None = None
     #: The run's budget admission, taken before the 202 (docs/reference/api-server.md#budgets).
     admission: Any = None
 

@@ -28,8 +28,9 @@ from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
 from hermes_api_server.runs_events import RunEvents
 from hermes_api_server.runs_lookup import RunLookup, owner_lost_end
+from hermes_api_server.trace_context import caller_trace
 from hermes_api_server.turns import submit_turn
-from hermes_core import TurnCompleted
+from hermes_core import TurnCompleted, valid_traceparent
 
 if TYPE_CHECKING:
     from hermes_api_server.bus import RunBus
@@ -241,6 +242,7 @@ class RunManager:
             resolved_model=choice.ref or self.state.kernel.default_model,
             metadata=metadata,
             journal=Journal(run_id, self.state.settings.run_journal_events),
+            traceparent=valid_traceparent(caller_trace()),
             admission=admission,
         )
         self.runs[run_id] = run

@@ -10,13 +10,43 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.run_event_models import SteeredFields
 from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 from hermes_api_server.runs_lookup import bus_unavailable
+from hermes_api_server.trace_context import caller_trace
+from hermes_core import valid_traceparent
 
 if TYPE_CHECKING:
     from hermes_api_server.run_state import Run
     from hermes_api_server.state import ServerState
+    from hermes_core import Span
 
 #: How long a handler waits for the owning instance to answer a command.
 CONTROL_TIMEOUT_S = 2.0
+
+
+def open_command_span(
+    state: ServerState,
+    operation: str,
+    command: str,
+    run_id: str,
+    parent: str | None,
+    links: tuple[str, ...] = (),
+) -> Span | None:
+    """Open the span of a run command crossing the bus: ``send run.{command}`` (producer) on the
+    instance that forwards it, ``process run.{command}`` (consumer) on the run's owner, linked to
+    the span that created the run (``links``); None when tracing is off."""
+    tracer = state.kernel.tracer
+    if tracer is None:
+        return None
+    attributes = {
+        "messaging.system": state.runs.bus.name,
+        "messaging.operation.name": operation,
+        "messaging.destination.name": f"run.{command}",
+        "hermes.run.id": run_id,
+        "hermes.bus.instance": state.runs.bus.instance_id,
+    }
+    kind = "producer" if operation == "send" else "consumer"
+    return tracer.operation(
+        f"{operation} run.{command}", parent=parent, kind=kind, attributes=attributes, links=links
+    )
 
 
 def require_reachable(state: ServerState, found: Any, run_id: str) -> None:
@@ -84,8 +114,29 @@ def apply_approval(
     }
 
 
-async def on_control(state: ServerState, command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Apply a command another instance forwarded for one of this process's runs."""
+async def on_control(
+    state: ServerState, command: str, run_id: str, args: dict[str, Any], traceparent: str | None = None
+) -> dict[str, Any]:
+    """Apply a command another instance forwarded for one of this process's runs; with a tracer,
+    as a ``process run.{command}`` span under the sender's ``traceparent``
+    (docs/observability.md#across-instances)."""
+    parent = valid_traceparent(traceparent)
+    run = state.runs.runs.get(run_id)
+    created = run.traceparent if run is not None else None
+    # Linked to the run's trace when the command comes from another (or none).
+    links = (created,) if created and (parent is None or parent[3:35] != created[3:35]) else ()
+    span = open_command_span(state, "process", command, run_id, parent, links)
+    failure: str | None = "interrupted"  # what the span says if applying never returns
+    try:
+        answer = await _apply(state, command, run_id, args)
+        failure = answer.get("code") if "error" in answer else None
+        return answer
+    finally:
+        if span is not None:
+            span.end(error=failure)
+
+
+async def _apply(state: ServerState, command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
     run = state.runs.runs.get(run_id)
     try:
         if run is None:
@@ -120,15 +171,26 @@ async def forward(
         code = "run_not_accepting_steer" if command == "steer" else "approval_not_active"
         raise ApiError(409, code, f"Run is not active: {remote.run_id}")
     bus = state.runs.bus
+    caller = valid_traceparent(caller_trace())
+    span = open_command_span(state, "send", command, remote.run_id, caller)
+    trace = (span.traceparent() if span is not None else None) or caller
+    failure: str | None = "interrupted"  # what the span says if the answer never comes
     try:
-        answer = await bus.send(remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S)
+        answer = await bus.send(
+            remote.owner, command, remote.run_id, args, CONTROL_TIMEOUT_S, traceparent=trace
+        )
         if answer.get("error") == "owner_lost" and not await bus.reap(remote.run_id):
             # No heartbeat, but the bus cannot tell yet that the owner is gone (it restarted,
             # or the owner stalls within its grace period): nothing ended; try again.
             answer = {"error": "owner_timeout"}
+        error = owner_error(answer, remote.run_id)
+        failure = error.code if error is not None else None
     except Exception as exc:
+        failure = "bus_unavailable"
         raise bus_unavailable(exc) from None
-    error = owner_error(answer, remote.run_id)
+    finally:
+        if span is not None:
+            span.end(error=failure)
     if error is not None:
         raise error
     body: dict[str, Any] = answer.get("body") or {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from hermes_core import (
     ChatRequest,
@@ -16,11 +17,12 @@ from hermes_core import (
     TextChunk,
     ToolCallChunk,
     UsageChunk,
-    scenarios,
 )
-from hermes_mock.replay import ReplayPlayer
 from hermes_mock.replies import CONTEXT_WINDOW, MODELS, plan_reply
-from hermes_mock.scenario_play import ScenarioPlayer
+
+if TYPE_CHECKING:  # imported by the first scenario:/replay: model, off every start-up path
+    from hermes_mock.replay import ReplayPlayer
+    from hermes_mock.scenario_play import ScenarioPlayer
 
 # Without a delay the deltas stream back to back; every this many the stream yields to the event
 # loop so that an interrupt can cancel even a 100,000-token reply promptly.
@@ -55,6 +57,10 @@ class MockProvider(ProviderBase):
             return None
         player = self._players.get(model)
         if player is None:
+            from hermes_core import scenarios
+            from hermes_mock.replay import ReplayPlayer
+            from hermes_mock.scenario_play import ScenarioPlayer
+
             try:
                 if kind == "replay":
                     player = ReplayPlayer(where, scenarios.read_recording(where), self.time_scale)

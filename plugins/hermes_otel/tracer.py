@@ -36,6 +36,7 @@ log = logging.getLogger("hermes.otel")
 #: Longest content attribute recorded (characters); longer text is cut and marked.
 CONTENT_CHARS = 8192
 _propagator = TraceContextTextMapPropagator()
+_KINDS = {"producer": SpanKind.PRODUCER, "consumer": SpanKind.CONSUMER, "internal": SpanKind.INTERNAL}
 # Bucket boundaries the GenAI conventions advise for durations (s) and token counts.
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 _TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
@@ -186,6 +187,30 @@ class OtelTracer:
         handle = OtelSpan(span, "tool", lambda h, error, attrs: self._tool_ended(h, error, name, call_id))
         self.tools[call_id] = handle
         return handle
+
+    def operation(
+        self,
+        name: str,
+        *,
+        parent: str | None,
+        kind: str,
+        attributes: Mapping[str, Any],
+        links: tuple[str, ...] = (),
+    ) -> OtelSpan:
+        context = _propagator.extract({"traceparent": parent}) if parent else None
+        linked = []
+        for other in links:
+            found = trace.get_current_span(_propagator.extract({"traceparent": other})).get_span_context()
+            if found.is_valid:
+                linked.append(trace.Link(found))
+        span = self.tracer.start_span(
+            name,
+            context=context,
+            kind=_KINDS.get(kind, SpanKind.INTERNAL),
+            attributes=dict(attributes),
+            links=linked,
+        )
+        return OtelSpan(span, "operation")
 
     # -- endings: metrics ----------------------------------------------------------------------
     def _turn_ended(self, handle: OtelSpan, error: str | None, attributes: Mapping[str, Any]) -> None:

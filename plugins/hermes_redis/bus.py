@@ -18,19 +18,20 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_redis import keys, scripts
 from hermes_redis.control import ControlLoop
 from hermes_redis.outage import Outage
 from hermes_redis.owned import Item, Owned, OwnedRuns, Write
 
+if TYPE_CHECKING:
+    from hermes_core import ControlHandler
+
 log = logging.getLogger("hermes.redis")
 BATCH = 2000
 RETRY_S = 0.5
 MAX_QUEUED = 200_000
-ControlHandler = Callable[[str, str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 class RedisRunBus:
@@ -284,14 +285,22 @@ class RedisRunBus:
 
     # -- control -------------------------------------------------------------------------------
     async def send(
-        self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: dict[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
-        """Deliver a command to the owning instance and return its answer.
+        """Deliver a command to the owning instance and return its answer; ``traceparent`` goes
+        in the command's envelope (a field of its own beside ``args``).
 
         :returns: the owner's answer, or ``{"error": "owner_lost"}`` when the owner no longer
             heartbeats, or ``{"error": "owner_timeout"}`` when it did not answer in time.
         """
-        return await self.control.send(owner, command, run_id, args, timeout_s)
+        return await self.control.send(owner, command, run_id, args, timeout_s, traceparent=traceparent)
 
     async def reap(
         self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None

@@ -24,7 +24,8 @@ from hermes_redis import keys, scripts
 from hermes_redis.outage import Outage
 
 if TYPE_CHECKING:
-    from hermes_redis.bus import ControlHandler, RedisRunBus
+    from hermes_core import ControlHandler
+    from hermes_redis.bus import RedisRunBus
 
 log = logging.getLogger("hermes.redis")
 
@@ -256,7 +257,9 @@ class ControlLoop:
         assert self._handler is not None
         try:
             args = json.loads(fields.get("args") or "{}")
-            answer = await self._handler(fields.get("command", ""), fields.get("run_id", ""), args)
+            answer = await self._handler(
+                fields.get("command", ""), fields.get("run_id", ""), args, fields.get("traceparent") or None
+            )
         except Exception as exc:
             log.warning("control command failed", exc_info=True)
             answer = {"error": "owner_failed", "message": type(exc).__name__}
@@ -268,12 +271,21 @@ class ControlLoop:
             await pipe.execute()
 
     async def send(
-        self, owner: str, command: str, run_id: str, args: dict[str, Any], timeout_s: float
+        self,
+        owner: str,
+        command: str,
+        run_id: str,
+        args: dict[str, Any],
+        timeout_s: float,
+        *,
+        traceparent: str | None = None,
     ) -> dict[str, Any]:
         if not await self.client.exists(keys.alive(owner)):
             return {"error": "owner_lost"}
         reply = keys.reply(self.bus.token())
         entry = {"command": command, "run_id": run_id, "args": json.dumps(args), "reply": reply}
+        if traceparent:
+            entry["traceparent"] = traceparent  # the envelope's, beside the opaque args
         await self.client.xadd(keys.control(owner), entry)
         answer = await self.client.blpop([reply], timeout=timeout_s)
         if answer is None:

@@ -4,21 +4,30 @@
 Methods come in three kinds: **fast** ones are synchronous and answered by :meth:`fast_path` in
 arrival order; **ordered** ones run a synchronous prelude in :meth:`prepare` (so its decision is
 made before the next frame is read) that returns an awaitable the response waits for; **slow**
-ones are coroutines run on their own task. Ordered and slow methods are answered through
-``jsonrpcserver`` bound to an explicit methods table (never its global registry); every failure
-is mapped to the per-method codes of docs/reference/tui-gateway.md#error-codes.
+ones are coroutines run on their own task. Ordered and slow methods are answered from an explicit
+table of ``MethodBinder`` methods, which turn every failure into the per-method codes of
+docs/reference/tui-gateway.md#error-codes. The shared peer has checked the envelope (``params``
+is an object) and :meth:`fast_path` has refused unknown methods before a call gets here, so the
+table is called directly: no JSON-RPC library (and its schema validator) is imported on the way
+to the first answer.
+
+Only the modules of :data:`~hermes_tui_gateway.method_index.EAGER` are registered when the
+gateway starts; :meth:`fast_path` imports the module of any other method on its first call
+(:mod:`hermes_tui_gateway.method_index`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from hermes_core import MethodBinder, jsonrpc_adapters, rpc
+from hermes_core import MethodBinder, rpc
+from hermes_tui_gateway import method_index
 from hermes_tui_gateway.access import check_method
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.errors import TABLE, internal, map_error
+from hermes_tui_gateway.method_index import method_modules as method_modules
 
 Params = dict[str, Any]
 #: A result is a plain dict, usually annotated with its ``wire_results`` type.
@@ -42,12 +51,25 @@ class Dispatcher:
     fast: dict[str, FastHandler]
     ordered: dict[str, OrderedHandler]
     slow: dict[str, SlowHandler]
-    _methods: dict[str, Callable[..., Awaitable[Any]]]
+    _methods: dict[str, Callable[..., Awaitable[dict[str, Any]]]]
+    _lazy: dict[str, str]
+    _binder: MethodBinder[RequestCtx, dict[str, Any]]
+
+    def register_methods(self) -> None:
+        """Fill the tables with the start-up modules; every other method loads on first call."""
+        self._lazy = dict(method_index.LAZY_METHODS)
+        for module in method_index.method_modules(method_index.EAGER):
+            module.register(self)
+        self._binder = MethodBinder(errors=TABLE, internal=internal, on_success=_success, on_error=_error)
+        self._methods = {}
+        self._bind_new()
 
     # -- dispatch ----------------------------------------------------------------------------
     def fast_path(self, conn: Conn, message: dict[str, Any]) -> dict[str, Any] | None:
         """Answer a fast method at once; route others; refuse unknown methods."""
         method = message["method"]
+        if method in self._lazy:
+            self._load(self._lazy[method])
         handler = self.fast.get(method)
         known = handler is not None or method in self.ordered or method in self.slow
         if conn.principal is not None and known:
@@ -78,28 +100,30 @@ class Dispatcher:
         message["\x00ctx"] = ctx
 
     async def dispatch(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """Answer an ordered or slow method through ``jsonrpcserver``."""
-        from jsonrpcserver import async_dispatch_to_serializable
+        """Answer an ordered or slow method: ``{"result": ...}`` or ``{"error": {...}}``.
 
+        The method is in the table (``fast_path`` answered every other name) and ``params`` is an
+        object (the peer checked it); a bound method never raises, it answers with the mapped
+        error. A notification's answer is dropped by the peer.
+        """
         ctx = message.pop("\x00ctx")
-        response = await async_dispatch_to_serializable(
-            message,
-            methods=self._methods,
-            context=ctx,
-            deserializer=_identity,
-            validator=_identity,
-        )
-        return cast("dict[str, Any] | None", response)  # one message, never a batch
+        method = self._methods[message["method"]]
+        return await method(ctx, **message["params"])
 
-    def _build_methods(self) -> dict[str, Callable[..., Awaitable[Any]]]:
-        table: dict[str, Callable[..., Awaitable[Any]]] = {}
+    def _load(self, module: str) -> None:
+        """Register the methods of a module listed in ``method_index.LAZY_METHODS``."""
+        method_index.load(module).register(self)
+        for name in [n for n, owner in self._lazy.items() if owner == module]:
+            del self._lazy[name]
+        self._bind_new()
+
+    def _bind_new(self) -> None:
+        """Bind the ordered and slow methods registered since the last call."""
         for name in [*self.ordered, *self.slow]:
-            table[name] = self._wrap(name)
-        return table
+            if name not in self._methods:
+                self._methods[name] = self._wrap(name)
 
-    def _wrap(self, name: str) -> Callable[..., Awaitable[Any]]:
-        from jsonrpcserver import Error, Success
-
+    def _wrap(self, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
         slow = self.slow.get(name)
 
         async def call(ctx: RequestCtx, params: dict[str, Any]) -> Any:
@@ -108,11 +132,7 @@ class Dispatcher:
             assert slow is not None
             return await slow(ctx.conn, params)
 
-        on_success, on_error = jsonrpc_adapters(Success, Error)
-        binder: MethodBinder[RequestCtx, Any] = MethodBinder(
-            errors=TABLE, internal=internal, on_success=on_success, on_error=on_error
-        )
-        method = binder.bind(name, call)
+        method = self._binder.bind(name, call)
         method.__name__ = name
         return method
 
@@ -121,40 +141,9 @@ class Dispatcher:
         return map_error(exc, method)
 
 
-def method_modules() -> tuple[Any, ...]:
-    """Return the modules whose ``register(gw)`` fill the method tables, in registration order."""
-    from hermes_tui_gateway import (
-        feature_off,
-        methods_attach,
-        methods_commands,
-        methods_compose,
-        methods_compress,
-        methods_config,
-        methods_env,
-        methods_history,
-        methods_prompt,
-        methods_session,
-        methods_state,
-        methods_subagents,
-        methods_trees,
-    )
-
-    return (
-        feature_off,  # first: a real method registered later replaces an "off" answer
-        methods_session,
-        methods_history,
-        methods_compress,
-        methods_state,
-        methods_prompt,
-        methods_config,
-        methods_commands,
-        methods_compose,
-        methods_env,
-        methods_subagents,
-        methods_trees,
-        methods_attach,
-    )
+def _success(result: Any) -> dict[str, Any]:
+    return {"result": result}
 
 
-def _identity(value: Any) -> Any:
-    return value
+def _error(error: rpc.RpcError) -> dict[str, Any]:
+    return {"error": error.to_error()}

@@ -76,9 +76,7 @@ class Gateway(Dispatcher):
         self.delegation_paused = False
         self.reload_settings: Callable[[], Awaitable[Any]] | None = None
         self.default_verbose = _configured_verbose(kernel)
-        for module in method_modules():
-            module.register(self)
-        self._methods = self._build_methods()
+        self.register_methods()
 
     async def load_epoch(self) -> None:
         """Take ``replay_epoch`` from the storage the event log lives in

@@ -1,6 +1,6 @@
 """Declare the ``tui`` transport: ``hermes tui`` (stdio) and ``hermes tui --ws HOST:PORT``.
 
-Cheap to import: the gateway, pydantic, aiohttp and jsonrpcserver load inside the factory.
+Cheap to import: the gateway, pydantic and aiohttp load inside the factory.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ ANY_OBJECT: dict[str, Any] = {"type": "object"}
 
 def method_names() -> list[str]:
     """Return every method the gateway answers, sorted, by registering them on a stand-in."""
-    from hermes_tui_gateway.gateway import method_modules
+    from hermes_tui_gateway.method_index import method_modules
 
     tables = SimpleNamespace(fast={}, ordered={}, slow={})
     for module in method_modules():

@@ -37,7 +37,7 @@ _FIELD_TYPES = {str: "string", int: "integer", bool: "boolean", float: "number"}
 class ParamsModel(BaseModel):
     """The params of one method (the TUI reading rules above)."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, defer_build=True)
 
     #: params that are optional to the parser but mandatory to the method (its own error code).
     REQUIRED: ClassVar[tuple[str, ...]] = ()
@@ -111,7 +111,7 @@ class WorkspaceParams(SessionParams):
 class SeedMessageParam(BaseModel):
     """One message of ``session.create``'s ``messages`` (``content`` or ``text``)."""
 
-    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True, defer_build=True)
 
     role: Literal["user", "assistant", "system"]
     content: str | None = None

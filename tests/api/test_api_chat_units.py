@@ -12,6 +12,7 @@ from hermes_api_server.chat_index import history_key, new_session_id, turn_point
 from hermes_api_server.chat_meta import provider_failure
 from hermes_api_server.chat_progress import ProgressFrames
 from hermes_api_server.chat_session import frontend_session_id, is_meta_request
+from hermes_api_server.chunk_models import ChunkHead
 from hermes_core import ProviderError, QuestionClosed, ToolAnnounced, ToolCompleted, ToolDecision
 from hermes_core.testing import make_kernel
 
@@ -92,9 +93,7 @@ def test_provider_failures_map_like_turn_failures(
     )
 
 
-def _chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": finish}]
-    return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": choices, **extra}
+HEAD: ChunkHead = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "m"}
 
 
 def _data(frame: str | None) -> dict[str, Any]:
@@ -123,7 +122,7 @@ def _complete(call_id: str, *, failed: bool = False, name: str = "terminal") -> 
 
 
 def test_progress_frames_are_chunks_with_one_empty_choice_and_a_status() -> None:
-    frames = ProgressFrames(make_kernel(entry_points=["mock", "tools"]), _chunk)
+    frames = ProgressFrames(make_kernel(entry_points=["mock", "tools"]), HEAD)
     running = _data(frames.frame(_announce("tc_1", "Run: ls")))
     assert running["choices"] == [{"index": 0, "delta": {}, "finish_reason": None}]
     assert (running["tool"], running["toolCallId"], running["status"]) == ("terminal", "tc_1", "running")
@@ -134,7 +133,7 @@ def test_progress_frames_are_chunks_with_one_empty_choice_and_a_status() -> None
 
 
 def test_denied_and_failed_calls_say_so_and_hidden_tools_show_nothing() -> None:
-    frames = ProgressFrames(make_kernel(entry_points=["mock", "tools"]), _chunk)
+    frames = ProgressFrames(make_kernel(entry_points=["mock", "tools"]), HEAD)
     frames.frame(_announce("tc_2", "Run: sudo reboot"))
     frames.note(QuestionClosed(session_id="s", turn_id="t", request_id="q", kind="approval",
                                reason="no_answerer", call_id="tc_2"))  # fmt: skip

@@ -30,6 +30,7 @@ from hermes_core import (
     TransportSpec,
     hookimpl,
 )
+from hermes_core.loader import EntryPointSource
 from hermes_core.testing import FakeProvider, make_kernel
 
 
@@ -343,3 +344,50 @@ def test_two_plugins_declaring_one_config_section_is_an_error_naming_both() -> N
     with pytest.raises(PluginError, match="duplicate config_section 'knobs' from plugins") as caught:
         make_kernel(KnobsPlugin("one"), KnobsPlugin("two"))
     assert "'one'" in str(caught.value) and "'two'" in str(caught.value)
+
+
+# -- entry points the caller already found (what the CLI passes) -----------------------------------
+
+
+def _module(tmp_path: Path, name: str, source: str) -> None:
+    (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+
+
+def test_discovered_entry_points_are_loaded_by_stevedore_without_reading_metadata() -> None:
+    code = (
+        "import sys\n"
+        "from hermes_core import Kernel\n"
+        "from hermes_core.loader import EntryPointSource\n"
+        "found = {\n"
+        "    'mock': EntryPointSource('mock', 'hermes_mock.plugin', 'hermes-kernel', '9.9'),\n"
+        "    'sqlite': EntryPointSource('sqlite', 'hermes_sqlite.plugin', 'hermes-kernel', '9.9'),\n"
+        "}\n"
+        "kernel = Kernel.create(entry_points=['mock'], strict=True, discovered=found)\n"
+        "r = kernel.registry.plugin('mock')\n"
+        "print(r.distribution, r.version, r.first_party, 'mock' in kernel.registry.providers)\n"
+        "print(sorted(m for m in ('stevedore', 'email.parser', 'hermes_sqlite') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # stevedore loads them (it is handed the entry points); no header is parsed, nothing else loads.
+    assert done.stdout.split("\n")[:2] == ["hermes-kernel 9.9 True True", "['stevedore']"]
+
+
+def test_a_discovered_entry_point_that_fails_to_import_is_recorded(tmp_path: Path) -> None:
+    _module(tmp_path, "loader_probe_ok", "from hermes_core import hookimpl\n")
+    try:
+        found = {
+            "gone": EntryPointSource("gone", "no_such_module_anywhere.plugin", "third", "1.0"),
+            "noattr": EntryPointSource("noattr", "loader_probe_ok:missing", "third", "1.0"),
+            "ok": EntryPointSource("ok", "loader_probe_ok", "third", "1.0"),
+        }
+        kernel = Kernel.create(entry_points=True, strict=False, discovered=found)
+        assert failure_of(kernel, "gone").startswith("import failed: ModuleNotFoundError:")
+        assert failure_of(kernel, "noattr").startswith("import failed: AttributeError:")
+        ok = kernel.registry.plugin("ok")
+        assert ok is not None and not ok.failed and ok.distribution == "third" and not ok.first_party
+        with pytest.raises(PluginError, match="unknown plugin"):
+            Kernel.create(entry_points=["mock"], discovered=found)
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -44,6 +44,7 @@ async def traces(request: web.Request) -> web.Response:
                         "span": span.span_id.hex(),
                         "parent": span.parent_span_id.hex(),
                         "attributes": attributes,
+                        "links": [(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
                     }
                 )
     return web.Response(body=b"", content_type="application/x-protobuf")

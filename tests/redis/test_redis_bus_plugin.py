@@ -14,8 +14,10 @@ from hermes_redis.bus import RedisRunBus
 from tests.timing import eventually, scaled
 
 
-async def echo(command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"body": {"command": command, "run_id": run_id, "args": args}}
+async def echo(
+    command: str, run_id: str, args: dict[str, Any], traceparent: str | None = None
+) -> dict[str, Any]:
+    return {"body": {"command": command, "run_id": run_id, "args": args, "traceparent": traceparent}}
 
 
 async def test_commands_reach_the_owner_and_a_silent_or_gone_owner_is_reported(redis_dsn: str) -> None:
@@ -25,7 +27,12 @@ async def test_commands_reach_the_owner_and_a_silent_or_gone_owner_is_reported(r
     await other.start(echo)
     try:
         answer = await other.send("owner-1", "stop", "run_x", {"why": "test"}, scaled(5))
-        assert answer == {"body": {"command": "stop", "run_id": "run_x", "args": {"why": "test"}}}
+        body = {"command": "stop", "run_id": "run_x", "args": {"why": "test"}, "traceparent": None}
+        assert answer == {"body": body}
+        # The sender's trace context travels in the envelope: the args reach the owner untouched.
+        trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        answer = await other.send("owner-1", "stop", "run_x", {"why": "test"}, scaled(5), traceparent=trace)
+        assert answer == {"body": {**body, "traceparent": trace}}
         # Alive (it heartbeats) but never reads its control stream: a timeout, not a hang.
         await other.client.set("hermes:inst:silent-1", "1", px=60_000)
         assert await other.send("silent-1", "stop", "run_x", {}, 0.3) == {"error": "owner_timeout"}

@@ -1,0 +1,64 @@
+"""What ``hermes tui`` imports before it answers the first ``session.create`` (docs/chat.md#budgets).
+
+The gateway's start-up is CPU time a host waits for (``hermes chat`` to an accepted prompt is
+budgeted), so nothing is imported on the way that the first answer does not need: no JSON-RPC
+library (the gateway calls its method table itself, so neither ``jsonrpcserver`` nor the
+``jsonschema`` validator it builds at import), and no metadata-header parsing (the CLI found the
+entry points already and hands them to the loader, stevedore), and only the method
+modules a session needs to open and take prompts (the rest load on their first call). A throwaway plugin
+records ``sys.modules`` when the kernel stops, after the session was created.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.cli_helpers import write_distribution
+from tests.tui.client import TuiProcess
+
+RECORDER = '''
+"""Writes the names in sys.modules to $MODULES_OUT when the kernel stops."""
+import contextlib
+import os
+import sys
+
+from hermes_core import hookimpl
+
+
+@contextlib.asynccontextmanager
+async def _record(kernel):
+    yield
+    with open(os.environ["MODULES_OUT"], "w", encoding="utf-8") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+
+
+@hookimpl
+def hermes_lifespan(kernel):
+    return _record(kernel)
+'''
+
+#: Imported by nothing the first answer needs (the method modules load on their first call).
+NEVER = (
+    "jsonrpcserver",
+    "jsonschema",
+    "email.parser",
+    "email.feedparser",
+    "hermes_tui_gateway.methods_attach",
+    "hermes_tui_gateway.methods_commands",
+    "hermes_tui_gateway.methods_history",
+)
+
+
+def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: Path, tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    write_distribution(dist, "recorder", {"modules_recorder": RECORDER}, {"recorder": "modules_recorder"})
+    out = tmp_path / "modules.txt"
+    with TuiProcess(home, env={"PYTHONPATH": str(dist), "MODULES_OUT": str(out)}) as tui:
+        sid = tui.create()
+        assert sid
+        assert tui.close() == 0
+    modules = set(out.read_text(encoding="utf-8").split("\n"))
+    # The record is real: the gateway's methods and the recorder itself were imported.
+    assert {"hermes_tui_gateway.methods_session", "modules_recorder"} <= modules
+    loaded = sorted(m for m in modules if m.split(".")[0] in NEVER or m in NEVER)
+    assert loaded == [], f"imported before the first answer: {loaded}"
