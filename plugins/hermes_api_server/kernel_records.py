@@ -11,6 +11,8 @@ Namespaces (all ``api.*``):
 - ``api.responses``: key the response id, scope the principal; least recently used evicted past
   ``responses_max_stored`` (reading one touches it);
 - ``api.conversations``: key a digest of (principal, name), value the response id it points at;
+- ``api.responses_owner``: the liveness lease of each background response on shared records
+  (:mod:`hermes_api_server.response_lease`);
 - ``api.runs``: key the run id, scope the principal, value ``{status, terminal}``; an ended run
   expires after the run-status retention;
 - ``api.runs_open``: one marker per run not ended yet (so a restart finds them without a scan);
@@ -71,6 +73,8 @@ class KernelApiRecords:
         self._console = records.space("api.console")
         self._chat_keys = records.space("api.chat_index")
         self._chat_heads = records.space("api.chat_heads")
+        #: Background responses' liveness leases (written by ``response_lease``; swept here).
+        self._response_owners = records.space("api.responses_owner")
         self._chats = KernelChatIndex(self._chat_keys, self._chat_heads, chat_ttl_s)
         # Evicting walks the namespace's index: done every ``_evict_every`` stores (about 1% of
         # the bound), so the bound may be passed by that much in between.
@@ -90,6 +94,7 @@ class KernelApiRecords:
             self._chat_keys,
             self._chat_heads,
             self._console,
+            self._response_owners,
         )
 
     async def open(self) -> None:

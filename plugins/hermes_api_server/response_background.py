@@ -7,7 +7,9 @@ the builder is fed one core event at a time and names its items from the respons
 event is shown only once the core events behind it are stored. So after the process ended (a
 restart, a ``kill -9``) the same events, with the same ``sequence_number``, are rebuilt from the
 log, and a response the end of its process cut off is settled ``failed`` (``error.code``
-``interrupted``) with the output the log holds.
+``interrupted``) with the output the log holds. On shared records another instance streams a
+response running elsewhere from the log too, and settles it (``owner_lost``) once its owner's
+lease went stale (:mod:`hermes_api_server.response_lease`).
 
 What the stored object keeps for that (``hermes_log``, never shown): the session's log head when
 the prompt was submitted, the prompt's queue item, and the object's fixed fields.
@@ -39,6 +41,10 @@ LOG_KEY = "hermes_log"
 CUT_OFF = (
     "The server stopped (it was killed, crashed or restarted) before this response completed; "
     "the output it had produced is kept."
+)
+OWNER_LOST = (
+    "The instance that ran this response stopped answering (it was killed, crashed or lost) "
+    "before the response completed; the output it had produced is kept."
 )
 KEEPALIVE_S = 10.0
 #: Cursors are sequence numbers: at most 18 digits (as run event cursors).
@@ -121,6 +127,9 @@ async def rebuild(
     events = builder.start()
     turn_id: str | None = None
     cursor = int(entry.get("after") or 0)
+    #: A settled cut-off response keeps how many events it had then (its owner may have logged
+    #: more after it was taken for lost: they are not part of its stream).
+    cap = entry.get("events")
     read = 0
     whole = True
     try:
@@ -137,9 +146,12 @@ async def rebuild(
                     continue
                 if event.turn_id != turn_id:
                     continue
-                if isinstance(event, TurnCompleted):
-                    return builder, events, whole
+                # The turn's end closes its open items (their ``.done`` events), as it did live.
                 events.extend(builder.feed_batch([event]))
+                if isinstance(event, TurnCompleted):
+                    return builder, events[:cap] if isinstance(cap, int) else events, whole
+                if isinstance(cap, int) and len(events) >= cap:
+                    return builder, events[:cap], whole
             read += len(page.items)
             if not page.more:
                 break
@@ -150,12 +162,20 @@ async def rebuild(
     return builder, events, whole and turn_id is not None
 
 
-async def settle_cut_off(state: ServerState, who: str, record: dict[str, Any]) -> dict[str, Any]:
-    """End a background response whose process ended before it did: ``failed`` with the output
-    the event log holds; return the stored object."""
-    builder, _events, _whole = await rebuild(state, record)
-    builder.cut_off(CUT_OFF)
-    obj = {**builder.snapshot(), LOG_KEY: record["object"][LOG_KEY]}
+async def cut_off_object(
+    state: ServerState, record: dict[str, Any], message: str, code: str
+) -> dict[str, Any]:
+    """Return the ``failed`` object of a background response whose process ended before it did,
+    with the output the event log holds."""
+    builder, events, _whole = await rebuild(state, record)
+    builder.cut_off(message, code)
+    return {**builder.snapshot(), LOG_KEY: {**record["object"][LOG_KEY], "events": len(events)}}
+
+
+async def store_object(
+    state: ServerState, who: str, record: dict[str, Any], obj: dict[str, Any]
+) -> dict[str, Any]:
+    """Write ``obj`` as the response's stored object; return it."""
     await state.store.put_response(
         obj["id"],
         who,
@@ -170,17 +190,43 @@ async def settle_cut_off(state: ServerState, who: str, record: dict[str, Any]) -
     return obj
 
 
-def unsettled(state: ServerState, record: dict[str, Any]) -> bool:
-    """A background response stored as running that nothing runs any more: not live here, and
-    this process is the only one using the records (with shared records another instance may
-    still run it)."""
-    obj = record["object"]
+def running(state: ServerState, obj: dict[str, Any]) -> bool:
+    """A background response stored as running that does not run in this process."""
     return (
         LOG_KEY in obj
         and obj.get("status") in ("queued", "in_progress")
         and obj["id"] not in state.live_responses
-        and not state.store.shared
     )
+
+
+async def settle_if_gone(state: ServerState, who: str, record: dict[str, Any]) -> dict[str, Any]:
+    """Return the response's object, settled first when nothing runs it any more.
+
+    On records of this process alone, a background response stored as running that does not run
+    here was cut off by the end of a process: ``failed`` (``interrupted``). On shared records it
+    may run on another instance: it is settled (``failed``, ``owner_lost``) only once its owner's
+    lease went stale (:mod:`hermes_api_server.response_lease`), by the one instance that takes
+    the lease over.
+    """
+    obj: dict[str, Any] = record["object"]
+    if not running(state, obj):
+        return obj
+    if not state.store.shared:
+        return await store_object(
+            state, who, record, await cut_off_object(state, record, CUT_OFF, "interrupted")
+        )
+    from hermes_api_server.response_lease import settled, take_over
+
+    token, final = await take_over(state, obj["id"], who)
+    if final is not None:
+        return await store_object(state, who, record, final)  # committed, maybe not copied yet
+    if token is None:
+        return obj  # its owner is alive
+    ended = await cut_off_object(state, record, OWNER_LOST, "owner_lost")
+    if not await settled(state, obj["id"], token, ended):
+        fresh = await state.store.get_response(who, obj["id"])
+        return fresh["object"] if fresh is not None else obj
+    return await store_object(state, who, record, ended)
 
 
 async def stream_stored(
@@ -200,22 +246,51 @@ async def stream_stored(
         raise invalid(
             "This response cannot be streamed: it was not created with background set to true", "stream"
         )
-    if unsettled(state, record):
-        obj = await settle_cut_off(state, who, record)
-    _builder, events, whole = await rebuild(state, record)
+    obj = await settle_if_gone(state, who, record)
+    headers = {"X-Hermes-Session-Id": record["session_id"]}
     if obj.get("status") in ("queued", "in_progress"):
-        # Another instance runs it (shared records): what the log holds so far, then the end
-        # is not known here.
-        raise ApiError(
-            409,
-            "response_not_streamable",
-            "The response runs on another instance of this server; poll it with GET",
+        # Another instance runs it (shared records): follow its turn in the event log until it
+        # ends there or its owner is found gone (then it is settled from here).
+        frames = Frames()
+        feeder = asyncio.create_task(
+            _from_log(state, who, response_id, frames), name=f"hermes-follow-{response_id}"
         )
+        try:
+            return await follow(request, frames, after, headers)
+        finally:
+            feeder.cancel()
+    _builder, events, whole = await rebuild(state, record)
     if not whole:
         log.warning("response %s: the event log no longer holds all of its events", response_id)
     done = Frames()
     done.add([*events, terminal_of(obj, len(events))], end=True)
-    return await follow(request, done, after, {"X-Hermes-Session-Id": record["session_id"]})
+    return await follow(request, done, after, headers)
+
+
+async def _from_log(state: ServerState, who: str, response_id: str, frames: Frames) -> None:
+    """Feed ``frames`` with the stream of a background response another instance runs, read
+    back from the event log every ``bus.heartbeat_s``, until it ended (settling it when its
+    owner is gone)."""
+    try:
+        while True:
+            record = await state.store.get_response(who, response_id)
+            if record is None:
+                frames.add([], end=True)
+                return
+            obj = await settle_if_gone(state, who, record)
+            _builder, events, _whole = await rebuild(state, record)
+            rest = events[len(frames.events) :]
+            if obj.get("status") not in ("queued", "in_progress"):
+                frames.add([*rest, terminal_of(obj, len(frames.events) + len(rest))], end=True)
+                return
+            if rest:
+                frames.add(rest)
+            await asyncio.sleep(state.kernel.settings.bus.heartbeat_s)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.warning("following response %s in the event log failed", response_id, exc_info=True)
+        frames.add([], end=True)
 
 
 async def follow(

@@ -95,14 +95,15 @@ class ResponseBuilder:
         digest = hashlib.sha256(f"{self.id}:{self._minted}".encode()).hexdigest()[:24]
         return f"{prefix}_{digest}"
 
-    def cut_off(self, message: str) -> None:
-        """Mark the object as ended by the end of the process that ran it (``failed``)."""
+    def cut_off(self, message: str, code: str = "interrupted") -> None:
+        """Mark the object as ended by the end of the process that ran it (``failed``, with
+        ``error.code`` ``code``)."""
         if self._message is not None:
             self._message["status"] = "incomplete"
         for index in self._calls.values():
             self.output[index]["status"] = "incomplete"
         self.status = "failed"
-        self.error = {"code": "interrupted", "message": message}
+        self.error = {"code": code, "message": message}
         self.incomplete = None
 
     def snapshot(self) -> dict[str, Any]:

@@ -1,8 +1,10 @@
 """``POST /v1/responses/{id}/cancel``: stop a response whose turn is still running
 (docs/reference/api-server.md#cancelling-a-response).
 
-Hermes has no ``background`` mode, so every response is cancellable while it runs: a streamed one
-(its id arrives in ``response.created``) or a non-streamed one another client learned the id of.
+Every response is cancellable while it runs, background or not: a streamed one (its id arrives
+in ``response.created``) or a non-streamed one another client learned the id of. A background
+response another instance runs (shared records) is cancelled by asking its owner through its
+lease (:mod:`hermes_api_server.response_lease`).
 A response that already ended is refused the way OpenAI refuses it (400, ``Cannot cancel a
 completed response.``), except one that is already ``cancelled``: cancelling again returns it.
 """
@@ -21,6 +23,7 @@ from hermes_api_server.turns import abandon
 
 if TYPE_CHECKING:
     from hermes_api_server.response_builder import ResponseBuilder
+    from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
 
 #: How long a cancel waits for the turn to stop and the final object to be written.
@@ -67,19 +70,21 @@ async def cancel_response(request: web.Request) -> web.Response:
     record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
-    from hermes_api_server.response_background import public, settle_cut_off, unsettled
+    from hermes_api_server.response_background import public, settle_if_gone
 
-    if unsettled(state, record):
-        # Background, stored as running by a process that ended: settle it (from the event log) first.
-        await settle_cut_off(state, who, record)
-    obj: dict[str, Any] = record["object"]
+    # Background, stored as running by a process that ended (or, on shared records, by an
+    # instance whose lease went stale): settle it (from the event log) first.
+    obj: dict[str, Any] = await settle_if_gone(state, who, record)
+    if state.store.shared and obj.get("status") in ("in_progress", "queued"):
+        obj = await _cancel_elsewhere(state, who, record, obj)
     status = obj.get("status")
     if status == "cancelled":
         return json_response(public(obj))
     if status not in ("in_progress", "queued"):
         raise ApiError(400, "response_not_cancellable", f"Cannot cancel a {status} response.")
     if state.store.shared:
-        # Another instance behind the same balancer runs it (or ran it and died).
+        # Another instance behind the same balancer runs it (its lease is alive), or a
+        # non-background response ran there.
         raise ApiError(
             409,
             "response_not_cancellable",
@@ -98,3 +103,24 @@ async def cancel_response(request: web.Request) -> web.Response:
         record.get("input"),
     )
     return json_response(public(obj))
+
+
+async def _cancel_elsewhere(
+    state: ServerState, who: str, record: dict[str, Any], obj: dict[str, Any]
+) -> dict[str, Any]:
+    """Ask the instance running a background response to cancel it and wait (at most
+    :data:`SETTLE_S`) until it ended; return the object as it stands then."""
+    from hermes_api_server.response_background import LOG_KEY, settle_if_gone
+    from hermes_api_server.response_lease import request_cancel
+
+    if LOG_KEY not in obj or not await request_cancel(state, obj["id"]):
+        return obj
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_S
+    while obj.get("status") in ("in_progress", "queued") and loop.time() < deadline:
+        await asyncio.sleep(min(0.1, state.kernel.settings.bus.heartbeat_s))
+        fresh = await state.store.get_response(who, obj["id"])
+        if fresh is None:
+            break
+        obj = await settle_if_gone(state, who, fresh)  # its owner may be gone meanwhile
+    return obj

@@ -27,6 +27,8 @@ log = logging.getLogger("hermes.api.responses")
 if TYPE_CHECKING:
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
+    from hermes_api_server.response_background import Frames
+    from hermes_api_server.response_lease import OwnerLease
     from hermes_api_server.state import ServerState
     from hermes_core import Session, Turn
 
@@ -203,11 +205,12 @@ class ResponseJob:
         return snapshot, headers
 
     async def _background(self, ready: asyncio.Future[dict[str, str]]) -> None:
-        from hermes_api_server.response_background import Frames
+        from hermes_api_server.response_lease import hold
 
         state = self.state
         frames: Frames = self.live.frames
         done: TurnCompleted | None = None
+        lease: OwnerLease | None = None
         try:
             with self._running():
                 async with open_target(state, self.who, self.target, self.channel, self.workspace) as session:
@@ -218,6 +221,11 @@ class ResponseJob:
                         "item_id": turn.item_id,
                         "base": dict(self.builder.base),
                     }
+                    # Shared records: the liveness lease other instances read (before the
+                    # object exists, so a stored running object always has one).
+                    lease = await hold(state, self.builder.id, self.who)
+                    if lease is not None:
+                        lease.on_cancel = self._cancel_soon
                     await self._save(session, None)
                     frames.add(self.builder.start())
                     ready.set_result(self._headers(session.id))
@@ -235,14 +243,19 @@ class ResponseJob:
                             last = max(event.seq for event in batch)
                             if out and last:
                                 await state.kernel.events.durable(session.id, last)
+                            if lease is not None and not await lease.vouched():
+                                break  # settled elsewhere: show nothing more
                             frames.add(out)
                     finally:
                         await pump.close()
                         if done is None:
                             await asyncio.shield(abandon(session, turn))
                         self._settle_status(done)
-                        await asyncio.shield(self._save(session, done))
-                        frames.add([self.builder.terminal_event()], end=True)
+                        theirs = await asyncio.shield(self._commit(lease, session, done))
+                        if theirs is None:
+                            frames.add([self.builder.terminal_event()], end=True)
+                        else:
+                            await self._adopt(theirs, session.id, frames)
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
@@ -250,8 +263,44 @@ class ResponseJob:
                 log.warning("background response %s failed", self.builder.id, exc_info=True)
             frames.add([], end=True)
         finally:
+            if lease is not None:
+                await lease.stop()
             if not ready.done():
                 ready.set_exception(ApiError(500, "internal_error", "The response could not start"))
+
+    async def _commit(
+        self, lease: OwnerLease | None, session: Session, done: TurnCompleted | None
+    ) -> dict[str, Any] | None:
+        """Commit and store the end of a background response; return the object another
+        instance settled it with instead (its lease was taken over), else None."""
+        if lease is not None:
+            from hermes_api_server.response_background import LOG_KEY
+
+            final = self.builder.snapshot()
+            if self.log_entry is not None:
+                final[LOG_KEY] = self.log_entry
+            theirs = await lease.commit(final)
+            if theirs is not None:
+                return theirs
+        await self._save(session, done)
+        return None
+
+    def _cancel_soon(self) -> None:
+        """Another instance asked to cancel this background response."""
+        self.state.kernel.spawn(self.live.cancel(), name=f"hermes-response-cancel-{self.builder.id}")
+
+    async def _adopt(self, theirs: dict[str, Any], session_id: str, frames: Frames) -> None:
+        """End this process's stream with the ending another instance settled: the events it
+        counted that were not shown here (read back from the log), then its terminal event."""
+        from hermes_api_server.response_background import rebuild, terminal_of
+
+        events: list[StreamEvent] = []
+        try:
+            _builder, events, _whole = await rebuild(self.state, {"object": theirs, "session_id": session_id})
+        except Exception:
+            log.warning("reading response %s back from the event log failed", self.builder.id, exc_info=True)
+        rest = events[len(frames.events) :]
+        frames.add([*rest, terminal_of(theirs, len(frames.events) + len(rest))], end=True)
 
     async def _write(self, writer: SseWriter, events: list[StreamEvent]) -> None:
         if not events:

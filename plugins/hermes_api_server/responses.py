@@ -138,7 +138,7 @@ async def retrieve_response(request: web.Request) -> web.StreamResponse:
     """Return a stored response object."""
     state = get_state(request)
     response_id = request.match_info["response_id"]
-    from hermes_api_server.response_background import public, settle_cut_off, stream_stored, unsettled
+    from hermes_api_server.response_background import public, settle_if_gone, stream_stored
 
     who = principal(request)
     stream = parse_bool(request.query.get("stream"), "stream")
@@ -154,9 +154,7 @@ async def retrieve_response(request: web.Request) -> web.StreamResponse:
     record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
-    if unsettled(state, record):
-        return json_response(public(await settle_cut_off(state, who, record)))
-    return json_response(public(record["object"]))
+    return json_response(public(await settle_if_gone(state, who, record)))
 
 
 async def delete_response(request: web.Request) -> web.Response:

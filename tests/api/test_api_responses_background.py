@@ -161,3 +161,23 @@ async def test_background_stream_resumes_across_kill_9_and_restart(tmp_path: Pat
         assert nxt.status == "completed"
     finally:
         again.stop()
+
+
+async def test_the_stream_read_back_after_the_end_is_the_live_one(server: Server) -> None:
+    """Events the turn's end makes (the ``.done`` events of the message it closes) are in the
+    stream read back from the event log too, numbered as they were live."""
+    sdk = client(server)
+    stream = await asyncio.to_thread(
+        sdk.responses.create, model="hermes-agent", input="[[tokens 5]] hi", background=True, stream=True
+    )
+    live = await asyncio.to_thread(lambda: take(stream))
+    assert live[-1].type == "response.completed"
+    assert "response.output_item.done" in [e.type for e in live]
+
+    async def stored() -> bool:
+        found = await asyncio.to_thread(sdk.responses.retrieve, live[0].response.id)
+        return found.status == "completed"
+
+    await eventually(stored, timeout=scaled(10), what="the response to be stored")
+    again = await asyncio.to_thread(lambda: take(sdk.responses.retrieve(live[0].response.id, stream=True)))
+    assert [e.model_dump() for e in again] == [e.model_dump() for e in live]
