@@ -15,7 +15,7 @@ from aiohttp import web
 from hermes_api_server.errors import ApiError, invalid, json_response
 from hermes_api_server.http_util import read_json
 from hermes_api_server.state import caller, get_state
-from hermes_core import DEFAULT_TENANT, InvalidValue, parse_duration
+from hermes_core import DEFAULT_TENANT, InvalidValue, check_tenant, parse_duration
 
 if TYPE_CHECKING:
     from hermes_core import AccessKeys, Principal
@@ -33,6 +33,11 @@ async def list_keys(request: web.Request) -> web.Response:
     """List the caller's tenant's keys (every tenant's for an operator; ``?tenant=`` narrows)."""
     keys, who = _keys(request)
     tenant = request.query.get("tenant") if who.operator else who.tenant
+    if tenant:
+        try:
+            check_tenant(tenant)
+        except InvalidValue as exc:
+            raise invalid(str(exc), "tenant") from None
     found = await keys.list(tenant or None)
     return json_response({"object": "list", "data": [dict(k.as_dict(), object="hermes.key") for k in found]})
 

@@ -186,3 +186,15 @@ async def wait_status_as(srv: Server, run_id: str, auth: str) -> None:
 
 
 __all__ = ["cli_key", "hermes_keys", "http_key", "wait_status"]
+
+
+async def test_malformed_tenant_and_key_ids_get_clear_errors(make_server: Any) -> None:
+    """Found by schemathesis: a NUL byte in ``?tenant=`` reached the store and answered 500."""
+    srv: Server = make_server()
+    for bad in ("B%00", "UPPER", "-x", "a" * 65):
+        reply = await call(srv, "GET", f"/v1/keys?tenant={bad}")
+        assert assert_error(reply, 400, "invalid_value")["param"] == "tenant"
+    assert (await call(srv, "GET", "/v1/keys?tenant=acme")).status == 200
+    for bad_id in ("a%00b", "..", "x" * 300):
+        reply = await call(srv, "DELETE", f"/v1/keys/{bad_id}")
+        assert reply.status == 404, (bad_id, reply.status, reply.text)
