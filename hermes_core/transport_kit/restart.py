@@ -16,7 +16,7 @@ import time
 
 
 def same_command(argv: list[str], option: str, value: str) -> list[str]:
-    """Return a command line (the transport's ``sys.argv``) with ``option`` set to ``value``
+    """Return a command line (the one the transport was started with) with ``option`` set to ``value``
     (added if absent), run by this interpreter.
 
     :param option: a long option taking one value, e.g. ``--ws`` or ``--port``.
@@ -44,7 +44,7 @@ def same_command(argv: list[str], option: str, value: str) -> list[str]:
 
 def exec_at_exit(argv: list[str], option: str, value: str, delay_ms: int) -> list[str]:
     """Once the interpreter has shut down cleanly, wait ``delay_ms`` and run the command ``argv``
-    (the transport's ``sys.argv``) again with ``option`` set to ``value``; return that command."""
+    (the one the transport was started with) again with ``option`` set to ``value``; return it."""
     command = same_command(argv, option, value)
 
     def again() -> None:
