@@ -107,8 +107,16 @@ def rebuilt(screen: Screen, snapshot: dict[str, Any]) -> None:
                 screen.rows_shown.add(message["row_id"])
             continue
         prefix = ""
-        if turn is not None and not continued and role == "assistant" and text.startswith(streamed):
-            prefix, continued = streamed, True
+        if turn is not None and not continued and role == "assistant" and streamed:
+            if text.startswith(streamed):
+                prefix, continued = streamed, True
+            elif text.strip() and streamed.startswith(text.rstrip()):
+                # The gateway stopped before it stored all it had sent: the screen already
+                # holds the stored part and more. Nothing to show; the reply was cut off.
+                if isinstance(message.get("row_id"), int):
+                    screen.rows_shown.add(message["row_id"])
+                streamed = ""
+                continue
         _show_row(screen, message, skip_prefix=prefix)
     if turn is not None and not continued:
         screen.notice("the reply above was cut off when the gateway stopped", "warn")
