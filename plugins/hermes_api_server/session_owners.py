@@ -40,13 +40,19 @@ class SessionOwners:
         self._space = records.space(NAMESPACE)
         self._known: dict[str, str] = {}
 
-    async def check(self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]]) -> None:
+    async def check(
+        self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]], *, new: bool = False
+    ) -> None:
         """Claim ``session_id`` for ``owner`` or check that it may open it.
 
+        :param new: the id was made for this request (``api-`` + 64 random bits), so no record
+            can name it: a configured key reads nothing (a tenant still claims it).
         :raises ApiError: 404 ``session_not_found`` for another tenant's session.
         """
         holder = self._known.get(session_id)
-        if holder is None and owner.startswith(_LEGACY):
+        if holder is None and owner.startswith(_LEGACY) and new:
+            holder = owner
+        elif holder is None and owner.startswith(_LEGACY):
             # A configured key only has to stay out of tenants' sessions: one read, no write. A
             # session it opens without a record exists from then on, so no tenant can claim it.
             record = await self._space.get(session_id)
