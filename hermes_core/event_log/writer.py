@@ -316,9 +316,18 @@ class SessionLog:
         )
 
     # -- waiting ----------------------------------------------------------------------------------
+    @property
+    def stored(self) -> int | None:
+        """The newest stored number, or None when nothing is to be waited for (see
+        :meth:`durable_through`)."""
+        if self.state != "open" or not self.session.persisted:
+            return None
+        return self.durable
+
     async def durable_through(self, seq: int) -> None:
-        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be)."""
-        if seq <= self.durable or self.state != "open":
+        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be:
+        the log is broken or closed, or the session is not kept in storage)."""
+        if seq <= self.durable or self.state != "open" or not self.session.persisted:
             return
         future = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, future))
