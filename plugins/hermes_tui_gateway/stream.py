@@ -266,6 +266,10 @@ class SessionStream(EventProjector):
         drainer = self._drainer
         if drainer is not None:
             await asyncio.wait([drainer], timeout=timeout)
+            if not drainer.done():
+                drainer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await drainer
         if self._outbox:
             log.warning(
                 "tui: %d frames of %s sent without waiting for the log", len(self._outbox), self.session_id
