@@ -8,7 +8,14 @@ frames and log writes per turn, the turn's wall time, and the process CPU time p
 (``time.process_time``: user + system of this process, kernel, writer and stream alike). The
 load average is printed with the figures. Not a test.
 
-Run: ``python bench/bench_tui_hold.py [--turns 5] [--tokens 3000] [--paced 300]``.
+``--e2e`` measures the same through ``hermes tui`` over stdio on a SQLite file instead: per turn
+(``[[tokens 300]] [[delay 5]]``, a fresh session each), submit to first ``message.delta``, submit
+to ``message.complete``, and the gateway process's CPU time (user + system, from ``/proc``) per
+turn. ``--base DIR`` runs a second gateway from a checkout of other code (put first on its
+``PYTHONPATH``, with ``DIR/plugins``), turns alternating between the two: a paired before/after.
+
+Run: ``python bench/bench_tui_hold.py [--turns 5] [--tokens 3000] [--paced 300]`` or
+``python bench/bench_tui_hold.py --e2e [--base /tmp/base-checkout] [--turns 10]``.
 """
 
 from __future__ import annotations
@@ -143,12 +150,82 @@ async def bench(turns: int, prompts: dict[str, str]) -> None:
             print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def e2e(turns: int, base: str | None) -> None:
+    """Paired turns through ``hermes tui`` over stdio on SQLite (see the module's docstring)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_tui import Gateway, fresh, wait_complete
+
+    variants = {"this": None, **({"base": base} if base else {})}
+    with tempfile.TemporaryDirectory() as tmp:
+        gateways = {}
+        for name, code in variants.items():
+            home = Path(tmp) / name
+            home.mkdir()
+            (home / "config.toml").write_text(
+                'model = "mock:echo"\n[compression]\nauto_threshold = 0\n[titles]\nrefine = false\n'
+            )
+            saved = os.environ.get("PYTHONPATH")
+            if code:
+                os.environ["PYTHONPATH"] = f"{code}:{code}/plugins"
+            try:
+                gateways[name] = Gateway(home)
+            finally:
+                if saved is None:
+                    os.environ.pop("PYTHONPATH", None)
+                else:
+                    os.environ["PYTHONPATH"] = saved
+        try:
+            for gw in gateways.values():
+                gw.call("session.status", session_id="none")  # started and answering
+            rows: dict[str, dict[str, list[float]]] = {
+                n: {"first": [], "done": [], "cpu": []} for n in gateways
+            }
+            print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            for round_ in range(turns + 1):
+                for name, gw in gateways.items():
+                    sid = fresh(gw)
+                    done_before = len(gw.completes)
+                    gw.first_delta = None
+                    cpu = _cpu_s(gw.proc.pid)
+                    _id, sent = gw.send("prompt.submit", session_id=sid, text="[[tokens 300]] [[delay 5]]")
+                    done, _ = wait_complete(gw, done_before)
+                    if round_ == 0:
+                        continue  # warm-up
+                    rows[name]["first"].append((gw.first_delta or done) - sent)
+                    rows[name]["done"].append(done - sent)
+                    rows[name]["cpu"].append(_cpu_s(gw.proc.pid) - cpu)
+            print(
+                f"{'code':<6} {'first delta p50 ms':>19} {'max ms':>8} "
+                f"{'complete p50 s':>15} {'cpu ms/turn':>12}"
+            )
+            for name, row in rows.items():
+                print(
+                    f"{name:<6} {statistics.median(row['first']) * 1000:>19.1f} "
+                    f"{max(row['first']) * 1000:>8.1f} "
+                    f"{statistics.median(row['done']):>15.3f} {statistics.median(row['cpu']) * 1000:>12.0f}"
+                )
+            print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        finally:
+            for gw in gateways.values():
+                gw.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=5, help="turns per mode and kind")
     parser.add_argument("--tokens", type=int, default=3000, help="tokens of the burst turn (no delay)")
     parser.add_argument("--paced", type=int, default=300, help="tokens of the paced turn (5 ms apart)")
+    parser.add_argument("--e2e", action="store_true", help="through hermes tui over stdio on SQLite")
+    parser.add_argument("--base", help="with --e2e: a checkout of the code to compare with")
     args = parser.parse_args()
+    if args.e2e:
+        e2e(args.turns, args.base)
+        return 0
     prompts = {"burst": f"[[tokens {args.tokens}]]", "paced": f"[[tokens {args.paced}]] [[delay 5]]"}
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; hold = as shipped, send = not held")
     asyncio.run(bench(args.turns, prompts))
