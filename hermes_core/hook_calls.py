@@ -133,10 +133,11 @@ class _Prepared:
         self.call = call
 
 
-# A hook caller -> its prepared call. A handful of hooks per plugin manager; the map is emptied
-# when it grows past _PREPARED_MAX (tests make many kernels).
+# A hook caller -> its prepared call. A process has one plugin manager and calls four hooks this
+# way; the map is emptied when it grows past _PREPARED_MAX, so the callers (and plugin managers)
+# of kernels made and dropped one after another (tests) are not kept for long.
 _PREPARED: dict[pluggy.HookCaller, _Prepared] = {}
-_PREPARED_MAX = 256
+_PREPARED_MAX = 32
 
 
 def _prepare(pm: pluggy.PluginManager, caller: pluggy.HookCaller, impls: list[pluggy.HookImpl]) -> _Prepared:
