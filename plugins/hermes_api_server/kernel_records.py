@@ -52,15 +52,25 @@ class KernelApiRecords:
     :param max_responses: stored responses kept (least recently used dropped first).
     :param run_retention_s: how long an ended run's status (and a run idempotency key) is kept.
     :param chat_ttl_s: how long a chat index key lives after it was last recorded.
+    :param shared_bus: a shared run bus joins this instance to others (see :attr:`shared`).
     """
 
     def __init__(
-        self, kernel: Kernel, max_responses: int, run_retention_s: float, chat_ttl_s: float = 30 * 86400
+        self,
+        kernel: Kernel,
+        max_responses: int,
+        run_retention_s: float,
+        chat_ttl_s: float = 30 * 86400,
+        *,
+        shared_bus: bool = False,
     ) -> None:
         records = kernel.records
         self._records = records
-        #: True when the backend lives on a database server that other instances share.
-        self.shared = records.shared
+        #: True when other live instances may write these records: the backend lives on a
+        #: database server they share, or a shared run bus joins several instances, which on one
+        #: host may share one SQLite file (docs/deploy.md). Only the bus then knows whether a
+        #: stored run's owner is alive.
+        self.shared = records.shared or shared_bus
         self.max_responses = max_responses
         # A retention of 0 keeps an ended run only until the next sweep.
         self.run_retention_s = max(run_retention_s, 0.001)

@@ -118,7 +118,7 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
     except ConfigError as exc:
         _say(f"Error: {exc}")
         return 1
-    state = await _build_state(kernel, settings, keyring, data_dir, workspace)
+    state = await _build_state(kernel, settings, keyring, data_dir, workspace, shared_bus=bus.shared)
     try:
         await bus.start(functools.partial(on_control, state), state.runs)
     except ConnectionError as exc:
@@ -177,7 +177,13 @@ async def backends_banner(state: ServerState) -> list[str]:
 
 
 async def _build_state(
-    kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
+    kernel: Kernel,
+    settings: ApiSettings,
+    keyring: KeyRing,
+    data_dir: Path,
+    workspace: Path | None,
+    *,
+    shared_bus: bool,
 ) -> ServerState:
     from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
@@ -188,7 +194,11 @@ async def _build_state(
     from hermes_core import __version__
 
     store = KernelApiRecords(
-        kernel, settings.responses_max_stored, settings.run_status_retention_s, settings.chat_index_ttl_s
+        kernel,
+        settings.responses_max_stored,
+        settings.run_status_retention_s,
+        settings.chat_index_ttl_s,
+        shared_bus=shared_bus,
     )
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
