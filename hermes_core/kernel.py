@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -239,13 +239,22 @@ class Kernel:
         return self.questions.answer(request_id, value)
 
     async def dispatch_slash(
-        self, session: Session | None, text: str, *, surface: str
+        self,
+        session: Session | None,
+        text: str,
+        *,
+        surface: str,
+        sees: Callable[[list[str]], Awaitable[set[str]]] | None = None,
     ) -> CommandResult | None:
         """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
-        text is not one."""
+        text is not one.
+
+        :param sees: which stored session ids the caller may see (a tenant's connection: its
+            tenant's); None: all of them.
+        """
         from hermes_core.slash import dispatch_slash
 
-        return await dispatch_slash(self, session, text, surface=surface)
+        return await dispatch_slash(self, session, text, surface=surface, sees=sees)
 
     def default_file_access(self) -> FileAccess:
         """The file access of a new session (local files; an editor may replace it)."""

@@ -186,6 +186,9 @@ class CommandContext:
     args: str
     surface: str
     name: str
+    #: Which of some stored session ids the caller may see (a tenant's connection sees its own
+    #: tenant's only); None: every session. Commands that list or find stored sessions ask it.
+    sees: Callable[[list[str]], Awaitable[set[str]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

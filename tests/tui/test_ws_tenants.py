@@ -116,9 +116,19 @@ async def test_each_tenant_sees_only_its_own_sessions(tmp_path: Path) -> None:
                 unknown = await answer(other, method, named(method, UNKNOWN))
                 assert comparable(theirs, a_sid) == comparable(unknown, UNKNOWN), (method, theirs, unknown)
                 assert a_sid not in json.dumps(theirs.get("result", "")), (method, theirs)
-        # By title too.
+        # By title too, and through /resume.
         by_title = await answer(g, "session.resume", {"session_id": "acme work"})
         assert by_title["error"]["code"] == 4007
+        listed = await g.call("command.dispatch", {"command": "/resume", "session_id": g_sid})
+        assert g_sid in json.dumps(listed) and a_sid not in json.dumps(listed)
+        for target in (a_sid, "acme work"):
+            theirs = await answer(
+                g, "command.dispatch", {"command": f"/resume {target}", "session_id": g_sid}
+            )
+            unknown = await answer(
+                g, "command.dispatch", {"command": f"/resume {UNKNOWN}", "session_id": g_sid}
+            )
+            assert comparable(theirs, target) == comparable(unknown, UNKNOWN), (theirs, unknown)
 
         # acme's session is untouched, and a second acme connection resumes it.
         again = await connect(acme)
