@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
-    from hermes_core.records import CommandResult
+    from hermes_core.records import CommandResult, SessionFilter
     from hermes_core.session.live import Session
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore
@@ -239,19 +239,10 @@ class Kernel:
         return self.questions.answer(request_id, value)
 
     async def dispatch_slash(
-        self,
-        session: Session | None,
-        text: str,
-        *,
-        surface: str,
-        sees: Callable[[list[str]], Awaitable[set[str]]] | None = None,
+        self, session: Session | None, text: str, *, surface: str, sees: SessionFilter | None = None
     ) -> CommandResult | None:
         """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
-        text is not one.
-
-        :param sees: which stored session ids the caller may see (a tenant's connection: its
-            tenant's); None: all of them.
-        """
+        text is not one. ``sees`` narrows the stored sessions a command shows (None: all)."""
         from hermes_core.slash import dispatch_slash
 
         return await dispatch_slash(self, session, text, surface=surface, sees=sees)

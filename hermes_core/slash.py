@@ -4,11 +4,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from hermes_core.errors import CommandNotAvailable, CommandUsageError, SessionBusy
-from hermes_core.records import CommandContext, CommandResult
+from hermes_core.records import CommandContext, CommandResult, SessionFilter
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
@@ -23,7 +22,7 @@ async def dispatch_slash(
     text: str,
     *,
     surface: str,
-    sees: Callable[[list[str]], Awaitable[set[str]]] | None = None,
+    sees: SessionFilter | None = None,
 ) -> CommandResult | None:
     """Run the command ``text`` names on ``surface``; None when the text is not one.
 
