@@ -72,16 +72,19 @@ class SessionTenants:
             self._known.clear()
         self._known[session_id] = holder
 
-    async def holder(self, session_id: str) -> str | None:
+    async def holder(self, session_id: str, *, exists: bool = False) -> str | None:
         """Return the owner label ``session_id`` is claimed for, or None when unclaimed.
 
-        An unclaimed id is not cached: a tenant may claim it later.
+        :param exists: the session is known to exist (stored, or live here). Such a session
+            without a claim is never claimed later (a stored key may not claim an existing
+            session; a new one is claimed as it is made), so that answer is cached too; for an
+            id that may not exist yet it is not, since a tenant may still make it.
         """
         if session_id in self._known:
             return self._known[session_id]
         record = await self._space.get(session_id)
         holder = record.owner if record is not None and record.owner else None
-        if holder is not None:
+        if holder is not None or exists:
             self._remember(session_id, holder)
         return holder
 
@@ -118,21 +121,27 @@ class SessionTenants:
         self._remember(session_id, claim.record.owner or who.owner)
 
     async def tenant(self, session_id: str) -> str:
-        """Return the tenant a session belongs to (``default`` when unclaimed)."""
-        return tenant_of(await self.holder(session_id))
+        """Return the tenant an existing session belongs to (``default`` when unclaimed)."""
+        return tenant_of(await self.holder(session_id, exists=True))
 
-    async def sees(self, session_id: str, tenant: str) -> bool:
-        """Tell whether a session belongs to ``tenant`` (the TUI gateway's rule)."""
-        return tenant_of(await self.holder(session_id)) == tenant
+    async def sees(self, session_id: str, tenant: str, *, exists: bool = True) -> bool:
+        """Tell whether a session belongs to ``tenant`` (the TUI gateway's rule).
 
-    async def seen(self, session_ids: Iterable[str], tenant: str) -> set[str]:
-        """Return those of ``session_ids`` that belong to ``tenant`` (a few reads at a time)."""
+        :param exists: the session is known to exist (see :meth:`holder`).
+        """
+        return tenant_of(await self.holder(session_id, exists=exists)) == tenant
+
+    async def seen(self, session_ids: Iterable[str], tenant: str, *, exists: bool = True) -> set[str]:
+        """Return those of ``session_ids`` that belong to ``tenant`` (a few reads at a time).
+
+        :param exists: the sessions are known to exist (see :meth:`holder`).
+        """
         ids = list(dict.fromkeys(session_ids))
         gate = asyncio.Semaphore(_READS_AT_ONCE)
 
         async def one(sid: str) -> bool:
             async with gate:
-                return await self.sees(sid, tenant)
+                return await self.sees(sid, tenant, exists=exists)
 
         found = await asyncio.gather(*(one(sid) for sid in ids))
         return {sid for sid, ok in zip(ids, found, strict=True) if ok}

@@ -173,7 +173,8 @@ async def _seen(gw: Gateway, session_ids: list[str]) -> set[str]:
     from hermes_core import DEFAULT_TENANT
 
     named = [sid for sid in session_ids if sid and sid != "_global"]
-    shown = await tenancy.seen(gw.tenants, named) | {sid for sid in named if sid in gw.lives}
+    # A tree may name any id (spawn_tree.save takes it from the client): not known to exist.
+    shown = await tenancy.seen(gw.tenants, named, exists=False) | {sid for sid in named if sid in gw.lives}
     if tenancy.tenant() == DEFAULT_TENANT:
         shown |= {sid for sid in session_ids if not sid or sid == "_global"}
     return shown

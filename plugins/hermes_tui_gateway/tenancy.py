@@ -66,14 +66,17 @@ async def sees(tenants: SessionTenants | None, session_id: str) -> bool:
     return await tenants.sees(session_id, serving)
 
 
-async def seen(tenants: SessionTenants | None, session_ids: list[str]) -> set[str]:
-    """Return those of ``session_ids`` the current connection may see."""
+async def seen(tenants: SessionTenants | None, session_ids: list[str], *, exists: bool = True) -> set[str]:
+    """Return those of ``session_ids`` the current connection may see.
+
+    :param exists: the sessions are known to exist (stored or live); False for ids a client named.
+    """
     serving = tenant()
     if serving is None or (tenants is None and serving == DEFAULT_TENANT):
         return set(session_ids)
     if tenants is None:
         return set()
-    return await tenants.seen(session_ids, serving)
+    return await tenants.seen(session_ids, serving, exists=exists)
 
 
 async def listing(
