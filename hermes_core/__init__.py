@@ -182,6 +182,8 @@ _EXPORTS: dict[str, str] = {
     "OwnerGone": "hermes_core.run_bus",
     "ControlHandler": "hermes_core.run_bus",
     "RunOwner": "hermes_core.run_bus",
+    "RunStatus": "hermes_core.run_bus",
+    "RunEnd": "hermes_core.run_bus",
     "JsonObject": "hermes_core.run_bus",
     "SchemaSpec": "hermes_core.records",
     # tracing (docs/observability.md)
@@ -330,7 +332,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
         OwnerGone,
         RunBus,
         RunBusFactory,
+        RunEnd,
         RunOwner,
+        RunStatus,
     )
     from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401

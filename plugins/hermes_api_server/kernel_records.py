@@ -11,8 +11,8 @@ Namespaces (all ``api.*``):
 - ``api.responses``: key the response id, scope the principal; least recently used evicted past
   ``responses_max_stored`` (reading one touches it);
 - ``api.conversations``: key a digest of (principal, name), value the response id it points at;
-- ``api.responses_owner``: the liveness lease of each background response on shared records
-  (:mod:`hermes_api_server.response_lease`);
+- ``api.responses_owner``: the liveness lease of each running background response
+  (:mod:`hermes_api_server.response_lease`, swept by :mod:`hermes_api_server.response_sweep`);
 - ``api.runs``: key the run id, scope the principal, value ``{status, terminal}``; an ended run
   expires after the run-status retention;
 - ``api.runs_open``: one marker per run not ended yet (so a restart finds them without a scan);

@@ -320,6 +320,11 @@ async def _run(state: ServerState) -> int:
     if settings.console:
         _say(f"Console: http://{host}:{port}/console (sign in with the API key)")
     state.runs.start()
+    from hermes_api_server.response_sweep import ResponseSweeper
+
+    # Background responses whose owner died are settled without waiting for a reader.
+    sweeper = ResponseSweeper(state)
+    sweeper.start()
     monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
     signals = 0
 
@@ -343,6 +348,7 @@ async def _run(state: ServerState) -> int:
         await _drain(state)
     finally:
         monitor.cancel()
+        await sweeper.close()
         await state.runs.close()
         for current in listeners:
             current.close()  # stop accepting; runner.cleanup() then closes the open connections
