@@ -177,7 +177,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> wr.BackgroundResult:
     # TUI would count the task as still running): it waits behind it, like an answer's events.
     release = _settle_behind_response(gw, live.session.id)
     try:
-        task_id = live.session.background(text, answerable=ALL_KINDS)
+        task_id = live.session.background(text, answerable=ALL_KINDS, charge=tenancy.charge())
     except SessionBusy as exc:
         release()
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc

@@ -180,6 +180,15 @@ async def test_a_tenant_key_charges_its_tenant_bucket(tmp_path: Path) -> None:
             refused = await turn(a, a_sid, "two")
             assert refused["status"] == "error" and refused["error"]["code"] == "budget_exceeded"
             assert "tenant:acme" in refused["error"]["message"]
+            # A background task started over the same connection charges the same buckets.
+            task = (await a.call("prompt.background", {"session_id": a_sid, "text": "three"}))["task_id"]
+            done = await a.wait(
+                lambda: [
+                    e for e in a.events(a_sid, "background.complete") if e["payload"]["task_id"] == task
+                ],
+                timeout=scaled(15),
+            )
+            assert "tenant:acme" in done[0]["payload"]["text"], done
             g_sid = (await g.call("session.create", {}))["session_id"]
             for text in ("one", "two"):  # globex has no limit of its own
                 assert (await turn(g, g_sid, text))["status"] == "complete"
