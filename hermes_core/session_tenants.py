@@ -88,15 +88,21 @@ class SessionTenants:
             self._remember(session_id, holder)
         return holder
 
-    async def check(self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]]) -> bool:
+    async def check(
+        self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]], *, new: bool = False
+    ) -> bool:
         """Claim ``session_id`` for ``owner`` or tell whether it may open it (the API's rule).
 
         :param owner: the caller's :attr:`Principal.owner`.
         :param exists: whether a session is stored already (a stored key may not claim it then).
+        :param new: the id was made for this request (64 random bits), so no record can name it:
+            a configured key reads nothing (a tenant still claims it).
         :returns: False for a session the caller may not open (answer it as unknown).
         """
         holder = self._known.get(session_id)
-        if holder is None and owner.startswith(_LEGACY):
+        if holder is None and owner.startswith(_LEGACY) and new:
+            holder = owner
+        elif holder is None and owner.startswith(_LEGACY):
             # A configured key only has to stay out of tenants' sessions: one read, no write. A
             # session it opens without a record exists from then on, so no tenant can claim it.
             record = await self._space.get(session_id)

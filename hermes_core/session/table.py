@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
+from hermes_core.session.folders import FolderBatch
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
 from hermes_core.subagents import Subagents
 
@@ -41,6 +42,8 @@ class Sessions:
         self._live: dict[str, Session] = {}
         #: The delegated children of these sessions (docs/reference/core.md#subagents).
         self.children = Subagents(kernel)
+        #: Makes new sessions' folders on the executor (see :class:`FolderBatch`).
+        self.folders = FolderBatch(kernel.executor)
         # One lock per session id while it is being opened, forgotten or written without being
         # open (weak values: a lock lives while someone holds or awaits it).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

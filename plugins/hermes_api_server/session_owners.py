@@ -31,10 +31,14 @@ class SessionOwners:
     def __init__(self, records: Records) -> None:
         self.tenants = SessionTenants(records)
 
-    async def check(self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]]) -> None:
+    async def check(
+        self, session_id: str, owner: str, exists: Callable[[str], Awaitable[bool]], *, new: bool = False
+    ) -> None:
         """Claim ``session_id`` for ``owner`` or check that it may open it.
 
+        :param new: the id was made for this request (``api-`` + 64 random bits), so no record
+            can name it: a configured key reads nothing (a tenant still claims it).
         :raises ApiError: 404 ``session_not_found`` for another tenant's session.
         """
-        if not await self.tenants.check(session_id, owner, exists):
+        if not await self.tenants.check(session_id, owner, exists, new=new):
             raise not_found(session_id)
