@@ -142,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "ACCESS_SCOPES": "hermes_core.access_keys",
     "DEFAULT_TENANT": "hermes_core.access_keys",
     "access_scopes": "hermes_core.access_scopes",
+    "SessionTenants": "hermes_core.session_tenants",
     "EventChunk": "hermes_core.event_log.store",
     "ChunkInfo": "hermes_core.event_log.store",
     "ChunkWrite": "hermes_core.event_log.store",
@@ -340,6 +341,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
     from hermes_core.session.types import SessionInfo  # noqa: F401
+    from hermes_core.session_tenants import SessionTenants  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

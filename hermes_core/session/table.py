@@ -22,6 +22,7 @@ from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, r
 from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.content import SeedMessage
     from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
@@ -78,10 +79,15 @@ class Sessions:
         self._live[session.id] = session
 
     def start_background(
-        self, session: Session, text: str, *, answerable: frozenset[str] = frozenset()
+        self,
+        session: Session,
+        text: str,
+        *,
+        answerable: frozenset[str] = frozenset(),
+        charge: ChargeTo | None = None,
     ) -> str:
         """Start a background task for ``session`` (see :meth:`Session.background`); return its id."""
-        return start_background_task(session, text, answerable=answerable)
+        return start_background_task(session, text, answerable=answerable, charge=charge)
 
     async def exists(self, session_id: str) -> bool:
         """Tell whether a session with this id is live here or stored."""
