@@ -1,6 +1,7 @@
 """Which tenant a session belongs to (docs/reference/api-server.md#tenants), for every transport.
 
-A session a tenant's stored key makes (over the API or ``hermes tui --ws``) is claimed for the
+A session a tenant's stored key makes (over the API or ``hermes tui --ws``), and every child
+session a delegation of it makes (:meth:`SessionTenants.inherit`), is claimed for the
 tenant's owner label (``tenant:<name>``, :attr:`Principal.owner`) in the records namespace
 ``api.session_owners``, atomically, so every instance that shares the storage agrees. A session
 with no claim, or one claimed by a configured key (``principal:…``), belongs to the ``default``
@@ -125,6 +126,16 @@ class SessionTenants:
         assert who is not None
         claim = await self._space.claim(session_id, {}, owner=who.owner)
         self._remember(session_id, claim.record.owner or who.owner)
+
+    async def inherit(self, child_id: str, parent_id: str) -> None:
+        """Claim a session a delegation just made (``child_id``) for the owner of the session that
+        delegated (``parent_id``), so a child belongs to its root session's tenant. Nothing for a
+        parent no one claimed (a ``default`` tenant's child needs no record)."""
+        holder = await self.holder(parent_id, exists=True)
+        if holder is None:
+            return
+        claim = await self._space.claim(child_id, {}, owner=holder)
+        self._remember(child_id, claim.record.owner or holder)
 
     async def tenant(self, session_id: str) -> str:
         """Return the tenant an existing session belongs to (``default`` when unclaimed)."""

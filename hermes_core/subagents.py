@@ -2,8 +2,8 @@
 
 :class:`Subagents` is reached as ``kernel.sessions.children``. A delegating tool (the ``delegation``
 plugin's ``delegate_task``) asks it to :meth:`~Subagents.spawn` a child: a real session of its
-own, opened with ``source="tool"`` and ``parent_session_id`` set, the parent's workspace, profile
-and file access, and a :class:`Lineage` saying where it sits in the tree. Transports read the same
+own, opened with ``source="tool"`` and ``parent_session_id`` set, the parent's workspace, profile,
+file access and tenant, and a :class:`Lineage` saying where it sits in the tree. Transports read the same
 table to show, interrupt and steer children. Closing a parent closes its children
 (``Sessions.forget`` calls :meth:`~Subagents.close_children`).
 
@@ -23,12 +23,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.errors import ConfigError
+from hermes_core.errors import ConfigError, StorageError
 from hermes_core.events import SubagentEvent, SubagentKind, SubagentStatus, Usage
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
+    from hermes_core.session_tenants import SessionTenants
 
 log = logging.getLogger("hermes.subagents")
 TAIL_CHARS = 16 * 1024
@@ -182,6 +183,7 @@ class Subagents:
         self._finished: OrderedDict[str, Subagent] = OrderedDict()
         self._paused: set[str] = set()
         self._notes: dict[str, list[str]] = {}
+        self._tenants: SessionTenants | None = None
 
     # -- settings ----------------------------------------------------------------------------
     @property
@@ -291,6 +293,7 @@ class Subagents:
             model=model or parent.record.model,
             parent_session_id=parent.id,
         )
+        await self._claim(parent, child)
         child.lineage = Lineage(child.id, parent.id, depth, asks_on, limits.max_child_tool_rounds)
         child.file_access = parent.file_access
         child.title_refine_started = True
@@ -309,6 +312,23 @@ class Subagents:
         )
         self._active[sub.subagent_id] = sub
         return sub
+
+    async def _claim(self, parent: Session, child: Session) -> None:
+        """Give a new child its parent's tenant (docs/reference/tui-gateway.md#tenants), before
+        its id is known to anyone: unclaimed, it would be the ``default`` tenant's. When the
+        claim cannot be written, the child is closed and the spawn fails."""
+        records = self._kernel.records
+        if not records.available:
+            return
+        if self._tenants is None:
+            from hermes_core.session_tenants import SessionTenants
+
+            self._tenants = SessionTenants(records)
+        try:
+            await self._tenants.inherit(child.id, parent.id)
+        except Exception as exc:
+            await child.close()
+            raise StorageError(f"could not record the child session's tenant: {type(exc).__name__}") from exc
 
     def finish(self, sub: Subagent, status: SubagentStatus) -> None:
         """Move a child to the finished table with its terminal status."""

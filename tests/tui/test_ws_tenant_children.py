@@ -1,0 +1,74 @@
+"""Tenants on ``hermes tui --ws`` beyond the sessions a connection makes itself
+(docs/reference/tui-gateway.md#tenants): the child sessions of a tenant's delegation, the
+questions those children ask, the spawn trees a client saves, and the turns a slash command
+starts are all the tenant's own; another tenant's are answered exactly like unknown ones."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.api.test_api_scoped_keys import cli_key
+from tests.tui.client import WsClient, WsServer, write_config
+from tests.tui.test_ws_tenants import UNKNOWN, answer, comparable, turn
+
+TOKEN = "ws-tenant-children-token-0123456789"
+
+
+def delegate(**args: Any) -> str:
+    return f"[[tool delegate_task {json.dumps(args)}]]"
+
+
+@dataclass
+class Setup:
+    srv: WsServer
+    acme: str
+    globex: str
+    clients: list[WsClient] = field(default_factory=list)
+
+    async def connect(self, secret: str) -> WsClient:
+        client = await WsClient.connect(self.srv.url, headers={"Authorization": f"Bearer {secret}"})
+        self.clients.append(client)
+        await client.wait(lambda: client.frames)  # gateway.ready, not a 4401 close
+        return client
+
+
+async def _setup(home: Path, config: str, scopes: str) -> AsyncIterator[Setup]:
+    write_config(home, config)
+    acme, _ = cli_key(home, "acme", scopes)
+    globex, _ = cli_key(home, "globex", scopes)
+    setup = Setup(WsServer(home, TOKEN), acme, globex)
+    try:
+        yield setup
+    finally:
+        for client in setup.clients:
+            await client.close()
+        setup.srv.stop()
+
+
+@pytest.fixture
+async def two(tmp_path: Path) -> AsyncIterator[Setup]:
+    async for setup in _setup(tmp_path / "home", 'model = "mock:echo"\n', "observe,control,approve"):
+        yield setup
+
+
+async def test_a_delegated_child_session_is_its_root_tenants(two: Setup) -> None:
+    a = await two.connect(two.acme)
+    token = await two.connect(TOKEN)
+    a_sid = (await a.call("session.create", {}))["session_id"]
+    done = await turn(a, a_sid, delegate(goal="[[tokens 3]] child work"))
+    child = json.loads(done["text"].removeprefix("Done: "))["results"][0]["subagent_id"]
+    assert child != a_sid
+    # The default tenant (the gateway's token) cannot see or open acme's child session...
+    theirs = await answer(token, "session.resume", {"session_id": child})
+    unknown = await answer(token, "session.resume", {"session_id": UNKNOWN})
+    assert comparable(theirs, child) == comparable(unknown, UNKNOWN), (theirs, unknown)
+    assert child not in json.dumps(await token.call("session.list", {}))
+    # ... and acme, whose delegation made it, can.
+    resumed = await a.call("session.resume", {"session_id": child})
+    assert resumed["session_id"] == child
