@@ -61,6 +61,8 @@ async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTreeSav
     if label is not None and len(label) > 200:
         raise GatewayError(4002, "label is longer than 200 characters")
     sid = q.session_id
+    if tenancy.tenant() is not None:
+        await _check_own(gw, sid)
     body = {
         "session_id": sid,
         "subagents": subagents,
@@ -73,6 +75,26 @@ async def spawn_tree_save(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTreeSav
     except OSError as exc:
         raise GatewayError(5000, f"spawn_tree.save failed: {exc.strerror or exc}") from exc
     return {"path": path, "session_id": sid}
+
+
+async def _check_own(gw: Gateway, sid: str) -> None:
+    """Refuse a WebSocket connection's tree for a session that is not its tenant's: live here for
+    it, or stored and its tenant's. Another tenant's id, like an unknown one, answers 4001 (as
+    every method that names a session); a tree of no session is the ``default`` tenant's."""
+    from hermes_core import DEFAULT_TENANT
+
+    if not sid or sid == "_global":
+        if tenancy.tenant() == DEFAULT_TENANT:
+            return
+        raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": False})
+    if sid in gw.lives:
+        return
+    try:
+        stored = await gw.kernel.sessions.exists(sid)
+    except Exception:
+        stored = False
+    if not stored or not await gw.sees(sid):
+        raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": False})
 
 
 async def auto_save(gw: Gateway, sid: str, subagent_ids: list[str]) -> None:

@@ -72,3 +72,24 @@ async def test_a_delegated_child_session_is_its_root_tenants(two: Setup) -> None
     # ... and acme, whose delegation made it, can.
     resumed = await a.call("session.resume", {"session_id": child})
     assert resumed["session_id"] == child
+
+
+async def test_spawn_tree_save_is_scoped_to_the_tenants_sessions(two: Setup) -> None:
+    a = await two.connect(two.acme)
+    g = await two.connect(two.globex)
+    token = await two.connect(TOKEN)
+    a_sid = (await a.call("session.create", {}))["session_id"]
+    tree = {"subagents": [{"subagent_id": "x", "status": "completed"}], "label": "planted"}
+    for other in (g, token):
+        theirs = await answer(other, "spawn_tree.save", {**tree, "session_id": a_sid})
+        unknown = await answer(other, "spawn_tree.save", {**tree, "session_id": UNKNOWN})
+        assert comparable(theirs, a_sid) == comparable(unknown, UNKNOWN), (theirs, unknown)
+        assert "error" in theirs, theirs
+    assert not (await a.call("spawn_tree.list", {"session_id": a_sid}))["entries"]
+    saved = await a.call("spawn_tree.save", {**tree, "session_id": a_sid, "label": "mine"})
+    assert saved["session_id"] == a_sid
+    entries = (await a.call("spawn_tree.list", {"session_id": a_sid}))["entries"]
+    assert [e["label"] for e in entries] == ["mine"]
+    # The default tenant's token still saves the trees of its own sessions.
+    t_sid = (await token.call("session.create", {}))["session_id"]
+    assert (await token.call("spawn_tree.save", {**tree, "session_id": t_sid}))["session_id"] == t_sid

@@ -41,6 +41,7 @@ ADDRESSED: dict[str, dict[str, Any]] = {
     "rollback.list": {},
     "process.stop": {},
     "spawn_tree.list": {},
+    "spawn_tree.save": {"subagents": [{"subagent_id": "x"}]},
     "command.dispatch": {"name": "help"},
     "session.create": {},  # as parent_session_id
 }
