@@ -18,7 +18,7 @@ from hermes_tui_gateway.params import GatewayError
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from hermes_core import Session
+    from hermes_core import QuestionRequested, Session
     from hermes_tui_gateway.gateway import Conn, Gateway, Live, Params
 
 log = logging.getLogger("hermes.tui")
@@ -208,10 +208,20 @@ def _settle_behind_response(gw: Gateway, session_id: str) -> Callable[[], None]:
     return release
 
 
+def _asked_on(gw: Gateway, request: QuestionRequested) -> Live | None:
+    """The live session a question belongs to: the one it is asked on, else (a child's question)
+    the root of the asking child's tree."""
+    live = gw.lives.all.get(request.session_id)
+    if live is None and request.task_id:
+        root = gw.kernel.sessions.children.root_id(request.task_id)
+        live = gw.lives.all.get(root) if root is not None else None
+    return live
+
+
 def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> wr.AnswerResult:
     broker = gw.kernel.questions
     request = broker.get(request_id)
-    if request is not None and not tenancy.may_answer(gw.lives.all.get(request.session_id)):
+    if request is not None and not tenancy.may_answer(_asked_on(gw, request)):
         raise GatewayError(4009, f"no pending {kind} request")  # another tenant's: as if unknown
     if request is not None and request.kind != kind:
         raise GatewayError(4009, f"no pending {kind} request")

@@ -156,8 +156,9 @@ class LiveTable(Generic[_L]):
 
 
 def may_answer(live: _Tenanted | None) -> bool:
-    """Whether the current connection may answer a question of a session: not when the session is
-    live here for another tenant. (A delegated child's question names the child's session, which
-    is not live here; it is answered as before.)"""
+    """Whether the current connection may answer a question asked on a session: one live here for
+    its tenant. A delegated child asks on the session at the root of its tree, so its questions
+    are its root's tenant's. A question of a session this gateway does not serve is answered
+    only over stdio (for a WebSocket connection it is as unknown)."""
     serving = tenant()
-    return serving is None or live is None or live.tenant == serving
+    return serving is None or (live is not None and live.tenant == serving)

@@ -6,6 +6,7 @@ starts are all the tenant's own; another tenant's are answered exactly like unkn
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_api_scoped_keys import cli_key
+from tests.timing import scaled
 from tests.tui.client import WsClient, WsServer, write_config
 from tests.tui.test_ws_tenants import UNKNOWN, answer, comparable, turn
 
@@ -38,11 +40,13 @@ class Setup:
         return client
 
 
-async def _setup(home: Path, config: str, scopes: str) -> AsyncIterator[Setup]:
+async def _setup(
+    home: Path, config: str, scopes: str, env: dict[str, str] | None = None
+) -> AsyncIterator[Setup]:
     write_config(home, config)
     acme, _ = cli_key(home, "acme", scopes)
     globex, _ = cli_key(home, "globex", scopes)
-    setup = Setup(WsServer(home, TOKEN), acme, globex)
+    setup = Setup(WsServer(home, TOKEN, env=env), acme, globex)
     try:
         yield setup
     finally:
@@ -93,3 +97,53 @@ async def test_spawn_tree_save_is_scoped_to_the_tenants_sessions(two: Setup) -> 
     # The default tenant's token still saves the trees of its own sessions.
     t_sid = (await token.call("session.create", {}))["session_id"]
     assert (await token.call("spawn_tree.save", {**tree, "session_id": t_sid}))["session_id"] == t_sid
+
+
+# A stand-in for sudo: never passwordless; with -S it records the password and runs the command.
+FAKE_SUDO = """#!/bin/sh
+if [ "$1" = "-n" ]; then exit 1; fi
+if [ "$1" = "-S" ]; then
+  shift
+  read -r pw
+  printf '%s' "$pw" > "$(dirname "$0")/password-seen"
+fi
+exec "$@"
+"""
+
+
+@pytest.fixture
+async def with_sudo(tmp_path: Path) -> AsyncIterator[tuple[Setup, Path]]:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "sudo").write_text(FAKE_SUDO, encoding="utf-8")
+    (bindir / "sudo").chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ.get('PATH', '')}"}
+    config = 'model = "mock:echo"\n'
+    async for setup in _setup(tmp_path / "home", config, "observe,control,approve", env):
+        yield setup, bindir
+
+
+async def test_only_the_tenant_answers_its_childs_question(with_sudo: tuple[Setup, Path]) -> None:
+    two, bindir = with_sudo
+    a = await two.connect(two.acme)
+    g = await two.connect(two.globex)
+    token = await two.connect(TOKEN)
+    a_sid = (await a.call("session.create", {}))["session_id"]
+    await a.call("prompt.submit", {"session_id": a_sid, "text": delegate(goal="[[sudo echo root-things]]")})
+    approval = (await a.wait(lambda: a.events(a_sid, "approval.request"), timeout=scaled(15)))[0]["payload"]
+    child = approval["task_id"]
+    assert child and child != a_sid  # asked by the child, on acme's session
+    await a.call(
+        "approval.respond", {"session_id": a_sid, "request_id": approval["request_id"], "choice": "once"}
+    )
+    request = (await a.wait(lambda: a.events(a_sid, "sudo.request"), timeout=scaled(15)))[0]["payload"]
+    rid = request["request_id"]
+    assert request["task_id"] == child
+    for other in (g, token):
+        theirs = await answer(other, "sudo.respond", {"request_id": rid, "password": "stolen"})
+        unknown = await answer(other, "sudo.respond", {"request_id": "sudo-nope", "password": "x"})
+        assert theirs == unknown and "error" in theirs, (theirs, unknown)
+    assert await a.call("sudo.respond", {"request_id": rid, "password": "mine"}) == {"status": "ok"}
+    done = await a.wait(lambda: a.events(a_sid, "message.complete"), timeout=scaled(15))
+    assert done[-1]["payload"]["status"] == "complete", done
+    assert (bindir / "password-seen").read_text() == "mine"
