@@ -147,3 +147,48 @@ async def test_only_the_tenant_answers_its_childs_question(with_sudo: tuple[Setu
     done = await a.wait(lambda: a.events(a_sid, "message.complete"), timeout=scaled(15))
     assert done[-1]["payload"]["status"] == "complete", done
     assert (bindir / "password-seen").read_text() == "mine"
+
+
+BUDGETS = """model = "mock:echo"
+[budgets]
+max_output_tokens = 10
+[budgets.tenants.acme]
+requests_per_minute = 1
+"""
+
+
+@pytest.fixture
+async def budgeted(tmp_path: Path) -> AsyncIterator[Setup]:
+    async for setup in _setup(tmp_path / "home", BUDGETS, "observe,control"):
+        yield setup
+
+
+async def test_a_turn_a_slash_command_starts_charges_the_tenant(budgeted: Setup) -> None:
+    """``/retry`` (and an undo-then-resend) hand the turn back to the host, which submits it over
+    the same connection: it charges the connection's key and tenant, never the default."""
+    a = await budgeted.connect(budgeted.acme)
+    a_sid = (await a.call("session.create", {}))["session_id"]
+    assert (await turn(a, a_sid, "one"))["status"] == "complete"
+
+    async def refused_after(params: dict[str, Any]) -> None:
+        before = len(a.events(a_sid, "message.complete"))
+        await a.call("prompt.submit", {"session_id": a_sid, **params})
+        await a.wait(lambda: len(a.events(a_sid, "message.complete")) > before, timeout=scaled(15))
+        refused = a.events(a_sid, "message.complete")[-1]["payload"]
+        assert refused["status"] == "error" and refused["error"]["code"] == "budget_exceeded", refused
+        assert "tenant:acme" in refused["error"]["message"], refused
+
+    directive = await a.call("command.dispatch", {"command": "/retry", "session_id": a_sid})
+    assert directive["type"] == "send" and directive["message"] == "one", directive
+    await refused_after({"text": directive["message"]})
+    # The Ink TUI's edit-and-resend: rewind to before the first prompt and submit again.
+    history = (await a.call("session.history", {"session_id": a_sid}))["messages"]
+    first = next(m["row_id"] for m in history if m["role"] == "user")
+    await refused_after(
+        {
+            "text": "one again",
+            "truncate_before_row_id": first,
+            "confirm_truncate": True,
+            "confirm_empty_truncate": True,
+        }
+    )
