@@ -16,6 +16,7 @@ from hermes_core.errors import ConfigError, InvalidValue, ProviderError
 from hermes_core.refs import ModelRef
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.content import SeedMessage
     from hermes_core.kernel import Kernel
     from hermes_core.models import ModelStatus, ResolvedModel
@@ -279,13 +280,29 @@ class Models:
         purpose: str = "one_shot",
         system: str | None = None,
         options: Mapping[str, Any] | None = None,
+        charge: ChargeTo | None = None,
     ) -> str:
         """Make one tool-less, unpersisted model call and return its text.
 
+        The call is budgeted like a turn's (docs/reference/budgets.md#outside-a-turn): its worst
+        case is reserved in ``charge``'s buckets first, settled from the reported usage, refunded
+        when it fails.
+
         :param system: the instruction sent as the system prompt.
         :param options: provider options such as ``max_tokens``.
+        :param charge: who pays (None: the configured default key and tenant; see
+            :func:`~hermes_core.budget_calls.charge_for_session` for a session's call).
+        :raises BudgetExceeded: the call does not fit in a bucket; it was not made.
         """
-        from hermes_core.providers import CHUNK_TYPES, ChatMessage, ChatRequest, TextChunk, not_a_chunk
+        from hermes_core.budget_calls import ChargedCall
+        from hermes_core.providers import (
+            CHUNK_TYPES,
+            ChatMessage,
+            ChatRequest,
+            TextChunk,
+            UsageChunk,
+            not_a_chunk,
+        )
 
         ref = model or self._default
         if not ref:
@@ -299,14 +316,28 @@ class Models:
             options=dict(options or {}),
             purpose=purpose,  # type: ignore[arg-type]
         )
+        budget = ChargedCall(self._kernel.budgets, charge, resolved.provider)
+        request = await budget.reserve(request)
         out: list[str] = []
+        used: UsageChunk | None = None
         try:
             async for chunk in provider.stream(request):
                 if isinstance(chunk, TextChunk):
                     out.append(chunk.text)
+                elif isinstance(chunk, UsageChunk):
+                    used = chunk
                 elif not isinstance(chunk, CHUNK_TYPES):
                     raise not_a_chunk(resolved.provider, chunk)
-        except ProviderError as exc:  # its text reaches hosts and logs: mask it like a turn's
+        except BaseException as exc:
+            if used is not None:
+                await budget.settle(used.input, used.output)
+            elif out:  # cut off after text streamed: what streamed was paid for
+                await budget.settle(_estimate_input(request), len("".join(out)) // 4)
+            else:
+                await budget.refund()
+            if not isinstance(exc, ProviderError):
+                raise
+            # its text reaches hosts and logs: mask it like a turn's
             raise ProviderError(
                 exc.kind,
                 self._kernel.redactor(exc.message),
@@ -314,4 +345,15 @@ class Models:
                 retry_after=exc.retry_after,
                 status=exc.status,
             ) from None
-        return "".join(out)
+        text = "".join(out)
+        if used is not None:
+            await budget.settle(used.input, used.output)
+        else:  # the provider reported no usage: charge the estimate
+            await budget.settle(_estimate_input(request), len(text) // 4)
+        return text
+
+
+def _estimate_input(request: Any) -> int:
+    from hermes_core.turn.budget import estimate_input
+
+    return estimate_input(request)

@@ -61,18 +61,30 @@ def maybe_refine(kernel: Kernel, session: Session) -> None:
     session.title_refine_started = True
 
     async def refine() -> None:
+        from hermes_core.budget_calls import charge_for_session
+        from hermes_core.errors import BudgetExceeded
         from hermes_core.meta_prompts import title_request
 
         ref, _ = kernel.models.for_session(session)
         ask = title_request(session.rows)
+        # Charged like the session's turns (docs/reference/budgets.md#outside-a-turn).
+        charge = charge_for_session(kernel.budgets, session)
         try:
             text = await asyncio.wait_for(
                 kernel.models.one_shot(
-                    ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
+                    ask.messages,
+                    model=ref,
+                    purpose=ask.purpose,
+                    system=ask.system,
+                    options=ask.options,
+                    charge=charge,
                 ),
                 30,
             )
             title = clean_title(derive_line(text))
+        except BudgetExceeded as exc:
+            log.info("title of %s not refined: %s", session.id, exc)
+            return
         except Exception as exc:
             log.debug("title refinement failed: %s", exc)
             return

@@ -19,6 +19,7 @@ from hermes_core.session.types import BranchSeed, CompressResult, ReconcileResul
 from hermes_core.storage import NewRow, Row
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.content import SeedMessage
     from hermes_core.session.live import Session
 
@@ -132,11 +133,17 @@ async def reconcile_rows(session: Session, messages: Sequence[SeedMessage]) -> R
     return ReconcileResult(common, len(divergent), len(append))
 
 
-async def compress(session: Session, *, focus_topic: str | None = None, auto: bool = False) -> CompressResult:
+async def compress(
+    session: Session, *, focus_topic: str | None = None, auto: bool = False, charge: ChargeTo | None = None
+) -> CompressResult:
     """Summarise older turns into one summary row, archiving them in place.
 
     :param auto: the loop's own compaction before a turn (the session is busy with that turn).
+    :param charge: who pays for the summary call (None: who the session's turns pay; see
+        docs/reference/budgets.md#outside-a-turn).
+    :raises BudgetExceeded: the summary call does not fit in a bucket; nothing changed.
     """
+    from hermes_core.budget_calls import charge_for_session
     from hermes_core.meta_prompts import summary_request
 
     if session.busy and not auto:
@@ -155,7 +162,12 @@ async def compress(session: Session, *, focus_topic: str | None = None, auto: bo
     ref, _ = session.kernel.models.for_session(session)
     summary = (
         await session.kernel.models.one_shot(
-            ask.messages, model=ref, purpose=ask.purpose, system=ask.system, options=ask.options
+            ask.messages,
+            model=ref,
+            purpose=ask.purpose,
+            system=ask.system,
+            options=ask.options,
+            charge=charge_for_session(session.kernel.budgets, session, charge),
         )
     ).strip()
     if not summary:

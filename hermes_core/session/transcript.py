@@ -118,9 +118,15 @@ class SessionTranscript:
         """Make the transcript match a client's ``messages``; see :func:`session_ops.reconcile`."""
         return await session_ops.reconcile(self._session, messages)
 
-    async def compress(self, *, focus_topic: str | None = None) -> CompressResult:
-        """Summarise older turns into one row; see :func:`session_ops.compress`."""
-        return await session_ops.compress(self._session, focus_topic=focus_topic)
+    async def compress(
+        self, *, focus_topic: str | None = None, charge: ChargeTo | None = None
+    ) -> CompressResult:
+        """Summarise older turns into one row; see :func:`session_ops.compress`.
+
+        :param charge: who pays for the summary call (None: who the session's turns pay).
+        :raises BudgetExceeded: the summary call does not fit in a bucket; nothing changed.
+        """
+        return await session_ops.compress(self._session, focus_topic=focus_topic, charge=charge)
 
     async def branch(
         self,

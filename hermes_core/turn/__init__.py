@@ -248,7 +248,9 @@ class TurnRun:
         if not self.needs_compress():
             return
         try:
-            await session_ops.compress(self.session, auto=True)
+            admission = self.budget.admission  # the turn's own buckets pay for its compaction
+            charge = admission.charge if admission is not None else None
+            await session_ops.compress(self.session, auto=True, charge=charge)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 
 from hermes_core import (
+    BudgetExceeded,
     CommandNotAvailable,
     CommandUsageError,
     ConfigError,
@@ -66,6 +67,18 @@ TABLE = ErrorTable(
             (ModelAmbiguous, ModelNotFound), 4002, data=lambda exc, _p: {"candidates": list(exc.candidates)}
         ),
         ErrorRule(CommandUsageError, 4004),
+        # A model call the method needed (e.g. /compress) would pass a budget limit: not made.
+        ErrorRule(
+            BudgetExceeded,
+            4033,
+            lambda exc: redact(str(exc)),
+            lambda exc, _p: {
+                "code": "budget_exceeded",
+                "limit": exc.limit,
+                "bucket": exc.bucket,
+                "retry_after": exc.retry_after,
+            },
+        ),
         ErrorRule(CommandNotAvailable, 4018),
         ErrorRule(InvalidValue, 4002, data=_allowed),
         ErrorRule(ConfigError, 4002),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hermes_core import rpc
-from hermes_tui_gateway import encode
+from hermes_tui_gateway import encode, tenancy
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import GatewayError
@@ -29,7 +29,7 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> wr.CompressResult:
     before_tokens = sum(len(r.content.split()) for r in before_rows)
     live.stream.emit("status.update", {"kind": "compressing", "text": "compressing the conversation…"})
     try:
-        result = await session.compress(focus_topic=focus)
+        result = await session.compress(focus_topic=focus, charge=tenancy.charge())
     except Exception as exc:
         if isinstance(exc, rpc.RpcError):
             raise
@@ -38,9 +38,9 @@ async def compress(gw: Gateway, conn: Conn, p: Params) -> wr.CompressResult:
         if isinstance(exc, SessionBusy):
             raise GatewayError(4009, "session busy", {"reason": "busy"}) from exc
         live.stream.emit("status.update", {"kind": "ready", "text": "compression failed"})
-        from hermes_core import ProviderError
+        from hermes_core import BudgetExceeded, ProviderError
 
-        if isinstance(exc, ProviderError):
+        if isinstance(exc, ProviderError | BudgetExceeded):
             raise gw.map_error(exc, "session.compress") from exc
         raise GatewayError(5005, f"compress failed: {type(exc).__name__}") from exc
     rows = await session.history()
