@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from hermes_api_server.errors import ApiError, json_response
-from hermes_core import HermesError, ProviderError, SeedMessage
+from hermes_core import BudgetExceeded, HermesError, ProviderError, SeedMessage
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -46,6 +46,10 @@ async def meta_request(state: ServerState, conv: Conversation, choice: ModelChoi
         text = await kernel.models.one_shot(
             messages, model=choice.ref, purpose="one_shot", system=conv.system or None
         )
+    except BudgetExceeded as exc:  # the call was not made (docs/reference/budgets.md#outside-a-turn)
+        from hermes_api_server.budget_gate import budget_error
+
+        raise budget_error(exc) from None
     except ProviderError as exc:
         message = kernel.redactor(str(exc) or "The model call failed")
         log.warning("task prompt failed: provider_error (%s): %s", exc.kind, message)
