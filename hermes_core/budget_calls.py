@@ -66,7 +66,7 @@ class ChargedCall:
             request = replace(request, options={**request.options, "max_tokens": out})
         admission = Admission(short_id("br_"), self._charge)  # no slot: a part of no run
         self._held = await self._budgets.reserve(
-            admission, request.model, self._provider, estimate_input(request), out
+            admission, request.model, self._provider, estimate_input(request), out, remember=False
         )
         return request
 

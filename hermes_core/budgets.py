@@ -196,10 +196,19 @@ class Budgets:
             log.warning("budgets: could not release run %s; it expires on its own", admission.run_id)
 
     async def reserve(
-        self, admission: Admission, model: str, provider: str, tokens_in: int, tokens_out: int
+        self,
+        admission: Admission,
+        model: str,
+        provider: str,
+        tokens_in: int,
+        tokens_out: int,
+        *,
+        remember: bool = True,
     ) -> Reservation:
         """Hold a model call's worst case (``tokens_in`` estimated + ``tokens_out`` allowed).
 
+        :param remember: whether a lasting refusal makes later admissions refused at once (an
+            auxiliary call's output limit is no measure of a turn's, so its refusal does not).
         :raises BudgetExceeded: it does not fit in some bucket.
         """
         price = await self.price(provider, model)
@@ -208,7 +217,7 @@ class Budgets:
         call = LedgerCall(
             "reserve", admission.run_id, reservation.res_id, usd, reservation.tokens, self._ttl()
         )
-        await self._apply(admission.charge, call)
+        await self._apply(admission.charge, call, remember=remember)
         return reservation
 
     async def settle(self, reservation: Reservation, tokens_in: int, tokens_out: int) -> float:
@@ -274,7 +283,7 @@ class Budgets:
     def _ttl(self) -> float:
         return self.settings.reservation_ttl_s
 
-    async def _apply(self, charge: ChargeTo, call: LedgerCall) -> Verdict:
+    async def _apply(self, charge: ChargeTo, call: LedgerCall, *, remember: bool = True) -> Verdict:
         buckets = self.buckets(charge)
         if not buckets:
             return Verdict(True)
@@ -286,7 +295,7 @@ class Budgets:
             lasting = verdict.limit == "tokens_per_minute" or (
                 verdict.limit == "spend_usd" and verdict.retry_after >= SPENT_WAIT
             )
-            if verdict.bucket is not None and lasting:
+            if verdict.bucket is not None and lasting and remember:
                 if len(self._refused) > _KEPT_CHARGES:
                     self._refused.clear()
                 self._refused[verdict.bucket] = (time.monotonic() + verdict.retry_after, str(verdict.limit))

@@ -13,7 +13,7 @@ from __future__ import annotations
 #: The schemas' semantic version: ``MAJOR.MINOR.PATCH``.
 SCHEMA_VERSION = "1.4.0"
 #: The ``sha256`` recorded in the export's ``manifest.json`` for this version of the code.
-SCHEMA_SHA256 = "c32e2d9f0ae4d477dbaea367497bf0fdd8be2dcd61bd0aa8997eb9a5b11eac8f"
+SCHEMA_SHA256 = "1f551b9b1179331e554f2075d766617c890a068ec1d8fe022ce7165faa369603"
 
 
 def schema_stamp() -> dict[str, str]:

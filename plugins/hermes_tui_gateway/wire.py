@@ -300,6 +300,7 @@ ERROR_CODES: dict[int, str] = {
     4030: "ordinal or message id disagrees with the row id; path outside its folder",
     4031: "the connection's key lacks the method's scope (data.method, data.required_scope)",
     4032: "the method is not in the scope table (data.method); refused for every key",
+    4033: "a model call the method needs would pass a budget limit (data.code: budget_exceeded)",
     5000: "resume or spawn-tree I/O failed",
     5001: "config write failed",
     5002: "shell.exec timed out",

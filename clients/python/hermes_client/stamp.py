@@ -2,4 +2,4 @@
 """The schema export this client was generated from (servers announce theirs at run time)."""
 
 SCHEMA_VERSION = "1.4.0"
-SCHEMA_SHA256 = "c32e2d9f0ae4d477dbaea367497bf0fdd8be2dcd61bd0aa8997eb9a5b11eac8f"
+SCHEMA_SHA256 = "1f551b9b1179331e554f2075d766617c890a068ec1d8fe022ce7165faa369603"
