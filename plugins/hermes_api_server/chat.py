@@ -72,7 +72,7 @@ async def create_chat_completion(request: web.Request) -> web.StreamResponse:
         from hermes_api_server.chat_meta import meta_request
 
         state.admit()
-        return await meta_request(state, conv, choice)
+        return await meta_request(state, conv, choice, who)
     state.admit()
     if target.by_history:
         target = await state.chat_index.place(target, conv, who)

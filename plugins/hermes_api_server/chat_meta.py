@@ -9,6 +9,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
+from hermes_api_server.budget_gate import budget_error, charge_for
 from hermes_api_server.errors import ApiError, json_response
 from hermes_core import BudgetExceeded, HermesError, ProviderError, SeedMessage
 
@@ -32,8 +33,11 @@ def provider_failure(exc: ProviderError, message: str) -> ApiError:
     return ApiError(502, "provider_error", message)
 
 
-async def meta_request(state: ServerState, conv: Conversation, choice: ModelChoice) -> web.Response:
-    """Answer a task prompt with one model call and no session.
+async def meta_request(
+    state: ServerState, conv: Conversation, choice: ModelChoice, principal: str
+) -> web.Response:
+    """Answer a task prompt with one model call and no session, charged to the caller's key and
+    tenant (docs/reference/budgets.md#outside-a-turn).
 
     :raises ApiError: a failed call, mapped like a failed turn (see :func:`provider_failure`).
     """
@@ -44,11 +48,13 @@ async def meta_request(state: ServerState, conv: Conversation, choice: ModelChoi
         # The frontend's task prompt is the instruction; its system text, if any, goes along
         # as the system prompt so the upstream sees the request the frontend made.
         text = await kernel.models.one_shot(
-            messages, model=choice.ref, purpose="one_shot", system=conv.system or None
+            messages,
+            model=choice.ref,
+            purpose="one_shot",
+            system=conv.system or None,
+            charge=charge_for(principal),
         )
     except BudgetExceeded as exc:  # the call was not made (docs/reference/budgets.md#outside-a-turn)
-        from hermes_api_server.budget_gate import budget_error
-
         raise budget_error(exc) from None
     except ProviderError as exc:
         message = kernel.redactor(str(exc) or "The model call failed")
