@@ -46,6 +46,9 @@ NEVER = (
     "hermes_tui_gateway.methods_attach",
     "hermes_tui_gateway.methods_commands",
     "hermes_tui_gateway.methods_history",
+    # the "off" answers of features Hermes lacks and their thirty models (on first call only)
+    "hermes_tui_gateway.feature_off",
+    "hermes_tui_gateway.wire_off",
 )
 
 
