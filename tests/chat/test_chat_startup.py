@@ -167,6 +167,25 @@ async def test_a_prompt_typed_while_the_session_opens_slowly_is_sent_once_it_is_
     assert chat.text().count("You said: typed early") == 1
 
 
+async def test_a_prompt_typed_while_the_session_opens_does_not_wait_for_the_command_list(
+    slow_start: SlowStart,
+) -> None:
+    """The command and model lists feed completion only: a prompt typed early is sent as soon as
+    the session is open, while the answer to ``commands.catalog`` is still on its way."""
+    chat, gate = slow_start.chat, slow_start.gate
+    await eventually(gate.holding_answer.is_set, timeout=60, what="the answer to session.create")
+    chat.send("typed before the session", ENTER)
+    await chat.shows("typed before the session")
+    gate.answer.set()  # the session opens; every frame after that answer stays held
+    await eventually(lambda: sent(gate, "prompt.submit"), timeout=30, what="the early prompt sent")
+    assert sent(gate, "prompt.submit") == [
+        {"session_id": chat.app.client.session_id, "text": "typed before the session"}
+    ]
+    gate.rest.set()
+    await chat.shows("You said: typed before the session")
+    await eventually(lambda: sent(gate, "commands.catalog"), what="the command list asked for")
+
+
 def sent(gate: Gate, method: str) -> list[dict[str, Any]]:
     """Return the params of every ``method`` request the chat sent."""
     return [dict(f.get("params") or {}) for f in gate.sent if f.get("method") == method]
