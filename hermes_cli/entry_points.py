@@ -13,12 +13,14 @@ import functools
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hermes_core.loader import EntryPointSource
 
 GROUP = "hermes.plugins"
+#: pydantic's own plugin group (see :func:`settle_pydantic_plugins`).
+PYDANTIC_GROUP = "pydantic"
 _META_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -71,10 +73,19 @@ def _dist_headers(meta_dir: str, fallback: str) -> tuple[str, str | None]:
     return fallback, None
 
 
-def _scan_directories(paths: list[str]) -> dict[str, Found]:
+class _Scan(NamedTuple):
+    """What one scan of the path found."""
+
+    found: dict[str, Found]
+    #: whether a distribution declares a pydantic plugin (None: not known)
+    pydantic_plugins: bool | None
+
+
+def _scan_directories(paths: list[str]) -> _Scan:
     """Return entry-point name → what was found of it, from unpacked metadata directories."""
     found: dict[str, Found] = {}
     seen: set[str] = set()
+    pydantic: bool | None = False
     for entry in paths:
         try:
             listing = sorted(os.listdir(entry or "."))
@@ -86,25 +97,30 @@ def _scan_directories(paths: list[str]) -> dict[str, Found]:
             stem = child.rsplit(".", 1)[0]
             key = _normalise(stem.split("-", 1)[0])
             if key in seen:
+                if pydantic is False:
+                    pydantic = None  # which copy importlib.metadata takes is its own rule
                 continue
             seen.add(key)
             meta_dir = os.path.join(entry or ".", child)
             points = os.path.join(meta_dir, "entry_points.txt")
             try:
                 with open(points, encoding="utf-8") as handle:
-                    items = _section_items(handle.read(), GROUP)
+                    text = handle.read()
                 stamp = os.stat(points).st_mtime_ns
             except OSError:
                 continue
+            if f"[{PYDANTIC_GROUP}]" in text.replace(" ", ""):
+                pydantic = True
+            items = _section_items(text, GROUP)
             if items:
                 dist, version = _dist_headers(meta_dir, stem.split("-", 1)[0])
                 for name, value in items:
                     fingerprint = f"{os.path.abspath(meta_dir)}|{stamp}|{value}"
                     found.setdefault(name, (dist, fingerprint, value, version))
-    return found
+    return _Scan(found, pydantic)
 
 
-def _scan_metadata() -> dict[str, Found]:
+def _scan_metadata() -> _Scan:
     from importlib import metadata
 
     found: dict[str, Found] = {}
@@ -114,21 +130,21 @@ def _scan_metadata() -> dict[str, Found]:
         version = getattr(dist, "version", None)
         fingerprint = f"{name}|{version}|{getattr(dist, '_path', '')}|{ep.value}"
         found.setdefault(ep.name, (name, fingerprint, ep.value, version))
-    return found
+    return _Scan(found, None)
 
 
-def _scan() -> dict[str, Found]:
+def _scan() -> _Scan:
     return _scan_path(tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=4)
-def _scan_path(paths: tuple[str, ...]) -> dict[str, Found]:
+def _scan_path(paths: tuple[str, ...]) -> _Scan:
     """Scan once per process (and per ``sys.path``): selection and the command cache both ask."""
     if any(os.path.isfile(p) for p in paths if p):
-        found = _scan_metadata()
+        scan = _scan_metadata()
     else:
-        found = _scan_directories(list(paths))
-    return dict(sorted(found.items()))
+        scan = _scan_directories(list(paths))
+    return _Scan(dict(sorted(scan.found.items())), scan.pydantic_plugins)
 
 
 def installed_plugins() -> dict[str, str]:
@@ -136,7 +152,7 @@ def installed_plugins() -> dict[str, str]:
 
     Only package metadata is read; nothing is imported.
     """
-    return {name: found[0] for name, found in _scan().items()}
+    return {name: found[0] for name, found in _scan().found.items()}
 
 
 def plugin_fingerprints() -> dict[str, str]:
@@ -145,7 +161,7 @@ def plugin_fingerprints() -> dict[str, str]:
     It names the metadata directory, the modification time of its ``entry_points.txt`` and the
     entry point's target; :mod:`hermes_cli.command_cache` keys what it remembers by it.
     """
-    return {name: found[1] for name, found in _scan().items()}
+    return {name: found[1] for name, found in _scan().found.items()}
 
 
 def plugin_sources() -> dict[str, EntryPointSource]:
@@ -159,5 +175,30 @@ def plugin_sources() -> dict[str, EntryPointSource]:
 
     return {
         name: EntryPointSource(name, value, dist, version)
-        for name, (dist, _, value, version) in _scan().items()
+        for name, (dist, _, value, version) in _scan().found.items()
     }
+
+
+def settle_pydantic_plugins() -> bool:
+    """Give pydantic the answer to its plugin lookup when the scan above already knows it: none.
+
+    The first model pydantic builds makes it look for plugins (the ``pydantic`` entry-point
+    group) through ``importlib.metadata``, which reads every distribution's metadata again:
+    several milliseconds of every command's start-up, after this module has just read the same
+    ``entry_points.txt`` files. When none of them declares the group, pydantic would find no
+    plugin, and its (empty) plugin table is filled in now. Whenever a distribution declares
+    one, the path holds a zip file or a duplicate distribution, or pydantic has looked already,
+    nothing is touched and pydantic looks as usual.
+
+    :returns: whether pydantic's lookup was answered here.
+    """
+    if _scan().pydantic_plugins is not False:
+        return False
+    try:
+        from pydantic.plugin import _loader
+    except ImportError:  # a pydantic without plugin support: nothing to answer
+        return False
+    if getattr(_loader, "_plugins", ()) is not None or getattr(_loader, "_loading_plugins", True):
+        return False
+    _loader._plugins = {}
+    return True
