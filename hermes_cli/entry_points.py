@@ -13,12 +13,15 @@ import functools
 import os
 import re
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hermes_core.loader import EntryPointSource
 
 GROUP = "hermes.plugins"
+#: Commands' early hooks (hermes_cli/early.py), read in the same pass.
+EARLY_GROUP = "hermes.early"
 #: pydantic's own plugin group (see :func:`settle_pydantic_plugins`).
 PYDANTIC_GROUP = "pydantic"
 _META_SUFFIXES = (".dist-info", ".egg-info")
@@ -79,11 +82,14 @@ class _Scan(NamedTuple):
     found: dict[str, Found]
     #: whether a distribution declares a pydantic plugin (None: not known)
     pydantic_plugins: bool | None
+    #: command name → the ``module:attr`` of its ``hermes.early`` hook
+    early: dict[str, str]
 
 
 def _scan_directories(paths: list[str]) -> _Scan:
     """Return entry-point name → what was found of it, from unpacked metadata directories."""
     found: dict[str, Found] = {}
+    early: dict[str, str] = {}
     seen: set[str] = set()
     pydantic: bool | None = False
     for entry in paths:
@@ -111,13 +117,16 @@ def _scan_directories(paths: list[str]) -> _Scan:
                 continue
             if f"[{PYDANTIC_GROUP}]" in text.replace(" ", ""):
                 pydantic = True
+            if f"[{EARLY_GROUP}]" in text:
+                for name, value in _section_items(text, EARLY_GROUP):
+                    early.setdefault(name, value)
             items = _section_items(text, GROUP)
             if items:
                 dist, version = _dist_headers(meta_dir, stem.split("-", 1)[0])
                 for name, value in items:
                     fingerprint = f"{os.path.abspath(meta_dir)}|{stamp}|{value}"
                     found.setdefault(name, (dist, fingerprint, value, version))
-    return _Scan(found, pydantic)
+    return _Scan(found, pydantic, early)
 
 
 def _scan_metadata() -> _Scan:
@@ -130,7 +139,10 @@ def _scan_metadata() -> _Scan:
         version = getattr(dist, "version", None)
         fingerprint = f"{name}|{version}|{getattr(dist, '_path', '')}|{ep.value}"
         found.setdefault(ep.name, (name, fingerprint, ep.value, version))
-    return _Scan(found, None)
+    early: dict[str, str] = {}
+    for ep in metadata.entry_points(group=EARLY_GROUP):
+        early.setdefault(ep.name, ep.value)
+    return _Scan(found, None, early)
 
 
 def _scan() -> _Scan:
@@ -144,7 +156,16 @@ def _scan_path(paths: tuple[str, ...]) -> _Scan:
         scan = _scan_metadata()
     else:
         scan = _scan_directories(list(paths))
-    return _Scan(dict(sorted(scan.found.items())), scan.pydantic_plugins)
+    return _Scan(dict(sorted(scan.found.items())), scan.pydantic_plugins, scan.early)
+
+
+def early_hooks(path: Sequence[str] | None = None) -> dict[str, str]:
+    """Return command name → ``module:attr`` of the ``hermes.early`` group (hermes_cli/early.py).
+
+    :param path: the directories to read (``sys.path`` when omitted: the scan the plugin
+        selection uses next, so the files are read once per process).
+    """
+    return _scan_path(tuple(sys.path if path is None else path)).early
 
 
 def installed_plugins() -> dict[str, str]:
