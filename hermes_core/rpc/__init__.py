@@ -23,6 +23,11 @@ new task. All of this happens before the next line is looked at. Raising :class:
 from any of the three answers with that error; any other exception becomes ``-32603`` with a
 logged error id. Notifications never get a response.
 
+Frame hook: ``peer.arm_frame_hook(hook)`` passes every frame sent from then on through a
+:class:`FrameHook` just before it is written (withhold it, write it twice, hold it back); frames
+sent before are untouched. ``hermes acp`` arms a scenario's faults this way once the kernel is
+ready, since its writer starts before the model is known.
+
 After-response hooks: inside any of the three, ``rpc.after_response(cb)`` (same as
 ``peer.after_response`` and ``rpc.current_request().after_response``) runs ``cb()`` right after
 that request's response is enqueued, in registration order, so frames it sends follow the
@@ -54,7 +59,7 @@ if TYPE_CHECKING:
         after_response,
         current_request,
     )
-    from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
+    from hermes_core.rpc._io import ChunkReader, FdReader, FrameHook, FrameWriter
     from hermes_core.rpc._outbox import Outbox
     from hermes_core.rpc._peer import RpcPeer
 from hermes_core.rpc._stdout import ProtectedStdout, protect_stdout
@@ -95,6 +100,7 @@ __all__ = [
     "Dispatch",
     "FastPath",
     "FdReader",
+    "FrameHook",
     "FrameWriter",
     "LineSplitter",
     "OutboundRequest",
@@ -131,6 +137,7 @@ _LAZY = {
     "current_request": "hermes_core.rpc._calls",
     "ChunkReader": "hermes_core.rpc._io",
     "FdReader": "hermes_core.rpc._io",
+    "FrameHook": "hermes_core.rpc._io",
     "FrameWriter": "hermes_core.rpc._io",
     "Outbox": "hermes_core.rpc._outbox",
     "RpcPeer": "hermes_core.rpc._peer",

@@ -5,18 +5,25 @@ The sinks take whole frames in FIFO order and write them without blocking the ev
 terminals and regular files alike, which ``loop.connect_write_pipe`` does not), and
 :class:`StreamSink` feeds an asyncio ``StreamWriter``-like object from one writer task.
 Both report progress and loss of the output back on the event loop.
+
+Either sink can be armed with a :class:`FrameHook` at any time: every frame queued after the
+``arm`` call passes through the hook, in wire order, just before it is written (frames queued
+before it are written as they were). A transport uses it once it knows something it did not at
+start-up, such as the faults of a scenario (docs/reference/scenarios.md#faults).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import queue
 import select
 import stat
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 #: Callback on the loop after frames were written: (frame count, byte count).
@@ -25,6 +32,42 @@ Written = Callable[[int, int], None]
 Lost = Callable[[BaseException], None]
 
 _BATCH_BYTES = 256 * 1024
+_log = logging.getLogger("hermes_core.rpc")
+
+
+class FrameHook(Protocol):
+    """Decides, just before it is written, what goes on the wire for one frame.
+
+    Called with each frame queued after the hook was armed, one at a time and in wire order, on
+    the writer: the writer thread of a descriptor, or (through ``asyncio.to_thread``) a worker
+    thread for a stream. It may block; that holds back this frame and every later one, never the
+    event loop. An exception is logged and the frame is written unchanged.
+    """
+
+    def __call__(self, frame: bytes) -> Sequence[bytes]:
+        """Return the bytes to write in place of ``frame``.
+
+        :param frame: one encoded frame, newline included.
+        :returns: ``(frame,)`` to write it, ``()`` to withhold it, ``(frame, frame)`` to write it
+            twice; any whole frames.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Arm:
+    """Queued by ``arm``: frames behind it go through ``hook``."""
+
+    hook: FrameHook
+
+
+def _through(hook: FrameHook, frame: bytes) -> bytes:
+    """Run one frame through a hook; a failing hook lets the frame through unchanged."""
+    try:
+        return b"".join(hook(frame))
+    except Exception:
+        _log.exception("a frame hook failed; the frame is written unchanged")
+        return frame
 
 
 class ChunkReader(Protocol):
@@ -173,7 +216,7 @@ class ThreadFdSink:
         self._loop = loop
         self._on_written = on_written
         self._on_lost = on_lost
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[bytes | _Arm | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._main, name=f"hermes-rpc-writer-{fd}", daemon=True)
         self._thread.start()
 
@@ -183,6 +226,13 @@ class ThreadFdSink:
         :param frame: the encoded frame.
         """
         self._queue.put(frame)
+
+    def arm(self, hook: FrameHook) -> None:
+        """Pass every frame queued from now on through ``hook`` (see :class:`FrameHook`).
+
+        :param hook: the hook; it replaces one armed before.
+        """
+        self._queue.put(_Arm(hook))
 
     async def stop(self, timeout: float) -> None:
         """Let the thread finish what is queued, then end it.
@@ -194,31 +244,45 @@ class ThreadFdSink:
 
     def _main(self) -> None:
         get, get_nowait = self._queue.get, self._queue.get_nowait
-        while True:
-            frame = get()
-            if frame is None:
-                return
-            batch = [frame]
-            size = len(frame)
-            stop = False
+        hook: FrameHook | None = None
+        item = get()
+        while item is not None:
+            if isinstance(item, _Arm):
+                hook = item.hook
+                item = get()
+                continue
+            if hook is not None:
+                # Armed: frame by frame, so a held-back frame never holds back the ones before it.
+                if not self._write(_through(hook, item), 1, len(item)):
+                    return
+                item = get()
+                continue
+            batch = [item]
+            size = len(item)
+            after: list[_Arm | None] = []  # the end, or a hook for the frames behind the batch
             while size < _BATCH_BYTES:
                 try:
                     more = get_nowait()
                 except queue.Empty:
                     break
-                if more is None:
-                    stop = True
+                if not isinstance(more, bytes):
+                    after.append(more)
                     break
                 batch.append(more)
                 size += len(more)
-            try:
-                self._write_all(frame if len(batch) == 1 else b"".join(batch))
-            except OSError as exc:
-                self._call(self._on_lost, exc)
+            if not self._write(item if len(batch) == 1 else b"".join(batch), len(batch), size):
                 return
-            self._call(self._on_written, len(batch), size)
-            if stop:
-                return
+            item = after[0] if after else get()
+
+    def _write(self, data: bytes, frames: int, size: int) -> bool:
+        """Write ``data`` (standing for ``frames`` queued frames of ``size`` bytes); report it."""
+        try:
+            self._write_all(data)
+        except OSError as exc:
+            self._call(self._on_lost, exc)
+            return False
+        self._call(self._on_written, frames, size)
+        return True
 
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
@@ -260,7 +324,7 @@ class StreamSink:
         self._writer = writer
         self._on_written = on_written
         self._on_lost = on_lost
-        self._queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[bytes | _Arm | None] = asyncio.Queue()
         self._task = asyncio.get_running_loop().create_task(self._main())
 
     def put(self, frame: bytes) -> None:
@@ -269,6 +333,13 @@ class StreamSink:
         :param frame: the encoded frame.
         """
         self._queue.put_nowait(frame)
+
+    def arm(self, hook: FrameHook) -> None:
+        """Pass every frame queued from now on through ``hook`` (see :class:`FrameHook`).
+
+        :param hook: the hook; it replaces one armed before.
+        """
+        self._queue.put_nowait(_Arm(hook))
 
     async def stop(self, timeout: float) -> None:
         """Write what is queued, then end the task (cancelled after ``timeout`` seconds).
@@ -283,26 +354,41 @@ class StreamSink:
 
     async def _main(self) -> None:
         q = self._queue
-        while True:
-            frame = await q.get()
-            if frame is None:
-                return
-            batch = [frame]
-            size = len(frame)
-            stop = False
+        hook: FrameHook | None = None
+        item = await q.get()
+        while item is not None:
+            if isinstance(item, _Arm):
+                hook = item.hook
+                item = await q.get()
+                continue
+            if hook is not None:
+                data = await asyncio.to_thread(_through, hook, item)
+                if not await self._write(data, 1, len(item)):
+                    return
+                item = await q.get()
+                continue
+            batch = [item]
+            size = len(item)
+            after: list[_Arm | None] = []  # the end, or a hook for the frames behind the batch
             while size < _BATCH_BYTES and not q.empty():
                 more = q.get_nowait()
-                if more is None:
-                    stop = True
+                if not isinstance(more, bytes):
+                    after.append(more)
                     break
                 batch.append(more)
                 size += len(more)
-            try:
-                self._writer.write(frame if len(batch) == 1 else b"".join(batch))
+            if not await self._write(item if len(batch) == 1 else b"".join(batch), len(batch), size):
+                return
+            item = after[0] if after else await q.get()
+
+    async def _write(self, data: bytes, frames: int, size: int) -> bool:
+        """Write and drain ``data`` (standing for ``frames`` queued frames of ``size`` bytes)."""
+        try:
+            if data:
+                self._writer.write(data)
                 await self._writer.drain()
-            except (OSError, RuntimeError) as exc:  # RuntimeError: writing to a closed transport
-                self._on_lost(exc)
-                return
-            self._on_written(len(batch), size)
-            if stop:
-                return
+        except (OSError, RuntimeError) as exc:  # RuntimeError: writing to a closed transport
+            self._on_lost(exc)
+            return False
+        self._on_written(frames, size)
+        return True

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from hermes_core.rpc._io import FrameWriter, StreamSink, ThreadFdSink
+from hermes_core.rpc._io import FrameHook, FrameWriter, StreamSink, ThreadFdSink
 
 
 class Outbox:
@@ -60,6 +60,17 @@ class Outbox:
         self._bytes_in += len(frame)
         self._sink.put(frame)
         return True
+
+    def arm(self, hook: FrameHook) -> None:
+        """Pass every frame accepted from now on through ``hook`` before it is written.
+
+        A frame the hook withholds, or writes twice, still counts as one written frame of its own
+        size, so :meth:`flush` and :meth:`drain` work as before.
+
+        :param hook: the hook (see :class:`hermes_core.rpc.FrameHook`).
+        """
+        if self._open:
+            self._sink.arm(hook)
 
     async def flush(self, timeout: float | None) -> bool:
         """Wait until every frame accepted so far is written.

@@ -21,7 +21,7 @@ from hermes_core.rpc._calls import (
     RequestContext,
     after_response,
 )
-from hermes_core.rpc._io import ChunkReader, FdReader, FrameWriter
+from hermes_core.rpc._io import ChunkReader, FdReader, FrameHook, FrameWriter
 from hermes_core.rpc._outbox import Outbox
 from hermes_core.rpc._requests import InboundRequests
 from hermes_core.rpc._wire import (
@@ -170,6 +170,18 @@ class RpcPeer:
         if not data.endswith(b"\n") or data.count(b"\n") != 1:
             raise ValueError("send_bytes() needs exactly one frame ending in a single newline")
         return self._outbox.put(data)
+
+    def arm_frame_hook(self, hook: FrameHook) -> None:
+        """Pass every frame sent from now on through ``hook`` just before it is written.
+
+        For what a transport learns only after its writer started: ``hermes acp`` answers
+        ``initialize`` before the kernel (and so a scenario's faults) is known, and arms the
+        faults once it is (docs/reference/scenarios.md#faults-on-stdio). Frames already sent are
+        written as they were; arming again replaces the hook for the frames that follow.
+
+        :param hook: what to write in place of each frame (:class:`hermes_core.rpc.FrameHook`).
+        """
+        self._outbox.arm(hook)
 
     def notify(self, method: str, params: Any = None) -> bool:
         """Send a notification (no id, no response).

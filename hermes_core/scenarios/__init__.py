@@ -24,7 +24,7 @@ from hermes_core.scenarios.model import (
 )
 from hermes_core.scenarios.parse import FORMAT, ScenarioError, load_scenario, parse_scenario
 from hermes_core.scenarios.recording import RecordedCall, RecordingProvider, read_recording
-from hermes_core.scenarios.stdio_faults import RESPAWN_EXIT_CODE, FaultyStdout
+from hermes_core.scenarios.stdio_faults import RESPAWN_EXIT_CODE, FaultyStdout, StdioFaultHook
 
 SHIPPED_DIR = Path(__file__).parent / "shipped"
 
@@ -51,6 +51,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScenarioTurn",
+    "StdioFaultHook",
     "Step",
     "StepError",
     "Subagent",

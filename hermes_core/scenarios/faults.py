@@ -120,7 +120,8 @@ def frame_faults(model: str | None, transport: str, *, data_dir: FsPath | None =
     :param model: the configured model reference (``mock:scenario:PATH`` turns faults on).
     :param data_dir: the data directory; its ``scenario-faults.json`` keeps how often each rule
         fired, so a respawned process goes on counting (docs/reference/scenarios.md#faults-on-stdio).
-    :param transport: ``tui`` (the gateway, over WebSocket or stdio) or ``api`` (SSE streams).
+    :param transport: ``tui`` (the gateway, over WebSocket or stdio), ``api`` (SSE streams) or
+        ``acp`` (``hermes acp`` on stdio).
     :returns: a counter, or None when nothing is to be injected.
     """
     if not model or not model.startswith(SCENARIO_PREFIX):

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 FaultAction = Literal["drop", "delay", "duplicate", "restart"]
-FaultTransport = Literal["tui", "api", "any"]
+FaultTransport = Literal["tui", "api", "acp", "any"]
 FAULT_ACTIONS: tuple[str, ...] = ("drop", "delay", "duplicate", "restart")
-FAULT_TRANSPORTS: tuple[str, ...] = ("tui", "api", "any")
+FAULT_TRANSPORTS: tuple[str, ...] = ("tui", "api", "acp", "any")
 QUESTION_KINDS: tuple[str, ...] = ("approval", "clarify", "sudo", "secret")
 ERROR_KINDS: tuple[str, ...] = ("upstream", "rate_limit", "auth", "network")
 FINISH_REASONS: tuple[str, ...] = ("stop", "length", "refusal")

@@ -6,6 +6,10 @@ not written) and ask the transport to end the process: it lets running turns fin
 events are stored in the session's event log, and exits with :data:`RESPAWN_EXIT_CODE`. The
 host starts the command again with the same ``HERMES_HOME`` and resumes from its cursor.
 ``delay`` and ``duplicate`` work as on the other transports.
+
+Two shapes of the same faults: :class:`FaultyStdout` is a writer the TUI gateway builds its peer
+on; :class:`StdioFaultHook` is a :class:`hermes_core.rpc.FrameHook` that ``hermes acp`` arms on a
+peer already running, once the kernel says which scenario it plays.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 
 from hermes_core.scenarios.faults import FrameCounter
 
@@ -77,3 +82,40 @@ class FaultyStdout:
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
+
+
+class StdioFaultHook:
+    """A scenario's frame faults as a :class:`hermes_core.rpc.FrameHook` (``peer.arm_frame_hook``).
+
+    It runs on the peer's writer thread: ``delay`` sleeps there (holding back this frame and the
+    later ones, never the event loop); ``duplicate`` writes the frame twice; ``drop`` and
+    ``restart`` withhold the frame and every later one and call ``on_cut`` once.
+
+    :param counter: the frame counter of this connection.
+    :param on_cut: called once, on the writer thread, when a ``drop`` or ``restart`` cut the
+        output; hand it to the event loop with ``loop.call_soon_threadsafe``.
+    :param label: names the transport in the log line of each injected fault.
+    """
+
+    def __init__(self, counter: FrameCounter, on_cut: Callable[[], None], label: str) -> None:
+        self._counter = counter
+        self._on_cut = on_cut
+        self._label = label
+        self.cut = False
+
+    def __call__(self, frame: bytes) -> Sequence[bytes]:
+        """Return what to write for one frame (nothing once the output was cut)."""
+        if self.cut:
+            return ()
+        fault = self._counter.next_frame()
+        if fault is None:
+            return (frame,)
+        log.warning("%s: injecting fault %s before frame %d", self._label, fault.action, self._counter.sent)
+        if fault.action == "delay":
+            time.sleep(fault.delay_ms / 1000)
+            return (frame,)
+        if fault.action == "duplicate":
+            return (frame, frame)
+        self.cut = True  # drop or restart: this frame and the later ones are never written
+        self._on_cut()
+        return ()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_acp.state import AcpSession, Ticket
@@ -40,6 +40,9 @@ class AcpConnection:
         self.sessions: dict[str, AcpSession] = {}
         self.prompts: dict[Any, list[tuple[AcpSession, Ticket]]] = {}
         self.initialized = asyncio.Event()
+        #: Called once with this connection when the first request finds the kernel ready
+        #: (arms a scenario's faults, hermes_acp.faults).
+        self.on_ready: Callable[[AcpConnection], None] | None = None
         self._dispatch: Any = None
         self._watchers: set[asyncio.Task[None]] = set()
 
@@ -56,8 +59,19 @@ class AcpConnection:
         return settings
 
     async def wait_ready(self) -> None:
-        """Wait until the kernel has started (raises its start-up error)."""
+        """Wait until the kernel has started (raises its start-up error).
+
+        Every request but ``initialize`` waits here before it answers or sends anything, so
+        :attr:`on_ready` runs before the first frame that is not the ``initialize`` response.
+        """
         await self.ctx.ready
+        hook, self.on_ready = self.on_ready, None
+        if hook is not None:
+            hook(self)
+
+    def busy(self) -> bool:
+        """Whether a prompt of a live session is still unanswered (its turn may be running)."""
+        return any(not s.closed and (s.tickets or s.core.busy) for s in self.sessions.values())
 
     def update(self, session_id: str, update: Mapping[str, Any]) -> None:
         """Send one ``session/update`` notification.

@@ -8,7 +8,9 @@ answers ``initialize`` in its fast path), and only then let the kernel's start-u
 stdout and answered ``initialize`` before the plugins loaded; then this adopts its guard, its
 leftover bytes and the client's capabilities. EOF, SIGTERM or SIGHUP close every session and
 exit 0 within 2 s; SIGPIPE and SIGINT are ignored. If the kernel cannot start, every request is
-answered with the reason until EOF or a signal, and the exit code is 1.
+answered with the reason until EOF or a signal, and the exit code is 1. A scenario's ``drop`` or
+``restart`` fault cuts the output; running turns then end and the exit code is 75
+(docs/reference/scenarios.md#faults-on-stdio).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from hermes_acp.conn import AcpConnection
 from hermes_acp.early import take as take_early
+from hermes_acp.faults import RESPAWN_EXIT_CODE, RESPAWN_WAIT_S, FaultArming, until_idle
 from hermes_acp.stdio import PrimedReader, answer_waiting_initialize, setup_logging
 from hermes_core import rpc
 
@@ -61,6 +64,8 @@ async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty
         os.write(2, b"hermes acp: speaks ACP on stdin/stdout; start it from an IDE (see --check)\n")
     loop = asyncio.get_running_loop()
     conn = AcpConnection(ctx)
+    faults = FaultArming(data_dir)
+    conn.on_ready = faults.arm
     if early is None:
         primed = PrimedReader.prime(0, PRIME_WAIT_S)
     else:
@@ -94,9 +99,10 @@ async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty
     reading = asyncio.create_task(peer.run(), name="hermes-acp-peer")
     stopping = asyncio.create_task(stop.wait())
     starting = asyncio.ensure_future(_start(ctx, conn))
+    cutting = asyncio.create_task(faults.cut.wait())
     code = 0
     try:
-        waiting = {reading, stopping, starting}
+        waiting = {reading, stopping, starting, cutting}
         while True:
             done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if starting in done:
@@ -107,6 +113,11 @@ async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty
                     # instead of finding the agent gone; then exit 1.
                     code = 1
                 continue
+            if cutting in done:
+                # A scenario's drop or restart (docs/reference/scenarios.md#faults-on-stdio): let
+                # running turns end, so a respawned agent's session/load replays them whole.
+                log.warning("output cut by a scenario fault; exiting %d once turns end", RESPAWN_EXIT_CODE)
+                await until_idle(conn, RESPAWN_WAIT_S)
             break
         if not starting.done():
             # Input ended during start-up: still report a failed start (exit 1), briefly.
@@ -115,7 +126,7 @@ async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty
         if code == 0 and starting.done() and not starting.cancelled() and starting.result() is not None:
             code = 1
     finally:
-        for task in (stopping, starting):
+        for task in (stopping, starting, cutting):
             task.cancel()
         await _shutdown(conn, peer)
         reading.cancel()
@@ -124,7 +135,7 @@ async def serve(ctx: TransportContext[AcpSettings], data_dir: Path, *, stdin_tty
         reader.close()
         with contextlib.suppress(OSError):
             os.close(guard.frame_fd)
-    return code
+    return RESPAWN_EXIT_CODE if faults.cut.is_set() else code
 
 
 async def _start(ctx: TransportContext[AcpSettings], conn: AcpConnection) -> str | None:

@@ -18,6 +18,7 @@ import pytest
 
 from tests.chat.proxy import CuttableRelay
 from tests.chat.terminal import Terminal, command_line, descendants, wait_gone
+from tests.timing import eventually_sync
 from tests.tui.client import HERMES, hermes_env
 
 GUARDED = '[[tool terminal {"command": "echo hermes-guard-test"}]]'
@@ -87,7 +88,14 @@ def test_each_approval_choice_is_one_key(open_chat: Open) -> None:
     term.keys("o")
     term.wait_for("Done: hermes-guard-test")
     assert "approved (once): echo hermes-guard-test" in term.scrollback()
-    assert term.screen().rsplit("❯", 1)[-1].split("\n", 1)[0].strip() == ""  # the stray x typed nothing
+    # The stray x typed nothing: once the prompt is redrawn after the turn, its line is empty
+    # (a typed x would stay there, so this waits for the redraw, never for the x to go).
+    eventually_sync(
+        lambda: term.screen().rsplit("❯", 1)[-1].split("\n", 1)[0].strip() == "",
+        timeout=10,
+        interval=0.1,
+        what="an empty prompt line",
+    )
 
     term.type(f"second {GUARDED}")
     term.keys("Enter")
