@@ -22,8 +22,6 @@ if TYPE_CHECKING:
 GROUP = "hermes.plugins"
 #: Commands' early hooks (hermes_cli/early.py), read in the same pass.
 EARLY_GROUP = "hermes.early"
-#: pydantic's own plugin group (see :func:`settle_pydantic_plugins`).
-PYDANTIC_GROUP = "pydantic"
 _META_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -80,8 +78,6 @@ class _Scan(NamedTuple):
     """What one scan of the path found."""
 
     found: dict[str, Found]
-    #: whether a distribution declares a pydantic plugin (None: not known)
-    pydantic_plugins: bool | None
     #: command name → the ``module:attr`` of its ``hermes.early`` hook
     early: dict[str, str]
 
@@ -91,7 +87,6 @@ def _scan_directories(paths: list[str]) -> _Scan:
     found: dict[str, Found] = {}
     early: dict[str, str] = {}
     seen: set[str] = set()
-    pydantic: bool | None = False
     for entry in paths:
         try:
             listing = sorted(os.listdir(entry or "."))
@@ -103,8 +98,6 @@ def _scan_directories(paths: list[str]) -> _Scan:
             stem = child.rsplit(".", 1)[0]
             key = _normalise(stem.split("-", 1)[0])
             if key in seen:
-                if pydantic is False:
-                    pydantic = None  # which copy importlib.metadata takes is its own rule
                 continue
             seen.add(key)
             meta_dir = os.path.join(entry or ".", child)
@@ -115,8 +108,6 @@ def _scan_directories(paths: list[str]) -> _Scan:
                 stamp = os.stat(points).st_mtime_ns
             except OSError:
                 continue
-            if f"[{PYDANTIC_GROUP}]" in text.replace(" ", ""):
-                pydantic = True
             if f"[{EARLY_GROUP}]" in text:
                 for name, value in _section_items(text, EARLY_GROUP):
                     early.setdefault(name, value)
@@ -126,7 +117,7 @@ def _scan_directories(paths: list[str]) -> _Scan:
                 for name, value in items:
                     fingerprint = f"{os.path.abspath(meta_dir)}|{stamp}|{value}"
                     found.setdefault(name, (dist, fingerprint, value, version))
-    return _Scan(found, pydantic, early)
+    return _Scan(found, early)
 
 
 def _scan_metadata() -> _Scan:
@@ -142,7 +133,7 @@ def _scan_metadata() -> _Scan:
     early: dict[str, str] = {}
     for ep in metadata.entry_points(group=EARLY_GROUP):
         early.setdefault(ep.name, ep.value)
-    return _Scan(found, None, early)
+    return _Scan(found, early)
 
 
 def _scan() -> _Scan:
@@ -156,7 +147,7 @@ def _scan_path(paths: tuple[str, ...]) -> _Scan:
         scan = _scan_metadata()
     else:
         scan = _scan_directories(list(paths))
-    return _Scan(dict(sorted(scan.found.items())), scan.pydantic_plugins, scan.early)
+    return _Scan(dict(sorted(scan.found.items())), scan.early)
 
 
 def early_hooks(path: Sequence[str] | None = None) -> dict[str, str]:
@@ -198,28 +189,3 @@ def plugin_sources() -> dict[str, EntryPointSource]:
         name: EntryPointSource(name, value, dist, version)
         for name, (dist, _, value, version) in _scan().found.items()
     }
-
-
-def settle_pydantic_plugins() -> bool:
-    """Give pydantic the answer to its plugin lookup when the scan above already knows it: none.
-
-    The first model pydantic builds makes it look for plugins (the ``pydantic`` entry-point
-    group) through ``importlib.metadata``, which reads every distribution's metadata again:
-    several milliseconds of every command's start-up, after this module has just read the same
-    ``entry_points.txt`` files. When none of them declares the group, pydantic would find no
-    plugin, and its (empty) plugin table is filled in now. Whenever a distribution declares
-    one, the path holds a zip file or a duplicate distribution, or pydantic has looked already,
-    nothing is touched and pydantic looks as usual.
-
-    :returns: whether pydantic's lookup was answered here.
-    """
-    if _scan().pydantic_plugins is not False:
-        return False
-    try:
-        from pydantic.plugin import _loader
-    except ImportError:  # a pydantic without plugin support: nothing to answer
-        return False
-    if getattr(_loader, "_plugins", ()) is not None or getattr(_loader, "_loading_plugins", True):
-        return False
-    _loader._plugins = {}
-    return True

@@ -68,14 +68,13 @@ class CliState:
         :raises hermes_core.errors.PluginError: a plugin failed in strict mode.
         """
         if self._kernel is None:
-            from hermes_cli.entry_points import installed_plugins, plugin_sources, settle_pydantic_plugins
+            from hermes_cli.entry_points import installed_plugins, plugin_sources
             from hermes_cli.selection import select_plugins
             from hermes_core import Kernel
 
             store = self.store
             env = store.environment()
             selection = select_plugins(env, installed_plugins(), self.allow, self.deny, self.add)
-            settle_pydantic_plugins()  # from the scan just made, not a second one by pydantic
             for message in [*store.warnings, *selection.warnings]:
                 self.warn_once(message)
             if selection.trace:  # the kernel logs each hook call; show them on stderr
