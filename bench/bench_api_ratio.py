@@ -134,7 +134,9 @@ def load() -> str:
 Servers = dict[str, tuple[Target, int]]  # name -> (target, server pid)
 
 
-async def measure(quick: bool, rounds: int, direct: Target, servers: Servers) -> list[tuple[str, ...]]:
+async def measure(
+    quick: bool, rounds: int, direct: Target, servers: Servers, ttft_only: bool = False
+) -> list[tuple[str, ...]]:
     """Every figure for every server, interleaved round by round; rows of strings."""
     paths = {"direct": direct, **{name: target for name, (target, _) in servers.items()}}
     for target in paths.values():  # warm up: imports, pooled connections for c=50
@@ -143,9 +145,13 @@ async def measure(quick: bool, rounds: int, direct: Target, servers: Servers) ->
     one: dict[str, list[float]] = {name: [] for name in paths}
     fifty: dict[str, list[float]] = {name: [] for name in paths}
     cpu = dict.fromkeys(servers, 0.0)
+    cpu1 = dict.fromkeys(servers, 0.0)
     for _ in range(rounds):  # interleaved: the machine's noise falls on every path alike
         for name, target in paths.items():
+            before = cpu_s(servers[name][1]) if name in servers else 0.0
             one[name] += await bench_api.ttft(target, 1, 10)
+            if name in servers:
+                cpu1[name] += cpu_s(servers[name][1]) - before
         for name, target in paths.items():
             before = cpu_s(servers[name][1]) if name in servers else 0.0
             fifty[name] += await burst(target, 50)
@@ -161,7 +167,11 @@ async def measure(quick: bool, rounds: int, direct: Target, servers: Servers) ->
     # (all threads; 10 ms ticks). Less moved by the machine's load than the latencies are.
     per = {name: used * 1000 / (rounds * 50) for name, used in cpu.items()}
     rows.append(("server CPU per c=50 request (ms)", *_with_ratio(per), "(ratio to the relay)"))
+    per1 = {name: used * 1000 / (rounds * 10) for name, used in cpu1.items()}
+    rows.append(("server CPU per c=1 request (ms)", *_with_ratio(per1), "(ratio to the relay)"))
     rows.append((f"  (load average after the TTFT rounds: {load()})",))
+    if ttft_only:
+        return rows
     figures: list[tuple[str, str, str, str]] = [
         ("200 streams @50 tok/s: TTFT p99 (ms)", "ttft_p99", "{:.1f}", "<= 250"),
         ("200 streams @50 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 50"),
@@ -219,6 +229,7 @@ async def main(
     base_bin: Path | None,
     scoped: bool = False,
     with_config: Path | None = None,
+    ttft_only: bool = False,
 ) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
@@ -242,13 +253,15 @@ async def main(
         with tempfile.TemporaryDirectory() as tmp:
             builds = {"hermes": BIN} if base_bin is None else {"base": base_bin, "hermes": BIN}
             if with_config is not None:
+                if base_bin is not None:
+                    builds["base+cfg"] = base_bin
                 builds["hermes+cfg"] = BIN
             for name, binary in builds.items():
                 env = dict(env_extra)
                 if postgres:
                     env["HERMES_POSTGRES_DSN"] = await _schema(dsn, schemas)
                 config = extra_config
-                if name == "hermes+cfg" and with_config is not None:
+                if name.endswith("+cfg") and with_config is not None:
                     config += "\n" + with_config.read_text(encoding="utf-8")
                 proc, port = start_hermes(Path(tmp) / name, fake_port, config, env, binary)
                 procs.append(proc)
@@ -258,7 +271,7 @@ async def main(
             direct = Target(f"http://127.0.0.1:{fake_port}{PATH}", None, "")
             started = load()
             try:
-                rows = await measure(quick, rounds, direct, servers)
+                rows = await measure(quick, rounds, direct, servers, ttft_only)
             finally:
                 for target in [direct, *(t for t, _ in servers.values())]:
                     await target.close()
@@ -324,8 +337,23 @@ if __name__ == "__main__":
         help="also run this hermes api with the TOML of this file appended to its config.toml "
         "(e.g. a [budgets] section), interleaved: a paired off/on of a setting",
     )
+    parser.add_argument(
+        "--ttft-only",
+        action="store_true",
+        help="only the TTFT rounds and the server CPU per request (no stream figures)",
+    )
     args = parser.parse_args()
     gc.freeze()  # the load client is the harness: see bench_api.py
     gc.disable()
     rounds = args.rounds or (4 if args.quick else 12)
-    asyncio.run(main(args.quick, rounds, args.postgres, args.base_bin, args.scoped_key, args.with_config))
+    asyncio.run(
+        main(
+            args.quick,
+            rounds,
+            args.postgres,
+            args.base_bin,
+            args.scoped_key,
+            args.with_config,
+            args.ttft_only,
+        )
+    )

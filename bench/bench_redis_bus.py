@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import secrets
@@ -36,8 +37,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def stream_throughput(url: str, events: int) -> float:
-    """Events/s from the owner's publish to a second client's XREAD of the last one."""
+async def stream_throughput(url: str, events: int) -> tuple[float, float]:
+    """Events/s from the owner's publish to a second client's XREAD of the last one, and the CPU
+    time this process (owner and reader) spent per event, in microseconds."""
+    from hermes_core import RunStatus
     from hermes_redis.bus import RedisRunBus
 
     async def nothing(command: str, run_id: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +51,8 @@ async def stream_throughput(url: str, events: int) -> float:
     await owner.start(nothing)
     await reader.start(nothing)
     run_id = "run_bench_" + secrets.token_hex(6)
-    owner.claim(run_id, "bench", "bench-session", {"run_id": run_id, "status": "running"})
+    status = json.dumps({"run_id": run_id, "status": "running"})
+    owner.claim(run_id, "bench", "bench-session", RunStatus(status, status="running"))
     try:
 
         async def read_all() -> None:
@@ -61,19 +65,22 @@ async def stream_throughput(url: str, events: int) -> float:
         follower = asyncio.create_task(read_all())
         await asyncio.sleep(0.05)
         started = time.perf_counter()
+        cpu = time.process_time()
         for seq in range(1, events + 1):
+            # The API server encodes each event once (for its own readers); the bus gets that text.
             payload = {"event": "message.delta", "run_id": run_id, "seq": seq, "timestamp": time.time()}
             payload["delta"] = "tok "
-            owner.publish(run_id, seq, payload, seq == events)
+            owner.publish(run_id, seq, json.dumps(payload, separators=(",", ":")), seq == events)
             if seq % 1000 == 0:
                 await asyncio.sleep(0)  # the owner's loop also serves the writer, as in hermes api
         await follower
         took = time.perf_counter() - started
+        cpu = time.process_time() - cpu
     finally:
         await owner.client.delete(f"hermes:run:{run_id}")
         await owner.close()
         await reader.close()
-    return events / took
+    return events / took, cpu / events * 1e6
 
 
 def start(home: Path, config: str, url: str) -> tuple[subprocess.Popen[str], str]:
@@ -153,12 +160,21 @@ backend = "redis"
                 await first_event_ms(client, b, run_id, random.randrange(1, last)) for _ in range(resumes)
             ]
             stop = [await stop_ms(client, a, b) for _ in range(stops)]
+            cpu = [_cpu_s(proc.pid) for proc in (pa, pb)]
+        print(f"  CPU (user+sys) of instance a: {cpu[0]:.2f} s, b: {cpu[1]:.2f} s")
     finally:
         for proc in (pa, pb):
             proc.terminate()
             proc.wait(15)
         shutil.rmtree(tmp, ignore_errors=True)
     return resume, stop
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds a running process has used (Linux ``/proc``)."""
+    with open(f"/proc/{pid}/stat", "rb") as stat:
+        fields = stat.read().rsplit(b")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def main() -> None:
@@ -172,8 +188,9 @@ async def main() -> None:
         print("no Redis: set HERMES_REDIS_URL (or run .ci/run, which exports HERMES_TEST_REDIS_URL)")
         return
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores shared)")
-    rate = await stream_throughput(url, args.events)
+    rate, cpu_us = await stream_throughput(url, args.events)
     print(f"run events through Redis, one stream, publish -> XREAD: {rate:,.0f} events/s (budget >= 20,000)")
+    print(f"  CPU of this process (owner and reader) per event: {cpu_us:.1f} us")
     resume, stop = await instances(url, args.resumes, args.stops)
     print(
         f"resume on another instance, Last-Event-ID -> first replayed event: median "
@@ -183,6 +200,7 @@ async def main() -> None:
         "stop posted to a non-owner -> run.cancelled on the stream: "
         f"median {statistics.median(stop):.1f} ms, p95 {pct(stop, 0.95):.1f} ms (budget <= 100 ms p95)"
     )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

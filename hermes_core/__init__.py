@@ -142,6 +142,7 @@ _EXPORTS: dict[str, str] = {
     "ACCESS_SCOPES": "hermes_core.access_keys",
     "DEFAULT_TENANT": "hermes_core.access_keys",
     "access_scopes": "hermes_core.access_scopes",
+    "SessionTenants": "hermes_core.session_tenants",
     "EventChunk": "hermes_core.event_log.store",
     "ChunkInfo": "hermes_core.event_log.store",
     "ChunkWrite": "hermes_core.event_log.store",
@@ -181,6 +182,8 @@ _EXPORTS: dict[str, str] = {
     "OwnerGone": "hermes_core.run_bus",
     "ControlHandler": "hermes_core.run_bus",
     "RunOwner": "hermes_core.run_bus",
+    "RunStatus": "hermes_core.run_bus",
+    "RunEnd": "hermes_core.run_bus",
     "JsonObject": "hermes_core.run_bus",
     "SchemaSpec": "hermes_core.records",
     # tracing (docs/observability.md)
@@ -329,13 +332,16 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
         OwnerGone,
         RunBus,
         RunBusFactory,
+        RunEnd,
         RunOwner,
+        RunStatus,
     )
     from hermes_core.session.compare import comparable_messages  # noqa: F401
     from hermes_core.session.live import Session  # noqa: F401
     from hermes_core.session.queue import Turn  # noqa: F401
     from hermes_core.session.table import Sessions  # noqa: F401
     from hermes_core.session.types import SessionInfo  # noqa: F401
+    from hermes_core.session_tenants import SessionTenants  # noqa: F401
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403

@@ -21,7 +21,7 @@ from hermes_core.session.live import Session
 from hermes_core.storage import Row
 
 if TYPE_CHECKING:
-    pass
+    from hermes_core.budgets import ChargeTo
 
 MAX_BACKGROUND = 4
 
@@ -38,10 +38,13 @@ class TaskSession(Session):
         self.title_refine_started = True  # never refine a title for a task
 
 
-def start(session: Session, text: str, *, answerable: frozenset[str] = frozenset()) -> str:
+def start(
+    session: Session, text: str, *, answerable: frozenset[str] = frozenset(), charge: ChargeTo | None = None
+) -> str:
     """Start a background task for ``session`` and return its id (``bg_<6 hex>``).
 
     :param answerable: the question kinds the host answers for the task (none by default).
+    :param charge: who the task's turn charges (None: the configured default).
     """
     if not isinstance(text, str) or not text.strip():
         raise InvalidValue("text", message="the background prompt is empty")
@@ -56,7 +59,9 @@ def start(session: Session, text: str, *, answerable: frozenset[str] = frozenset
         status: Literal["complete", "error", "interrupted"] = "complete"
         result = ""
         try:
-            turn = await task_session.submit(text, owner=f"task:{task_id}", answerable=answerable)
+            turn = await task_session.submit(
+                text, owner=f"task:{task_id}", answerable=answerable, charge=charge
+            )
             outcome = await turn.outcome
             result = _final_text(task_session.rows)
             if outcome.status == "interrupted":

@@ -81,6 +81,18 @@ class Budgets:
         self._prices: dict[tuple[str, str], tuple[float, float] | None] = {}
         #: bucket → (monotonic time until which, limit): refusals this process heard.
         self._refused: dict[str, tuple[float, str]] = {}
+        # What the settings in force say, worked out once per settings object (a reload makes a
+        # new one): whether any limit is set, and the buckets of each charge.
+        self._for: BudgetSettings | None = None
+        self._enabled = False
+        self._buckets: dict[tuple[str, str, str | None], list[BucketLimits]] = {}
+
+    def _current(self) -> BudgetSettings:
+        settings = self._kernel.settings.budgets
+        if settings is not self._for:
+            self._for, self._enabled = settings, settings.enabled()
+            self._buckets = {}
+        return settings
 
     @property
     def settings(self) -> BudgetSettings:
@@ -90,7 +102,8 @@ class Budgets:
     @property
     def enabled(self) -> bool:
         """Whether any limit is configured (otherwise every call here is free and immediate)."""
-        return self.settings.enabled()
+        self._current()
+        return self._enabled
 
     def ledger(self) -> BudgetLedger:
         """Return the ledger: the first ``hermes_budget_ledgers`` one that builds, else records."""
@@ -122,8 +135,15 @@ class Budgets:
         return ChargeTo(key_id=self.settings.default_key, tenant=self.settings.default_tenant)
 
     def buckets(self, charge: ChargeTo) -> list[BucketLimits]:
-        """Return the buckets ``charge`` applies to that have a limit: key, tenant, session."""
-        s = self.settings
+        """Return the buckets ``charge`` applies to that have a limit: key, tenant, session.
+
+        The list is shared: callers read it and never change it.
+        """
+        s = self._current()
+        cache_key = (charge.key_id, charge.tenant, charge.session_id)
+        cached = self._buckets.get(cache_key)
+        if cached is not None:
+            return cached
         found: list[BucketLimits] = []
         key = s.keys.get(charge.key_id, s.key)
         tenant = s.tenants.get(charge.tenant, s.tenant)
@@ -134,6 +154,9 @@ class Budgets:
         ):
             if name and limits.any():
                 found.append(_limits(name, limits))
+        if len(self._buckets) >= _KEPT_CHARGES:
+            self._buckets.clear()
+        self._buckets[cache_key] = found
         return found
 
     async def admit(self, charge: ChargeTo) -> Admission:

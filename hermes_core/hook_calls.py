@@ -15,6 +15,7 @@ out), as in pluggy. When a wrapper changes that list, its version is what the ke
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import logging
@@ -60,26 +61,105 @@ def call_each(pm: pluggy.PluginManager, hook_name: str, /, **kwargs: Any) -> lis
     impls = caller.get_hookimpls()
     if not impls:
         return []
-    # call_extra appends the extra functions to the plain part of pluggy's list, which pluggy
-    # runs from the end: kept in the list's order, they run in the order pluggy would run them.
-    plain = [impl for impl in impls if not _is_wrapper(impl)]
+    prepared = _prepare(pm, caller, impls)
     outcomes: list[HookOutcome] = []
-    shields = [_shield(impl, outcomes) for impl in plain]
-    subset = pm.subset_hook_caller(hook_name, [impl.plugin for impl in plain])
+    token = _OUTCOMES.set(outcomes)
     try:
-        result = subset.call_extra(shields, kwargs)
+        result = prepared.call(kwargs)
     except pluggy.HookCallError:
         raise
     except Exception as exc:  # only a wrapper can raise here: the implementations are shielded
-        wrappers = [impl for impl in impls if _is_wrapper(impl)]
-        return [*outcomes, HookOutcome(_blame(exc, wrappers), error=exc)]
-    return _merge(outcomes, result, [impl for impl in reversed(impls) if _is_wrapper(impl)])
+        return [*outcomes, HookOutcome(_blame(exc, prepared.wrappers), error=exc)]
+    finally:
+        _OUTCOMES.reset(token)
+    return _merge(outcomes, result, prepared.outer)
 
 
-def _shield(impl: pluggy.HookImpl, outcomes: list[HookOutcome]) -> Callable[..., Any]:
-    """Wrap one implementation so that pluggy calls it like the original and it never raises."""
+# The outcomes list of the innermost call_each running in this thread or task: a shield made
+# once per implementation records into the list of the call that is running it (a hook may call
+# itself again, e.g. an observer's failure reported as an event).
+_OUTCOMES: contextvars.ContextVar[list[HookOutcome]] = contextvars.ContextVar("hermes_hook_outcomes")
+
+
+class _Prepared:
+    """One hook's call made ready once per set of implementations, not once per call.
+
+    A call built the plain way costs, per call, a subset caller and per implementation a shield
+    and a pluggy ``HookImpl`` (which inspects the shield's signature): most of an event's
+    delivery to ``hermes_on_event`` (issue #30 measured ~6% of the API server's loop in a burst).
+    The list handed to pluggy is the one ``call_extra`` builds: the shields in the order of the
+    plain implementations, then the wrappers, through the manager's hook execution (so its
+    monitoring sees the call).
+    """
+
+    __slots__ = ("call", "impls", "outer", "wrappers")
+
+    call: Callable[[dict[str, Any]], Any]
+
+    def __init__(
+        self, pm: pluggy.PluginManager, caller: pluggy.HookCaller, impls: list[pluggy.HookImpl]
+    ) -> None:
+        self.impls = tuple(impls)
+        plain = [impl for impl in impls if not _is_wrapper(impl)]
+        self.wrappers = [impl for impl in impls if _is_wrapper(impl)]
+        self.outer = list(reversed(self.wrappers))
+        shields = [_shield(impl) for impl in plain]
+        execute = getattr(pm, "_hookexec", None)
+        opts: Any = {
+            "wrapper": False,
+            "hookwrapper": False,
+            "optionalhook": False,
+            "trylast": False,
+            "tryfirst": False,
+            "specname": None,
+        }
+        defaults = getattr(caller.spec, "kwargdefaults", None) if caller.spec else None
+        if execute is None or caller.is_historic() or defaults:
+            subset = pm.subset_hook_caller(caller.name, [impl.plugin for impl in plain])
+            self.call = functools.partial(subset.call_extra, shields)
+            return
+        ready = [pluggy.HookImpl(None, "<temp>", shield, opts) for shield in shields] + self.wrappers
+        firstresult = bool(caller.spec.opts.get("firstresult", False)) if caller.spec else False
+        name = caller.name
+        needed = {arg for impl in ready for arg in impl.argnames}
+
+        def call(kwargs: dict[str, Any]) -> Any:
+            if not needed.issubset(kwargs):
+                # The plain way names what is missing (pluggy's HookCallError).
+                subset = pm.subset_hook_caller(name, [impl.plugin for impl in plain])
+                return subset.call_extra(shields, kwargs)
+            return execute(name, list(ready), kwargs, firstresult)
+
+        self.call = call
+
+
+# A hook caller -> its prepared call. A process has one plugin manager and calls four hooks this
+# way; the map is emptied when it grows past _PREPARED_MAX, so the callers (and plugin managers)
+# of kernels made and dropped one after another (tests) are not kept for long.
+_PREPARED: dict[pluggy.HookCaller, _Prepared] = {}
+_PREPARED_MAX = 32
+
+
+def _prepare(pm: pluggy.PluginManager, caller: pluggy.HookCaller, impls: list[pluggy.HookImpl]) -> _Prepared:
+    """Return the prepared call of ``caller`` for its current implementations."""
+    prepared = _PREPARED.get(caller)
+    if (
+        prepared is None
+        or len(prepared.impls) != len(impls)
+        or any(a is not b for a, b in zip(prepared.impls, impls, strict=True))
+    ):
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.clear()
+        prepared = _PREPARED[caller] = _Prepared(pm, caller, impls)
+    return prepared
+
+
+def _shield(impl: pluggy.HookImpl) -> Callable[..., Any]:
+    """Wrap one implementation so that pluggy calls it like the original and it never raises;
+    what it returned or raised goes to the running call's outcomes."""
     function = impl.function
     plugin = impl.plugin_name
+    current = _OUTCOMES.get
 
     # functools.wraps sets __wrapped__, so pluggy reads the original's argument names.
     @functools.wraps(function)
@@ -87,9 +167,9 @@ def _shield(impl: pluggy.HookImpl, outcomes: list[HookOutcome]) -> Callable[...,
         try:
             value = function(*args, **kwargs)
         except Exception as exc:
-            outcomes.append(HookOutcome(plugin, error=exc))
+            current().append(HookOutcome(plugin, error=exc))
             return None
-        outcomes.append(HookOutcome(plugin, value))
+        current().append(HookOutcome(plugin, value))
         return value
 
     shielded.hermes_plugin = plugin  # type: ignore[attr-defined]  # read by the tracer

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
-    from hermes_core.records import CommandResult
+    from hermes_core.records import CommandResult, SessionFilter
     from hermes_core.session.live import Session
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore
@@ -239,13 +239,13 @@ class Kernel:
         return self.questions.answer(request_id, value)
 
     async def dispatch_slash(
-        self, session: Session | None, text: str, *, surface: str
+        self, session: Session | None, text: str, *, surface: str, sees: SessionFilter | None = None
     ) -> CommandResult | None:
         """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
-        text is not one."""
+        text is not one. ``sees`` narrows the stored sessions a command shows (None: all)."""
         from hermes_core.slash import dispatch_slash
 
-        return await dispatch_slash(self, session, text, surface=surface)
+        return await dispatch_slash(self, session, text, surface=surface, sees=sees)
 
     def default_file_access(self) -> FileAccess:
         """The file access of a new session (local files; an editor may replace it)."""

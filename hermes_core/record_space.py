@@ -14,6 +14,7 @@ import enum
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import StorageUnsupported
+from hermes_core.lease_owner import holder_is_gone, make_owner
 from hermes_core.record_store import (
     MAX_KEY_CHARS,
     MAX_OWNER_CHARS,
@@ -108,6 +109,17 @@ class Records:
         """
         return RecordSpace(self, check_namespace(namespace))
 
+    def new_owner(self) -> str:
+        """Return a fresh owner string naming this process (``<host>:<pid>:<start>:<pidns>:<random>``,
+        as the kernel's session leases): a claim held under it can be taken at once by
+        ``claim(..., take_gone=True)`` once this process is dead (:meth:`holder_gone`)."""
+        return make_owner()
+
+    def holder_gone(self, owner: str) -> bool:
+        """Tell whether ``owner`` (a :meth:`new_owner` string) is a process on this host that no
+        longer runs; any doubt (another host, another pid namespace, another form) says no."""
+        return holder_is_gone(owner)
+
     async def sweep(self) -> int:
         """Delete every expired record of every namespace; return how many."""
         return await self.store().sweep_records(None)
@@ -177,20 +189,28 @@ class RecordSpace:
         scope: str = "",
         ttl_s: float | None = None,
         stale_after_s: float | None = None,
+        take_gone: bool = False,
     ) -> Claim:
         """Take ``key`` for ``owner`` if it is absent, expired or held but stale.
 
+        :param take_gone: also take it at once when its holder is a dead process of this host
+            (:meth:`Records.holder_gone`): the dead holder's record is deleted (fenced on its
+            owner and epoch, so only one claimant gets there) and claimed afresh (epoch 1).
         :returns: ``Claim(won=True, record=ours)`` or ``Claim(won=False, record=theirs)``.
         """
         data = dump_value(value)
-        return await self._records.store().claim_record(
-            self.namespace,
-            _key(key),
-            data,
-            owner=_owner(owner),
-            scope=_scope(scope),
-            ttl_s=check_ttl("ttl_s", ttl_s),
-            stale_after_s=check_ttl("stale_after_s", stale_after_s),
+        store = self._records.store()
+        name, owner, scope = _key(key), _owner(owner), _scope(scope)
+        ttl, stale = check_ttl("ttl_s", ttl_s), check_ttl("stale_after_s", stale_after_s)
+        claim = await store.claim_record(
+            self.namespace, name, data, owner=owner, scope=scope, ttl_s=ttl, stale_after_s=stale
+        )
+        theirs = claim.record.owner
+        if claim.won or not take_gone or theirs is None or not holder_is_gone(theirs):
+            return claim
+        await store.delete_record(self.namespace, name, expect=Expect(owner=theirs, epoch=claim.record.epoch))
+        return await store.claim_record(
+            self.namespace, name, data, owner=owner, scope=scope, ttl_s=ttl, stale_after_s=stale
         )
 
     async def touch(

@@ -177,6 +177,10 @@ class CommandResult:
     data: Mapping[str, Any] | None = None
 
 
+#: Which of some stored session ids a caller may see (:attr:`CommandContext.sees`).
+SessionFilter = Callable[[list[str]], Awaitable[set[str]]]
+
+
 @dataclass(frozen=True, slots=True)
 class CommandContext:
     """What a slash command handler receives."""
@@ -186,6 +190,9 @@ class CommandContext:
     args: str
     surface: str
     name: str
+    #: Which of some stored session ids the caller may see (a tenant's connection sees its own
+    #: tenant's only); None: every session. Commands that list or find stored sessions ask it.
+    sees: SessionFilter | None = None
 
 
 @dataclass(frozen=True, slots=True)

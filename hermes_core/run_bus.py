@@ -1,12 +1,14 @@
 """The run bus contract, typed (docs/plugin-hooks.md#hermes_run_buses): where the events and the
 control of ``hermes api`` runs travel between instances.
 
-The bus carries a run's numbered events (JSON objects it stores and returns as JSON text), a
-shared record per run (who owns it, its last status), liveness of the instances, and commands for
-a run's owner. It never makes up an event of its own: when a run's owner is gone it reports
-:class:`OwnerGone` ("owner gone, last seq N") to the :class:`RunOwner` given at start, which
-decides the run's end (the API server: ``run.failed``, ``owner_lost``); the bus commits that end,
-once for the run everywhere.
+The bus carries a run's numbered events, a shared record per run (who owns it, its last
+status), liveness of the instances, and commands for a run's owner. Payloads are opaque to it: an
+event is its ``seq`` plus JSON text the bus stores and hands back unchanged, a status
+(:class:`RunStatus`) the few fields the bus reads given explicitly plus the caller's document,
+also unchanged JSON text. A bus never parses either. It never makes up an event of its own: when
+a run's owner is gone it reports :class:`OwnerGone` ("owner gone, last seq N") to the
+:class:`RunOwner` given at start, which decides the run's end (:class:`RunEnd`; the API server:
+``run.failed``, ``owner_lost``); the bus commits that end, once for the run everywhere.
 
 A bus plugin's ``RunBusSpec.factory`` is a :class:`RunBusFactory` returning a :class:`RunBus`.
 """
@@ -17,15 +19,37 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypedDict
 
-#: A run's event or status as the API server writes it: a JSON object. The bus stores it as JSON
-#: text; its keys are the caller's (a bus may read the few :data:`STATUS_KEYS` of a status, never
-#: an event's fields other than ``seq``), so a caller may add metadata freely.
+#: A command's arguments or answer, and a bus's diagnostics: a JSON object.
 JsonObject = dict[str, Any]
 
-#: The keys of a status a bus may read: ``last_seq`` (the last event published),
-#: ``terminal_event`` (the run's end, once it has one), ``session_id``, ``status`` and
-#: ``error_code`` (for its logs).
-STATUS_KEYS = ("last_seq", "terminal_event", "session_id", "status", "error_code")
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A run's status as the bus carries it: what the bus reads, given by the caller, and the
+    caller's whole status document, which the bus stores and hands back unchanged.
+
+    :ivar document: the status as JSON text (the API server's run status object); opaque.
+    :ivar last_seq: the last event published for the run (0: none).
+    :ivar status: the run's state (``running``, ``failed``...), for the bus's logs.
+    :ivar error_code: why it failed, when it did, for the bus's logs.
+    :ivar session_id: the run's session (for a run the bus lost and ends from this status).
+    """
+
+    document: str
+    last_seq: int = 0
+    status: str = ""
+    error_code: str | None = None
+    session_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """A run's end as the owner side decides it: the terminal event (its ``seq`` and its JSON
+    text, opaque to the bus) and the final status."""
+
+    seq: int
+    payload: str
+    status: RunStatus
 
 
 class ControlHandler(Protocol):
@@ -54,7 +78,7 @@ class BusRun(TypedDict):
     owner: str
     principal: str
     session_id: str
-    status: JsonObject
+    status: RunStatus
     alive: bool
 
 
@@ -89,22 +113,22 @@ class RunOwner(Protocol):
     def release(self, run_id: str) -> None:
         """The bus vouches for this instance's ownership of the run again: end a :meth:`hold`."""
 
-    def lost(self, run_id: str, status: JsonObject) -> None:
+    def lost(self, run_id: str, status: RunStatus) -> None:
         """The run was ended elsewhere (its owner presumed lost); ``status`` is how it ended."""
 
-    async def owner_gone(self, gone: OwnerGone, status: JsonObject) -> tuple[JsonObject, JsonObject]:
-        """A run's owner is gone: return its terminal event (``seq`` in ``gone.last_seq + 1 ..
-        gone.reserved + 1``) and the final status it makes, for the bus to commit.
+    async def owner_gone(self, gone: OwnerGone, status: RunStatus) -> RunEnd:
+        """A run's owner is gone: return its end (the terminal event's ``seq`` in
+        ``gone.last_seq + 1 .. gone.reserved + 1``, and the final status), for the bus to commit.
 
         :param status: the run's last status on the bus.
         """
         ...
 
-    def reaped(self, run_id: str, principal: str, status: JsonObject) -> None:
+    def reaped(self, run_id: str, principal: str, status: RunStatus) -> None:
         """This instance ended another instance's run (its owner is gone); ``status`` is its final
         status, to be stored durably at once."""
 
-    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, JsonObject]:
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, RunStatus]:
         """Of these runs, about to be announced again after the bus lost its records, return the
         final status of those the durable records say ended elsewhere."""
         ...
@@ -143,20 +167,21 @@ class RunBus(Protocol):
         """A JSON-ready health report (``ok``, ``backend``, ...); never raises."""
         ...
 
-    def publish(self, run_id: str, seq: int, payload: JsonObject, terminal: bool) -> None:
-        """Queue event ``seq`` of a run this instance owns (sent in order, without waiting)."""
+    def publish(self, run_id: str, seq: int, payload: str, terminal: bool) -> None:
+        """Queue event ``seq`` of a run this instance owns (sent in order, without waiting);
+        ``payload`` is its JSON text, stored and returned unchanged."""
         ...
 
-    def claim(self, run_id: str, principal: str, session_id: str, status: JsonObject) -> None:
+    def claim(self, run_id: str, principal: str, session_id: str, status: RunStatus) -> None:
         """Queue the run's shared record: this instance owns it."""
         ...
 
-    def update(self, run_id: str, status: JsonObject, terminal: bool) -> None:
+    def update(self, run_id: str, status: RunStatus, terminal: bool) -> None:
         """Queue the run's latest status for other instances."""
         ...
 
-    async def settle(self, run_id: str, payload: JsonObject, status: JsonObject) -> JsonObject | None:
-        """Commit the run's terminal event ``payload`` and final ``status`` if this instance still
+    async def settle(self, run_id: str, end: RunEnd) -> RunStatus | None:
+        """Commit the run's ``end`` (terminal event and final status) if this instance still
         owns the run (waiting while the bus is away).
 
         :returns: None when committed, else the status the run ended with elsewhere.
@@ -194,7 +219,7 @@ class RunBus(Protocol):
         message's envelope, beside the opaque ``args``, and reaches the owner's handler."""
         ...
 
-    async def reap(self, run_id: str, principal: str | None = None, status: JsonObject | None = None) -> bool:
+    async def reap(self, run_id: str, principal: str | None = None, status: RunStatus | None = None) -> bool:
         """End the run if its owner is gone for sure, with the end :meth:`RunOwner.owner_gone`
         decides; True when the run is (now) ended on the bus. A run the bus does not know is
         ended only given its ``principal`` and last ``status``, once the bus has been up long

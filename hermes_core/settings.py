@@ -108,7 +108,8 @@ class BudgetLimits(_Section):
 
     def any(self) -> bool:
         """Tell whether any limit is set."""
-        return any(v is not None for v in self.model_dump().values())
+        # Read the fields, not model_dump(): this runs before every turn (Budgets.enabled).
+        return any(getattr(self, name) is not None for name in type(self).model_fields)
 
 
 class ModelPriceSetting(_Section):

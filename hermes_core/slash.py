@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from hermes_core.errors import CommandNotAvailable, CommandUsageError, SessionBusy
-from hermes_core.records import CommandContext, CommandResult
+from hermes_core.records import CommandContext, CommandResult, SessionFilter
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
@@ -17,9 +17,17 @@ COMMAND_RE = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_\-]*)(?:\s+(.*))?$", re.DOTAL
 
 
 async def dispatch_slash(
-    kernel: Kernel, session: Session | None, text: str, *, surface: str
+    kernel: Kernel,
+    session: Session | None,
+    text: str,
+    *,
+    surface: str,
+    sees: SessionFilter | None = None,
 ) -> CommandResult | None:
-    """Run the command ``text`` names on ``surface``; None when the text is not one."""
+    """Run the command ``text`` names on ``surface``; None when the text is not one.
+
+    :param sees: which stored sessions the caller may see (:attr:`CommandContext.sees`).
+    """
     if not isinstance(text, str):
         return None
     match = COMMAND_RE.match(text.strip())
@@ -36,5 +44,5 @@ async def dispatch_slash(
     if spec.busy_blocked and session is not None and session.busy:
         raise SessionBusy("busy", f"/{spec.name} cannot run while a turn is running; interrupt first")
     return await spec.handler(
-        CommandContext(kernel=kernel, session=session, args=args, surface=surface, name=spec.name)
+        CommandContext(kernel=kernel, session=session, args=args, surface=surface, name=spec.name, sees=sees)
     )

@@ -1,9 +1,10 @@
 """A Hermes process to kill mid-turn, for the event-log crash tests.
 
 Usage: ``python event_log_child.py BACKEND TARGET SESSION_ID WORKSPACE`` (BACKEND ``sqlite`` with
-a file path, or ``postgres`` with a DSN). It runs one long mock turn and prints one line per event,
-``event <seq> <type>``, and every twenty events ``durable <seq>`` once that event is stored.
-It never ends on its own: the test kills it with SIGKILL.
+a file path, or ``postgres`` with a DSN). It runs one long mock turn and shows its events the way
+a transport does, each only once the log has stored it (``kernel.events.durable``): one line per
+event, ``event <seq> <type>``, and every twenty events ``durable <seq>``. It never ends on its
+own: the test kills it with SIGKILL.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ async def main(backend: str, target: str, session_id: str, workspace: Path) -> N
         turn = await session.submit("[[tokens 2000]] [[delay 15]]", owner="child")
         count = 0
         async for event in turn.events():
+            # The first wait has the writer store everything queued; the next ones return at once.
+            await kernel.events.durable(session.id, event.seq)
             print(f"event {event.seq} {type(event).__name__}", flush=True)
             count += 1
             if count % 20 == 0:
-                await kernel.events.durable(session.id, event.seq)
                 print(f"durable {event.seq}", flush=True)
         await asyncio.Event().wait()
 

@@ -34,8 +34,9 @@ from hermes_core.event_log.fields import expand_run, from_record, run_record, to
 from hermes_core.event_log.store import EventChunk
 
 FORMAT = 1
-#: How far above a chunk's last number its writer may have handed numbers out (see writer.py):
-#: after a crash, numbering continues above it.
+#: How far above its last number the writer of a chunk this version cannot read is assumed to
+#: have shown numbers (after a crash, numbering continues above it). This version's writer shows
+#: only stored numbers and notes its chunk's last number as the reservation (see writer.py).
 RESERVE = 65_536
 _set = object.__setattr__
 
@@ -45,7 +46,8 @@ class ChunkHeader:
     """What the kernel notes beside a chunk's events.
 
     :ivar reserve: a writer that finds this chunk last after a crash continues above this seq
-        (numbers up to it may have been handed out live and lost).
+        (the newest number the chunk's writer may have shown; this version's writer shows only
+        stored numbers, so it notes the chunk's last number).
     :ivar sealed: the writer closed the log cleanly after this chunk.
     :ivar open_turn: ``(turn_id, seq of its TurnStarted)`` of a turn running at the chunk's end.
     :ivar lost: ``(first, last)`` numbers lost in a crash just before this chunk.

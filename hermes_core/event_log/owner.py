@@ -160,7 +160,8 @@ class EventLogs:
         """Yield the events after ``after`` and, while the session is live here, every later one.
 
         Replays from the log, then continues with the live events without a gap or a repeat
-        (numbers decide). Ends when the session closes, or after the replay when it is not live.
+        (numbers decide); a live event is yielded once it is stored. Ends when the session
+        closes, or after the replay when it is not live.
         """
         from hermes_core.event_log.reader import LogGap
 
@@ -183,6 +184,7 @@ class EventLogs:
                     if event.seq > cursor + 1:
                         yield LogGap(cursor + 1, event.seq - 1, "lost")
                     cursor = event.seq
+                    await self.durable(session_id, event.seq)  # shown only once stored
                     yield event
         finally:
             if subscription is not None:
@@ -192,6 +194,16 @@ class EventLogs:
         """The newest number handed out in a session live here, or None when it is not."""
         session_log = self._logs.get(session_id)
         return session_log.head if session_log is not None else None
+
+    def stored(self, session_id: str) -> int | None:
+        """The newest stored number of a session live here, or None when there is nothing to wait
+        for (not live here, its log no longer written, or the session not kept in storage).
+
+        A transport shows a numbered event only once it is stored (a number above it may be
+        handed out again after a crash): when ``seq`` is above this, it awaits :meth:`durable`.
+        """
+        session_log = self._logs.get(session_id)
+        return session_log.stored if session_log is not None else None
 
     async def durable(self, session_id: str, seq: int) -> None:
         """Wait until event ``seq`` of a session live here is stored (at once when it is, when

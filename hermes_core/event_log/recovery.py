@@ -2,10 +2,13 @@
 (docs/reference/core.md#after-a-crash).
 
 A sealed log continues at its next number. A log whose newest chunk is not sealed was left by a
-process that died: numbering continues above that chunk's reservation (the numbers between are
-a ``lost`` gap to readers), and a turn the chunk notes as running gets its terminal event now, a
-``TurnCompleted`` with outcome ``interrupted`` / ``interrupted_by_system`` carrying what the log
-holds of its text and usage, so no reader waits for an end that will never come.
+process that died: numbering continues above that chunk's reservation, which is the chunk's own
+last number (the writer shows only stored events, so the dead process showed nothing above it
+and the cut-off turn's end comes right after the last stored event, no gap); a reservation
+above it (a log an older writer left) makes the numbers between a ``lost`` gap. A turn the
+chunk notes as running gets its terminal event now, a ``TurnCompleted`` with outcome
+``interrupted`` / ``interrupted_by_system`` carrying what the log holds of its text and usage,
+so no reader waits for an end that will never come.
 """
 
 from __future__ import annotations

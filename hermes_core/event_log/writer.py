@@ -19,9 +19,13 @@ where the final chunk is marked *sealed*: a session closed right after its turn 
 closes one per request) writes that turn once. A log whose newest chunk is not sealed was not
 closed: its writer died.
 
-Every chunk notes a reservation, its last number plus ``RESERVE``: a writer that finds an
-unsealed log after a crash continues above it, so no number handed out live before the crash
-ever names another event.
+A number is final only once stored: transports show an event to a client only after
+``kernel.events.durable`` says it is stored (the TUI gateway holds its frames for the batch that
+stores them, the API for its runs and responses). So every chunk notes its own last number as
+its reservation (the newest number its writer may have shown), and a writer that finds an
+unsealed log after a crash continues right after it: no gap where nothing was shown. A log an
+older writer left with a reservation above its end (it showed numbers before storing them)
+still continues above that reservation, those numbers being a ``lost`` gap.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
-from hermes_core.event_log.codec import RESERVE, ChunkHeader, encode_events, make_chunk, split_chunk
+from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk, split_chunk
 from hermes_core.event_log.store import ChunkWrite, EventChunk
 from hermes_core.events import AnyEvent, TurnCompleted, TurnStarted
 
@@ -244,7 +248,7 @@ class SessionLog:
             first, last = piece[0].seq, piece[-1].seq
             final = at + size >= len(events)
             header = ChunkHeader(
-                reserve=last + RESERVE,
+                reserve=last,  # nothing above it was shown (see the module's docstring)
                 sealed=self.closing and final,
                 open_turn=self.open_turn if final else None,
                 lost=self.tail_lost if at == 0 and (replace or not self.tail) else None,
@@ -316,9 +320,18 @@ class SessionLog:
         )
 
     # -- waiting ----------------------------------------------------------------------------------
+    @property
+    def stored(self) -> int | None:
+        """The newest stored number, or None when nothing is to be waited for (see
+        :meth:`durable_through`)."""
+        if self.state != "open" or not self.session.persisted:
+            return None
+        return self.durable
+
     async def durable_through(self, seq: int) -> None:
-        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be)."""
-        if seq <= self.durable or self.state != "open":
+        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be:
+        the log is broken or closed, or the session is not kept in storage)."""
+        if seq <= self.durable or self.state != "open" or not self.session.persisted:
             return
         future = asyncio.get_running_loop().create_future()
         self._waiters.append((seq, future))

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import os
 import re
 import time
 from collections.abc import Sequence
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
 from hermes_core.lease_owner import holder_is_gone
-from hermes_core.workspace import WorkspaceError, check_workspace
+from hermes_core.workspace import check_workspace
 
 if TYPE_CHECKING:
     from hermes_core.content import SeedMessage
@@ -48,54 +47,6 @@ def check_session_id(session_id: str) -> str:
 def is_session_id(value: object) -> bool:
     """Tell whether ``value`` follows the session id grammar."""
     return isinstance(value, str) and bool(ID_RE.match(value)) and value not in (".", "..")
-
-
-def _prepare_folder(path: Path) -> Path:
-    """Make a new session's folder when missing, then check it (runs on the executor).
-
-    A folder this call made is a directory and no link, so it resolves to its parent's resolved
-    path plus its name: the parent (the server's workspaces folder, the same for every session)
-    is resolved once per process and then only compared by one ``stat``, instead of resolving
-    every component of the path per session (a c=50 burst of new API sessions spent most of
-    its executor time in ``realpath``).
-    """
-    if path.is_absolute() and path.name not in ("", ".", "..") and path.name.isascii():
-        try:
-            path.mkdir()
-        except OSError:
-            pass  # there already, or its parent is missing: the full way below
-        else:
-            parent = _resolved_parent(path.parent)
-            if parent is not None:
-                return parent / path.name
-    with contextlib.suppress(OSError):
-        path.mkdir(parents=True, exist_ok=True)  # a failure is named by the check
-    return check_workspace(path)
-
-
-# A folder's text -> (its device and inode, its resolved path); a handful of folders per process.
-_PARENTS: dict[str, tuple[tuple[int, int], Path]] = {}
-
-
-def _resolved_parent(parent: Path) -> Path | None:
-    """Return the resolved ``parent``, or None when it is not a valid workspace itself."""
-    key = str(parent)
-    try:
-        stat = os.stat(key)
-    except OSError:
-        return None
-    ident = (stat.st_dev, stat.st_ino)
-    known = _PARENTS.get(key)
-    if known is not None and known[0] == ident:
-        return known[1]
-    try:
-        resolved = check_workspace(parent)
-    except WorkspaceError:
-        return None
-    if len(_PARENTS) > 64:
-        _PARENTS.clear()
-    _PARENTS[key] = (ident, resolved)
-    return resolved
 
 
 def refuse_running_child(session: Session) -> None:
@@ -197,7 +148,7 @@ async def _open_stored_or_new(
     if create_cwd and cwd is not None:
         # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
         # made and checked on the executor while storage is read, off the loop's path.
-        preparing = asyncio.get_running_loop().run_in_executor(kernel.executor, _prepare_folder, Path(cwd))
+        preparing = kernel.sessions.folders.prepare(Path(cwd))
         preparing.add_done_callback(_retrieve)  # a stored session never awaits it
     # Both queued at once: storage answers them together (one wake-up instead of two).
     reading: asyncio.Future[SessionRecord | None]

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
+from hermes_core.session.folders import FolderBatch
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
 from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.content import SeedMessage
     from hermes_core.events import AnyEvent
     from hermes_core.kernel import Kernel
@@ -40,6 +42,8 @@ class Sessions:
         self._live: dict[str, Session] = {}
         #: The delegated children of these sessions (docs/reference/core.md#subagents).
         self.children = Subagents(kernel)
+        #: Makes new sessions' folders on the executor (see :class:`FolderBatch`).
+        self.folders = FolderBatch(kernel.executor)
         # One lock per session id while it is being opened, forgotten or written without being
         # open (weak values: a lock lives while someone holds or awaits it).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -75,10 +79,15 @@ class Sessions:
         self._live[session.id] = session
 
     def start_background(
-        self, session: Session, text: str, *, answerable: frozenset[str] = frozenset()
+        self,
+        session: Session,
+        text: str,
+        *,
+        answerable: frozenset[str] = frozenset(),
+        charge: ChargeTo | None = None,
     ) -> str:
         """Start a background task for ``session`` (see :meth:`Session.background`); return its id."""
-        return start_background_task(session, text, answerable=answerable)
+        return start_background_task(session, text, answerable=answerable, charge=charge)
 
     async def exists(self, session_id: str) -> bool:
         """Tell whether a session with this id is live here or stored."""

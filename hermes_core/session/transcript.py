@@ -21,6 +21,7 @@ from hermes_core.session.types import CompressResult, ReconcileResult, RewindRes
 from hermes_core.storage import Row
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.content import SeedMessage
     from hermes_core.session.live import Session
     from hermes_core.session.state import SessionState
@@ -134,13 +135,20 @@ class SessionTranscript:
             self._session, owner=owner, count=count, up_to_row_id=up_to_row_id, title=title, cwd=cwd
         )
 
-    def background(self, text: str, *, answerable: frozenset[str] | set[str] = frozenset()) -> str:
+    def background(
+        self,
+        text: str,
+        *,
+        answerable: frozenset[str] | set[str] = frozenset(),
+        charge: ChargeTo | None = None,
+    ) -> str:
         """Run a separate one-shot agent on this session's model, cwd and profile
         (docs/reference/core.md#background-tasks-and-one-shot-calls).
 
         :param answerable: the question kinds the host answers for the task, as for
             :meth:`submit`; by default none, so a question is denied at once instead of waiting.
+        :param charge: who the task's turn charges, as for :meth:`submit`.
         """
         return self._session.kernel.sessions.start_background(
-            self._session, text, answerable=frozenset(answerable)
+            self._session, text, answerable=frozenset(answerable), charge=charge
         )

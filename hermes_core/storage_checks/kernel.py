@@ -125,13 +125,15 @@ async def numbering_continues_after_a_restart(target: StorageTarget) -> None:
     )
 
 
-@check("kernel")
-async def a_cut_off_turn_ends_interrupted(target: StorageTarget) -> None:
+async def _crash(target: StorageTarget, sid: str, above: int) -> tuple[list[Any], int, str]:
+    """Leave what a process killed mid-turn leaves (a chunk not sealed, its turn still running,
+    noting a reservation ``above`` its last number), open the session again and run one more
+    turn; return the log after the crash chunk's first event, that event's number and the
+    next turn's status."""
     async with _kernel(target).running() as first:
-        before = await _turns(first, "crashed", 1)
+        before = await _turns(first, sid, 1)
     ensure(before[-1].seq > 0, "the first turn was logged")
-    # What a process killed mid-turn leaves: a chunk not sealed, its turn still running.
-    sid, turn_id = "crashed", "turn_cut"
+    turn_id = "turn_cut"
     crashed: list[AnyEvent] = [
         TurnStarted(
             session_id=sid,
@@ -150,7 +152,7 @@ async def a_cut_off_turn_ends_interrupted(target: StorageTarget) -> None:
         storage: Any = await world.storage()
         last = await _end(storage, sid)
         first_seq, end = last + 1, last + len(crashed)
-        header = ChunkHeader(reserve=end + 100, open_turn=(turn_id, first_seq))
+        header = ChunkHeader(reserve=end + above, open_turn=(turn_id, first_seq))
         chunk = make_chunk(first_seq, end, header, encode_events(crashed))
         written = await storage.write_event_chunks([ChunkWrite(sid, chunk, after=last)])
         ensure(written == [True], "the crashed chunk is written")
@@ -165,23 +167,44 @@ async def a_cut_off_turn_ends_interrupted(target: StorageTarget) -> None:
         isinstance(tail[0], TextDelta) and tail[0].seq == end,
         f"the log keeps what the crash left: {tail[:1]}",
     )
-    gap, done = tail[1], tail[2]
-    ensure(
-        isinstance(gap, LogGap)
-        and gap.reason == "lost"
-        and (gap.first_seq, gap.last_seq) == (end + 1, end + 100),
-        f"the numbers the dead process may have handed out are a lost gap: {gap}",
-    )
+    return tail, end, outcome.status
+
+
+def _ends_interrupted(done: Any, end: int, at: int) -> None:
     ensure(isinstance(done, TurnCompleted), f"the cut-off turn gets its terminal event: {done}")
     assert isinstance(done, TurnCompleted)
-    ensure(done.seq == end + 101 and done.turn_id == turn_id, "numbered above the reservation, for that turn")
+    ensure(done.seq == at and done.turn_id == "turn_cut", f"numbered {at}, for that turn: {done.seq}")
     ensure(
         done.outcome.status == "interrupted" and done.outcome.reason == "interrupted_by_system", "interrupted"
     )
     ensure(
         done.text == "partial" and done.outcome.partial, f"with what the log holds of its text: {done.text!r}"
     )
-    ensure(outcome.status == "complete", "the next turn works")
+
+
+@check("kernel")
+async def a_cut_off_turn_ends_interrupted(target: StorageTarget) -> None:
+    # The writer shows only stored events and notes its chunk's own end as the reservation: the
+    # end comes right after the last stored event, with no gap.
+    tail, end, status = await _crash(target, "crashed", 0)
+    ensure(not any(isinstance(i, LogGap) for i in tail), f"no gap where nothing was shown: {tail}")
+    _ends_interrupted(tail[1], end, end + 1)
+    ensure(status == "complete", "the next turn works")
+
+
+@check("kernel")
+async def an_older_writers_reservation_is_a_lost_gap(target: StorageTarget) -> None:
+    # A log left by a writer that noted numbers above its end (it may have shown them).
+    tail, end, status = await _crash(target, "crashed_old", 100)
+    gap = tail[1]
+    ensure(
+        isinstance(gap, LogGap)
+        and gap.reason == "lost"
+        and (gap.first_seq, gap.last_seq) == (end + 1, end + 100),
+        f"the numbers the dead process may have shown are a lost gap: {gap}",
+    )
+    _ends_interrupted(tail[2], end, end + 101)
+    ensure(status == "complete", "the next turn works")
 
 
 async def _end(storage: Any, session_id: str) -> int:

@@ -96,34 +96,52 @@ class TurnBudget:
         if self.admission is not None:
             self._budgets.remember(session.id, self.admission)
 
+    def _applies(self) -> bool:
+        admission = self.admission
+        return self.active and admission is not None and bool(self._budgets.buckets(admission.charge))
+
+    def prepare(self, request: ChatRequest) -> ChatRequest:
+        """Return the request with the output limit its reservation counts (``max_tokens``: the
+        request's own, else ``[budgets] max_output_tokens``); unchanged when nothing is budgeted."""
+        if not self._applies():
+            return request
+        out = request.options.get("max_tokens")
+        if not isinstance(out, int) or isinstance(out, bool) or out <= 0:
+            out = self._budgets.settings.max_output_tokens
+            request = replace(request, options={**request.options, "max_tokens": out})
+        return request
+
+    async def hold(self, request: ChatRequest) -> Reservation | None:
+        """Reserve a :meth:`prepare` d request's worst case (None when nothing is budgeted).
+
+        :raises BudgetExceeded: it does not fit.
+        """
+        if not self._applies():
+            return None
+        assert self.admission is not None
+        resolved = self._run.resolved
+        provider = resolved.provider if resolved is not None else "?"
+        out = request.options.get("max_tokens")
+        tokens_out = out if isinstance(out, int) else 0
+        return await self._budgets.reserve(
+            self.admission, request.model, provider, estimate_input(request), tokens_out
+        )
+
     async def reserve(self, request: ChatRequest) -> tuple[ChatRequest, Reservation | None]:
         """Hold a call's worst case; the request gets the output limit it reserved.
 
         :raises BudgetExceeded: it does not fit.
         """
-        if not self.active or self.admission is None or not self._budgets.buckets(self.admission.charge):
-            return request, None
-        out = request.options.get("max_tokens")
-        if not isinstance(out, int) or isinstance(out, bool) or out <= 0:
-            out = self._budgets.settings.max_output_tokens
-            request = replace(request, options={**request.options, "max_tokens": out})
-        resolved = self._run.resolved
-        provider = resolved.provider if resolved is not None else "?"
-        held = await self._budgets.reserve(
-            self.admission, request.model, provider, estimate_input(request), out
-        )
-        return request, held
+        request = self.prepare(request)
+        return request, await self.hold(request)
 
-    async def reserve_head(self, request: ChatRequest) -> ChatRequest | None:
-        """Reserve the first call opened early; None when it does not fit (the turn's ordinary
-        path then reports the refusal after storing the prompt)."""
-        if self.refused is not None:
-            return None
-        try:
-            request, self._head = await self.reserve(request)
-        except BudgetExceeded:
-            return None
-        return request
+    async def hold_head(self, request: ChatRequest) -> None:
+        """Reserve the first call opened early (:class:`~hermes_core.turn.head_start.HeadStart`
+        sends it once this returns); :meth:`take_head` hands the reservation on.
+
+        :raises BudgetExceeded: it does not fit (the turn reports it after storing the prompt).
+        """
+        self._head = await self.hold(request)
 
     def take_head(self) -> Reservation | None:
         """Hand the early first call's reservation to the call that reads it."""

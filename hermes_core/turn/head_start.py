@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,13 +21,28 @@ class HeadStart:
 
     :param provider: the provider making the call.
     :param request: what was sent.
+    :param gate: what must succeed before the request is sent (the call's budget reservation);
+        its exception is :meth:`cleared`'s, and then nothing was sent.
     """
 
-    def __init__(self, provider: Any, request: ChatRequest) -> None:
+    def __init__(self, provider: Any, request: ChatRequest, gate: Awaitable[None] | None = None) -> None:
         self.provider = provider
         self.request = request
-        self._stream: AsyncIterator[Any] = aiter(provider.stream(request))
-        self._first: asyncio.Future[Any] = asyncio.ensure_future(_first_chunk(self._stream))
+        self._stream: AsyncIterator[Any] | None = None
+        self._gate: asyncio.Future[None] | None = None if gate is None else asyncio.ensure_future(gate)
+        self._first: asyncio.Future[Any] = asyncio.ensure_future(self._open())
+
+    async def _open(self) -> Any:
+        if self._gate is not None:
+            await asyncio.shield(self._gate)
+        self._stream = aiter(self.provider.stream(self.request))
+        return await _first_chunk(self._stream)
+
+    async def cleared(self) -> None:
+        """Wait for the gate: return once the request may go (or went) out; raise the gate's
+        refusal otherwise."""
+        if self._gate is not None:
+            await asyncio.shield(self._gate)
 
     async def chunks(self) -> AsyncIterator[Any]:
         """Yield the call's chunks: the awaited first one, then the rest of the stream."""
@@ -35,6 +50,7 @@ class HeadStart:
         if first is _NO_CHUNK:
             return
         yield first
+        assert self._stream is not None
         async for chunk in self._stream:
             yield chunk
 
@@ -43,6 +59,10 @@ class HeadStart:
         self._first.cancel()
         with contextlib.suppress(BaseException):
             await self._first
+        if self._gate is not None:
+            self._gate.cancel()
+            with contextlib.suppress(BaseException):
+                await self._gate
         closer = getattr(self._stream, "aclose", None)
         if closer is not None:
             with contextlib.suppress(Exception):

@@ -122,7 +122,20 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
     session = run.session
     settings = run.kernel.settings
     request = head.request if head is not None else build_request(run)
-    held = run.budget.take_head() if head is not None else None
+    held = None
+    if head is not None:
+        try:
+            await head.cleared()  # the first call's reservation, made while the prompt was stored
+        except BaseException as exc:
+            await head.discard()
+            from hermes_core.errors import BudgetExceeded
+
+            if not isinstance(exc, BudgetExceeded):
+                raise
+            from hermes_core.turn.budget import exceeded
+
+            raise TurnFailed(exceeded(exc, partial=run.emitted_delta)) from exc
+        held = run.budget.take_head()
     attempt = 0
     waited = 0.0
     while True:

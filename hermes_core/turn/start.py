@@ -102,10 +102,12 @@ async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
     await vision.settle(run, pending)
     request = run.build_request(pending)
     if run.budget.active:
-        budgeted = await run.budget.reserve_head(request)
-        if budgeted is None:
+        if run.budget.refused is not None:
             return None  # the ordinary path stores the prompt, then reports the refusal
-        request = budgeted
+        # The reservation's round trip runs alongside the user row's write; the request is sent
+        # only once it is held (docs/reference/budgets.md#in-a-turn).
+        request = run.budget.prepare(request)
+        return HeadStart(provider, request, gate=run.budget.hold_head(request))
     return HeadStart(provider, request)
 
 

@@ -9,14 +9,15 @@ The contract every bus meets is the kernel's (``hermes_core.RunBus``, built by a
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_api_server.errors import ApiError
-from hermes_core import BusEvent, BusRun, ControlHandler, RunBus, RunOwner
+from hermes_api_server.errors import ApiError, dumps
+from hermes_core import BusEvent, BusRun, ControlHandler, RunBus, RunEnd, RunOwner, RunStatus
 
 if TYPE_CHECKING:
     from hermes_api_server.settings import ApiSettings
@@ -42,19 +43,17 @@ class LocalBus:
     async def diagnostics(self) -> dict[str, Any]:
         return {"ok": True, "backend": "memory", "instance_id": self.instance_id}
 
-    def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None:
+    def publish(self, run_id: str, seq: int, payload: str, terminal: bool) -> None:
         if self._owner is not None:
             self._owner.shown(run_id, seq)  # no other instance: every seq is this one's at once
 
-    def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None:
+    def claim(self, run_id: str, principal: str, session_id: str, status: RunStatus) -> None:
         return None
 
-    def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None:
+    def update(self, run_id: str, status: RunStatus, terminal: bool) -> None:
         return None
 
-    async def settle(
-        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def settle(self, run_id: str, end: RunEnd) -> RunStatus | None:
         return None
 
     async def flush(self) -> None:
@@ -81,9 +80,7 @@ class LocalBus:
     ) -> dict[str, Any]:
         return {"error": "owner_lost"}
 
-    async def reap(
-        self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
-    ) -> bool:
+    async def reap(self, run_id: str, principal: str | None = None, status: RunStatus | None = None) -> bool:
         return False
 
 
@@ -96,6 +93,30 @@ class RemoteRun:
     alive: bool
     session_id: str
     status: dict[str, Any]
+
+
+def to_bus(status: dict[str, Any]) -> RunStatus:
+    """A run status object as the bus carries it: the fields the bus reads, and the object as
+    JSON text (opaque to the bus)."""
+    code = status.get("error_code")
+    return RunStatus(
+        dumps(status),
+        last_seq=int(status.get("last_seq") or 0),
+        status=str(status.get("status") or ""),
+        error_code=code if isinstance(code, str) else None,
+        session_id=str(status.get("session_id") or ""),
+    )
+
+
+def from_bus(status: RunStatus) -> dict[str, Any]:
+    """The run status object a bus handed back."""
+    value = json.loads(status.document) if status.document else {}
+    return value if isinstance(value, dict) else {}
+
+
+def end_for_bus(payload: dict[str, Any], final: dict[str, Any]) -> RunEnd:
+    """A run's terminal event and final status, as the bus commits them."""
+    return RunEnd(int(payload["seq"]), dumps(payload), to_bus(final))
 
 
 def instance_name() -> str:

@@ -48,6 +48,8 @@ class Journal:
         self.held: int | None = None
         self.terminal: tuple[int, str] | None = None
         self.terminal_payload: dict[str, Any] | None = None
+        #: The JSON text of the last event added (what the run bus publishes, encoded once).
+        self.last_data = ""
         self.subscribers = 0
         #: Grows at every change readers may care about (an event, more shown, the end).
         self.changes = 0
@@ -87,7 +89,8 @@ class Journal:
         """
         seq = int(payload["seq"])
         self.next_seq = seq + 1
-        frame = event_frame(seq, dumps(payload))
+        self.last_data = data = dumps(payload)
+        frame = event_frame(seq, data)
         self.events.append((seq, frame))
         if terminal:
             # Committed on the bus after every event before it, by the run's owner: all shown.

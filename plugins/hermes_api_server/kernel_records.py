@@ -11,8 +11,8 @@ Namespaces (all ``api.*``):
 - ``api.responses``: key the response id, scope the principal; least recently used evicted past
   ``responses_max_stored`` (reading one touches it);
 - ``api.conversations``: key a digest of (principal, name), value the response id it points at;
-- ``api.responses_owner``: the liveness lease of each background response on shared records
-  (:mod:`hermes_api_server.response_lease`);
+- ``api.responses_owner``: the liveness lease of each running background response
+  (:mod:`hermes_api_server.response_lease`, swept by :mod:`hermes_api_server.response_sweep`);
 - ``api.runs``: key the run id, scope the principal, value ``{status, terminal}``; an ended run
   expires after the run-status retention;
 - ``api.runs_open``: one marker per run not ended yet (so a restart finds them without a scan);
@@ -52,15 +52,25 @@ class KernelApiRecords:
     :param max_responses: stored responses kept (least recently used dropped first).
     :param run_retention_s: how long an ended run's status (and a run idempotency key) is kept.
     :param chat_ttl_s: how long a chat index key lives after it was last recorded.
+    :param shared_bus: a shared run bus joins this instance to others (see :attr:`shared`).
     """
 
     def __init__(
-        self, kernel: Kernel, max_responses: int, run_retention_s: float, chat_ttl_s: float = 30 * 86400
+        self,
+        kernel: Kernel,
+        max_responses: int,
+        run_retention_s: float,
+        chat_ttl_s: float = 30 * 86400,
+        *,
+        shared_bus: bool = False,
     ) -> None:
         records = kernel.records
         self._records = records
-        #: True when the backend lives on a database server that other instances share.
-        self.shared = records.shared
+        #: True when other live instances may write these records: the backend lives on a
+        #: database server they share, or a shared run bus joins several instances, which on one
+        #: host may share one SQLite file (docs/deploy.md). Only the bus then knows whether a
+        #: stored run's owner is alive.
+        self.shared = records.shared or shared_bus
         self.max_responses = max_responses
         # A retention of 0 keeps an ended run only until the next sweep.
         self.run_retention_s = max(run_retention_s, 0.001)

@@ -167,7 +167,7 @@ class SessionPool:
         """
         async with self._lock(session_id):
             if self.owners is not None:
-                await self.owners.check(session_id, owner, self.exists)
+                await self.owners.check(session_id, owner, self.exists, new=new)
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
             async with gate:

@@ -16,7 +16,7 @@ class ApiRecords(Protocol):
     the chat index."""
 
     #: True when other instances write the same records (a non-terminal run may be theirs): the
-    #: storage backend lives on a database server.
+    #: storage backend lives on a database server, or a shared run bus joins several instances.
     shared: bool
     max_responses: int
 

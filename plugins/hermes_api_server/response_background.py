@@ -7,9 +7,10 @@ the builder is fed one core event at a time and names its items from the respons
 event is shown only once the core events behind it are stored. So after the process ended (a
 restart, a ``kill -9``) the same events, with the same ``sequence_number``, are rebuilt from the
 log, and a response the end of its process cut off is settled ``failed`` (``error.code``
-``interrupted``) with the output the log holds. On shared records another instance streams a
-response running elsewhere from the log too, and settles it (``owner_lost``) once its owner's
-lease went stale (:mod:`hermes_api_server.response_lease`).
+``interrupted``) with the output the log holds, once its owner's lease is taken over
+(:mod:`hermes_api_server.response_lease`; without a reader too,
+:mod:`hermes_api_server.response_sweep`). On shared records another instance streams a response
+running elsewhere from the log too, and settles it (``owner_lost``) the same way.
 
 What the stored object keeps for that (``hermes_log``, never shown): the session's log head when
 the prompt was submitted, the prompt's queue item, and the object's fixed fields.
@@ -202,19 +203,15 @@ def running(state: ServerState, obj: dict[str, Any]) -> bool:
 async def settle_if_gone(state: ServerState, who: str, record: dict[str, Any]) -> dict[str, Any]:
     """Return the response's object, settled first when nothing runs it any more.
 
-    On records of this process alone, a background response stored as running that does not run
-    here was cut off by the end of a process: ``failed`` (``interrupted``). On shared records it
-    may run on another instance: it is settled (``failed``, ``owner_lost``) only once its owner's
-    lease went stale (:mod:`hermes_api_server.response_lease`), by the one instance that takes
-    the lease over.
+    A background response stored as running that does not run here is settled only once its
+    owner's lease is taken over (:mod:`hermes_api_server.response_lease`: the owner is a dead
+    process of this host, or was silent for ``bus.owner_grace_s``), by the one instance that
+    takes it: ``failed`` with ``interrupted`` on records of one host (the server stopped), with
+    ``owner_lost`` on shared records (the instance that ran it stopped answering).
     """
     obj: dict[str, Any] = record["object"]
     if not running(state, obj):
         return obj
-    if not state.store.shared:
-        return await store_object(
-            state, who, record, await cut_off_object(state, record, CUT_OFF, "interrupted")
-        )
     from hermes_api_server.response_lease import settled, take_over
 
     token, final = await take_over(state, obj["id"], who)
@@ -222,7 +219,8 @@ async def settle_if_gone(state: ServerState, who: str, record: dict[str, Any]) -
         return await store_object(state, who, record, final)  # committed, maybe not copied yet
     if token is None:
         return obj  # its owner is alive
-    ended = await cut_off_object(state, record, OWNER_LOST, "owner_lost")
+    message, code = (OWNER_LOST, "owner_lost") if state.store.shared else (CUT_OFF, "interrupted")
+    ended = await cut_off_object(state, record, message, code)
     if not await settled(state, obj["id"], token, ended):
         fresh = await state.store.get_response(who, obj["id"])
         return fresh["object"] if fresh is not None else obj

@@ -70,20 +70,21 @@ async def cancel_response(request: web.Request) -> web.Response:
     record = await state.store.get_response(who, response_id)
     if record is None:
         raise ApiError(404, "response_not_found", f"Response not found: {response_id}", param="response_id")
-    from hermes_api_server.response_background import public, settle_if_gone
+    from hermes_api_server.response_background import LOG_KEY, public, settle_if_gone
 
-    # Background, stored as running by a process that ended (or, on shared records, by an
-    # instance whose lease went stale): settle it (from the event log) first.
+    # Background, stored as running by a process that ended or an instance whose lease went
+    # stale: settle it (from the event log) first; one whose owner lives is asked to cancel.
     obj: dict[str, Any] = await settle_if_gone(state, who, record)
-    if state.store.shared and obj.get("status") in ("in_progress", "queued"):
+    background = LOG_KEY in obj
+    if background and obj.get("status") in ("in_progress", "queued"):
         obj = await _cancel_elsewhere(state, who, record, obj)
     status = obj.get("status")
     if status == "cancelled":
         return json_response(public(obj))
     if status not in ("in_progress", "queued"):
         raise ApiError(400, "response_not_cancellable", f"Cannot cancel a {status} response.")
-    if state.store.shared:
-        # Another instance behind the same balancer runs it (its lease is alive), or a
+    if state.store.shared or background:
+        # Another instance runs it (its lease is alive), or on shared records a
         # non-background response ran there.
         raise ApiError(
             409,

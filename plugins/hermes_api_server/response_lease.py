@@ -1,17 +1,18 @@
-"""Who runs a background response when instances share the records
-(docs/reference/api-server.md#background-responses).
+"""Who runs a background response (docs/reference/api-server.md#background-responses).
 
-With shared records (PostgreSQL) any instance may be asked about a background response another
-one runs. The instance that runs it holds a liveness lease in the kernel's records (namespace
-``api.responses_owner``, key the response id): a claim it touches every ``bus.heartbeat_s``.
-Like a run's owner on the run bus, an owner silent for ``bus.owner_grace_s`` counts as gone: the
-first instance asked about the response takes the lease over (an atomic claim of a stale record,
-so exactly one instance wins) and settles the response ``failed`` (``owner_lost``) from the
-session's event log. The end is committed on the lease: the owner releases it with the final
-object, and only then writes the object; an owner whose lease was taken over writes nothing and
-takes the ending the other instance committed. Settling instances do the same, so an end
-committed on the lease but not yet copied into the response (its writer died in between) is
-copied by whoever asks next.
+The instance that runs a background response holds a liveness lease in the kernel's records
+(namespace ``api.responses_owner``, key the response id, scope its principal): a claim under an
+owner string naming its process (``kernel.records.new_owner()``) that it touches every
+``bus.heartbeat_s``. Like a run's owner on the run bus, an owner silent for ``bus.owner_grace_s``
+counts as gone, and so at once does one that is a dead process of this host (a ``kill -9``): an
+instance that takes the lease over (an atomic claim, so exactly one instance wins) settles the
+response ``failed`` from the session's event log. Instances do that when asked about the
+response (``GET``, a stream, a cancel) and, without anyone asking, at start-up and every
+sweep (:mod:`hermes_api_server.response_sweep`). The end is committed on the lease: the owner
+releases it with the final object, and only then writes the object; an owner whose lease was
+taken over writes nothing and takes the ending the other instance committed. Settling instances
+do the same, so an end committed on the lease but not yet copied into the response (its writer
+died in between) is copied by whoever asks next.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import Expect
@@ -42,8 +42,8 @@ def _space(state: ServerState) -> RecordSpace:
     return state.kernel.records.space(NAMESPACE)
 
 
-def _token(state: ServerState, role: str) -> str:
-    return f"{role}:{state.runs.bus.instance_id}:{uuid.uuid4().hex[:8]}"
+def _token(state: ServerState) -> str:
+    return state.kernel.records.new_owner()
 
 
 class OwnerLease:
@@ -126,11 +126,9 @@ class OwnerLease:
 
 
 async def hold(state: ServerState, response_id: str, principal: str) -> OwnerLease | None:
-    """Take the lease of a new background response (None when the records are not shared)."""
-    if not state.store.shared:
-        return None
+    """Take the lease of a new background response (None when it is held already)."""
     space = _space(state)
-    token = _token(state, "owner")
+    token = _token(state)
     claim = await space.claim(response_id, {}, owner=token, scope=principal, ttl_s=KEPT_S)
     if not claim.won:  # a fresh id: cannot happen; run without a lease rather than fail
         log.warning("response %s: its lease is held already", response_id)
@@ -145,11 +143,12 @@ async def take_over(
     """Try to take the settling of a background response whose owner may be gone.
 
     :returns: ``(token, None)`` when this instance now holds the lease (its owner was silent for
-        ``bus.owner_grace_s``, or never took one): settle, then :func:`settled`; ``(None, final)``
+        ``bus.owner_grace_s``, is a dead process of this host, or never took one): settle, then
+        :func:`settled`; ``(None, final)``
         when the end is committed on the lease already; ``(None, None)`` while its owner lives.
     """
     space = _space(state)
-    token = _token(state, "settle")
+    token = _token(state)
     claim = await space.claim(
         response_id,
         {},
@@ -157,6 +156,7 @@ async def take_over(
         scope=principal,
         ttl_s=KEPT_S,
         stale_after_s=state.kernel.settings.bus.owner_grace_s,
+        take_gone=True,
     )
     if claim.won:
         return token, None

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_api_server.bus import LocalBus, RemoteRun
+from hermes_api_server.bus import LocalBus, RemoteRun, end_for_bus, from_bus, to_bus
 from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.response_target import Target
     from hermes_api_server.state import ServerState
-    from hermes_core import OwnerGone, RunBus
+    from hermes_core import OwnerGone, RunBus, RunEnd, RunStatus
 
 log = logging.getLogger("hermes.api.runs")
 SWEEP_S = 60.0
@@ -141,7 +141,7 @@ class RunManager:
         if run.ending or run.terminal:
             return None
         payload = run.journal.append(event, fields, ts)
-        self.bus.publish(run.run_id, payload["seq"], payload, False)
+        self.bus.publish(run.run_id, payload["seq"], run.journal.last_data, False)
         run.last_event = event
         run.updated_at = payload["timestamp"]
         if time.monotonic() - run.flushed_at >= STATUS_FLUSH_S:
@@ -167,30 +167,30 @@ class RunManager:
         if run is not None:
             run.journal.release()
 
-    def lost(self, run_id: str, status: dict[str, Any]) -> None:
+    def lost(self, run_id: str, status: RunStatus) -> None:
         """Another instance ended the run: stop it here (see :class:`RunEnds`)."""
-        self.ends.lost(run_id, status)
+        self.ends.lost(run_id, from_bus(status))
 
-    async def owner_gone(
-        self, gone: OwnerGone, status: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    async def owner_gone(self, gone: OwnerGone, bus_status: RunStatus) -> RunEnd:
         """A run's owner is gone ("owner gone, last seq N"): its end is ``run.failed``
         (``owner_lost``), written here, numbered right after the last event the owner can have
         shown (see :meth:`RunLookup.shown_upto`)."""
         run_id = gone.run_id
+        status = from_bus(bus_status)
         upto = await self.lookup.shown_upto(run_id, gone.last_seq, max(gone.last_seq, gone.reserved), status)
-        return owner_lost_end(run_id, upto, status, self.state.settings.run_journal_events)
+        return end_for_bus(*owner_lost_end(run_id, upto, status, self.state.settings.run_journal_events))
 
-    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+    def reaped(self, run_id: str, principal: str, status: RunStatus) -> None:
         """This instance ended another instance's run on the bus: store that end durably now, so
         that it outlives a Redis that forgets it before the fenced owner hears of it."""
         self.state.kernel.spawn(
-            self.ends.store_end(run_id, principal, status), name=f"hermes-api-reaped-{run_id}"
+            self.ends.store_end(run_id, principal, from_bus(status)), name=f"hermes-api-reaped-{run_id}"
         )
 
-    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, RunStatus]:
         """Of these runs, those the durable records say ended elsewhere (see :class:`RunEnds`)."""
-        return await self.ends.ended_elsewhere(run_ids)
+        found = await self.ends.ended_elsewhere(run_ids)
+        return {run_id: to_bus(status) for run_id, status in found.items()}
 
     def _flush_soon(self, run: Run) -> None:
         run.flushed_at = time.monotonic()
@@ -203,7 +203,7 @@ class RunManager:
             status["terminal_event"] = run.journal.terminal_payload
         if run.log_anchor is not None:
             status["log"] = run.log_anchor
-        self.bus.update(run.run_id, status, run.terminal)
+        self.bus.update(run.run_id, to_bus(status), run.terminal)
         try:
             await self.state.store.put_run(run.run_id, run.principal, status, run.terminal)
         except Exception:
@@ -248,7 +248,7 @@ class RunManager:
             admission=admission,
         )
         self.runs[run_id] = run
-        self.bus.claim(run_id, who, run.session_id, run.status_object())
+        self.bus.claim(run_id, who, run.session_id, to_bus(run.status_object()))
         await self.persist(run)
         # Other instances must know the run before the client hears of it (its next request may
         # land on any of them); with the bus away the run still starts here, and the record follows.

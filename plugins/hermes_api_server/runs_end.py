@@ -72,9 +72,11 @@ class RunEnds:
         )
         if run.log_anchor is not None:
             final["log"] = run.log_anchor  # the run's events are read back from the event log
-        elsewhere = await self.runs.bus.settle(run.run_id, payload, final)
+        from hermes_api_server.bus import end_for_bus, from_bus
+
+        elsewhere = await self.runs.bus.settle(run.run_id, end_for_bus(payload, final))
         if elsewhere is not None:
-            await self.adopt(run, elsewhere)
+            await self.adopt(run, from_bus(elsewhere))
             return
         run.status = status
         run.terminal_fields = clean

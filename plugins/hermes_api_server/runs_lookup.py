@@ -15,7 +15,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from hermes_api_server.bus import RemoteRun
+from hermes_api_server.bus import RemoteRun, from_bus, to_bus
 from hermes_api_server.errors import ApiError
 from hermes_api_server.journal import Journal
 from hermes_api_server.run_event_models import RunEndFields
@@ -89,7 +89,7 @@ class RunLookup:
             if record is None and not settled(stored[1]):
                 return await self.settle_unknown(run_id, who, stored[1])
             return stored[1]
-        status = record["status"]
+        status = from_bus(record["status"])
         if store.shared and (stored is None or not settled(stored[1])):
             status = await self._settle_from(record, run_id, who, status)
         return RemoteRun(run_id, record["owner"], record["alive"], record["session_id"], status)
@@ -111,7 +111,7 @@ class RunLookup:
     ) -> dict[str, Any]:
         """Copy an end the bus holds into the durable record; end a run whose owner is gone for
         sure (the bus decides: a live owner, or a bus up too short to tell, is left alone)."""
-        final: dict[str, Any] = record["status"]
+        final = from_bus(record["status"])
         if not settled(final):
             if record["alive"]:
                 return final
@@ -122,9 +122,9 @@ class RunLookup:
             except Exception:
                 log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
                 return final
-            if ended is None or not settled(ended["status"]):
+            if ended is None or not settled(from_bus(ended["status"])):
                 return final
-            final = dict(ended["status"])
+            final = from_bus(ended["status"])
         await self.runs.ends.store_end(run_id, who, final)
         return final
 
@@ -136,16 +136,17 @@ class RunLookup:
         if time.time() - float(status.get("updated_at") or 0) < grace:
             return status
         try:
-            if not await self.runs.bus.reap(run_id, who, status):
+            if not await self.runs.bus.reap(run_id, who, to_bus(status)):
                 return status
             record = await self.runs.bus.lookup(run_id)
         except Exception:
             log.warning("cannot settle run %s on the run bus", run_id, exc_info=True)
             return status
-        if record is None or not settled(record["status"]):
+        final = from_bus(record["status"]) if record is not None else None
+        if final is None or not settled(final):
             return status
-        await self.runs.ends.store_end(run_id, who, record["status"])
-        return dict(record["status"])
+        await self.runs.ends.store_end(run_id, who, final)
+        return final
 
     async def shown_upto(self, run_id: str, last_seq: int, reserved: int, status: dict[str, Any]) -> int:
         """Return the last seq a gone owner can have shown of the run: at least ``last_seq`` (what

@@ -10,7 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
-from hermes_api_server.bus import RemoteRun
+from hermes_api_server.bus import RemoteRun, from_bus
 from hermes_api_server.errors import ApiError, dumps
 from hermes_api_server.journal import MAX_SUBSCRIBERS, event_frame, gap_frame
 from hermes_api_server.runs_lookup import bus_unavailable
@@ -79,7 +79,7 @@ async def stream_remote(
                 await writer.raw(": stream closed\n\n")
                 return writer.response
             record = await bus.lookup(run_id)
-            final = record["status"].get("terminal_event") if record is not None else None
+            final = from_bus(record["status"]).get("terminal_event") if record is not None else None
             if final is None:
                 # A settled run the bus no longer knows (Redis lost it): its stored end.
                 final = (await state.runs.lookup.stored_end(run_id)) if record is None else None

@@ -118,7 +118,7 @@ async def serve(ctx: TransportContext[ApiSettings]) -> int:
     except ConfigError as exc:
         _say(f"Error: {exc}")
         return 1
-    state = await _build_state(kernel, settings, keyring, data_dir, workspace)
+    state = await _build_state(kernel, settings, keyring, data_dir, workspace, shared_bus=bus.shared)
     try:
         await bus.start(functools.partial(on_control, state), state.runs)
     except ConnectionError as exc:
@@ -177,7 +177,13 @@ async def backends_banner(state: ServerState) -> list[str]:
 
 
 async def _build_state(
-    kernel: Kernel, settings: ApiSettings, keyring: KeyRing, data_dir: Path, workspace: Path | None
+    kernel: Kernel,
+    settings: ApiSettings,
+    keyring: KeyRing,
+    data_dir: Path,
+    workspace: Path | None,
+    *,
+    shared_bus: bool,
 ) -> ServerState:
     from hermes_api_server.chat_index import ChatIndex
     from hermes_api_server.idempotency import TurnKeys
@@ -188,7 +194,11 @@ async def _build_state(
     from hermes_core import __version__
 
     store = KernelApiRecords(
-        kernel, settings.responses_max_stored, settings.run_status_retention_s, settings.chat_index_ttl_s
+        kernel,
+        settings.responses_max_stored,
+        settings.run_status_retention_s,
+        settings.chat_index_ttl_s,
+        shared_bus=shared_bus,
     )
     await store.open()
     pool = SessionPool(kernel, data_dir / "workspaces", settings.approval_profile, workspace)
@@ -320,6 +330,11 @@ async def _run(state: ServerState) -> int:
     if settings.console:
         _say(f"Console: http://{host}:{port}/console (sign in with the API key)")
     state.runs.start()
+    from hermes_api_server.response_sweep import ResponseSweeper
+
+    # Background responses whose owner died are settled without waiting for a reader.
+    sweeper = ResponseSweeper(state)
+    sweeper.start()
     monitor = asyncio.create_task(_lag_monitor(state), name="hermes-api-lag")
     signals = 0
 
@@ -343,6 +358,7 @@ async def _run(state: ServerState) -> int:
         await _drain(state)
     finally:
         monitor.cancel()
+        await sweeper.close()
         await state.runs.close()
         for current in listeners:
             current.close()  # stop accepting; runner.cleanup() then closes the open connections

@@ -53,9 +53,13 @@ class SseWriter:
 
         self.request = request
         state = get_state(request)
-        configured = state.kernel.settings.data_dir  # keeps how often each fault fired, so a
-        home = Path(configured) if configured is not None else None  # restarted process goes on
-        self._faults = scenarios.frame_faults(state.kernel.settings.model, "api", data_dir=home)
+        settings = state.kernel.settings
+        self._faults = None
+        if settings.model and settings.model.startswith(scenarios.SCENARIO_PREFIX):
+            # The data dir keeps how often each fault fired, so a restarted process goes on.
+            configured = settings.data_dir
+            home = Path(configured) if configured is not None else None
+            self._faults = scenarios.frame_faults(settings.model, "api", data_dir=home)
         self._restart = state.restart_listener
         self.response = _SseResponse(
             status=200,

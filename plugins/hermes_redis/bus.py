@@ -14,14 +14,13 @@ import asyncio
 import collections
 import contextlib
 import hashlib
-import json
 import logging
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import BusEvent, BusRun
-from hermes_redis import keys, scripts
+from hermes_core import BusEvent, BusRun, RunEnd, RunStatus
+from hermes_redis import keys, scripts, status_text
 from hermes_redis.control import ControlLoop
 from hermes_redis.outage import Outage
 from hermes_redis.owned import Item, Owned, OwnedRuns, Write
@@ -141,12 +140,12 @@ class RedisRunBus:
         return report
 
     # -- writing (the owner) -------------------------------------------------------------------
-    def claim(self, run_id: str, principal: str, session_id: str, status: dict[str, Any]) -> None:
+    def claim(self, run_id: str, principal: str, session_id: str, status: RunStatus) -> None:
         """Queue the run's shared record: this instance owns it."""
-        self.owned.add(run_id, principal, session_id, json.dumps(status))
+        self.owned.add(run_id, principal, session_id, status_text.encode(status))
         self.enqueue(("claim", run_id, ()))
 
-    def publish(self, run_id: str, seq: int, payload: dict[str, Any], terminal: bool) -> None:
+    def publish(self, run_id: str, seq: int, payload: str, terminal: bool) -> None:
         """Queue one event of a run this instance owns; sent in order, in batches.
 
         A terminal event goes through :meth:`settle`; one published here is sent as an ordinary
@@ -157,26 +156,24 @@ class RedisRunBus:
             return  # not ours (any more): it was ended elsewhere
         self.owned.lapsed(run_id, run, seq)
         run.last_seq = max(run.last_seq, seq)
-        self.enqueue(("event", run_id, (seq, json.dumps(payload, separators=(",", ":")))))
+        self.enqueue(("event", run_id, (seq, payload)))
 
-    def update(self, run_id: str, status: dict[str, Any], terminal: bool) -> None:
+    def update(self, run_id: str, status: RunStatus, terminal: bool) -> None:
         """Queue the run's latest status for other instances (a terminal one goes with :meth:`settle`)."""
         run = self.owned.get(run_id)
         if run is None or terminal:
             return
-        run.status = json.dumps(status)
+        run.status = status_text.encode(status)
         self.enqueue(("status", run_id, (run.status,)))
 
-    async def settle(
-        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def settle(self, run_id: str, end: RunEnd) -> RunStatus | None:
         """Commit the run's terminal event and final status, if this instance still owns the run.
 
         Waits while Redis is away (the end is committed once it is back).
 
         :returns: None when committed; the status the run ended with elsewhere otherwise.
         """
-        return await self.owned.settle(run_id, payload, status)
+        return await self.owned.settle(run_id, end)
 
     def enqueue(self, item: Item) -> None:
         self._queue.append(item)
@@ -254,12 +251,11 @@ class RedisRunBus:
             return None
         owner = record["owner"]
         alive = bool(owner) and bool(await self.client.exists(keys.alive(owner)))
-        status = json.loads(record.get("status") or "{}")
         return BusRun(
             owner=owner,
             principal=record.get("principal", ""),
             session_id=record.get("session_id", ""),
-            status=status,
+            status=status_text.decode(record.get("status")),
             alive=alive,
         )
 
@@ -303,9 +299,7 @@ class RedisRunBus:
         """
         return await self.control.send(owner, command, run_id, args, timeout_s, traceparent=traceparent)
 
-    async def reap(
-        self, run_id: str, principal: str | None = None, status: dict[str, Any] | None = None
-    ) -> bool:
+    async def reap(self, run_id: str, principal: str | None = None, status: RunStatus | None = None) -> bool:
         """End the run if its owner is gone for sure, with the end the owner side decides
         (``hermes_core.RunOwner.owner_gone``: the API server's ``run.failed``, ``owner_lost``).
 

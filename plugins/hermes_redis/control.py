@@ -20,11 +20,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from hermes_redis import keys, scripts
+from hermes_redis import keys, scripts, status_text
 from hermes_redis.outage import Outage
 
 if TYPE_CHECKING:
-    from hermes_core import ControlHandler
+    from hermes_core import ControlHandler, RunStatus
     from hermes_redis.bus import RedisRunBus
 
 log = logging.getLogger("hermes.redis")
@@ -131,7 +131,7 @@ class ControlLoop:
                 await self.client.srem(keys.INSTANCES, inst)
 
     async def reap_run(
-        self, run_id: str, principal: str | None = None, known: dict[str, Any] | None = None
+        self, run_id: str, principal: str | None = None, known: RunStatus | None = None
     ) -> bool:
         """Append the run's end (``RunOwner.owner_gone``) unless the owner is alive, the run
         settled, or the bus has not been up for the grace period yet; True when the run is (now)
@@ -155,17 +155,16 @@ class ControlLoop:
             owner = record["owner"]
             if owner and await self.client.exists(keys.alive(owner)):
                 return False
-            status = json.loads(record.get("status") or "{}")
+            status = status_text.decode(record.get("status"))
             reserved = record.get("reserved") or "0"
             top = await self.client.xrevrange(stream, count=1)
-            last = max(int(top[0][0].split("-", 1)[0]) if top else 0, int(status.get("last_seq") or 0))
+            last = max(int(top[0][0].split("-", 1)[0]) if top else 0, status.last_seq)
             # The owner side numbers the end right after the last event the owner can have
             # shown: past what the stream holds, at most past what it had reserved.
             end = await self.bus.owned.owner_gone(run_id, owner, last, max(last, int(reserved)), status)
             if end is None:
                 return False  # nothing here to decide the run's end (a bus without its server)
-            payload, final = end
-            seq = int(payload["seq"])
+            final = status_text.encode(end.status)
             answer = await self.client.eval(
                 scripts.REAP,
                 5,
@@ -176,9 +175,9 @@ class ControlLoop:
                 keys.open_runs(owner),
                 record.get("epoch") or "1",
                 reserved,
-                str(seq),
-                json.dumps(payload, separators=(",", ":")),
-                json.dumps(final),
+                str(end.seq),
+                end.payload,
+                final,
                 str(self.bus.retention_s),
                 str(self.bus.owner_grace_s),
                 str(self.bus.gap_s),
@@ -186,7 +185,7 @@ class ControlLoop:
             )
             if answer == "reaped":
                 log.warning("run %s ended: its owner %s is gone", run_id, owner or "(unknown)")
-                self.bus.owned.reaped(run_id, record.get("principal", ""), final)
+                self.bus.owned.reaped(run_id, record.get("principal", ""), end.status)
                 return True
             if answer == "ended":
                 return True
@@ -194,16 +193,14 @@ class ControlLoop:
                 return False  # alive, wait (the bus is too young to tell), missing
         return False
 
-    async def _reap_unknown(self, run_id: str, principal: str, known: dict[str, Any]) -> str:
+    async def _reap_unknown(self, run_id: str, principal: str, known: RunStatus) -> str:
         stream = keys.run_stream(run_id)
         top = await self.client.xrevrange(stream, count=1)
         last = int(top[0][0].split("-", 1)[0]) if top else 0
-        last = max(last, int(known.get("last_seq") or 0))
+        last = max(last, known.last_seq)
         end = await self.bus.owned.owner_gone(run_id, "", last, last, known)
         if end is None:
             return "missing"
-        payload, final = end
-        seq = int(payload["seq"])
         answer: str = await self.client.eval(
             scripts.REAP_UNKNOWN,
             3,
@@ -211,10 +208,10 @@ class ControlLoop:
             stream,
             keys.CLOCK,
             principal,
-            str(known.get("session_id") or ""),
-            str(seq),
-            json.dumps(payload, separators=(",", ":")),
-            json.dumps(final),
+            known.session_id,
+            str(end.seq),
+            end.payload,
+            status_text.encode(end.status),
             str(self.bus.retention_s),
             str(self.bus.retention_s * 24),
             str(self.bus.owner_grace_s),
@@ -222,7 +219,7 @@ class ControlLoop:
         )
         if answer == "reaped":
             log.warning("run %s ended: the bus lost it and no instance announced it again", run_id)
-            self.bus.owned.reaped(run_id, principal, final)
+            self.bus.owned.reaped(run_id, principal, end.status)
         return answer
 
     # -- control -------------------------------------------------------------------------------

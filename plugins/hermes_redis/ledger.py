@@ -123,6 +123,8 @@ class RedisLedger:
             url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5
         )
         self._script: Any = self.client.register_script(APPLY)
+        #: Each bucket's name and limits as the script's arguments, encoded once.
+        self._encoded: dict[BucketLimits, list[str]] = {}
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
         """Run the script over every bucket at once."""
@@ -130,8 +132,12 @@ class RedisLedger:
 
         args: list[Any] = [call.op, call.run_id, call.res_id, repr(call.usd), call.tokens, repr(call.ttl_s)]
         for limits in buckets:
-            args.append(limits.key)
-            args.extend(repr(v) for v in limits.as_list())
+            encoded = self._encoded.get(limits)
+            if encoded is None:
+                if len(self._encoded) >= 10_000:
+                    self._encoded.clear()
+                encoded = self._encoded[limits] = [limits.key, *(repr(v) for v in limits.as_list())]
+            args.extend(encoded)
         try:
             reply = await self._script(keys=[PREFIX + b.key for b in buckets], args=args)
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:

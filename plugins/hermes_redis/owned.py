@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hermes_redis import keys
+from hermes_redis import keys, status_text
 
 if TYPE_CHECKING:
-    from hermes_core import RunOwner
+    from hermes_core import RunEnd, RunOwner, RunStatus
     from hermes_redis.bus import RedisRunBus
 
 log = logging.getLogger("hermes.redis")
-#: (kind, run id, arguments): ``claim`` (), ``event`` (seq, json), ``status`` (json),
-#: ``end`` (seq, json, status json).
+#: (kind, run id, arguments): ``claim`` (), ``event`` (seq, payload text), ``status`` (record
+#: text), ``end`` (seq, payload text, record text). Payloads are never parsed here.
 Item = tuple[str, str, tuple[Any, ...]]
 #: How many seqs past the last one published an owner reserves (and may show at once).
 RESERVE = 128
@@ -49,10 +48,12 @@ class Owned:
     reserve_ok: int = 0
     #: Writes waiting for the run to be claimed again (Redis lost its record).
     parked: list[Item] = field(default_factory=list)
-    ending: asyncio.Future[dict[str, Any] | None] | None = None
+    ending: asyncio.Future[RunStatus | None] | None = None
     #: Its events are held from this process's readers (the liveness lease lapsed).
     held: bool = False
-    end_payload: dict[str, Any] | None = None
+    #: The record text of the final status this instance asked to commit (its own end, if the
+    #: record holds exactly this).
+    end_status: str | None = None
 
 
 @dataclass(eq=False)
@@ -90,10 +91,10 @@ class Write:
         return argv
 
 
-def same_end(status: dict[str, Any], payload: dict[str, Any] | None) -> bool:
-    """Tell whether the record's end is ``payload`` (our own, committed by an earlier attempt)."""
-    end = status.get("terminal_event")
-    return payload is not None and isinstance(end, dict) and end == payload
+def same_end(recorded: str | None, ours: str | None) -> bool:
+    """Tell whether the record's final status is the one this instance asked to commit (its own
+    end, committed by an earlier attempt whose answer was lost); compared as text."""
+    return ours is not None and recorded == ours
 
 
 class OwnedRuns:
@@ -103,7 +104,7 @@ class OwnedRuns:
         self.bus = bus
         self.runs: dict[str, Owned] = {}
         #: Runs ended elsewhere that nobody asked to settle yet: how they ended.
-        self.elsewhere: dict[str, dict[str, Any]] = {}
+        self.elsewhere: dict[str, RunStatus] = {}
         self.owner: RunOwner | None = None
         #: Redis lost this instance's records: announce the runs again (after asking the owner).
         self.records_lost = False
@@ -183,20 +184,20 @@ class OwnedRuns:
             run.parked = [i for i in write.items if i[0] != "claim"] + run.parked
             self.lost()
         elif kind == "fenced":
-            status = json.loads(result[1] or "{}") if len(result) > 1 else {}
-            if write.end and same_end(status, run.end_payload):
+            recorded = result[1] if len(result) > 1 else None
+            if write.end and same_end(recorded, run.end_status):
                 self._finish(run_id, run, None)  # committed by an attempt whose answer was lost
             else:
-                self.fence(run_id, status)
+                self.fence(run_id, status_text.decode(recorded))
         else:
             log.warning("run bus write for %s got an unexpected answer: %r", run_id, result)
 
-    def _finish(self, run_id: str, run: Owned, outcome: dict[str, Any] | None) -> None:
+    def _finish(self, run_id: str, run: Owned, outcome: RunStatus | None) -> None:
         self.runs.pop(run_id, None)
         if run.ending is not None and not run.ending.done():
             run.ending.set_result(outcome)
 
-    def fence(self, run_id: str, status: dict[str, Any]) -> None:
+    def fence(self, run_id: str, status: RunStatus) -> None:
         """The run was ended elsewhere: stop writing it and tell the owner how it ended."""
         run = self.runs.pop(run_id, None)
         if run is None:
@@ -204,7 +205,7 @@ class OwnedRuns:
         log.warning(
             "run %s was ended by another instance (%s) while this one ran it; stopping it here",
             run_id,
-            status.get("error_code") or status.get("status"),
+            status.error_code or status.status,
         )
         if run.ending is not None and not run.ending.done():
             run.ending.set_result(status)
@@ -217,8 +218,8 @@ class OwnedRuns:
             self.owner.lost(run_id, status)
 
     async def owner_gone(
-        self, run_id: str, owner: str, last_seq: int, reserved: int, status: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        self, run_id: str, owner: str, last_seq: int, reserved: int, status: RunStatus
+    ) -> RunEnd | None:
         """A run's owner is gone, its stream ends at ``last_seq`` and it may have shown its own
         readers up to ``reserved``: return the terminal event (numbered in ``last_seq + 1 ..
         reserved + 1``) and final status the owner side decides for it (``RunOwner.owner_gone``),
@@ -230,7 +231,7 @@ class OwnedRuns:
 
         gone = OwnerGone(run_id, owner, last_seq, max(last_seq, reserved))
         end = await self.owner.owner_gone(gone, status)
-        seq = int(end[0].get("seq") or 0)
+        seq = end.seq
         if not last_seq < seq <= reserved + 1:
             log.warning(
                 "run %s: an end numbered %s is outside %s..%s; not committed",
@@ -264,7 +265,7 @@ class OwnedRuns:
         if self.owner is not None:
             self.owner.hold(run_id, seq - 1)
 
-    def reaped(self, run_id: str, principal: str, status: dict[str, Any]) -> None:
+    def reaped(self, run_id: str, principal: str, status: RunStatus) -> None:
         """This instance ended another instance's run (``owner_lost``): have the owner side store
         that end durably at once. Redis may forget it (a restart without persistence) before the
         run's owner learns it was fenced; the owner then finds it in the durable records before it
@@ -272,9 +273,7 @@ class OwnedRuns:
         if self.owner is not None:
             self.owner.reaped(run_id, principal, status)
 
-    async def settle(
-        self, run_id: str, payload: dict[str, Any], status: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def settle(self, run_id: str, end: RunEnd) -> RunStatus | None:
         """Queue the run's end and wait for the bus's answer (see ``RedisRunBus.settle``)."""
         if run_id in self.elsewhere:
             return self.elsewhere.pop(run_id)
@@ -282,9 +281,8 @@ class OwnedRuns:
         if run is None:
             return None  # never claimed here: there is nothing it could be fenced by
         run.ending = asyncio.get_running_loop().create_future()
-        run.end_payload = payload
-        data = json.dumps(payload, separators=(",", ":"))
-        self.bus.enqueue(("end", run_id, (int(payload["seq"]), data, json.dumps(status))))
+        run.end_status = status_text.encode(end.status)
+        self.bus.enqueue(("end", run_id, (end.seq, end.payload, run.end_status)))
         return await run.ending
 
     # -- after Redis lost the records ----------------------------------------------------------
@@ -306,7 +304,7 @@ class OwnedRuns:
         durable records), and claim the others again."""
         await self.bus.control.create_group()
         candidates = list(self.runs)
-        ended: dict[str, dict[str, Any]] = {}
+        ended: dict[str, RunStatus] = {}
         if candidates and self.owner is not None:
             ended = await self.owner.ended_elsewhere(candidates)
         for run_id, status in ended.items():
@@ -336,9 +334,8 @@ class OwnedRuns:
                 run.claimed = False
                 self.lost()
             elif owner != self.bus.instance_id or epoch != run.epoch or ended == "1":
-                final = json.loads(status or "{}")
-                if not same_end(final, run.end_payload):  # else our own end, answer on its way
-                    self.fence(run_id, final)
+                if not same_end(status, run.end_status):  # else our own end, answer on its way
+                    self.fence(run_id, status_text.decode(status))
 
     async def stop(self) -> None:
         task = self._announcing

@@ -58,8 +58,12 @@ async def resume_command(ctx: CommandContext) -> CommandResult:
     wanted = ctx.args.strip()
     sessions = ctx.kernel.sessions
     if not wanted:
-        page = await sessions.list(limit=LISTED + 1)
-        records = [r for r in page.sessions if r.source != "tool"][:LISTED]
+        page = await sessions.list(limit=LISTED + 1 if ctx.sees is None else 1000)
+        records = [r for r in page.sessions if r.source != "tool"]
+        if ctx.sees is not None:
+            shown = await ctx.sees([r.id for r in records])
+            records = [r for r in records if r.id in shown]
+        records = records[:LISTED]
         if not records:
             return CommandResult(kind="exec", output="No saved sessions yet.", data={"sessions": []})
         lines = ["Saved sessions, most recent first:"]
@@ -69,6 +73,8 @@ async def resume_command(ctx: CommandContext) -> CommandResult:
             kind="exec", output="\n".join(lines), data={"sessions": [_entry(r) for r in records]}
         )
     record = await sessions.lookup(wanted)
+    if record is not None and ctx.sees is not None and record.id not in await ctx.sees([record.id]):
+        record = None  # another tenant's: as if there were none
     if record is None or record.source == "tool":
         raise CommandUsageError(USAGE, f"no saved session has the id or title {wanted!r}; /resume lists them")
     data: dict[str, Any] = {"action": "resume_session", "session_id": record.id, "title": record.title}

@@ -2,10 +2,13 @@
 docs/reference/tui-gateway.md#error-codes).
 
 A WebSocket connection authenticates with the gateway's token (``admin`` of the ``default``
-tenant) or with a stored key of the ``default`` tenant (``hermes keys create``). Every request on
-it is checked against the scope table (:mod:`hermes_core.access_scopes`): a method the key's
-scopes do not cover answers 4031, a method missing from the table 4032. Stdio connections are
-the parent process's own and are not checked.
+tenant) or with a stored key of any tenant (``hermes keys create``); it serves that tenant's
+sessions only (:mod:`hermes_tui_gateway.tenancy`). Every request on it is checked against the
+scope table (:mod:`hermes_core.access_scopes`): a method the key's scopes do not cover answers
+4031, a method missing from the table 4032. The ``admin`` methods change the whole gateway
+(its configuration, plugins, shell), so they need ``admin`` of the ``default`` tenant: another
+tenant's ``admin`` key holds the other three scopes here. Stdio connections are the parent
+process's own and are not checked.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from hermes_core import DEFAULT_TENANT, access_scopes, rpc, split_secret
+from hermes_core import access_scopes, rpc, split_secret
 
 if TYPE_CHECKING:
     from hermes_core import AccessKeys, Principal
 
 log = logging.getLogger("hermes.tui")
+ADMIN = "admin"
 
 INSUFFICIENT_SCOPE = 4031
 SCOPE_UNMAPPED = 4032
@@ -38,11 +42,6 @@ def token_principal() -> Principal:
     return legacy_principal(TOKEN_KEY_ID)
 
 
-def served(who: Principal) -> bool:
-    """Tell whether the gateway serves a key's tenant: its sessions are the ``default`` tenant's."""
-    return who.tenant == DEFAULT_TENANT
-
-
 def check_method(who: Principal, method: str) -> None:
     """Refuse a request the key may not make.
 
@@ -52,6 +51,12 @@ def check_method(who: Principal, method: str) -> None:
     if scope is None:
         raise rpc.RpcError(
             SCOPE_UNMAPPED, f"{method} is not in the scope table; it is refused", data={"method": method}
+        )
+    if scope == ADMIN and who.allows(scope) and not who.operator:
+        raise rpc.RpcError(
+            INSUFFICIENT_SCOPE,
+            f"{method} changes the whole gateway: it needs the 'admin' scope of the default tenant",
+            data={"method": method, "required_scope": scope},
         )
     if not who.allows(scope):
         raise rpc.RpcError(

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from hermes_core import SCHEMA_SHA256, SCHEMA_VERSION, __version__
+from hermes_core import DEFAULT_TENANT, SCHEMA_SHA256, SCHEMA_VERSION, SessionTenants, __version__
+from hermes_tui_gateway import tenancy
 from hermes_tui_gateway.conn import Conn
 from hermes_tui_gateway.dispatch import Dispatcher, Params, Result, method_modules
 from hermes_tui_gateway.gitinfo import git_branch
@@ -49,6 +50,8 @@ class Live:
     reasoning_display: str = "show"
     attachments: list[dict[str, Any]] = field(default_factory=list)
     orphan_timer: asyncio.TimerHandle | None = None
+    #: The tenant the session belongs to (docs/reference/tui-gateway.md#tenants).
+    tenant: str = DEFAULT_TENANT
 
 
 class Gateway(Dispatcher):
@@ -62,7 +65,12 @@ class Gateway(Dispatcher):
         self.kernel = kernel
         self.settings = settings
         self.epoch = uuid.uuid4().hex
-        self.lives: dict[str, Live] = {}
+        #: Live sessions; reads see the current connection's tenant only (:mod:`.tenancy`).
+        self.lives: tenancy.LiveTable[Live] = tenancy.LiveTable()
+        #: Which tenant each stored session belongs to (None: storage without records).
+        self.tenants: SessionTenants | None = None
+        if kernel.records.available:
+            self.tenants = SessionTenants(kernel.records)
         self.conns: set[Conn] = set()
         self.last_seq: dict[str, int] = {}
         self.known_stored: set[str] = set()
@@ -136,7 +144,7 @@ class Gateway(Dispatcher):
         (docs/reference/tui-gateway.md#connections-and-disconnects)."""
         conn.alive = False
         self.conns.discard(conn)
-        for live in list(self.lives.values()):
+        for live in list(self.lives.all.values()):
             if live.conn is not conn:
                 continue
             if live.close_on_disconnect:
@@ -157,7 +165,7 @@ class Gateway(Dispatcher):
 
     def _reap(self, live: Live) -> None:
         live.orphan_timer = None
-        if live.conn is not None or self.lives.get(live.session.id) is not live:
+        if live.conn is not None or self.lives.all.get(live.session.id) is not live:
             return
         if live.session.busy:
             self.bind(live, None)  # re-arm: only idle sessions are reclaimed
@@ -172,8 +180,11 @@ class Gateway(Dispatcher):
         self.kernel.spawn(reclaim(), name=f"tui-reap-{sid}")
 
     # -- sessions ----------------------------------------------------------------------------
-    def adopt(self, session: Session, conn: Conn | None) -> Live:
-        """Wrap a newly live session with its stream and bind it."""
+    def adopt(self, session: Session, conn: Conn | None, tenant: str | None = None) -> Live:
+        """Wrap a newly live session with its stream and bind it.
+
+        :param tenant: the tenant it belongs to; by default the current connection's.
+        """
         live_ref: list[Live] = []
 
         def extra() -> InfoExtra:
@@ -202,7 +213,11 @@ class Gateway(Dispatcher):
         )
         stream.on_tree = functools.partial(self.save_spawn_tree, session.id)
         live = Live(
-            session=session, stream=stream, created=time.time(), busy_policy=self.settings.busy_policy
+            session=session,
+            stream=stream,
+            created=time.time(),
+            busy_policy=self.settings.busy_policy,
+            tenant=tenant or tenancy.tenant() or DEFAULT_TENANT,
         )
         stored_verbose = session.extra.get("tui.verbose")
         stream.verbose = stored_verbose if stored_verbose in VERBOSE else self.default_verbose
@@ -258,11 +273,33 @@ class Gateway(Dispatcher):
                 resumable = await self.kernel.sessions.exists(sid)
             except Exception:
                 resumable = False
+        if resumable:
+            resumable = await self.sees(sid)
         raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": resumable})
+
+    async def sees(self, sid: str) -> bool:
+        """Tell whether the current connection may see the stored session ``sid`` (one of another
+        tenant is answered like an unknown id)."""
+        try:
+            return await tenancy.sees(self.tenants, sid)
+        except Exception:
+            log.warning("tui: cannot read the tenant of session %s; it is not shown", sid, exc_info=True)
+            return False
+
+    async def claim(self, session: Session) -> None:
+        """Claim a session the current connection just made for its tenant (a stored key's)."""
+        if self.tenants is None:
+            return
+        try:
+            await self.tenants.claim_new(session.id, tenancy.current())
+        except Exception as exc:
+            # Unclaimed, it would be the default tenant's: it is not handed out.
+            await session.close(reason="closed")
+            raise GatewayError(5000, f"could not record the session's tenant: {type(exc).__name__}") from exc
 
     async def close_session(self, sid: str, *, reason: str = "closed") -> bool:
         """Close a live session; False when it was not live."""
-        live = self.lives.get(sid)
+        live = self.lives.all.get(sid)
         if live is None:
             return False
         if live.orphan_timer is not None:
@@ -284,7 +321,7 @@ class Gateway(Dispatcher):
         self.last_seq[sid] = live.stream.seq
         if session.info().persisted:
             self.known_stored.add(sid)
-        if self.lives.get(sid) is live:
+        if self.lives.all.get(sid) is live:
             del self.lives[sid]
         return True
 
@@ -314,7 +351,7 @@ class Gateway(Dispatcher):
     async def shutdown(self) -> None:
         """Interrupt and close every live session, then stop the pool."""
         self.closing = True
-        for sid in list(self.lives):
+        for sid in list(self.lives.all):
             try:
                 await self.close_session(sid, reason="shutdown")
             except Exception:

@@ -3,9 +3,11 @@ the ``slash.exec`` alias."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, cast
 
 from hermes_core import CommandResult, ImagePart
+from hermes_tui_gateway import tenancy
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_cmds as wr
 from hermes_tui_gateway.methods_session import adopt_branch, resume, snapshot, start_new
@@ -100,7 +102,8 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> wr.CommandDirective:
     if spec.needs_session and session is None:
         raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": False})
     try:
-        result = await gw.kernel.dispatch_slash(session, text, surface="tui")
+        sees = None if tenancy.tenant() is None else functools.partial(tenancy.seen, gw.tenants)
+        result = await gw.kernel.dispatch_slash(session, text, surface="tui", sees=sees)
     except GatewayError:
         raise
     except Exception as exc:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui_gateway import encode
+from hermes_tui_gateway import encode, tenancy
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import GatewayError
@@ -30,7 +30,7 @@ async def most_recent(gw: Gateway, conn: Conn, p: Params) -> wr.MostRecentResult
     """
     wp.parse(wp.NoParams, p)
     try:
-        page = await gw.kernel.sessions.list(limit=200)
+        page = await tenancy.listing(gw.kernel, gw.tenants, 200)
     except Exception:
         log.warning("tui: session.most_recent could not list sessions", exc_info=True)
         return {"session_id": None}
@@ -99,7 +99,7 @@ async def delete(gw: Gateway, conn: Conn, p: Params) -> wr.NeverAnswered:
         raise GatewayError(4006, "session_id required")
     if sid in gw.lives:
         raise GatewayError(4023, "cannot delete an active session")
-    if not await gw.kernel.sessions.exists(sid):
+    if not await gw.kernel.sessions.exists(sid) or not await gw.sees(sid):
         raise GatewayError(4007, "session not found", {"session_id": sid})
     raise GatewayError(
         5036, "stored sessions are kept: this gateway does not delete them", {"session_id": sid}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hermes_core import ALL_KINDS, ImagePart, SessionBusy, TextPart, rpc, traceparent_from_meta
-from hermes_tui_gateway import rewind
+from hermes_tui_gateway import rewind, tenancy
 from hermes_tui_gateway import wire_params as wp
 from hermes_tui_gateway import wire_results as wr
 from hermes_tui_gateway.params import GatewayError
@@ -105,6 +105,7 @@ async def _submit(
             display_kind=display_kind,
             track_events=False,
             traceparent=traceparent,
+            charge=tenancy.charge(),
         )
     except SessionBusy as exc:
         raise GatewayError(4009, "session busy: the queue is full", {"reason": exc.reason}) from exc
@@ -176,7 +177,7 @@ def background(gw: Gateway, conn: Conn, p: Params) -> wr.BackgroundResult:
     # TUI would count the task as still running): it waits behind it, like an answer's events.
     release = _settle_behind_response(gw, live.session.id)
     try:
-        task_id = live.session.background(text, answerable=ALL_KINDS)
+        task_id = live.session.background(text, answerable=ALL_KINDS, charge=tenancy.charge())
     except SessionBusy as exc:
         release()
         raise GatewayError(4009, "too many background tasks", {"reason": "background_limit"}) from exc
@@ -210,6 +211,8 @@ def _settle_behind_response(gw: Gateway, session_id: str) -> Callable[[], None]:
 def _answer(gw: Gateway, kind: str, request_id: Any, value: str) -> wr.AnswerResult:
     broker = gw.kernel.questions
     request = broker.get(request_id)
+    if request is not None and not tenancy.may_answer(gw.lives.all.get(request.session_id)):
+        raise GatewayError(4009, f"no pending {kind} request")  # another tenant's: as if unknown
     if request is not None and request.kind != kind:
         raise GatewayError(4009, f"no pending {kind} request")
     release = _settle_behind_response(gw, request.session_id) if request is not None else None

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import SeedMessage, rpc
-from hermes_tui_gateway import encode
+from hermes_tui_gateway import encode, tenancy
 from hermes_tui_gateway import wire_params as wp
 from hermes_tui_gateway import wire_results as wr
 from hermes_tui_gateway.params import GatewayError, clamp, workspace
@@ -104,7 +104,7 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> wr.Snapshot:
         raise GatewayError(4002, f"invalid reasoning_effort: {effort}", {"key": "reasoning_effort"})
     cwd = workspace(cwd_raw or str(Path.cwd()), cwd_raw)
     kernel = gw.kernel
-    if parent is not None and parent not in gw.lives and not await kernel.sessions.exists(parent):
+    if parent is not None and parent not in gw.lives and not await _stored_and_seen(gw, parent):
         raise GatewayError(4007, f"parent session not found: {parent}")
     if provider and model and ":" not in model:
         model = f"{provider}:{model}"
@@ -121,6 +121,7 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> wr.Snapshot:
         seed=seed,
         parent_session_id=parent,
     )
+    await gw.claim(session)
     if effort is not None:
         await session.set_reasoning_effort(effort)
     live = gw.adopt(session, conn)
@@ -128,6 +129,11 @@ async def create(gw: Gateway, conn: Conn, p: Params) -> wr.Snapshot:
     live.close_on_disconnect = close_on_disconnect and conn.kind == "ws"
     _after_info(gw, live)
     return await snapshot(gw, live)
+
+
+async def _stored_and_seen(gw: Gateway, sid: str) -> bool:
+    """Tell whether ``sid`` is a stored session the current connection may see."""
+    return await gw.kernel.sessions.exists(sid) and await gw.sees(sid)
 
 
 async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
@@ -151,6 +157,7 @@ async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
     session = await gw.kernel.open_session(
         source="tui", owner="tui", cwd=Path(info.cwd), profile=old.profile, model=model
     )
+    await gw.claim(session)
     for key in ("tui.busy_policy", "tui.verbose"):
         if key in old.extra:
             session.extra[key] = old.extra[key]
@@ -163,10 +170,17 @@ async def start_new(gw: Gateway, conn: Conn, previous: Live) -> Live:
 async def load(gw: Gateway, conn: Conn, target: str, not_found: int) -> Live:
     """Open a stored session here (its log picks up where it ended, closing a turn a crash cut
     off) and adopt it; ``not_found`` is the code for an unknown id."""
-    from hermes_core import SessionNotFound
+    from hermes_core import DEFAULT_TENANT, SessionNotFound
 
     try:
+        if tenancy.tenant() is not None and gw.tenants is not None:
+            # Resolve the id (or title) first: another tenant's session is never opened here.
+            record = await gw.kernel.sessions.lookup(target)
+            if record is None or not await gw.sees(record.id):
+                raise SessionNotFound(target)
+            target = record.id
         session = await gw.kernel.sessions.resume(target, owner="tui")
+        tenant = await gw.tenants.tenant(session.id) if gw.tenants is not None else DEFAULT_TENANT
     except SessionNotFound:
         data: dict[str, Any] = {"session_id": target}
         if not_found == 4001:
@@ -180,7 +194,7 @@ async def load(gw: Gateway, conn: Conn, target: str, not_found: int) -> Live:
         if isinstance(exc, SessionInUse | SessionBusy):
             raise
         raise GatewayError(5000, f"resume failed: {type(exc).__name__}") from exc
-    live = gw.lives.get(session.id) or gw.adopt(session, conn)
+    live = gw.lives.all.get(session.id) or gw.adopt(session, conn, tenant)
     _after_info(gw, live)
     return live
 
@@ -207,7 +221,7 @@ async def list_sessions(gw: Gateway, conn: Conn, p: Params) -> wr.SessionListRes
     title, cwd_raw = q.title, q.cwd
     cwd = str(workspace(cwd_raw, cwd_raw)) if cwd_raw else None
     try:
-        page = await gw.kernel.sessions.list(limit=limit, title=title, cwd=cwd)
+        page = await tenancy.listing(gw.kernel, gw.tenants, limit, title=title, cwd=cwd)
     except Exception as exc:
         raise GatewayError(5006, f"session.list failed: {type(exc).__name__}") from exc
     out: list[wr.SessionListItem] = []
@@ -243,7 +257,7 @@ async def close(gw: Gateway, conn: Conn, p: Params) -> wr.CloseResult:
         q = wp.parse(wp.SessionParams, p)
     except rpc.RpcError:
         return {"closed": False}
-    if "session_id" not in q.model_fields_set:
+    if "session_id" not in q.model_fields_set or q.session_id not in gw.lives:
         return {"closed": False}
     return {"closed": await gw.close_session(q.session_id)}
 
@@ -301,6 +315,7 @@ async def adopt_branch(gw: Gateway, conn: Conn, child: Session, parent_id: str) 
     :param parent_id: the session it was branched from.
     :returns: the snapshot plus ``title`` and ``parent``.
     """
+    await gw.claim(child)
     new = gw.adopt(child, conn)
     gw.known_stored.add(child.id)
     _after_info(gw, new)

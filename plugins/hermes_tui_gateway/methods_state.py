@@ -122,9 +122,10 @@ async def events_since(gw: Gateway, conn: Conn, p: Params) -> wr.EventsSinceResu
 
     stream = live.stream
     # Live frames wait (numbered) from here until this response is on the wire; the replay
-    # reads the log up to the last frame numbered before, so nothing is missed or repeated.
+    # reads the log up to the last frame let out before (stored: frames the log has yet to
+    # store come live after it), so nothing is missed or repeated.
     release = stream.hold()
-    upto = stream.seq
+    upto = stream.shown_seq
     try:
         events, gaps = await from_log(live, last_seen, upto)
     except CursorError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ConfigError
+from hermes_tui_gateway import tenancy
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import GatewayError, bad, clamp
@@ -32,7 +33,18 @@ def _find(gw: Gateway, q: wp.SubagentParams) -> Subagent | None:
     sid = q.session_id
     if sub is not None and sid and table.root_id(sub_id) != sid:
         return None
+    if sub is not None and not _shown(gw, sub_id):
+        return None
     return sub
+
+
+def _shown(gw: Gateway, sub_id: str) -> bool:
+    """Whether a child hangs from a session the current connection sees (another tenant's child
+    is answered as unknown)."""
+    if tenancy.tenant() is None:
+        return True
+    root = gw.kernel.sessions.children.root_id(sub_id)
+    return root is not None and root in gw.lives
 
 
 def _limits(gw: Gateway) -> dict[str, int]:
@@ -50,7 +62,7 @@ def delegation_status(gw: Gateway, conn: Conn, p: Params) -> wr.DelegationStatus
         gw.live(sid)
         active = table.children(sid, active_only=True, recursive=True)
     else:
-        active = table.active()
+        active = [s for s in table.active() if _shown(gw, s.subagent_id)]
     limits = _limits(gw)
     return {
         "active": [s.snapshot() for s in active],

@@ -10,6 +10,7 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from hermes_tui_gateway import tenancy
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_ops as wr
 from hermes_tui_gateway.params import SAFE_NAME, GatewayError, bad, clamp
@@ -156,8 +157,27 @@ async def spawn_tree_list(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTreeLis
     """``spawn_tree.list``: newest first; never creates directories."""
     q = wp.parse(wp.SpawnTreeListParams, p)
     limit = clamp(q.limit or 50, 1, 1000)
-    entries = await gw.run_blocking(_list_trees, _tree_root(gw), q.session_id, q.cross_session, limit)
+    restricted = tenancy.tenant() is not None
+    entries = await gw.run_blocking(
+        _list_trees, _tree_root(gw), q.session_id, q.cross_session, 1000 if restricted else limit
+    )
+    if restricted:
+        shown = await _seen(gw, [e["session_id"] for e in entries])
+        entries = [e for e in entries if e["session_id"] in shown][:limit]
     return {"entries": entries}
+
+
+async def _seen(gw: Gateway, session_ids: list[str]) -> set[str]:
+    """The session ids whose trees the current connection sees: its tenant's sessions (trees of
+    no session are the ``default`` tenant's)."""
+    from hermes_core import DEFAULT_TENANT
+
+    named = [sid for sid in session_ids if sid and sid != "_global"]
+    # A tree may name any id (spawn_tree.save takes it from the client): not known to exist.
+    shown = await tenancy.seen(gw.tenants, named, exists=False) | {sid for sid in named if sid in gw.lives}
+    if tenancy.tenant() == DEFAULT_TENANT:
+        shown |= {sid for sid in session_ids if not sid or sid == "_global"}
+    return shown
 
 
 def _read_tree(target: Path) -> wr.SpawnTree:
@@ -193,7 +213,13 @@ async def spawn_tree_load(gw: Gateway, conn: Conn, p: Params) -> wr.SpawnTree:
         raise GatewayError(4002, "path is not a valid file path") from None
     if not target.is_relative_to(root):
         raise GatewayError(4030, "path outside spawn-trees root")
-    return await gw.run_blocking(_read_tree, target)
+    tree = await gw.run_blocking(_read_tree, target)
+    if tenancy.tenant() is not None and str(tree.get("session_id") or "") not in await _seen(
+        gw, [str(tree.get("session_id") or "")]
+    ):
+        # Another tenant's tree: answered as for a path with no tree.
+        raise GatewayError(4016, "no spawn tree at this path (see spawn_tree.list)", {"path": str(target)})
+    return tree
 
 
 def register(gw: Gateway) -> None:

@@ -6,6 +6,13 @@ event into TUI events, merges runs of deltas (33 ms to 1 s, never dropped), assi
 the frame is final, keeps the frame in a ring for ``session.events.since`` and writes it to the
 connection the session is bound to, if any.
 
+Stored before shown: with the kernel's event log on, a numbered frame goes out only once the log
+has stored the event it is numbered after (a number above the stored ones may name another event
+after a crash). Frames waiting for storage queue in order (notices behind them too); one task
+asks the log for the newest queued number (``kernel.events.durable``, which makes the log's
+writer write at once) and, when that batch is stored, sends every frame it covers together: a
+group commit, with no fixed delay and nothing blocking the loop.
+
 Pacing: a terminal client redraws the whole live tail of a reply (the Ink TUI keeps the last
 16,000 characters) for every ``message.delta`` it gets, so a redraw costs more the longer the
 reply is. The merge window therefore grows with the text streamed since the reply (or its last
@@ -36,6 +43,8 @@ COALESCE_S = 0.033
 LONG_COALESCE_S = 1.0
 MAX_BUFFER_CHARS = 256 * 1024
 YIELD_EVERY = 128
+#: How long closing a stream waits for the log to store the frames still queued.
+SETTLE_S = 5.0
 
 
 class Sink(Protocol):
@@ -105,6 +114,12 @@ class SessionStream(EventProjector):
         self._delta_kind: type | None = None
         #: When set, frames are collected here instead of kept and delivered (a replay).
         self.collect: list[dict[str, Any]] | None = None
+        #: The newest ``seq`` let out (sent, held, or dropped for want of a connection): what a
+        #: client may have; frames above it wait in ``_outbox`` for the log to store them.
+        self.shown_seq = seq_start
+        self._outbox: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._outbox_last = 0
+        self._drainer: asyncio.Task[None] | None = None
         if not subscribe:
             return
         self._sub = session.subscribe()
@@ -112,6 +127,7 @@ class SessionStream(EventProjector):
             # Read in the same step as subscribing: events numbered up to here are in the log
             # only (a replay reads them), later ones arrive on the bus.
             self.seq = session.kernel.events.head(session.id) or 0
+            self.shown_seq = self.seq
         self._task = asyncio.get_running_loop().create_task(self._pump(), name=f"tui-stream-{session.id}")
 
     # -- delivery ----------------------------------------------------------------------------
@@ -183,23 +199,86 @@ class SessionStream(EventProjector):
             self.seq = previous
             return
         if not numbered:
-            if self._held is not None:
-                self._held.append(data)
-            elif self.sink is not None:
-                self.sink.send_bytes(data)
+            if self._outbox:
+                self._outbox.append((0, data))  # behind the numbered frames still waiting
+            else:
+                self._deliver(data)
             return
+        seq = self.seq
         size = len(data)
         ring = self.ring
-        ring.append((self.seq, params, size))
+        ring.append((seq, params, size))
         self._ring_bytes += size
         while len(ring) > self._ring_max_events or (
             self._ring_bytes > self._ring_max_bytes and len(ring) > 1
         ):
             self._ring_bytes -= ring.popleft()[2]
+        if self._outbox or (self.logged and self._unstored(seq)):
+            self._outbox.append((seq, data))
+            self._outbox_last = seq
+            if self._drainer is None:
+                self._drainer = asyncio.get_running_loop().create_task(
+                    self._drain(), name=f"tui-outbox-{self.session_id}"
+                )
+            return
+        self.shown_seq = seq
+        self._deliver(data)
+
+    def _deliver(self, data: bytes) -> None:
         if self._held is not None:
             self._held.append(data)
         elif self.sink is not None:
             self.sink.send_bytes(data)
+
+    # -- stored before shown -----------------------------------------------------------------
+    def _unstored(self, seq: int) -> bool:
+        """Whether the log has yet to store event ``seq`` (False: nothing to wait for)."""
+        stored = self.session.kernel.events.stored(self.session_id)
+        return stored is not None and seq > stored
+
+    async def _drain(self) -> None:
+        """Send the queued frames, each batch once the log has stored the newest of them."""
+        events = self.session.kernel.events
+        outbox = self._outbox
+        try:
+            while outbox:
+                await events.durable(self.session_id, self._outbox_last)
+                self._release_stored()
+        finally:
+            self._drainer = None
+
+    def _release_stored(self) -> None:
+        """Send the queued frames the log has stored (and the notices right behind them)."""
+        outbox = self._outbox
+        stored = self.session.kernel.events.stored(self.session_id)
+        while outbox:
+            seq, data = outbox[0]
+            if seq and stored is not None and seq > stored:
+                break
+            outbox.popleft()
+            if seq:
+                self.shown_seq = seq
+            self._deliver(data)
+
+    async def settle(self, timeout: float) -> None:
+        """Wait until no frame waits for the log (then send what still does, after ``timeout``:
+        a log that can no longer be written releases its waiters anyway)."""
+        drainer = self._drainer
+        if drainer is not None:
+            await asyncio.wait([drainer], timeout=timeout)
+            if not drainer.done():
+                drainer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await drainer
+        if self._outbox:
+            log.warning(
+                "tui: %d frames of %s sent without waiting for the log", len(self._outbox), self.session_id
+            )
+            outbox, self._outbox = self._outbox, collections.deque()
+            for seq, data in outbox:
+                if seq:
+                    self.shown_seq = seq
+                self._deliver(data)
 
     # -- coalescing --------------------------------------------------------------------------
     def _flush(self) -> None:
@@ -252,6 +331,7 @@ class SessionStream(EventProjector):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
         self._flush()
+        await self.settle(SETTLE_S)
 
     def end_open_tasks(self) -> None:
         """Emit ``background.complete {status:"interrupted"}`` for tasks whose own event was lost.

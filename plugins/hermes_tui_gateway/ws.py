@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from hermes_core import AccessKeys, redact_log_handlers, rpc, scenarios
-from hermes_tui_gateway.access import TOKEN_KEY_ID, authenticate, served, watch_revocation
+from hermes_tui_gateway import tenancy
+from hermes_tui_gateway.access import TOKEN_KEY_ID, authenticate, watch_revocation
 from hermes_tui_gateway.terminal import TerminalEof
 
 if TYPE_CHECKING:
@@ -283,14 +284,13 @@ async def serve_ws(
         if who is None:
             await ws.close(code=4401, message=b"unauthorized")
             return ws
-        if not served(who):
-            await ws.close(code=4401, message=b"this gateway serves the default tenant only")
-            return ws
         if not _origin_ok(request.headers.get("Origin"), list(gw.settings.allow_origin)):
             await ws.close(code=4403, message=b"origin not allowed")
             return ws
         conn = Conn(gw, "ws")
         conn.principal = who
+        # Every task serving this socket's requests serves the key's tenant (its sessions only).
+        tenancy.set_current(who)
         watcher = None
         if keys is not None and who.key_id != TOKEN_KEY_ID:
             watcher = asyncio.ensure_future(

@@ -10,6 +10,7 @@ held → never 401/403, and an id of the other tenant → the 404 an unknown id 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -179,42 +180,74 @@ def tui_home(tmp_path: Path) -> Path:
     return home
 
 
+def tui_allows(held: str, required: str, tenant: str) -> bool:
+    """A TUI ``admin`` method changes the whole gateway: only the default tenant's admin holds it."""
+    if required == "admin" and tenant != "default":
+        return False
+    return allows(held, required)
+
+
+async def _tui_reply(client: WsClient, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {"result": await client.call(method, params)}
+    except RpcFailure as exc:
+        return {"error": {"code": exc.code, "message": exc.message, "data": exc.data}}
+
+
+def _as_unknown(reply: dict[str, Any], sid: str) -> str:
+    """What must match an unknown id's reply: an error exactly (its id masked), a result as such."""
+    return "result" if "result" in reply else json.dumps(reply).replace(sid, "<id>")
+
+
 async def test_tui_websocket_matrix(tui_home: Path, tmp_path: Path) -> None:
-    """Every TUI method × every scope on ``hermes tui --ws`` with stored keys of the default
-    tenant; a key of another tenant is refused at the handshake (4401)."""
+    """Every TUI method × every scope × {own tenant, other tenant} on ``hermes tui --ws`` with
+    stored keys, each call naming a stored session of ``acme``: the scope missing → 4031; held →
+    never 4031/4032 for acme, and for ``globex`` exactly the answer an unknown id gets."""
     from hermes_tui_gateway.schema_doc import method_names
     from tests.api.test_api_scoped_keys import cli_key
 
-    keys = {scope: cli_key(tui_home, "default", scope)[0] for scope in ACCESS_SCOPES}
-    foreign = {scope: cli_key(tui_home, "acme", scope)[0] for scope in ACCESS_SCOPES}
+    keys = {(t, scope): cli_key(tui_home, t, scope)[0] for t in ("acme", "globex") for scope in ACCESS_SCOPES}
+    keys[("default", "admin")] = cli_key(tui_home, "default", "admin")[0]
     srv = WsServer(tui_home, "matrix-token-0123456789abcdef")
     failures: list[str] = []
+    unknown_sid = "20260101_000000_abcdef"
     try:
-        for scope, secret in foreign.items():
-            client = await WsClient.connect(srv.url, headers={"Authorization": f"Bearer {secret}"})
-            code = await client.wait_closed()
-            await client.close()
-            if code != 4401:
-                failures.append(f"tenant acme/{scope}: closed with {code}, not 4401")
-        for scope, secret in keys.items():
-            client = await WsClient.connect(srv.url, headers={"Authorization": f"Bearer {secret}"})
+        owner = await WsClient.connect(
+            srv.url, headers={"Authorization": f"Bearer {keys[('acme', 'control')]}"}
+        )
+        try:
+            await owner.wait(lambda: owner.frames)
+            sid = (await owner.call("session.create", {}))["session_id"]
+            await owner.call("prompt.submit", {"session_id": sid, "text": "matrix"})
+            await owner.wait(lambda: owner.events(sid, "message.complete"), timeout=30)
+        finally:
+            await owner.close()
+        # The other tenant first: its calls must leave acme's session as it is.
+        cells = [
+            (t, scope) for t in ("globex", "default", "acme") for scope in ACCESS_SCOPES if (t, scope) in keys
+        ]
+        for tenant, scope in cells:
+            client = await WsClient.connect(
+                srv.url, headers={"Authorization": f"Bearer {keys[(tenant, scope)]}"}
+            )
             try:
-                await client.wait(lambda c=client: c.frames)  # gateway.ready
+                await client.wait(lambda c=client: c.frames)  # gateway.ready: every tenant is served
                 for method in method_names():
                     required = access_scopes.method_scope(method)
                     assert required is not None
-                    params: dict[str, Any] = {"command": "true"} if method in TUI_SKIP_CALLS else {}
-                    try:
-                        await client.call(method, params)
-                        got = 0
-                    except RpcFailure as exc:
-                        got = int(exc.code)
-                    if not allows(scope, required):
-                        ok = got == 4031
-                    else:
-                        ok = got not in (4031, 4032)
-                    if not ok:
-                        failures.append(f"{method} as default/{scope}: {got}")
+                    base: dict[str, Any] = {"command": "true"} if method in TUI_SKIP_CALLS else {}
+                    reply = await _tui_reply(client, method, {**base, "session_id": sid})
+                    got = reply["error"]["code"] if "error" in reply else 0
+                    cell = f"{method} as {tenant}/{scope}: {got}"
+                    if not tui_allows(scope, required, tenant):
+                        if got != 4031:
+                            failures.append(cell)
+                    elif got in (4031, 4032):
+                        failures.append(cell)
+                    elif tenant != "acme" and method not in TUI_SKIP_CALLS:
+                        unknown = await _tui_reply(client, method, {**base, "session_id": unknown_sid})
+                        if _as_unknown(reply, sid) != _as_unknown(unknown, unknown_sid):
+                            failures.append(f"{cell}: {reply} differs from an unknown id's {unknown}")
             finally:
                 await client.close()
     finally:

@@ -199,3 +199,60 @@ async def test_without_a_configured_price_the_price_tables_are_used(workspace: P
         state = await bucket(kernel, "key:local")
     assert table.asked == [("fake", ("model",))]  # looked up once, then kept
     assert state["spent"] == pytest.approx(4 * 2 + 2 * 3)
+
+
+async def test_the_first_calls_reservation_runs_while_the_prompt_is_stored(workspace: Path) -> None:
+    """The reservation's round trip overlaps the user row's write (it is not one more wait before
+    the first token), and the request still goes out only once the reservation is held."""
+    from hermes_core import LedgerSpec, Verdict
+    from tests.timing import scaled
+
+    writing = asyncio.Event()
+    order: list[str] = []
+
+    class GatedLedger:
+        name = "gated"
+
+        async def apply(self, buckets: Any, call: LedgerCall) -> Verdict:
+            if call.op == "reserve":
+                # Held until the prompt's write has begun: a reservation made before the write
+                # would wait here for ever.
+                await asyncio.wait_for(writing.wait(), scaled(5))
+            order.append(call.op)
+            return Verdict(True)
+
+        async def read(self, bucket: str) -> dict[str, Any]:
+            return {}
+
+        async def aclose(self) -> None:
+            return None
+
+    class Plugin:
+        @hookimpl
+        def hermes_budget_ledgers(self) -> LedgerSpec:
+            return LedgerSpec(name="gated", factory=lambda kernel: GatedLedger())
+
+    def script(request: Any) -> list[Any]:
+        order.append("request")
+        return [TextChunk("ok"), UsageChunk(10, 5), FinishChunk("stop")]
+
+    provider = FakeProvider(script)
+    kernel = make_kernel(
+        FakeProviderPlugin(provider),
+        Plugin(),
+        settings={"model": "fake:model", "budgets": {"prices": PRICES, "key": {"spend_usd": 1000.0}}},
+    )
+    async with kernel.running():
+        storage = kernel.storage
+        for name in ("create_session", "append_rows"):
+            original = getattr(storage, name)
+
+            async def wrapped(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+                writing.set()
+                return await _original(*args, **kwargs)
+
+            setattr(storage, name, wrapped)
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        outcome = await (await session.submit("hello", owner="t")).outcome
+    assert outcome.reason == "stop", outcome
+    assert order == ["reserve", "request", "settle"]

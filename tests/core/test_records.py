@@ -3,6 +3,10 @@ refused by the owner with a clear ``InvalidValue`` before it reaches the backend
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from hermes_core import KEEP, Expect, InvalidValue, StorageError
@@ -80,3 +84,36 @@ async def test_records_need_a_running_kernel() -> None:
     kernel = make_kernel(entry_points=["mock"], settings={"model": "mock:echo"})
     with pytest.raises(StorageError, match="not running"):
         await kernel.records.space("plugin.things").get("k")
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+async def test_a_claim_held_by_a_dead_process_is_taken_at_once_with_take_gone(
+    backend: str, tmp_path: Path
+) -> None:
+    """An owner string from ``new_owner()`` names its process: once that process is gone,
+    ``claim(take_gone=True)`` takes the record without waiting for ``stale_after_s``; a live
+    holder (this process) keeps it."""
+    script = "from hermes_core.testing import make_kernel; print(make_kernel().records.new_owner())"
+    dead = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    dead_owner = dead.stdout.strip()
+    kernel = make_kernel(
+        entry_points=["mock", "sqlite"],
+        settings={"model": "mock:echo", "data_dir": str(tmp_path), "storage": {"backend": backend}},
+    )
+    async with kernel.running():
+        records = kernel.records
+        assert records.holder_gone(dead_owner)
+        live = records.new_owner()
+        assert live != records.new_owner() and not records.holder_gone(live)
+        space = records.space("plugin.leases")
+        assert (await space.claim("r1", {"n": 1}, owner=dead_owner, scope="s")).won
+        assert (await space.claim("r2", {"n": 2}, owner=live, scope="s")).won
+        waiting = await space.claim("r1", {}, owner=live, stale_after_s=3600)
+        assert not waiting.won and waiting.record.owner == dead_owner
+        taken = await space.claim("r1", {"n": 3}, owner=live, scope="s", stale_after_s=3600, take_gone=True)
+        assert taken.won and taken.record.owner == live and taken.record.value == {"n": 3}
+        other = records.new_owner()
+        kept = await space.claim("r2", {}, owner=other, stale_after_s=3600, take_gone=True)
+        assert not kept.won and kept.record.owner == live
+        again = await space.claim("r1", {}, owner=other, stale_after_s=3600, take_gone=True)
+        assert not again.won and again.record.owner == live

@@ -1,5 +1,5 @@
 """The new storage and bus contracts are typed: mypy accepts a backend or a bus written to them and
-rejects one that gets them wrong (a payload that is not a JSON object, a reap that answers
+rejects one that gets them wrong (a payload the bus would have to parse, a reap that answers
 nothing, a factory without ``owner_grace_s``, an owner side that is not told ``OwnerGone``, a
 records call with the wrong answer), like tests/test_typed_contract.py does for the plugin records."""
 
@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 from hermes_core import (
     BusEvent, BusRun, ChunkInfo, ChunkWrite, Claim, ControlHandler, EventChunk, EventLogStore,
-    JsonObject, OwnerGone, RecordStore, RunBus, RunBusFactory, RunOwner, StoredRecord,
+    JsonObject, OwnerGone, RecordStore, RunBus, RunBusFactory, RunEnd, RunOwner, RunStatus,
+    StoredRecord,
 )
 
 class Bus:
@@ -25,9 +26,9 @@ class Bus:
     async def start(self, on_control: ControlHandler, owner: RunOwner | None) -> None: ...
     async def close(self) -> None: ...
     async def diagnostics(self) -> JsonObject: return {"ok": True}
-    def claim(self, run_id: str, principal: str, session_id: str, status: JsonObject) -> None: ...
-    def update(self, run_id: str, status: JsonObject, terminal: bool) -> None: ...
-    async def settle(self, run_id: str, payload: JsonObject, status: JsonObject) -> JsonObject | None:
+    def claim(self, run_id: str, principal: str, session_id: str, status: RunStatus) -> None: ...
+    def update(self, run_id: str, status: RunStatus, terminal: bool) -> None: ...
+    async def settle(self, run_id: str, end: RunEnd) -> RunStatus | None:
         return None
     async def flush(self) -> None: ...
     async def lookup(self, run_id: str) -> BusRun | None: return None
@@ -48,9 +49,9 @@ class Bus:
 """
 
 RIGHT = """
-    def publish(self, run_id: str, seq: int, payload: JsonObject, terminal: bool) -> None: ...
+    def publish(self, run_id: str, seq: int, payload: str, terminal: bool) -> None: ...
     async def reap(
-        self, run_id: str, principal: str | None = None, status: JsonObject | None = None
+        self, run_id: str, principal: str | None = None, status: RunStatus | None = None
     ) -> bool:
         return False
 
@@ -69,12 +70,12 @@ class Side:
     def shown(self, run_id: str, upto: int) -> None: ...
     def hold(self, run_id: str, upto: int) -> None: ...
     def release(self, run_id: str) -> None: ...
-    def lost(self, run_id: str, status: JsonObject) -> None: ...
-    async def owner_gone(self, gone: OwnerGone, status: JsonObject) -> tuple[JsonObject, JsonObject]:
-        end = {"event": "run.failed", "seq": gone.last_seq + 1}
-        return end, {**status, "terminal_event": end}
-    def reaped(self, run_id: str, principal: str, status: JsonObject) -> None: ...
-    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, JsonObject]: return {}
+    def lost(self, run_id: str, status: RunStatus) -> None: ...
+    async def owner_gone(self, gone: OwnerGone, status: RunStatus) -> RunEnd:
+        seq = gone.last_seq + 1
+        return RunEnd(seq, '{"event":"run.failed"}', RunStatus("{}", last_seq=seq, status="failed"))
+    def reaped(self, run_id: str, principal: str, status: RunStatus) -> None: ...
+    async def ended_elsewhere(self, run_ids: list[str]) -> dict[str, RunStatus]: return {}
 
 FACTORY: RunBusFactory = make_bus
 BUS: RunBus = Bus()
@@ -89,7 +90,7 @@ async def use(store: RecordStore, log: EventLogStore) -> None:
 """
 
 WRONG = """
-    def publish(self, run_id: str, seq: int, payload: str, terminal: bool) -> None: ...
+    def publish(self, run_id: str, seq: int, payload: JsonObject, terminal: bool) -> None: ...
     async def reap(self, run_id: str) -> None: ...
 
 BUS: RunBus = Bus()  # line A

@@ -112,6 +112,14 @@ async def shared(tmp_path: Path, redis_dsn: str) -> AsyncIterator[Shared]:
         yield Shared(redis_dsn, STORAGE_SQLITE.format(path=tmp_path / "shared.sqlite3"), base)
 
 
+@pytest.fixture
+def sqlite_shared(tmp_path: Path, redis_dsn: str) -> Shared:
+    """One SQLite file and the bus, whatever storage the other tests share (several instances on
+    one host, docs/deploy.md)."""
+    path = tmp_path / "shared.sqlite3"
+    return Shared(redis_dsn, STORAGE_SQLITE.format(path=path), {"HERMES_REDIS_URL": redis_dsn})
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

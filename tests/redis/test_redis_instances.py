@@ -495,3 +495,32 @@ async def test_readers_of_a_remote_run_are_capped_and_counted(tmp_path: Path, sh
     finally:
         a.stop()
         b.stop()
+
+
+async def test_on_one_sqlite_file_a_run_from_a_streams_resumes_and_stops_on_b(
+    tmp_path: Path, sqlite_shared: Shared
+) -> None:
+    # The same story when the instances share one SQLite file instead of a database server: the
+    # stored record of a running run is not the end of the lookup, the bus knows its owner.
+    await test_a_run_from_a_streams_resumes_takes_steer_and_stop_on_b(tmp_path, sqlite_shared)
+
+
+async def test_an_instance_started_on_the_same_sqlite_file_leaves_running_runs_alone(
+    tmp_path: Path, sqlite_shared: Shared
+) -> None:
+    (a,) = instances(tmp_path, sqlite_shared, n=1)
+    late: Server | None = None
+    try:
+        run_id = await start_run(a, SLOW)
+        await wait_status(a, run_id, "running")
+        env = {**sqlite_shared.env, "API_SERVER_KEY": KEY}
+        late = start_server(tmp_path / "late", config=config(sqlite_shared), env=env)
+        # Its start-up settles what dead processes left; a's run is alive, so it is not touched.
+        seen = await call(late, "GET", f"/v1/runs/{run_id}")
+        assert seen.status == 200 and seen.json["status"] == "running", seen.text
+        assert (await wait_status(a, run_id, "completed"))["status"] == "completed"
+        assert (await call(late, "GET", f"/v1/runs/{run_id}")).json["status"] == "completed"
+    finally:
+        a.stop()
+        if late is not None:
+            late.stop()

@@ -1,12 +1,13 @@
 """The TUI gateway's kill -9 scenario, over stdio or WebSocket, on any storage (see tests/chaos.py).
 
 A client streams a turn through the ``openai`` provider from a fake upstream that stalls after
-three deltas; the gateway is killed with SIGKILL once those deltas are stored; a new gateway
-starts on the same storage; the client calls ``session.events.since`` with its cursor. It gets
-every logged event after the cursor once (numbers above the cursor only, so nothing it had comes
-again), one ``session.gap`` (``lost``) over the numbers the dead process had reserved and nothing
-stored in it, and the cut-off turn's ``message.complete {status: "interrupted", reason:
-"interrupted_by_system"}`` with the text it had streamed; the next turn works.
+three deltas; the gateway is killed with SIGKILL as soon as the client has shown those deltas
+(not waiting for anything else: the gateway sends a numbered frame only once the event log has
+stored it, so whatever the client saw survives); a new gateway starts on the same storage; the
+client calls ``session.events.since`` with its cursor. It gets every logged event after the
+cursor exactly once, numbered on from it: 0 gaps, 0 duplicates, and the cut-off turn's
+``message.complete {status: "interrupted", reason: "interrupted_by_system"}`` with the text it
+had streamed, numbered right after the last stored event; the next turn works.
 """
 
 from __future__ import annotations
@@ -121,9 +122,11 @@ async def _play(
     await eventually(lambda: _text(first.events(sid)) == streamed, timeout=30, what="the three deltas")
     had = [e for e in first.events(sid) if "seq" in e]
     cursor = had[-1]["seq"]
-    stored = await chaos.wait_stored(reader, sid, cursor)
     assert upstream.stalled.is_set()
     chaos.kill9(first.proc)
+    # Everything the client was shown is stored: its cursor is never above the log's end.
+    stored = await chaos.stored_end(reader, sid)
+    assert cursor <= stored, f"the client was shown seq {cursor}, the log stored up to {stored}"
 
     second = make(home)
     sides.append(second)
@@ -133,26 +136,31 @@ async def _play(
     replay = await second.call("session.events.since", session_id=sid, last_seen=cursor)
     frames = replay["events"]
     seqs = [e["seq"] for e in frames]
+    # 0 duplicates: every number once, above the cursor (a frame carries the number of the
+    # newest core event it shows, so events that show as no frame leave numbers out).
     assert seqs == sorted(set(seqs)) and seqs and seqs[0] > cursor, seqs
-    assert not {e["seq"] for e in had} & set(seqs)  # 0 duplicates
-    gap_frames = [e for e in frames if e["type"] == "session.gap"]
-    assert len(gap_frames) == 1, frames
-    gap = gap_frames[0]["payload"]
-    # The only gap: the numbers the dead process had reserved, right after the last stored event
-    # (nothing stored is skipped); not history lost, so no refetch is asked for.
-    assert gap["reason"] == "lost" and gap["first_seq"] == stored + 1 and gap["first_seq"] > cursor
+    assert not {e["seq"] for e in had} & set(seqs)
+    assert [e for e in frames if e["type"] == "session.gap"] == [], frames
     assert replay["truncated"] is False
     completes = [e for e in frames if e["type"] == "message.complete"]
-    assert len(completes) == 1 and completes[0]["seq"] > gap["last_seq"]
+    # The cut-off turn ends right after the last stored event (no number the dead process
+    # held back is skipped).
+    assert len(completes) == 1 and completes[0]["seq"] == stored + 1 == seqs[-1], (stored, frames)
     cut = completes[0]["payload"]
     assert cut["status"] == "interrupted" and cut["reason"] == "interrupted_by_system"
     assert cut["text"] == streamed
     assert "ended before the turn completed" in cut["message"]
     assert replay["latest_seq"] == seqs[-1]
+    # A client that had less (down to nothing) gets no gap either.
+    whole = await second.call("session.events.since", session_id=sid, last_seen=0)
+    numbers = [e["seq"] for e in whole["events"]]
+    assert numbers == sorted(set(numbers)) and numbers[-1] == seqs[-1], numbers
+    assert [e for e in whole["events"] if e["type"] == "session.gap"] == [], whole["events"]
+    assert whole["truncated"] is False
 
-    # The log itself says the same: one lost gap, the terminal event at the frame's number.
+    # The log itself says the same: no gap, the terminal event at the frame's number.
     items = await chaos.stored_until_terminal(reader, sid)
-    assert [(g.first_seq, g.reason) for g in chaos.gaps(items)] == [(stored + 1, "lost")]
+    assert chaos.gaps(items) == []
     (terminal,) = [i for i in items if isinstance(i, TurnCompleted)]
     assert terminal.seq == completes[0]["seq"] and terminal.outcome.status == "interrupted"
 
@@ -165,7 +173,7 @@ async def _play(
     (after,) = await eventually(done, timeout=30, what="the next turn")
     assert after["payload"]["status"] == "complete" and after["payload"]["text"] == chaos.ANSWER
     live = [e["seq"] for e in second.events(sid) if "seq" in e]
-    assert live == sorted(set(live)) and live[0] > replay["latest_seq"]
+    assert live == sorted(set(live)) and live[0] > replay["latest_seq"], live
     assert upstream.asked() == [chaos.FIRST, chaos.SECOND]
 
 

@@ -1,0 +1,98 @@
+"""A numbered frame goes out only once the event log has stored its event
+(docs/reference/tui-gateway.md#sequence-numbers-and-replay): the gateway's session stream on a
+real SQLite file whose log writes are held back (a slow disk), so a client's cursor can never be
+above what survives a ``kill -9``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from hermes_core import Kernel
+from hermes_tui_gateway.stream import SessionStream
+from tests.timing import eventually
+
+
+class Sink:
+    """A connection: every frame, with what the log had stored when it was sent."""
+
+    def __init__(self, kernel: Kernel, session_id: str) -> None:
+        self.kernel = kernel
+        self.session_id = session_id
+        self.frames: list[tuple[dict[str, Any], int | None]] = []
+
+    def send_bytes(self, data: bytes) -> None:
+        params = json.loads(data)["params"]
+        self.frames.append((params, self.kernel.events.stored(self.session_id)))
+
+    def numbered(self) -> list[dict[str, Any]]:
+        return [p for p, _ in self.frames if "seq" in p]
+
+
+async def test_frames_wait_for_the_batch_that_stores_them(tmp_path: Path) -> None:
+    kernel = Kernel.create(
+        entry_points=["mock", "sqlite"],
+        strict=True,
+        settings={
+            "model": "mock:echo",
+            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
+            "titles": {"refine": False},
+        },
+    )
+    async with kernel.running():
+        storage: Any = kernel.storage
+        real_write = storage.write_event_chunks
+        disk = asyncio.Event()
+        disk.set()
+        waiting: list[int] = []
+
+        async def slow_disk(writes: Any) -> Any:
+            waiting.append(len(writes))
+            await disk.wait()
+            return await real_write(writes)
+
+        storage.write_event_chunks = slow_disk
+        session = await kernel.open_session("held", source="tui", owner="test", cwd=tmp_path)
+        await (await session.submit("first, stored as it goes", owner="test")).outcome
+        stream = SessionStream(session, lambda: {}, 512, 1 << 22)  # type: ignore[arg-type, return-value]
+        sink = Sink(kernel, session.id)
+        stream.bind(sink)
+        try:
+            disk.clear()
+            turn = await session.submit("[[tokens 40]]", owner="test")
+            assert (await turn.outcome).status == "complete"
+
+            def complete() -> int:
+                done = [seq for seq, params, _ in stream.ring if params["type"] == "message.complete"]
+                return done[-1] if done else 0
+
+            await eventually(complete, what="the stream to number the turn's end")
+            head = stream.seq
+            await eventually(lambda: waiting, what="a log write to wait for the disk")
+            # The turn ran to its end, its frames are numbered: none went out before being stored.
+            assert sink.numbered() == [], sink.frames
+            assert stream.shown_seq < head
+            # A notice sent meanwhile does not overtake the numbered frames queued before it.
+            stream.emit("status.update", {"kind": "note", "text": "after the turn"})
+            assert [p["type"] for p, _ in sink.frames] == []
+
+            disk.set()
+            await eventually(lambda: stream.shown_seq == head, what="the frames once stored")
+            numbered = sink.numbered()
+            seqs = [p["seq"] for p in numbered]
+            assert seqs == sorted(set(seqs)) and seqs[-1] == head
+            assert "message.complete" in [p["type"] for p in numbered]
+            # Every frame was sent once the log held its event.
+            for params, stored in sink.frames:
+                if "seq" in params:
+                    assert stored is not None and params["seq"] <= stored, (params, stored)
+            assert sink.frames[-1][0]["type"] == "status.update"
+            # Once nothing waits, a frame of an event already stored goes out at once.
+            stream.emit("status.update", {"kind": "note", "text": "direct"})
+            assert sink.frames[-1][0]["payload"]["text"] == "direct"
+        finally:
+            disk.set()
+            await session.close()
+            await stream.aclose()
