@@ -242,11 +242,21 @@ class ChatApp:
         if model and (resume is not None or continue_here):
             await self.controller.command(f"/model {model}")
         self._supervisor = asyncio.create_task(self._supervise())
+        # A prompt typed while the session opened goes out first and waits for nothing else: the
+        # command and model lists only feed completion, and the gateway loads the module that
+        # answers them on their first call. Tasks start in creation order, so it leads.
+        early, self.early = self.early, []
+        sending = asyncio.create_task(self._send_early(early))
+        lists = asyncio.create_task(self._load_lists())
+        await asyncio.gather(sending, lists)
+
+    async def _send_early(self, texts: list[str]) -> None:
+        for text in texts:
+            await self.controller.prompt(text, echo=False)
+
+    async def _load_lists(self) -> None:
         await self.controller.load_catalog()
         self._complete_again()
-        for text in self.early:
-            await self.controller.prompt(text, echo=False)
-        self.early.clear()
         await self.load_models()
         self._complete_again()
 

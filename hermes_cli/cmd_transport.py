@@ -1,17 +1,11 @@
 """``hermes <transport>``: a click command built from a plugin's ``TransportSpec``.
 
-Start order (docs/plugin-hooks.md#hermes_transports): argv is parsed, plugins are loaded and
-registered, the factory is called at once, and a background task validates the settings and
-enters ``kernel.running()``, resolving ``ctx.ready`` (or failing it with the start-up error).
-The factory's return value is the exit code.
+The command parses its options and hands them to :class:`hermes_cli.transport_run.TransportRun`,
+which calls the factory and starts the kernel behind it (the start order is described there).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
-from hermes_cli import event_loop, startup_gc
+from hermes_cli import event_loop
 from hermes_cli.failures import guarded
 from hermes_cli.state import CliState, get_state
+from hermes_cli.transport_run import EXIT_TERMINATED as EXIT_TERMINATED
+from hermes_cli.transport_run import TransportRun
+from hermes_cli.transport_run import apply_overrides as apply_overrides
 
 if TYPE_CHECKING:
-    from hermes_core.kernel import Kernel
-    from hermes_core.records import OptionSpec, TransportContext, TransportSpec
+    from hermes_core.records import OptionSpec, TransportSpec
 
-log = logging.getLogger("hermes.cli")
-EXIT_TERMINATED = 128 + signal.SIGTERM
 _CLICK_TYPES: dict[str, Any] = {"str": click.STRING, "int": click.INT, "float": click.FLOAT}
 
 
@@ -112,127 +106,6 @@ def core_overrides(ctx: click.Context, spec: TransportSpec, values: Mapping[str,
         if option.core and _given(ctx, option) and values.get(_param_name(option)):
             found.update(option.core)
     return found
-
-
-def apply_overrides(core_raw: dict[str, Any], overrides: Mapping[str, Any]) -> None:
-    """Set dotted names in the raw core mapping, making tables on the way (in place)."""
-    for dotted, value in overrides.items():
-        *tables, leaf = dotted.split(".")
-        target = core_raw
-        for name in tables:
-            child = target.get(name)
-            if not isinstance(child, dict):
-                child = target[name] = {}
-            target = child
-        target[leaf] = value
-
-
-class TransportRun:
-    """Drives one transport: the factory in front, start-up in a background task."""
-
-    def __init__(
-        self,
-        state: CliState,
-        spec: TransportSpec,
-        options: dict[str, Any],
-        field_flags: dict[str, Any],
-        field_defaults: dict[str, Any],
-        core_flags: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.state = state
-        self.core_flags = dict(core_flags or {})
-        self.spec = spec
-        self.options = options
-        self.field_flags = field_flags
-        self.field_defaults = field_defaults
-        self.kernel: Kernel = state.kernel
-
-    def _settings(self) -> tuple[dict[str, Any], Any]:
-        """Re-read files and environment: the core mapping and the validated transport settings."""
-        from hermes_cli.settings_loader import transport_raw, validate_transport_settings
-
-        store = self.state.store
-        core_raw = store.load()
-        apply_overrides(core_raw, self.core_flags)
-        raw = transport_raw(self.spec, core_raw, store.environment(), self.field_flags)
-        for field, default in self.field_defaults.items():
-            raw.setdefault(field, default)
-        return core_raw, validate_transport_settings(self.spec, raw)
-
-    async def _reload(self, ctx: TransportContext) -> Any:
-        core_raw, settings = self._settings()
-        await self.kernel.apply_settings(core_raw)
-        ctx.settings = settings
-        return settings
-
-    async def _start(self, ctx: TransportContext, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        # Let the factory's first step run before any start-up work.
-        await asyncio.sleep(0)
-        try:
-            core_raw, settings = self._settings()
-            self.kernel.configure(core_raw)
-            async with self.kernel.running():
-                ctx.settings = settings
-                if not ready.done():
-                    ready.set_result(None)
-                    # After the factory's next step (a gateway builds its tables there).
-                    asyncio.get_running_loop().call_soon(startup_gc.settle)
-                await stop.wait()
-        except asyncio.CancelledError:
-            startup_gc.settle()
-            if not ready.done():
-                ready.cancel()
-            raise
-        except Exception as exc:
-            startup_gc.settle()
-            if not ready.done():
-                ready.set_exception(exc)
-            else:
-                log.error("transport %s: kernel failed: %s", self.spec.name, exc)
-
-    async def run(self) -> int:
-        """Call the factory at once, start the kernel behind it and return the factory's code."""
-        from hermes_core.records import TransportContext
-
-        # Collection stays off until the transport has started (hermes_cli/startup_gc.py).
-        startup_gc.pause()
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-        stop = asyncio.Event()
-        ctx: TransportContext[Any] = TransportContext(
-            kernel=self.kernel, options=dict(self.options), ready=ready, store=self.state.store
-        )
-
-        async def reload_settings() -> Any:
-            return await self._reload(ctx)
-
-        ctx.reload_settings = reload_settings
-        factory = asyncio.ensure_future(self.spec.factory(ctx))
-        starter = asyncio.create_task(self._start(ctx, ready, stop), name=f"hermes-{self.spec.name}-start")
-        terminated = False
-
-        def terminate() -> None:
-            nonlocal terminated
-            terminated = True
-            factory.cancel()
-
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, terminate)
-        try:
-            code = await factory
-        except asyncio.CancelledError:
-            if not terminated:
-                raise
-            code = EXIT_TERMINATED
-        finally:
-            stop.set()
-            if not ready.done():
-                starter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starter
-            if ready.done() and not ready.cancelled():
-                ready.exception()  # the factory may not have looked; keep asyncio quiet
-        return int(code or 0)
 
 
 def make_command(state: CliState, spec: TransportSpec) -> click.Command:

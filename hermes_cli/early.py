@@ -5,7 +5,8 @@ for the reply to its first request all that time. A plugin that can answer that 
 static data declares an entry point in the group ``hermes.early``, named like its command
 (``acp = "hermes_acp.early:begin"``). For ``hermes NAME`` the CLI finds that entry point by reading
 the installed distributions' ``entry_points.txt`` files directly (``importlib.metadata`` alone
-costs more than the whole early step) and calls it with the arguments after ``NAME`` and a
+costs more than the whole early step), in the one pass that also finds the plugins
+(:mod:`hermes_cli.entry_points`), and calls it with the arguments after ``NAME`` and a
 function telling whether the environment's plugin selection includes a plugin name, before
 anything else is imported. The callable must be quick, must not raise, and must leave its work in
 a state that the plugin's transport factory picks up later. Built-in command names never get
@@ -21,15 +22,13 @@ without reading the environment itself, which plugins never do.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-GROUP = "hermes.early"
+GROUP = "hermes.early"  # read by hermes_cli.entry_points (EARLY_GROUP)
 # Built-in commands with an early step of their own: ``hermes chat`` starts its gateway
 # (docs/chat.md). Named by string, like the commands in :mod:`hermes_cli.root_help`.
 BUILTIN_EARLY = {"chat": "hermes_chat.spawn:begin"}
-_HEADER = f"[{GROUP}]"
 
 
 class EarlyContext:
@@ -92,47 +91,19 @@ def _disabled(name: str, env: Mapping[str, str]) -> bool:
     return name in names(env.get("HERMES_DISABLE_PLUGINS", ""))
 
 
-def _section_value(text: str, name: str) -> str | None:
-    """Return the value of ``name`` in the ``[hermes.early]`` section of an entry_points.txt."""
-    inside = False
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            inside = line == _HEADER
-            continue
-        if inside and "=" in line:
-            key, _, value = line.partition("=")
-            if key.strip() == name:
-                return value.strip()
-    return None
-
-
 def find_early(name: str, path: Sequence[str] | None = None) -> str | None:
     """Find the ``module:attr`` declared for ``name`` in the ``hermes.early`` group.
+
+    The files are read by :mod:`hermes_cli.entry_points` in the same pass as the plugins, once
+    per process: the plugin selection that follows reuses that scan.
 
     :param name: the command name.
     :param path: the directories to search (``sys.path`` when omitted).
     :returns: the entry point's value, or ``None`` if no installed distribution declares one.
     """
-    for entry in sys.path if path is None else path:
-        try:
-            listing = os.scandir(entry or ".")
-        except OSError:
-            continue
-        with listing:
-            for item in listing:
-                if not item.name.endswith(".dist-info"):
-                    continue
-                try:
-                    with open(os.path.join(item.path, "entry_points.txt"), encoding="utf-8") as fh:
-                        text = fh.read()
-                except OSError:
-                    continue
-                if _HEADER in text:
-                    value = _section_value(text, name)
-                    if value:
-                        return value
-    return None
+    from hermes_cli.entry_points import early_hooks
+
+    return early_hooks(path).get(name)
 
 
 def start_early(args: Sequence[str], env: Mapping[str, str] | None = None) -> bool:

@@ -13,12 +13,15 @@ import functools
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from hermes_core.loader import EntryPointSource
 
 GROUP = "hermes.plugins"
+#: Commands' early hooks (hermes_cli/early.py), read in the same pass.
+EARLY_GROUP = "hermes.early"
 _META_SUFFIXES = (".dist-info", ".egg-info")
 
 
@@ -71,9 +74,18 @@ def _dist_headers(meta_dir: str, fallback: str) -> tuple[str, str | None]:
     return fallback, None
 
 
-def _scan_directories(paths: list[str]) -> dict[str, Found]:
+class _Scan(NamedTuple):
+    """What one scan of the path found."""
+
+    found: dict[str, Found]
+    #: command name → the ``module:attr`` of its ``hermes.early`` hook
+    early: dict[str, str]
+
+
+def _scan_directories(paths: list[str]) -> _Scan:
     """Return entry-point name → what was found of it, from unpacked metadata directories."""
     found: dict[str, Found] = {}
+    early: dict[str, str] = {}
     seen: set[str] = set()
     for entry in paths:
         try:
@@ -92,19 +104,23 @@ def _scan_directories(paths: list[str]) -> dict[str, Found]:
             points = os.path.join(meta_dir, "entry_points.txt")
             try:
                 with open(points, encoding="utf-8") as handle:
-                    items = _section_items(handle.read(), GROUP)
+                    text = handle.read()
                 stamp = os.stat(points).st_mtime_ns
             except OSError:
                 continue
+            if f"[{EARLY_GROUP}]" in text:
+                for name, value in _section_items(text, EARLY_GROUP):
+                    early.setdefault(name, value)
+            items = _section_items(text, GROUP)
             if items:
                 dist, version = _dist_headers(meta_dir, stem.split("-", 1)[0])
                 for name, value in items:
                     fingerprint = f"{os.path.abspath(meta_dir)}|{stamp}|{value}"
                     found.setdefault(name, (dist, fingerprint, value, version))
-    return found
+    return _Scan(found, early)
 
 
-def _scan_metadata() -> dict[str, Found]:
+def _scan_metadata() -> _Scan:
     from importlib import metadata
 
     found: dict[str, Found] = {}
@@ -114,21 +130,33 @@ def _scan_metadata() -> dict[str, Found]:
         version = getattr(dist, "version", None)
         fingerprint = f"{name}|{version}|{getattr(dist, '_path', '')}|{ep.value}"
         found.setdefault(ep.name, (name, fingerprint, ep.value, version))
-    return found
+    early: dict[str, str] = {}
+    for ep in metadata.entry_points(group=EARLY_GROUP):
+        early.setdefault(ep.name, ep.value)
+    return _Scan(found, early)
 
 
-def _scan() -> dict[str, Found]:
+def _scan() -> _Scan:
     return _scan_path(tuple(sys.path))
 
 
 @functools.lru_cache(maxsize=4)
-def _scan_path(paths: tuple[str, ...]) -> dict[str, Found]:
+def _scan_path(paths: tuple[str, ...]) -> _Scan:
     """Scan once per process (and per ``sys.path``): selection and the command cache both ask."""
     if any(os.path.isfile(p) for p in paths if p):
-        found = _scan_metadata()
+        scan = _scan_metadata()
     else:
-        found = _scan_directories(list(paths))
-    return dict(sorted(found.items()))
+        scan = _scan_directories(list(paths))
+    return _Scan(dict(sorted(scan.found.items())), scan.early)
+
+
+def early_hooks(path: Sequence[str] | None = None) -> dict[str, str]:
+    """Return command name → ``module:attr`` of the ``hermes.early`` group (hermes_cli/early.py).
+
+    :param path: the directories to read (``sys.path`` when omitted: the scan the plugin
+        selection uses next, so the files are read once per process).
+    """
+    return _scan_path(tuple(sys.path if path is None else path)).early
 
 
 def installed_plugins() -> dict[str, str]:
@@ -136,7 +164,7 @@ def installed_plugins() -> dict[str, str]:
 
     Only package metadata is read; nothing is imported.
     """
-    return {name: found[0] for name, found in _scan().items()}
+    return {name: found[0] for name, found in _scan().found.items()}
 
 
 def plugin_fingerprints() -> dict[str, str]:
@@ -145,7 +173,7 @@ def plugin_fingerprints() -> dict[str, str]:
     It names the metadata directory, the modification time of its ``entry_points.txt`` and the
     entry point's target; :mod:`hermes_cli.command_cache` keys what it remembers by it.
     """
-    return {name: found[1] for name, found in _scan().items()}
+    return {name: found[1] for name, found in _scan().found.items()}
 
 
 def plugin_sources() -> dict[str, EntryPointSource]:
@@ -159,5 +187,5 @@ def plugin_sources() -> dict[str, EntryPointSource]:
 
     return {
         name: EntryPointSource(name, value, dist, version)
-        for name, (dist, _, value, version) in _scan().items()
+        for name, (dist, _, value, version) in _scan().found.items()
     }

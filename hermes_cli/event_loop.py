@@ -16,8 +16,6 @@ import os
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-import click
-
 T = TypeVar("T")
 
 # The variable that picks the loop: "uvloop" (the default where installed) or "asyncio".
@@ -33,6 +31,8 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """
     wanted = os.environ.get(LOOP_VARIABLE, "").strip().lower()
     if wanted and wanted not in _CHOICES:
+        import click  # only for the error: `hermes tui` starts without click (hermes_cli/main.py)
+
         raise click.ClickException(
             f"{LOOP_VARIABLE}={wanted!r} is not a known event loop; use uvloop or asyncio"
         )
@@ -42,6 +42,8 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
         import uvloop
     except ImportError:
         if wanted == "uvloop":
+            import click
+
             raise click.ClickException(f"{LOOP_VARIABLE}=uvloop, but uvloop is not installed") from None
         return None
     factory: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
@@ -56,7 +58,7 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     """
     try:
         factory = loop_factory()
-    except click.ClickException:
+    except Exception:  # the ClickException above
         main.close()
         raise
     with asyncio.Runner(loop_factory=factory) as runner:

@@ -9,8 +9,6 @@ import traceback
 from collections.abc import Callable
 from typing import TypeVar
 
-import click
-
 T = TypeVar("T")
 log = logging.getLogger("hermes.cli")
 
@@ -31,12 +29,25 @@ def exit_code_for(exc: BaseException) -> int:
 
 def error_line(message: str) -> None:
     """Print ``Error: message`` on stderr."""
+    import click  # imported when needed: `hermes tui` starts without click (hermes_cli/main.py)
+
     click.echo(f"Error: {message}", err=True)
 
 
 def warn(message: str) -> None:
     """Print ``Warning: message`` on stderr."""
+    import click
+
     click.echo(f"Warning: {message}", err=True)
+
+
+def from_click(exc: BaseException) -> bool:
+    """Say whether ``exc`` is one of click's own exits or usage errors (click is not imported
+    for that: where click was never loaded, none of its exceptions can have been raised)."""
+    click = sys.modules.get("click")
+    if click is None:
+        return False
+    return isinstance(exc, (click.exceptions.Exit, click.ClickException, click.Abort))
 
 
 def guarded(action: Callable[[], T]) -> T:
@@ -44,7 +55,8 @@ def guarded(action: Callable[[], T]) -> T:
 
     Core errors (:class:`hermes_core.errors.HermesError`) print their message; anything else
     prints its type and message. With ``HERMES_DEBUG`` set, both are preceded by the traceback
-    (for a plugin that failed in strict mode, the one of the exception that broke it).
+    (for a plugin that failed in strict mode, the one of the exception that broke it). click's
+    own exits and usage errors pass through to click.
 
     :returns: whatever ``action`` returns.
     """
@@ -52,7 +64,7 @@ def guarded(action: Callable[[], T]) -> T:
 
     try:
         return action()
-    except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
+    except SystemExit:
         raise
     except KeyboardInterrupt:
         error_line("interrupted")
@@ -63,6 +75,8 @@ def guarded(action: Callable[[], T]) -> T:
         error_line(str(exc))
         raise SystemExit(exit_code_for(exc)) from None
     except Exception as exc:
+        if from_click(exc):
+            raise
         if os.environ.get("HERMES_DEBUG"):
             traceback.print_exc(file=sys.stderr)
         error_line(f"{type(exc).__name__}: {exc}")

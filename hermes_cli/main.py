@@ -3,8 +3,9 @@
 ``hermes --version`` answers from a constant and ``hermes --help`` from
 :mod:`hermes_cli.root_help`, neither importing click or any plugin; everything else goes to the
 lazy click group in :mod:`hermes_cli.app`, after a transport that declares an early hook
-(:mod:`hermes_cli.early`) has had the chance to start its handshake. ``hermes`` without
-arguments on a terminal runs ``hermes chat``; elsewhere it prints the help.
+(:mod:`hermes_cli.early`) has had the chance to start its handshake. ``hermes tui`` alone (what
+``hermes chat`` spawns) runs without click (:func:`hermes_cli.transport_run.run_plain`).
+``hermes`` without arguments on a terminal runs ``hermes chat``; elsewhere it prints the help.
 """
 
 from __future__ import annotations
@@ -53,10 +54,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     pause()  # collection resumes once the plugins are loaded (hermes_cli/startup_gc.py)
     start_early(args)
-    from hermes_cli.app import cli
-
+    state = None
     try:
-        cli.main(args, prog_name="hermes", standalone_mode=True)
+        if len(args) == 1 and args[0] in _PLAIN_TRANSPORTS:
+            from hermes_cli.state import CliState
+            from hermes_cli.transport_run import run_plain
+
+            state = CliState()
+            plain = run_plain(state, args[0])
+            if plain is not None:
+                return plain
+        from hermes_cli.app import cli
+
+        cli.main(args, prog_name="hermes", standalone_mode=True, obj=state)
     except SystemExit as exc:
         code = exc.code
         if code is None:
@@ -78,6 +88,9 @@ def version_line() -> str:
 
 
 _SELECTION_FLAGS = ("--plugin", "--no-plugin", "--with-plugin")
+# Transports run without click when given alone (hermes_cli/transport_run.py): `hermes tui` on
+# stdio is what `hermes chat` spawns, and click is some 12 ms of the gateway's start-up.
+_PLAIN_TRANSPORTS = ("tui",)
 
 
 def _root_help_flags(args: list[str]) -> tuple[list[str], list[str], list[str]] | None:

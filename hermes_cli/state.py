@@ -7,9 +7,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import click
-
 if TYPE_CHECKING:
+    import click
+
     from hermes_cli.store import FileSettingsStore
     from hermes_core.kernel import Kernel
 

@@ -224,9 +224,14 @@ ANSWERS: dict[str, Callable[[Any], Any]] = {name: off.parsed for name, off in OF
 
 
 def register(gw: Gateway) -> None:
-    """Answer the table's methods on the fast path (none of them does any work)."""
+    """Answer the table's methods on the fast path (none of them does any work).
+
+    This module loads on the first call of one of them (``method_index``), possibly after the
+    module of a real method of the same name: a name already registered is left to it.
+    """
     for name, answer in ANSWERS.items():
-        gw.fast[name] = _bind(answer)
+        if name not in gw.fast and name not in gw.ordered and name not in gw.slow:
+            gw.fast[name] = _bind(answer)
 
 
 def _bind(answer: Callable[[Any], Any]) -> Callable[[Any, dict[str, Any]], Any]:

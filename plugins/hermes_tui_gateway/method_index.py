@@ -2,10 +2,12 @@
 
 Importing every method module (their params models, encoders, helpers) is a good part of the
 gateway's start-up, and a host waits for it before its first answer. So the gateway registers
-only :data:`EAGER` when it starts: the "off" answers first (a real method registered later
-replaces one), then what opening a session and prompting need. Every other method is listed in
-:data:`LAZY_METHODS` with the module that registers it; the first call of any of them imports
-that module, which registers all of its methods, before the call is routed as usual.
+only :data:`EAGER` when it starts: what opening a session and prompting need. Every other method
+is listed in :data:`LAZY_METHODS` with the module that registers it; the first call of any of
+them imports that module, which registers all of its methods, before the call is routed as
+usual. That includes the "off" answers of :mod:`~hermes_tui_gateway.feature_off` (thirty params
+models and result types nobody needs to open a session); a real method of the same name, should
+one be added, keeps its place whichever module loads first.
 ``tests/tui/test_lazy_methods.py`` checks this index against what the modules register.
 """
 
@@ -17,7 +19,7 @@ from types import ModuleType
 PACKAGE = "hermes_tui_gateway"
 
 #: Registered when the gateway starts, in this order.
-EAGER = ("feature_off", "methods_session", "methods_prompt")
+EAGER = ("methods_session", "methods_prompt")
 
 #: Every module that registers methods, in registration order (``hermes schema export`` lists
 #: them all).
@@ -39,6 +41,37 @@ ALL = (
 
 #: Method → the module (not in :data:`EAGER`) that registers it.
 LAZY_METHODS: dict[str, str] = {
+    # feature_off
+    "billing.auto_reload": "feature_off",
+    "billing.charge": "feature_off",
+    "billing.charge_status": "feature_off",
+    "billing.state": "feature_off",
+    "billing.step_up": "feature_off",
+    "browser.manage": "feature_off",
+    "learning.delete": "feature_off",
+    "learning.detail": "feature_off",
+    "learning.edit": "feature_off",
+    "learning.frames": "feature_off",
+    "model.disconnect": "feature_off",
+    "model.save_key": "feature_off",
+    "pet.cells": "feature_off",
+    "pet.gallery": "feature_off",
+    "pet.info": "feature_off",
+    "pet.info.meta": "feature_off",
+    "pet.select": "feature_off",
+    "rollback.diff": "feature_off",
+    "rollback.list": "feature_off",
+    "rollback.restore": "feature_off",
+    "skills.manage": "feature_off",
+    "skills.reload": "feature_off",
+    "subscription.change": "feature_off",
+    "subscription.preview": "feature_off",
+    "subscription.resume": "feature_off",
+    "subscription.state": "feature_off",
+    "subscription.upgrade": "feature_off",
+    "usage.bars": "feature_off",
+    "voice.record": "feature_off",
+    "voice.toggle": "feature_off",
     # methods_history
     "session.delete": "methods_history",
     "session.most_recent": "methods_history",

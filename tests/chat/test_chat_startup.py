@@ -21,7 +21,7 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 
 from hermes_chat.app import ChatApp
 from hermes_chat.link import Frame, Link, SpawnConnector, gateway_argv
-from tests.chat.keyboard import ENTER, Keyboard, Recorder
+from tests.chat.keyboard import ANSI, ENTER, Keyboard, Recorder
 from tests.timing import eventually, scaled
 
 CPR_WARNING = "doesn't support cursor position requests"
@@ -161,12 +161,49 @@ async def test_a_prompt_typed_while_the_session_opens_slowly_is_sent_once_it_is_
     chat.send("typed early", ENTER)
     await chat.shows("typed early")
     await chat.shows(CPR_WARNING, timeout=30)
+    committed = scrollback(chat)
     gate.answer.set()
     gate.rest.set()
     await chat.shows("You said: typed early")
-    # Sent once. (The terminal's byte stream may hold the reply twice: drawn in the live area
-    # while it streams, then printed to the scrollback; that is one reply on screen.)
+    await chat.idle()
+    # Sent once, and written into the scrollback once. (The terminal's byte stream may hold the
+    # reply twice: drawn in the live area while it streams, then printed to the scrollback; that
+    # is one reply on screen.)
     assert [p.get("text") for p in sent(gate, "prompt.submit")] == ["typed early"]
+    assert "".join(committed).count("You said: typed early") == 1
+
+
+async def test_a_prompt_typed_while_the_session_opens_does_not_wait_for_the_command_list(
+    slow_start: SlowStart,
+) -> None:
+    """The command and model lists feed completion only: a prompt typed early is sent as soon as
+    the session is open, while the answer to ``commands.catalog`` is still on its way."""
+    chat, gate = slow_start.chat, slow_start.gate
+    await eventually(gate.holding_answer.is_set, timeout=60, what="the answer to session.create")
+    chat.send("typed before the session", ENTER)
+    await chat.shows("typed before the session")
+    gate.answer.set()  # the session opens; every frame after that answer stays held
+    await eventually(lambda: sent(gate, "prompt.submit"), timeout=30, what="the early prompt sent")
+    assert sent(gate, "prompt.submit") == [
+        {"session_id": chat.app.client.session_id, "text": "typed before the session"}
+    ]
+    gate.rest.set()
+    await chat.shows("You said: typed before the session")
+    await eventually(lambda: sent(gate, "commands.catalog"), what="the command list asked for")
+
+
+def scrollback(chat: Keyboard) -> list[str]:
+    """Start keeping what the chat writes into the scrollback (not what it redraws below it)."""
+    kept: list[str] = []
+    out = chat.app.out
+    write = out.write
+
+    def keeping(text: str, **kwargs: Any) -> None:
+        kept.append(ANSI.sub("", text))
+        write(text, **kwargs)
+
+    out.write = keeping  # type: ignore[method-assign]
+    return kept
 
 
 def sent(gate: Gate, method: str) -> list[dict[str, Any]]:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import builtins
 import json
+import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from hermes_cli.early import find_early
+from hermes_cli.entry_points import installed_plugins
 from tests.cli.cli_helpers import THROWAWAY_SETTINGS, THROWAWAY_TRANSPORT, run_hermes, write_distribution
 
 EARLY_HOOK = '''
@@ -114,3 +120,23 @@ def test_find_early_reads_the_group(tmp_path: Path) -> None:
     assert find_early("throwaway", [str(root)]) == "early_hook:begin"
     assert find_early("nothing", [str(root)]) is None
     assert find_early("throwaway", [str(tmp_path / "missing")]) is None
+
+
+def test_the_early_lookup_and_the_plugin_scan_read_the_metadata_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``hermes NAME`` looks for an early hook, then selects the plugins: one read of each
+    distribution's ``entry_points.txt`` serves both."""
+    root = _dist(tmp_path / "dist")
+    monkeypatch.setattr(sys, "path", [str(root)])
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def recording_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", recording_open)
+    assert find_early("throwaway") == "early_hook:begin"
+    assert "throwaway" in installed_plugins()
+    assert len([f for f in opened if f.endswith("entry_points.txt")]) == 1

@@ -3,7 +3,8 @@
 The gateway's start-up is CPU time a host waits for (``hermes chat`` to an accepted prompt is
 budgeted), so nothing is imported on the way that the first answer does not need: no JSON-RPC
 library (the gateway calls its method table itself, so neither ``jsonrpcserver`` nor the
-``jsonschema`` validator it builds at import), and no metadata-header parsing (the CLI found the
+``jsonschema`` validator it builds at import), no click (``hermes tui`` given alone needs no
+command-line parsing), and no metadata-header parsing (the CLI found the
 entry points already and hands them to the loader, stevedore), and only the method
 modules a session needs to open and take prompts (the rest load on their first call). A throwaway plugin
 records ``sys.modules`` when the kernel stops, after the session was created.
@@ -39,6 +40,8 @@ def hermes_lifespan(kernel):
 
 #: Imported by nothing the first answer needs (the method modules load on their first call).
 NEVER = (
+    # `hermes tui` alone runs without the CLI's click layer (hermes_cli/transport_run.py)
+    "click",
     "jsonrpcserver",
     "jsonschema",
     "email.parser",
@@ -46,6 +49,9 @@ NEVER = (
     "hermes_tui_gateway.methods_attach",
     "hermes_tui_gateway.methods_commands",
     "hermes_tui_gateway.methods_history",
+    # the "off" answers of features Hermes lacks and their thirty models (on first call only)
+    "hermes_tui_gateway.feature_off",
+    "hermes_tui_gateway.wire_off",
 )
 
 
