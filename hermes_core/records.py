@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.kernel import Kernel
     from hermes_core.providers import Provider, ProviderPreset
     from hermes_core.run_bus import RunBusFactory
@@ -193,6 +194,9 @@ class CommandContext:
     #: Which of some stored session ids the caller may see (a tenant's connection sees its own
     #: tenant's only); None: every session. Commands that list or find stored sessions ask it.
     sees: SessionFilter | None = None
+    #: Who a model call the command makes charges (docs/reference/budgets.md#outside-a-turn);
+    #: None: who the session's turns charge.
+    charge: ChargeTo | None = None
 
 
 @dataclass(frozen=True, slots=True)

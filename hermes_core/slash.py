@@ -10,6 +10,7 @@ from hermes_core.errors import CommandNotAvailable, CommandUsageError, SessionBu
 from hermes_core.records import CommandContext, CommandResult, SessionFilter
 
 if TYPE_CHECKING:
+    from hermes_core.budgets import ChargeTo
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
 
@@ -23,10 +24,12 @@ async def dispatch_slash(
     *,
     surface: str,
     sees: SessionFilter | None = None,
+    charge: ChargeTo | None = None,
 ) -> CommandResult | None:
     """Run the command ``text`` names on ``surface``; None when the text is not one.
 
     :param sees: which stored sessions the caller may see (:attr:`CommandContext.sees`).
+    :param charge: who the command's model calls charge (:attr:`CommandContext.charge`).
     """
     if not isinstance(text, str):
         return None
@@ -44,5 +47,13 @@ async def dispatch_slash(
     if spec.busy_blocked and session is not None and session.busy:
         raise SessionBusy("busy", f"/{spec.name} cannot run while a turn is running; interrupt first")
     return await spec.handler(
-        CommandContext(kernel=kernel, session=session, args=args, surface=surface, name=spec.name, sees=sees)
+        CommandContext(
+            kernel=kernel,
+            session=session,
+            args=args,
+            surface=surface,
+            name=spec.name,
+            sees=sees,
+            charge=charge,
+        )
     )

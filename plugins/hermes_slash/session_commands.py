@@ -49,7 +49,7 @@ async def compress_command(ctx: CommandContext) -> CommandResult:
     """
     session = session_of(ctx)
     focus = ctx.args.strip() or None
-    result = await session.compress(focus_topic=focus)
+    result = await session.compress(focus_topic=focus, charge=ctx.charge)
     data = {
         "summary_row_id": result.summary_row_id,
         "archived": result.archived,

@@ -103,7 +103,9 @@ async def dispatch(gw: Gateway, conn: Conn, p: Params) -> wr.CommandDirective:
         raise GatewayError(4001, "session not found", {"session_id": sid, "resumable": False})
     try:
         sees = None if tenancy.tenant() is None else functools.partial(tenancy.seen, gw.tenants)
-        result = await gw.kernel.dispatch_slash(session, text, surface="tui", sees=sees)
+        result = await gw.kernel.dispatch_slash(
+            session, text, surface="tui", sees=sees, charge=tenancy.charge()
+        )
     except GatewayError:
         raise
     except Exception as exc:

@@ -77,3 +77,21 @@ async def test_compress_over_the_tenants_budget_answers_budget_exceeded(tmp_path
                 await a.close()
         finally:
             srv.stop()
+        # A new gateway, where the session ran no turn yet: the caller's key still pays.
+        srv = WsServer(home, TOKEN)
+        try:
+            a = await WsClient.connect(srv.url, headers={"Authorization": f"Bearer {acme}"})
+            try:
+                await a.call("session.resume", {"session_id": sid})
+                for method, params in (
+                    ("session.compress", {"session_id": sid}),
+                    ("command.dispatch", {"session_id": sid, "command": "/compress"}),
+                ):
+                    reply = await answer(a, method, params)
+                    assert reply.get("error", {}).get("code") == 4033, (method, reply)
+                    assert reply["error"]["data"]["bucket"] == "tenant:acme", (method, reply)
+                assert len(upstream.bodies) == 3  # the two turns and "three"; no summary
+            finally:
+                await a.close()
+        finally:
+            srv.stop()
