@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.budgets import Budgets, ChargeTo
+from hermes_core.budgets import Budgets
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
-    from hermes_core.records import CommandResult, SessionFilter
+    from hermes_core.records import CommandResult
     from hermes_core.session.live import Session
     from hermes_core.settings import CoreSettings
     from hermes_core.settings_store import SettingsStore
@@ -239,20 +239,13 @@ class Kernel:
         return self.questions.answer(request_id, value)
 
     async def dispatch_slash(
-        self,
-        session: Session | None,
-        text: str,
-        *,
-        surface: str,
-        sees: SessionFilter | None = None,
-        charge: ChargeTo | None = None,
+        self, session: Session | None, text: str, *, surface: str, **scope: Any
     ) -> CommandResult | None:
-        """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when the
-        text is not one. ``sees`` narrows the stored sessions a command shows (None: all); ``charge``
-        is who the command's model calls charge (None: who the session's turns charge)."""
+        """Run a registered ``/command`` (docs/slash-commands.md#where-commands-are-recognised); None when
+        the text is not one. ``scope``: ``sees``, ``charge`` (:func:`hermes_core.slash.dispatch_slash`)."""
         from hermes_core.slash import dispatch_slash
 
-        return await dispatch_slash(self, session, text, surface=surface, sees=sees, charge=charge)
+        return await dispatch_slash(self, session, text, surface=surface, **scope)
 
     def default_file_access(self) -> FileAccess:
         """The file access of a new session (local files; an editor may replace it)."""
