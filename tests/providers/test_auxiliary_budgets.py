@@ -27,12 +27,18 @@ CALL_USD = (50 * PRICE_IN + 40 * PRICE_OUT) / 1_000_000  # 0.04005
 MAX_OUT = 100  # a reservation holds about 0.1 (100 output tokens at $1000 per million)
 
 
-def kernel_for(tmp_path: Path, up: FakeUpstream, session_cap: float, refine: bool) -> Kernel:
+def kernel_for(tmp_path: Path, up: FakeUpstream, session_cap: float, refine: bool, **extra: Any) -> Kernel:
     (tmp_path / "data").mkdir(exist_ok=True)
     settings: dict[str, Any] = {
         "data_dir": str(tmp_path / "data"),
         "model": f"openai:{OPENAI.model}",
-        "providers": {"openai": {"api_key": OPENAI.key, "base_url": f"{up.url}/v1"}},
+        "providers": {
+            "openai": {
+                "api_key": OPENAI.key,
+                "base_url": f"{up.url}/v1",
+                "models": [{"id": OPENAI.model, "context_window": 128000}],
+            }
+        },
         "agent": {"provider_retries": 0},
         "titles": {"refine": refine},
         "budgets": {
@@ -43,7 +49,7 @@ def kernel_for(tmp_path: Path, up: FakeUpstream, session_cap: float, refine: boo
             "prices": {f"openai/{OPENAI.model}": {"input": PRICE_IN, "output": PRICE_OUT}},
         },
     }
-    return make_kernel(entry_points=["openai", "tools"], settings=settings)
+    return make_kernel(entry_points=["openai", "tools"], settings={**settings, **extra})
 
 
 class Upstream:
@@ -166,3 +172,18 @@ async def test_a_failing_auxiliary_call_refunds_its_reservation(tmp_path: Path) 
                 assert state["res"] == {}, (name, state)  # and given back
                 assert state["spent"] == pytest.approx(2 * CALL_USD), (name, state)
             assert len(upstream.bodies) == 2
+
+
+async def test_automatic_compaction_is_charged_to_the_turns_buckets(tmp_path: Path) -> None:
+    async with FakeUpstream() as up:
+        upstream = Upstream(up)
+        # Every turn after the first compacts first.
+        kernel = kernel_for(tmp_path, up, 10.0, False, compression={"auto_threshold": 0.000001})
+        async with kernel.running():
+            session = await two_turns(kernel, tmp_path)
+            assert (await session.history())[0].display_kind == "summary"
+            assert len(upstream.bodies) == 3  # the first turn, the summary, the second turn
+            for bucket in ("key:local", "tenant:default", f"session:{session.id}"):
+                state = await spent(kernel, bucket)
+                assert state["spent"] == pytest.approx(3 * CALL_USD), (bucket, state)
+                assert state["res"] == {}
