@@ -48,6 +48,10 @@ class Verdict:
     bucket: str | None = None
     limit: Limit | None = None
     retry_after: float = 0.0
+    #: No call of any size fits the bucket now: its settled spend reached the cap, or the
+    #: minute's settled tokens reached the limit (a refusal of one call too big for the room
+    #: left is not). Only such a refusal is worth remembering for the bucket's later calls.
+    exhausted: bool = False
 
 
 OK = Verdict(True)
@@ -124,14 +128,16 @@ def check(state: dict[str, Any], limits: BucketLimits, call: LedgerCall, now: fl
     held_usd = sum(float(v[0]) for v in state["res"].values())
     held_tok = sum(int(v[1]) for v in state["res"].values())
     next_window = (state["w"] + 1) * WINDOW_S - now
+    spent_up = limits.spend_usd is not None and spent >= limits.spend_usd - EPSILON
+    tokens_up = limits.tokens_per_minute is not None and state["wt"] >= limits.tokens_per_minute
     if call.op == "admit":
         if limits.spend_usd is not None and spent + held_usd >= limits.spend_usd - EPSILON:
             # Room held by calls in flight comes back when they settle (within seconds); spend
             # already settled does not come back.
             wait = 1.0 if held_usd > 0 and spent < limits.spend_usd else SPENT_WAIT
-            return Verdict(False, limits.key, "spend_usd", wait)
+            return Verdict(False, limits.key, "spend_usd", wait, spent_up)
         if limits.tokens_per_minute is not None and state["wt"] + held_tok >= limits.tokens_per_minute:
-            return Verdict(False, limits.key, "tokens_per_minute", max(1.0, next_window))
+            return Verdict(False, limits.key, "tokens_per_minute", max(1.0, next_window), tokens_up)
         if limits.requests_per_minute is not None and state["wr"] + 1 > limits.requests_per_minute:
             return Verdict(False, limits.key, "requests_per_minute", max(1.0, next_window))
         if limits.concurrent_runs is not None and call.run_id not in state["runs"]:
@@ -140,12 +146,12 @@ def check(state: dict[str, Any], limits: BucketLimits, call: LedgerCall, now: fl
     elif call.op == "reserve":
         if limits.spend_usd is not None and spent + held_usd + call.usd > limits.spend_usd + EPSILON:
             wait = 1.0 if held_usd > 0 and spent + call.usd <= limits.spend_usd else SPENT_WAIT
-            return Verdict(False, limits.key, "spend_usd", wait)
+            return Verdict(False, limits.key, "spend_usd", wait, spent_up)
         if (
             limits.tokens_per_minute is not None
             and state["wt"] + held_tok + call.tokens > limits.tokens_per_minute
         ):
-            return Verdict(False, limits.key, "tokens_per_minute", max(1.0, next_window))
+            return Verdict(False, limits.key, "tokens_per_minute", max(1.0, next_window), tokens_up)
     return OK
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hermes_core.budget_ledger import (
-    SPENT_WAIT,
     BucketLimits,
     BudgetLedger,
     LedgerCall,
@@ -292,9 +291,9 @@ class Budgets:
         except BudgetUnavailable as exc:
             raise BudgetExceeded(str(exc), bucket=None, limit="unavailable", retry_after=5.0) from exc
         if not verdict.ok:
-            lasting = verdict.limit == "tokens_per_minute" or (
-                verdict.limit == "spend_usd" and verdict.retry_after >= SPENT_WAIT
-            )
+            # Remembered only when the bucket is used up for every call: a refusal of one call
+            # too big for the room left must not refuse the smaller ones after it.
+            lasting = verdict.exhausted and verdict.limit in ("tokens_per_minute", "spend_usd")
             if verdict.bucket is not None and lasting and remember:
                 if len(self._refused) > _KEPT_CHARGES:
                     self._refused.clear()

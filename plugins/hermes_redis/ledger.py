@@ -57,15 +57,21 @@ local function check(s, i)
     held_usd = held_usd + tonumber(v[1]); held_tok = held_tok + tonumber(v[2])
   end
   local wait_window = math.max(1, (s.w + 1) * 60 - now)
+  -- '1' when no call of any size fits: the settled spend or the minute's settled tokens are used up
+  local spent_up, tokens_up = '0', '0'
+  if spend and s.spent >= spend - EPS then spent_up = '1' end
+  if tpm and s.wt >= tpm then tokens_up = '1' end
   local function spend_wait(fits)
     if held_usd > 0 and fits then return 1 end
     return 3600
   end
   if op == 'admit' then
     if spend and s.spent + held_usd >= spend - EPS then
-      return {'no', name, 'spend_usd', tostring(spend_wait(s.spent < spend))}
+      return {'no', name, 'spend_usd', tostring(spend_wait(s.spent < spend)), spent_up}
     end
-    if tpm and s.wt + held_tok >= tpm then return {'no', name, 'tokens_per_minute', tostring(wait_window)} end
+    if tpm and s.wt + held_tok >= tpm then
+      return {'no', name, 'tokens_per_minute', tostring(wait_window), tokens_up}
+    end
     if rpm and s.wr + 1 > rpm then return {'no', name, 'requests_per_minute', tostring(wait_window)} end
     if cr and not s.runs[run] then
       local n = 0
@@ -74,10 +80,10 @@ local function check(s, i)
     end
   elseif op == 'reserve' then
     if spend and s.spent + held_usd + usd > spend + EPS then
-      return {'no', name, 'spend_usd', tostring(spend_wait(s.spent + usd <= spend))}
+      return {'no', name, 'spend_usd', tostring(spend_wait(s.spent + usd <= spend)), spent_up}
     end
     if tpm and s.wt + held_tok + tok > tpm then
-      return {'no', name, 'tokens_per_minute', tostring(wait_window)}
+      return {'no', name, 'tokens_per_minute', tostring(wait_window), tokens_up}
     end
   end
   return nil
@@ -144,7 +150,8 @@ class RedisLedger:
             raise BudgetUnavailable(f"Redis is configured for budgets but does not answer: {exc}") from exc
         if reply[0] == "ok":
             return Verdict(True)
-        return Verdict(False, str(reply[1]), reply[2], float(reply[3]))
+        exhausted = len(reply) > 4 and reply[4] == "1"
+        return Verdict(False, str(reply[1]), reply[2], float(reply[3]), exhausted)
 
     async def read(self, bucket: str) -> dict[str, Any]:
         """Return a bucket's stored state (``{}`` when never charged)."""

@@ -187,3 +187,20 @@ async def test_automatic_compaction_is_charged_to_the_turns_buckets(tmp_path: Pa
                 state = await spent(kernel, bucket)
                 assert state["spent"] == pytest.approx(3 * CALL_USD), (bucket, state)
                 assert state["res"] == {}
+
+
+async def test_a_call_too_big_for_a_cap_does_not_refuse_the_next_small_one(tmp_path: Path) -> None:
+    # $100 of output asked against $10 caps: that call never fits, but the buckets are not used
+    # up, so the next ordinary turn is reserved as usual instead of refused from memory.
+    async with FakeUpstream() as up:
+        upstream = Upstream(up)
+        kernel = kernel_for(tmp_path, up, session_cap=10.0, refine=False)
+        async with kernel.running():
+            session = await kernel.open_session(source="tui", owner="t", cwd=tmp_path)
+            big = await session.submit("a long essay", owner="t", model_options={"max_tokens": 100_000})
+            refused = await big.outcome
+            assert refused.status != "complete" and refused.reason == "budget_exceeded", refused
+            small = await session.submit("a short answer", owner="t")
+            outcome = await small.outcome
+            assert outcome.status == "complete", outcome
+            assert len(upstream.bodies) == 1

@@ -5,7 +5,9 @@ refuses (budgets fail closed), through a real kernel's turn too."""
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +40,43 @@ async def test_fifty_concurrent_reservations_admit_exactly_what_fits(redis_dsn: 
         assert (await ledger.read("tenant:t"))["spent"] == pytest.approx(0.02)
     finally:
         await ledger.aclose()
+
+
+async def _used_up_or_not(ledger: Any) -> None:
+    spend = [BucketLimits("key:cap", spend_usd=1.0)]
+    big = await ledger.apply(spend, LedgerCall("reserve", "r", "big", 5.0, 10, 60))
+    assert not big.ok and big.limit == "spend_usd" and not big.exhausted
+    assert (await ledger.apply(spend, LedgerCall("reserve", "r", "v1", 1.0, 10, 60))).ok
+    assert (await ledger.apply(spend, LedgerCall("settle", "r", "v1", 1.0, 10))).ok
+    after = await ledger.apply(spend, LedgerCall("reserve", "r", "small", 0.01, 1, 60))
+    assert not after.ok and after.limit == "spend_usd" and after.exhausted
+    if time.time() % 60 > 50:  # the minute's tokens start again at the next minute: not mid-check
+        await asyncio.sleep(61 - time.time() % 60)
+    tokens = [BucketLimits("key:tpm", tokens_per_minute=100)]
+    wide = await ledger.apply(tokens, LedgerCall("reserve", "r", "wide", 0.0, 500, 60))
+    assert not wide.ok and wide.limit == "tokens_per_minute" and not wide.exhausted
+    assert (await ledger.apply(tokens, LedgerCall("reserve", "r", "t1", 0.0, 100, 60))).ok
+    assert (await ledger.apply(tokens, LedgerCall("settle", "r", "t1", 0.0, 100))).ok
+    full = await ledger.apply(tokens, LedgerCall("reserve", "r", "t2", 0.0, 1, 60))
+    assert not full.ok and full.limit == "tokens_per_minute" and full.exhausted
+
+
+async def test_a_refusal_says_whether_the_bucket_is_used_up_for_every_call(
+    redis_dsn: str, tmp_path: Path
+) -> None:
+    # One call too big for the room left is refused without the bucket being used up (a smaller
+    # one still fits); once the settled spend or the minute's tokens reach the limit, it is.
+    # The Lua script and the records ledger answer alike.
+    ledger = RedisLedger(redis_dsn)
+    try:
+        await _used_up_or_not(ledger)
+    finally:
+        await ledger.aclose()
+    kernel = make_kernel(
+        FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model", "data_dir": str(tmp_path)}
+    )
+    async with kernel.running():
+        await _used_up_or_not(kernel.budgets.ledger())
 
 
 async def test_requests_per_minute_and_slots(redis_dsn: str) -> None:
