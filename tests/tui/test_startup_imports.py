@@ -52,6 +52,8 @@ NEVER = (
     # the "off" answers of features Hermes lacks and their thirty models (on first call only)
     "hermes_tui_gateway.feature_off",
     "hermes_tui_gateway.wire_off",
+    # spend and rate limits: kernel.budgets is made when a turn first charges one
+    "hermes_core.budgets",
 )
 
 
@@ -68,3 +70,4 @@ def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: P
     assert {"hermes_tui_gateway.methods_session", "modules_recorder"} <= modules
     loaded = sorted(m for m in modules if m.split(".")[0] in NEVER or m in NEVER)
     assert loaded == [], f"imported before the first answer: {loaded}"
+
