@@ -71,3 +71,39 @@ def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: P
     loaded = sorted(m for m in modules if m.split(".")[0] in NEVER or m in NEVER)
     assert loaded == [], f"imported before the first answer: {loaded}"
 
+
+CACHE_PROBE = '''
+"""Writes whether the command cache exists to $CACHE_SEEN when the kernel has started."""
+import contextlib
+import os
+from pathlib import Path
+
+from hermes_core import hookimpl
+
+
+@contextlib.asynccontextmanager
+async def _probe(kernel):
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "hermes" / "commands.json"
+    Path(os.environ["CACHE_SEEN"]).write_text(str(cache.exists()), encoding="utf-8")
+    yield
+
+
+@hookimpl
+def hermes_lifespan(kernel):
+    return _probe(kernel)
+'''
+
+
+def test_the_gateway_remembers_the_commands_for_help_after_it_started(home: Path, tmp_path: Path) -> None:
+    """``hermes --help``'s command cache is written off the start-up path, yet still written."""
+    dist = tmp_path / "dist"
+    write_distribution(dist, "probe", {"cache_probe": CACHE_PROBE}, {"probe": "cache_probe"})
+    seen = tmp_path / "seen.txt"
+    cache = home / ".cache" / "hermes" / "commands.json"
+    with TuiProcess(home, env={"PYTHONPATH": str(dist), "CACHE_SEEN": str(seen)}) as tui:
+        assert tui.create()
+        assert tui.close() == 0
+    # Not yet while the kernel started (the first session was still to come) …
+    assert seen.read_text(encoding="utf-8") == "False"
+    # … but by the time the gateway ended, with the transports of the plugins it loaded.
+    assert '"tui"' in cache.read_text(encoding="utf-8")
