@@ -52,8 +52,10 @@ NEVER = (
     # the "off" answers of features Hermes lacks and their thirty models (on first call only)
     "hermes_tui_gateway.feature_off",
     "hermes_tui_gateway.wire_off",
-    # spend and rate limits: kernel.budgets is made when a turn first charges one
+    # spend and rate limits: kernel.budgets is made when a turn first charges one, and a
+    # ledger plugin declares its LedgerSpec without the ledger's vocabulary
     "hermes_core.budgets",
+    "hermes_core.budget_ledger",
 )
 
 
