@@ -363,14 +363,20 @@ class RunManager:
                 run.task.cancel()
             return {"run_id": run.run_id, "status": "cancelled"}
         run.stop_requested = True
-        now = time.time()
-        if run.log_anchor is not None:
-            # Stored with the status right after: a read from the event log numbers it the same.
-            run.log_anchor["stopping"].append([run.journal.next_seq, now])
-        run.status = "stopping"
-        run.updated_at = now
-        self.emit(run, "run.stopping", NoFields(), now)
-        await self.persist(run)
+        async with run.showing:
+            # Nothing else is numbered meanwhile: its seq is stored (in the record, where a read
+            # from the event log finds it after a restart) before the event is shown.
+            if run.terminal:
+                return run.status_object()
+            if run.status == "stopping" or run.ending:
+                return {"run_id": run.run_id, "status": "stopping"}
+            now = time.time()
+            if run.log_anchor is not None:
+                run.log_anchor["stopping"].append([run.journal.next_seq, now])
+            run.status = "stopping"
+            run.updated_at = now
+            await self.persist(run)
+            self.emit(run, "run.stopping", NoFields(), now)
         self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
         return {"run_id": run.run_id, "status": "stopping"}
 
