@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_core import TextDelta, TurnCompleted
+from hermes_core import TextDelta, TurnCompleted, TurnStarted
 from tests.chaos import gaps, reader_kernel, whole_log
 
 
@@ -27,11 +27,14 @@ class StoredTurn:
 
 
 async def stored_turn(storage: dict[str, Any], session_id: str) -> StoredTurn:
-    """Read the session's log as the killed server left it: no gap, no end of the turn."""
+    """Read the session's newest turn as the killed server left it: no gap, no end."""
     kernel = reader_kernel(storage)
     async with kernel.running():
         items = await whole_log(kernel, session_id)
     assert items and not gaps(items), items
-    assert not [i for i in items if isinstance(i, TurnCompleted)], "the turn was cut off"
-    deltas = [i.text for i in items if isinstance(i, TextDelta) and i.text]
+    starts = [n for n, i in enumerate(items) if isinstance(i, TurnStarted)]
+    assert starts, items
+    turn = items[starts[-1] :]
+    assert not [i for i in turn if isinstance(i, TurnCompleted)], "the turn was cut off"
+    deltas = [i.text for i in turn if isinstance(i, TextDelta) and i.text]
     return StoredTurn(deltas, items[-1].seq)
