@@ -90,3 +90,48 @@ async def test_a_read_of_a_live_session_stops_at_the_stored_end(tmp_path: Path) 
             disk.set()
             await follower.aclose()
             await session.close()
+
+
+async def test_after_a_kill_9_the_cut_off_turns_end_is_read_once_stored(tmp_path: Path) -> None:
+    """The end the restart gives a turn a ``kill -9`` cut off takes the number right after the
+    stored events: until it is stored, a read gives none of it (a crash now would give that
+    number to an end again, perhaps another one)."""
+    from tests.event_log_crash import run_child_until_killed
+
+    printed, _durable = await asyncio.to_thread(
+        run_child_until_killed, "sqlite", str(tmp_path / "hermes.sqlite3"), "cut", tmp_path
+    )
+    kernel = sqlite_kernel(tmp_path)
+    async with kernel.running():
+        storage: Any = kernel.storage
+        real_write = storage.write_event_chunks
+        disk = asyncio.Event()
+        waiting: list[int] = []
+
+        async def slow_disk(writes: Any) -> Any:
+            waiting.append(len(writes))
+            await disk.wait()
+            return await real_write(writes)
+
+        storage.write_event_chunks = slow_disk
+        session = await kernel.open_session("cut", source="cli", owner="test")
+        try:
+            head = kernel.events.head("cut")
+            stored = kernel.events.stored("cut")
+            assert head is not None and stored is not None and head == stored + 1
+            assert stored >= max(printed)  # what the child showed is stored
+            await eventually(lambda: waiting, what="the end's write to wait for the disk")
+            page = await kernel.events.read("cut", after=0, limit=10_000)
+            assert page.items[-1].seq == stored and not page.more  # type: ignore[union-attr]
+            assert not [i for i in page.items if isinstance(i, TurnCompleted)]
+            assert (await kernel.events.read("cut", after=stored)).items == []
+            disk.set()
+            await kernel.events.durable("cut", head)
+            page = await kernel.events.read("cut", after=stored)
+            assert [type(i).__name__ for i in page.items] == ["TurnCompleted"]
+            end = page.items[0]
+            assert isinstance(end, TurnCompleted) and end.seq == head
+            assert end.outcome.reason == "interrupted_by_system"
+        finally:
+            disk.set()
+            await session.close()
