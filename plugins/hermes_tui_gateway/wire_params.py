@@ -14,9 +14,9 @@ handlers, with their own codes; a param such a check makes mandatory is named in
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, WithJsonSchema, model_validator
 
 from hermes_tui_gateway.params import bad
 
@@ -95,18 +95,6 @@ def _expected(model: type[ParamsModel], name: str, error_type: str) -> str:
     return _FIELD_TYPES.get(annotation, "a valid value") if isinstance(annotation, type) else "a valid value"
 
 
-class NoParams(ParamsModel):
-    """A method that reads no params (``setup.status``)."""
-
-
-class WorkspaceParams(SessionParams):
-    """A folder to work in: ``cwd``, else the session's folder."""
-
-    EXPECTED: ClassVar[dict[str, str]] = {"cwd": "a folder path (no NUL character)"}
-
-    cwd: str | None = None
-
-
 # -- session lifecycle (docs/reference/tui-gateway.md#session-lifecycle) --------------------------
 class SeedMessageParam(BaseModel):
     """One message of ``session.create``'s ``messages`` (``content`` or ``text``)."""
@@ -140,106 +128,56 @@ class SessionCreateParams(ParamsModel):
     messages: list[SeedMessageParam] = []
 
 
-class SessionResumeParams(ParamsModel):
-    """``session.resume``: a live or stored session id (4006 when missing)."""
+# -- the other methods' models: made on first use -------------------------------------------------
+#: Defining a model costs about half a millisecond, and ``hermes chat`` waits for the gateway's
+#: ``session.create`` answer (docs/chat.md#budgets); so only that method's model is made at
+#: import, and every other one when a handler first names it (``wp.PromptSubmitParams``): this
+#: module's ``__getattr__`` imports the module that defines it.
+_LATER = {
+    **dict.fromkeys(
+        (
+            "NoParams",
+            "WorkspaceParams",
+            "SessionResumeParams",
+            "SessionListParams",
+            "SnapshotParams",
+            "SessionHistoryParams",
+            "SessionBranchParams",
+            "SessionTitleParams",
+        ),
+        "hermes_tui_gateway.wire_params_session",
+    ),
+    **dict.fromkeys(("PromptSubmitParams", "TextParams"), "hermes_tui_gateway.wire_params_prompt"),
+    **dict.fromkeys(
+        ("ClarifyRespondParams", "SudoRespondParams", "SecretRespondParams", "ApprovalRespondParams"),
+        "hermes_tui_gateway.wire_params_answers",
+    ),
+}
 
-    REQUIRED: ClassVar[tuple[str, ...]] = ("session_id",)
-
-    session_id: str = ""
-    cols: int | None = None
-    omit_messages: bool = False
-    close_on_disconnect: bool = False
-
-
-class SessionListParams(ParamsModel):
-    """``session.list``."""
-
-    limit: int = 200
-    title: str | None = None
-    cwd: str | None = None
-
-
-class SnapshotParams(SessionParams):
-    """``session.activate``."""
-
-    omit_messages: bool = False
-
-
-class SessionHistoryParams(SessionParams):
-    """``session.history``."""
-
-    include_archived: bool = False
-
-
-class SessionBranchParams(SessionParams):
-    """``session.branch``: ``count`` and ``up_to_row_id`` are exclusive."""
-
-    name: str | None = None
-    count: int | None = None
-    up_to_row_id: int | None = None
-
-
-class SessionTitleParams(SessionParams):
-    """``session.title``: reads without ``title``, sets with it."""
-
-    title: str | None = None
+if TYPE_CHECKING:
+    from hermes_tui_gateway.wire_params_answers import ApprovalRespondParams as ApprovalRespondParams
+    from hermes_tui_gateway.wire_params_answers import ClarifyRespondParams as ClarifyRespondParams
+    from hermes_tui_gateway.wire_params_answers import SecretRespondParams as SecretRespondParams
+    from hermes_tui_gateway.wire_params_answers import SudoRespondParams as SudoRespondParams
+    from hermes_tui_gateway.wire_params_prompt import PromptSubmitParams as PromptSubmitParams
+    from hermes_tui_gateway.wire_params_prompt import TextParams as TextParams
+    from hermes_tui_gateway.wire_params_session import NoParams as NoParams
+    from hermes_tui_gateway.wire_params_session import SessionBranchParams as SessionBranchParams
+    from hermes_tui_gateway.wire_params_session import SessionHistoryParams as SessionHistoryParams
+    from hermes_tui_gateway.wire_params_session import SessionListParams as SessionListParams
+    from hermes_tui_gateway.wire_params_session import SessionResumeParams as SessionResumeParams
+    from hermes_tui_gateway.wire_params_session import SessionTitleParams as SessionTitleParams
+    from hermes_tui_gateway.wire_params_session import SnapshotParams as SnapshotParams
+    from hermes_tui_gateway.wire_params_session import WorkspaceParams as WorkspaceParams
 
 
-# -- prompting and answering (docs/reference/tui-gateway.md#prompting, #answering-questions) -------
-class PromptSubmitParams(SessionParams):
-    """``prompt.submit``; the rewind fields are checked in the order of
-    docs/reference/tui-gateway.md#rewind-edit-and-regenerate (:mod:`hermes_tui_gateway.rewind`)."""
+def __getattr__(name: str) -> Any:
+    """Make a params model on its first use (see ``_LATER``)."""
+    module = _LATER.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-    text: str = ""
-    #: ``"hidden"`` keeps the prompt out of the transcript shown to the user
-    display_kind: LooseStr = None
-    truncate_before_row_id: RowRef = None
-    truncate_before_user_ordinal: RowRef = None
-    truncate_before_message_id: RowRef = None
-    confirm_truncate: LooseBool = None
-    confirm_empty_truncate: LooseBool = None
-    rebind_survivor_row_ids: RowRefs = None
-    #: ``traceparent``: the caller's W3C trace context (docs/observability.md#propagation);
-    #: anything else is ignored
-    meta: Annotated[
-        Any,
-        Field(alias="_meta"),
-        WithJsonSchema({"type": "object", "properties": {"traceparent": {"type": "string"}}}),
-    ] = None
-
-
-class TextParams(SessionParams):
-    """``session.steer`` and ``prompt.background``: the text (4002 / 4012 when empty)."""
-
-    REQUIRED: ClassVar[tuple[str, ...]] = ("text",)
-
-    text: str | None = None
-
-
-class ClarifyRespondParams(ParamsModel):
-    """``clarify.respond``."""
-
-    request_id: str
-    answer: str
-
-
-class SudoRespondParams(ParamsModel):
-    """``sudo.respond``: the password goes to the waiting tool only."""
-
-    request_id: str
-    password: str
-
-
-class SecretRespondParams(ParamsModel):
-    """``secret.respond``: a value with a newline is refused (4002)."""
-
-    request_id: str
-    value: str
-
-
-class ApprovalRespondParams(SessionParams):
-    """``approval.respond``: by id, else the oldest open approval, or all of them."""
-
-    choice: str = "deny"
-    request_id: str | None = None
-    all: bool = False
+    model = getattr(importlib.import_module(module), name)
+    globals()[name] = model
+    return model

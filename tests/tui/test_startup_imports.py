@@ -31,6 +31,14 @@ async def _record(kernel):
     yield
     with open(os.environ["MODULES_OUT"], "w", encoding="utf-8") as out:
         out.write("\\n".join(sorted(sys.modules)))
+    from pydantic import BaseModel
+
+    made, todo = [], [BaseModel]
+    while todo:
+        made += (subclasses := todo.pop().__subclasses__())
+        todo += subclasses
+    with open(os.environ["MODULES_OUT"] + ".models", "w", encoding="utf-8") as out:
+        out.write("\\n".join(sorted(f"{m.__module__}.{m.__qualname__}" for m in made)))
 
 
 @hookimpl
@@ -58,6 +66,10 @@ NEVER = (
     "hermes_core.budget_ledger",
 )
 
+#: The params models made at import: the base classes and session.create's (every other method's
+#: is made on its first call, hermes_tui_gateway/wire_params.py).
+WIRE_PARAMS_MADE = ("ParamsModel", "SeedMessageParam", "SessionCreateParams", "SessionParams")
+
 
 def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: Path, tmp_path: Path) -> None:
     dist = tmp_path / "dist"
@@ -72,6 +84,10 @@ def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: P
     assert {"hermes_tui_gateway.methods_session", "modules_recorder"} <= modules
     loaded = sorted(m for m in modules if m.split(".")[0] in NEVER or m in NEVER)
     assert loaded == [], f"imported before the first answer: {loaded}"
+    # Of the gateway's params models, only those of session.create (and session.close) were made.
+    made = Path(f"{out}.models").read_text(encoding="utf-8").split("\n")
+    params = sorted(m for m in made if m.startswith("hermes_tui_gateway.wire_params"))
+    assert params == [f"hermes_tui_gateway.wire_params.{name}" for name in WIRE_PARAMS_MADE], params
 
 
 CACHE_PROBE = '''
@@ -155,3 +171,4 @@ def test_opening_the_first_session_needs_no_subagent_table(home: Path, tmp_path:
     assert {"hermes_core.session.live", "modules_watcher"} <= modules
     loaded = sorted(m for m in NOT_TO_OPEN if m in modules)
     assert loaded == [], f"imported to open the first session: {loaded}"
+
