@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,6 +37,7 @@ from hermes_core.tracing import Tracer, build_tracer
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
     from hermes_core.budgets import Budgets
+    from hermes_core.events import CloseReason, QuestionRequested
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.records import CommandResult
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage
     from hermes_core.tools import FileAccess
+
+
+#: Seconds after start the kernel reads the approval allowlist (sooner when a tool call needs it):
+#: past a host's first request, which the read would otherwise delay (docs/chat.md#budgets).
+ALLOWLIST_AFTER_S = 0.5
 
 
 class Kernel:
@@ -154,6 +160,16 @@ class Kernel:
             self._questions = QuestionBroker(self.sessions.emit)
         return self._questions
 
+    def open_questions(self, session_id: str) -> list[QuestionRequested]:
+        """A session's open questions, oldest first; none before any was asked, and the broker
+        stays unmade (a session's snapshot lists them, on the way to its first answer)."""
+        return [] if self._questions is None else self._questions.open_for(session_id)
+
+    def close_questions(self, predicate: Callable[[QuestionRequested], bool], reason: CloseReason) -> int:
+        """Close the open questions ``predicate`` picks (:meth:`QuestionBroker.close_where`); a
+        kernel that asked none does not make its broker for it."""
+        return 0 if self._questions is None else self._questions.close_where(predicate, reason)
+
     @property
     def budgets(self) -> Budgets:
         """Spend and rate limits (made on first use: a session opens without them)."""
@@ -165,13 +181,26 @@ class Kernel:
 
     @property
     def allowlist(self) -> Allowlist | None:
+        """The persistent approval allowlist of the running kernel (None before it starts).
+
+        Read :data:`ALLOWLIST_AFTER_S` after start (its unreadable-file warning is a start-up
+        message), or on first use if that comes sooner: off the way to a host's first answer.
+        """
+        if self._allowlist is None and self._storage is not None:
+            self.open_allowlist()
         return self._allowlist
+
+    def open_allowlist(self) -> None:
+        """Read ``approvals.json`` now unless it was (logs the warning of an unreadable file)."""
+        if self._allowlist is None:
+            from hermes_core.approvals.allowlist import open_allowlist
+
+            self._allowlist = open_allowlist(self.settings.data_dir)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Kernel]:
         """Validate settings, open storage, resolve the model and enter plugin lifespans."""
-        from hermes_core import approvals
         from hermes_core.lifespans import enter_lifespans
         from hermes_core.models import ProviderHub
         from hermes_core.storage_choice import make_storage
@@ -180,7 +209,7 @@ class Kernel:
         self._hub = ProviderHub(self.registry.providers, settings, self.redactor)
         self._storage = make_storage(self.registry, settings)
         await self._storage.open()
-        self._allowlist = approvals.open_allowlist(settings.data_dir)
+        read_allowlist = asyncio.get_running_loop().call_later(ALLOWLIST_AFTER_S, self.open_allowlist)
         try:
             self.events.start()
             self.tracer = build_tracer(self)
@@ -197,13 +226,15 @@ class Kernel:
                     await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
+            read_allowlist.cancel()
+            self.open_allowlist()  # a kernel that ran less long still says the file is unreadable
             await asyncio.gather(self.hub.aclose(), *[b.aclose() for b in (self._budgets,) if b])
             await self._storage.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 
     async def _shutdown(self) -> None:
         await self.sessions.close_all("shutdown")
-        self.questions.close_where(lambda q: True, "shutdown")
+        self.close_questions(lambda q: True, "shutdown")
         for task in (tasks := list(self.background_tasks)):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)  # none touches storage after it closes

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli.cli_helpers import write_distribution
+from tests.timing import eventually_sync
 from tests.tui.client import TuiProcess
 
 RECORDER = '''
@@ -60,6 +61,8 @@ NEVER = (
     # the "off" answers of features Hermes lacks and their thirty models (on first call only)
     "hermes_tui_gateway.feature_off",
     "hermes_tui_gateway.wire_off",
+    # the question broker: a session that asked nothing lists and closes its questions without it
+    "hermes_core.questions",
     # spend and rate limits: kernel.budgets is made when a turn first charges one, and a
     # ledger plugin declares its LedgerSpec without the ledger's vocabulary
     "hermes_core.budgets",
@@ -156,8 +159,12 @@ def hermes_lifespan(kernel):
     return _run(kernel)
 '''
 
-#: Needed later in a session's life (a delegation, closing it), not to open it.
-NOT_TO_OPEN = ("hermes_core.subagents",)
+#: Needed later in a session's life (a delegation, closing it, a tool call), not to open it.
+NOT_TO_OPEN = (
+    "hermes_core.subagents",
+    # the approval policy and the allowlist file: read after start, or by the first tool call
+    "hermes_core.approvals",
+)
 
 
 def test_opening_the_first_session_needs_no_subagent_table(home: Path, tmp_path: Path) -> None:
@@ -172,3 +179,12 @@ def test_opening_the_first_session_needs_no_subagent_table(home: Path, tmp_path:
     loaded = sorted(m for m in NOT_TO_OPEN if m in modules)
     assert loaded == [], f"imported to open the first session: {loaded}"
 
+
+def test_an_unreadable_allowlist_is_still_reported_at_start_up(home: Path) -> None:
+    """The allowlist is read after the first answer, but its warning needs no tool call."""
+    (home / "approvals.json").write_text("not json", encoding="utf-8")
+    with TuiProcess(home) as tui:
+        assert tui.create()
+        eventually_sync(lambda: "ignoring unreadable approvals file" in tui.stderr_text(), what="the warning")
+        assert str(home / "approvals.json") in tui.stderr_text()
+        assert tui.close() == 0
