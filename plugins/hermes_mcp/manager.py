@@ -14,12 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import ConfigError, ToolResult, ToolServerStatus, ToolSpec
-from hermes_mcp.config import ServerConfig, from_acp, from_settings
-from hermes_mcp.naming import tool_name
-from hermes_mcp.results import to_tool_result
 
 if TYPE_CHECKING:
     from hermes_core import Kernel, ToolContext
+    from hermes_mcp.config import ServerConfig
     from hermes_mcp.runner import ServerRunner
 
 log = logging.getLogger("hermes_mcp")
@@ -113,6 +111,8 @@ class McpManager:
         return self.status()
 
     async def attach(self, session_id: str, servers: Sequence[Mapping[str, Any]]) -> list[ToolServerStatus]:
+        from hermes_mcp.config import from_acp
+
         configs = from_acp(servers, session_id, taken=frozenset(self.configured))
         if not configs:
             return []
@@ -153,6 +153,11 @@ class McpManager:
         """Start every configured server in the background (returns at once)."""
         if section is None:
             section = self.kernel.settings.section("mcp_servers")
+        if not section:  # nothing configured: the common start, kept off a host's first answer
+            self.problems = []
+            return
+        from hermes_mcp.config import from_settings
+
         configs, self.problems = from_settings(section)
         for problem in self.problems:
             log.warning("MCP configuration: %s (this server is left out)", problem)
@@ -311,10 +316,14 @@ class McpManager:
         self._hand_back(freed)
 
     def _spec(self, runner: ServerRunner, tool: Any) -> ToolSpec:
+        from hermes_mcp.naming import tool_name
+
         server = runner.name
         remote = tool.name
 
         async def handler(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+            from hermes_mcp.results import to_tool_result
+
             trace = getattr(ctx, "traceparent", None)
             return to_tool_result(await runner.call(remote, dict(args), traceparent=trace))
 

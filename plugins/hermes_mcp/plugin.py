@@ -1,7 +1,8 @@
 """Register the ``mcp`` tool source (docs/mcp.md): MCP servers' tools as Hermes tools.
 
-Cheap to import: the manager (and the ``mcp`` SDK behind it) load when the kernel starts, and the
-servers connect in the background, so no transport waits for them.
+Cheap to import: the manager loads when the kernel starts, its configuration reader only when
+servers are configured, and the ``mcp`` SDK only once one starts; the servers connect in the
+background, so no transport waits for them.
 """
 
 from __future__ import annotations

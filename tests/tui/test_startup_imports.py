@@ -63,6 +63,9 @@ NEVER = (
     "hermes_tui_gateway.wire_off",
     # the question broker: a session that asked nothing lists and closes its questions without it
     "hermes_core.questions",
+    # MCP with no server configured: the tool source is there, its configuration reader is not
+    "hermes_mcp.config",
+    "hermes_mcp.results",
     # spend and rate limits: kernel.budgets is made when a turn first charges one, and a
     # ledger plugin declares its LedgerSpec without the ledger's vocabulary
     "hermes_core.budgets",
