@@ -122,6 +122,8 @@ class Event:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnStarted(Event):
+    """A turn began: its items, the stored user row and the model it runs on."""
+
     item_ids: tuple[str, ...]
     user_row_id: int | None
     queued: bool
@@ -131,23 +133,31 @@ class TurnStarted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SegmentStarted(Event):
+    """A new stretch of the reply (text or reasoning) began."""
+
     segment_id: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta(Event):
+    """Reply text streamed in for a segment."""
+
     segment_id: str
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasoningDelta(Event):
+    """Reasoning text streamed in for a segment."""
+
     segment_id: str
     text: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Retrying(Event):
+    """A model call failed and is tried again after ``wait_s`` seconds."""
+
     attempt: int
     wait_s: float
     kind: str
@@ -155,6 +165,8 @@ class Retrying(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolAnnounced(Event):
+    """The model asked for a tool call; arguments are redacted."""
+
     call_id: str
     name: str
     kind: str
@@ -167,6 +179,8 @@ class ToolAnnounced(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolDecision(Event):
+    """Whether an announced call runs, asks or is denied, and who said so."""
+
     call_id: str
     decision: Decision
     sources: tuple[tuple[str, str, str], ...]
@@ -204,6 +218,8 @@ class QuestionRequested(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuestionClosed(Event):
+    """A question ended: answered, timed out, interrupted, closed or shut down."""
+
     request_id: str
     kind: QuestionKind
     reason: CloseReason
@@ -214,11 +230,15 @@ class QuestionClosed(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolExecuting(Event):
+    """An allowed tool call started running."""
+
     call_id: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolProgress(Event):
+    """Output a running tool produced so far."""
+
     call_id: str
     chunk: str
     tail: str
@@ -226,6 +246,8 @@ class ToolProgress(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCompleted(Event):
+    """A tool call ended with its result (and any file change, todos or images)."""
+
     call_id: str
     name: str
     result_text: str
@@ -238,28 +260,38 @@ class ToolCompleted(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SteerDelivered(Event):
+    """Steering text reached the running turn."""
+
     chars: int
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageUpdated(Event):
+    """Token usage of the session and of the running turn changed."""
+
     usage: Usage
     turn_usage: Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TitleChanged(Event):
+    """The session's title changed, and how it was set."""
+
     title: str
     origin: Literal["explicit", "derived", "refined"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionChanged(Event):
+    """Fields of the session's info changed."""
+
     fields: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnCompleted(Event):
+    """A turn ended: its outcome, the final text and the usage."""
+
     outcome: TurnOutcome
     text: str
     reasoning: str
@@ -287,6 +319,8 @@ class SessionProblem(Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BackgroundCompleted(Event):
+    """A background prompt finished, with its text and status."""
+
     task_id: str
     text: str
     status: Literal["complete", "error", "interrupted"]

@@ -60,6 +60,8 @@ class ModelStatus:
 
 @dataclass(slots=True)
 class _Entry:
+    """One configured provider: its spec, preset, settings and instance once made."""
+
     name: str
     spec: ProviderSpec
     preset: ProviderPreset | None

@@ -89,16 +89,22 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class TextChunk:
+    """Reply text from the provider's stream."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class ReasoningChunk:
+    """Reasoning text from the provider's stream."""
+
     text: str
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallChunk:
+    """A tool call from the provider's stream."""
+
     call: ToolCallRequest
 
 
@@ -116,6 +122,8 @@ FinishReason = Literal["stop", "length", "refusal", "tool_calls"]
 
 @dataclass(frozen=True, slots=True)
 class FinishChunk:
+    """The end of the provider's stream and why it stopped."""
+
     reason: FinishReason
 
 

@@ -34,6 +34,8 @@ class Closed:
 
 @dataclass(slots=True)
 class _Open:
+    """An open question with its waiter and expiry timer."""
+
     request: QuestionRequested
     future: asyncio.Future[Closed]
     timer: asyncio.TimerHandle | None

@@ -53,6 +53,8 @@ class SessionInfo:
 
 @dataclass(frozen=True, slots=True)
 class DiscardedItem:
+    """A queued prompt that was dropped before it ran."""
+
     item_id: str
     owner: str
     text: str
@@ -80,12 +82,16 @@ class ModelSwitch:
 
 @dataclass(frozen=True, slots=True)
 class TitleResult:
+    """A session's title, and whether it waits for the session's first stored row."""
+
     title: str
     pending: bool
 
 
 @dataclass(frozen=True, slots=True)
 class RewindResult:
+    """What rewinding a session's history archived and which user rows survived."""
+
     archived: int
     survivor_user_row_ids: list[int | None]
     target_ordinal: int
@@ -93,6 +99,8 @@ class RewindResult:
 
 @dataclass(frozen=True, slots=True)
 class ReconcileResult:
+    """How many rows reconciling a session's history kept, archived and appended."""
+
     kept: int
     archived: int
     appended: int
@@ -100,6 +108,8 @@ class ReconcileResult:
 
 @dataclass(frozen=True, slots=True)
 class CompressResult:
+    """What compressing a session's history archived and the summary that replaced it."""
+
     summary_row_id: int | None
     archived: int
     messages_before: int

@@ -58,6 +58,8 @@ EARLIER_TEXT = (
 
 @dataclass(slots=True)
 class _Call:
+    """One tool call of a round, as it goes from announced to completed."""
+
     stored: StoredToolCall
     spec: ToolSpec | None
     args: dict[str, Any] | None
