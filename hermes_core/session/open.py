@@ -158,12 +158,12 @@ async def _open_stored_or_new(
         # first turn's model call goes out meanwhile (docs/reference/core.md#writer-lease).
         taking = asyncio.ensure_future(_take_new_lease(kernel, session_id))
         taking.add_done_callback(_retrieve)
-        ready = taking
+        ready: asyncio.Future[None] = taking
         predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
         if preparing is not None and predicted is not None:
             # Its folder's resolved path is known already: it is made meanwhile too, and
             # checked before the first write (a tool cannot run before then).
-            ready = asyncio.ensure_future(_settle_new(kernel, session_id, taking, preparing, predicted))
+            ready = _settle_new(kernel, session_id, taking, preparing, predicted)
             ready.add_done_callback(_retrieve)
             fresh = dataclasses.replace(fresh, preparing=None, made=predicted)
         try:
@@ -307,26 +307,57 @@ async def _take_new_lease(kernel: Kernel, session_id: str) -> None:
         raise StorageError(f"the writer lease of the new session {session_id} is held by {holder}")
 
 
-async def _settle_new(
+_GIVING_BACK: set[asyncio.Future[None]] = set()
+
+
+def _settle_new(
     kernel: Kernel,
     session_id: str,
     taking: asyncio.Future[None],
     preparing: asyncio.Future[Path],
     predicted: Path,
-) -> None:
-    """Wait for a new session's lease and folder; a folder that cannot be made (or is not where
-    it was predicted) gives the lease back and fails the first write."""
-    try:
-        made = await preparing
-        if made != predicted:
-            raise InvalidValue("cwd", message=f"the folder resolves to {made}, not {predicted}")
-    except BaseException as exc:
-        await _release_when_taken(kernel, session_id, taking)
-        if isinstance(exc, Exception):
-            message = f"the workspace folder of the new session {session_id} cannot be made: {exc}"
-            raise StorageError(message) from exc
-        raise
-    await taking
+) -> asyncio.Future[None]:
+    """Return a future of a new session's lease and folder both ready; a folder that cannot be
+    made (or is not where it was predicted) gives the lease back and fails it.
+
+    Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
+    loop a step of its own.
+    """
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def copy(done: asyncio.Future[None]) -> None:
+        if ready.done():
+            return
+        if done.cancelled():
+            ready.cancel()
+        elif (failure := done.exception()) is not None:
+            ready.set_exception(failure)
+        else:
+            ready.set_result(None)
+
+    def folder_done(done: asyncio.Future[Path]) -> None:
+        if done.cancelled():
+            failure: BaseException | None = asyncio.CancelledError()
+        else:
+            failure = done.exception()
+            if failure is None and done.result() != predicted:
+                where = f"the folder resolves to {done.result()}, not {predicted}"
+                failure = InvalidValue("cwd", message=where)
+        if failure is None:
+            taking.add_done_callback(copy)
+            return
+        message = f"the workspace folder of the new session {session_id} cannot be made: {failure}"
+        giving_back = asyncio.ensure_future(_release_when_taken(kernel, session_id, taking))
+        _GIVING_BACK.add(giving_back)  # the loop keeps only a weak reference to a task
+        giving_back.add_done_callback(_GIVING_BACK.discard)
+        giving_back.add_done_callback(lambda _: copy_failure(StorageError(message)))
+
+    def copy_failure(failure: BaseException) -> None:
+        if not ready.done():
+            ready.set_exception(failure)
+
+    preparing.add_done_callback(folder_done)
+    return ready
 
 
 async def _release_when_taken(kernel: Kernel, session_id: str, taking: asyncio.Future[None]) -> None:
