@@ -10,9 +10,11 @@ ticks, so many rounds).
 
 Storage is PostgreSQL + the Redis bus (the Redis ledger; ``HERMES_TEST_POSTGRES_DSN`` and
 ``HERMES_TEST_REDIS_URL``, a private schema per server, dropped at the end) unless ``--sqlite``
-(the records ledger).
+(the records ledger). ``--scoped-key`` calls the servers with budgets with a tenant's stored key
+(``hermes keys create``): the key's lookup, its tenant's claim of each new session and budgets
+together, the issue's "scope check and budget reservation".
 
-Run: ``.venv/bin/python bench/bench_budget_pairs.py [--rounds 500] [--sqlite] [--base-bin PATH]``.
+Run: ``.venv/bin/python bench/bench_budget_pairs.py [--rounds N] [--sqlite] [--scoped-key] [--base-bin P]``.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 POSTGRES = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
 
 
-async def main(rounds: int, sqlite: bool, base_bin: Path | None) -> None:
+async def main(rounds: int, sqlite: bool, base_bin: Path | None, scoped: bool = False) -> None:
     on = (HERE / "budgets-on.toml").read_text(encoding="utf-8")
     builds: dict[str, tuple[Path, str]] = {}
     if base_bin is not None:
@@ -66,8 +68,11 @@ async def main(rounds: int, sqlite: bool, base_bin: Path | None) -> None:
                 home = Path(tmp) / name.replace("+", "_")
                 proc, port = bench_api_ratio.start_hermes(home, fake_port, config, env, binary)
                 procs.append(proc)
+                key = bench_api_ratio.KEY
+                if scoped and name.endswith("+cfg"):
+                    key = bench_api_ratio.scoped_key(home, env, binary)
                 targets[name] = (
-                    Target(f"http://127.0.0.1:{port}{bench_api_ratio.PATH}", bench_api_ratio.KEY, "fake:"),
+                    Target(f"http://127.0.0.1:{port}{bench_api_ratio.PATH}", key, "fake:"),
                     proc.pid,
                 )
             try:
@@ -99,6 +104,7 @@ async def main(rounds: int, sqlite: bool, base_bin: Path | None) -> None:
                     await admin.execute(f"DROP SCHEMA {schema} CASCADE")
     storage = "SQLite (records ledger)" if sqlite else "PostgreSQL + Redis bus (Redis ledger)"
     print(f"hermes api on {storage}; {rounds} rounds; load average before {before}, after {after}")
+    what = "a tenant's stored key and budgets" if scoped else "budgets"
     for name in targets:
         median, per = statistics.median(ttft[name]), cpu[name] * 1000 / rounds
         print(f"  {name:<11} TTFT c=1 median {median:6.2f} ms, CPU per request {per:5.2f} ms")
@@ -109,7 +115,7 @@ async def main(rounds: int, sqlite: bool, base_bin: Path | None) -> None:
         medians = statistics.median(ttft[build + "+cfg"]) - statistics.median(ttft[build])
         cpu_added = (cpu[build + "+cfg"] - cpu[build]) * 1000 / rounds
         print(
-            f"  budgets add ({build}): TTFT median of pairs {paired:+.2f} ms, difference of medians "
+            f"  {what} add ({build}): TTFT median of pairs {paired:+.2f} ms, difference of medians "
             f"{medians:+.2f} ms, CPU per request {cpu_added:+.2f} ms  (budget <= 0.5 ms)"
         )
 
@@ -121,7 +127,13 @@ if __name__ == "__main__":
     parser.add_argument(
         "--base-bin", type=Path, help="also this hermes executable (e.g. of a worktree of main)"
     )
+    parser.add_argument(
+        "--scoped-key",
+        action="store_true",
+        help="call the servers with budgets with a tenant's stored key (hermes keys create): what the "
+        "key lookup, the tenant's session claim and budgets add together",
+    )
     args = parser.parse_args()
     gc.freeze()  # the load client is the harness: see bench_api.py
     gc.disable()
-    asyncio.run(main(args.rounds, args.sqlite, args.base_bin))
+    asyncio.run(main(args.rounds, args.sqlite, args.base_bin, args.scoped_key))
