@@ -19,7 +19,6 @@ from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
 from hermes_core.session.folders import FolderBatch
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
-from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
     from hermes_core.budgets import ChargeTo
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from hermes_core.session.live import Session
     from hermes_core.session.types import BranchSeed, StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
+    from hermes_core.subagents import Subagents
 
 log = logging.getLogger("hermes.kernel")
 LEASE_RENEW_S = 10.0
@@ -40,13 +40,22 @@ class Sessions:
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self._live: dict[str, Session] = {}
-        #: The delegated children of these sessions (docs/reference/core.md#subagents).
-        self.children = Subagents(kernel)
+        self._children: Subagents | None = None
         #: Makes new sessions' folders on the executor (see :class:`FolderBatch`).
         self.folders = FolderBatch(kernel.executor)
         # One lock per session id while it is being opened, forgotten or written without being
         # open (weak values: a lock lives while someone holds or awaits it).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @property
+    def children(self) -> Subagents:
+        """The delegated children of these sessions (docs/reference/core.md#subagents); made on
+        first use, since opening a session delegates nothing."""
+        if self._children is None:
+            from hermes_core.subagents import Subagents
+
+            self._children = Subagents(self._kernel)
+        return self._children
 
     @contextlib.asynccontextmanager
     async def holding(self, session_id: str) -> AsyncIterator[None]:
@@ -170,7 +179,8 @@ class Sessions:
         if self._live.get(session.id) is session:
             del self._live[session.id]
         kernel = self._kernel
-        await self.children.close_children(session.id)
+        if self._children is not None:
+            await self._children.close_children(session.id)
         try:
             await kernel.events.detach(session)  # sealed while the lease is still ours
         except Exception:
