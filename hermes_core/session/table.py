@@ -84,7 +84,7 @@ class Sessions:
         return list(self._live.values())
 
     def add(self, session: Session) -> None:
-        """Enter a just-opened session (its lease is held) into the table."""
+        """Enter a just-opened session (its lease is held, or being taken for a new id)."""
         self._live[session.id] = session
 
     def start_background(
@@ -131,8 +131,9 @@ class Sessions:
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read. With ``new``, the caller made ``session_id`` for this open (e.g.
-        from 64 random bits), so storage cannot hold it and is not read: only the lease is
-        taken before the session is created.
+        from 64 random bits), so storage cannot hold it and is not read, and the session is
+        handed out while its lease (and its new folder, when its parent is known) is being
+        taken: its first write waits for them (docs/reference/core.md#writer-lease).
         """
         return await open_session(
             self._kernel,
@@ -187,6 +188,10 @@ class Sessions:
         async with self.holding(session.id):
             if session.id in self._live:
                 return  # opened again meanwhile: the lease is the new session's
+            try:
+                await session.lease_held()  # a new session's lease may still be being taken
+            except Exception:
+                return  # never taken: nothing to release
             try:
                 await kernel.storage.release_lease(session.id, kernel.lease_owner)
             except Exception:
@@ -297,6 +302,8 @@ class Sessions:
         """Renew each live session's lease once; outages and take-overs are reported on it."""
         kernel = self._kernel
         for session in list(self._live.values()):
+            if session.state.lease_pending or session.state.lease_failed:
+                continue  # just being taken (for LEASE_TTL_S), or never ours
             try:
                 held = await kernel.storage.renew_lease(session.id, kernel.lease_owner, LEASE_TTL_S)
             except Exception as exc:
