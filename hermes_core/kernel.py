@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
+from hermes_core.kernel_later import LaterAllowlist, LaterQuestions
 from hermes_core.lease_owner import make_owner
 from hermes_core.loader import EntryPointSource, PluginLoader, load_plugins
 from hermes_core.model_choice import Models
@@ -37,7 +38,6 @@ from hermes_core.tracing import Tracer, build_tracer
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
     from hermes_core.budgets import Budgets
-    from hermes_core.events import CloseReason, QuestionRequested
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.records import CommandResult
@@ -46,11 +46,6 @@ if TYPE_CHECKING:
     from hermes_core.settings_store import SettingsStore
     from hermes_core.storage import Storage
     from hermes_core.tools import FileAccess
-
-
-#: Seconds after start the kernel reads the approval allowlist (sooner when a tool call needs it):
-#: past a host's first request, which the read would otherwise delay (docs/chat.md#budgets).
-ALLOWLIST_AFTER_S = 0.5
 
 
 class Kernel:
@@ -73,10 +68,11 @@ class Kernel:
         self.tool_sources = ToolSources(self.redactor)
         self.events, self.records = EventLogs(self), Records(self)
         self._budgets: Budgets | None = None
-        self._questions: QuestionBroker | None = None
+        #: open questions without making the broker while none was asked (hermes_core/kernel_later.py)
+        self.pending_questions = LaterQuestions(self.sessions.emit)
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
-        self._allowlist: Allowlist | None = None
+        self._allowlist: LaterAllowlist | None = None
         self._running = False
         #: The tracer a ``hermes_tracers`` plugin built at start (None: tracing is off).
         self.tracer: Tracer | None = None
@@ -154,21 +150,7 @@ class Kernel:
     @property
     def questions(self) -> QuestionBroker:
         """Open approval/clarify/sudo/secret questions (made on first use, off the start-up path)."""
-        if self._questions is None:
-            from hermes_core.questions import QuestionBroker
-
-            self._questions = QuestionBroker(self.sessions.emit)
-        return self._questions
-
-    def open_questions(self, session_id: str) -> list[QuestionRequested]:
-        """A session's open questions, oldest first; none before any was asked, and the broker
-        stays unmade (a session's snapshot lists them, on the way to its first answer)."""
-        return [] if self._questions is None else self._questions.open_for(session_id)
-
-    def close_questions(self, predicate: Callable[[QuestionRequested], bool], reason: CloseReason) -> int:
-        """Close the open questions ``predicate`` picks (:meth:`QuestionBroker.close_where`); a
-        kernel that asked none does not make its broker for it."""
-        return 0 if self._questions is None else self._questions.close_where(predicate, reason)
+        return self.pending_questions.broker
 
     @property
     def budgets(self) -> Budgets:
@@ -181,21 +163,8 @@ class Kernel:
 
     @property
     def allowlist(self) -> Allowlist | None:
-        """The persistent approval allowlist of the running kernel (None before it starts).
-
-        Read :data:`ALLOWLIST_AFTER_S` after start (its unreadable-file warning is a start-up
-        message), or on first use if that comes sooner: off the way to a host's first answer.
-        """
-        if self._allowlist is None and self._storage is not None:
-            self.open_allowlist()
-        return self._allowlist
-
-    def open_allowlist(self) -> None:
-        """Read ``approvals.json`` now unless it was (logs the warning of an unreadable file)."""
-        if self._allowlist is None:
-            from hermes_core.approvals.allowlist import open_allowlist
-
-            self._allowlist = open_allowlist(self.settings.data_dir)
+        """The approval allowlist once started (read after start: :mod:`hermes_core.kernel_later`)."""
+        return None if self._allowlist is None else self._allowlist.get()
 
     # -- lifecycle ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -209,7 +178,8 @@ class Kernel:
         self._hub = ProviderHub(self.registry.providers, settings, self.redactor)
         self._storage = make_storage(self.registry, settings)
         await self._storage.open()
-        read_allowlist = asyncio.get_running_loop().call_later(ALLOWLIST_AFTER_S, self.open_allowlist)
+        self._allowlist = LaterAllowlist(settings.data_dir)
+        self._allowlist.start()
         try:
             self.events.start()
             self.tracer = build_tracer(self)
@@ -226,15 +196,14 @@ class Kernel:
                     await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
-            read_allowlist.cancel()
-            self.open_allowlist()  # a kernel that ran less long still says the file is unreadable
+            self._allowlist.stop()
             await asyncio.gather(self.hub.aclose(), *[b.aclose() for b in (self._budgets,) if b])
             await self._storage.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 
     async def _shutdown(self) -> None:
         await self.sessions.close_all("shutdown")
-        self.close_questions(lambda q: True, "shutdown")
+        self.pending_questions.close_where(lambda q: True, "shutdown")
         for task in (tasks := list(self.background_tasks)):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)  # none touches storage after it closes

@@ -315,7 +315,7 @@ class Session:
         background = list(self.background_tasks.values())
         for task in background:
             task.cancel()
-        self.kernel.close_questions(lambda q: q.session_id == self.id, reason)
+        self.kernel.pending_questions.close_where(lambda q: q.session_id == self.id, reason)
         # Let each task report BackgroundCompleted(interrupted) before the bus ends.
         await asyncio.gather(*background, return_exceptions=True)
         self.controls.kill_processes()

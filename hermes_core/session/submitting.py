@@ -251,4 +251,4 @@ class SessionQueue:
 
     def open_questions(self) -> list[QuestionRequested]:
         """Return this session's unanswered questions, in their original request shape."""
-        return self._session.kernel.open_questions(self._session.id)
+        return self._session.kernel.pending_questions.open_for(self._session.id)

@@ -131,7 +131,9 @@ class TurnRun:
             self.interrupt_reason = reason
         if self.tools is not None:
             self.tools.cancel()
-        self.kernel.close_questions(lambda q: q.turn_id == self.turn_id and q.task_id is None, "interrupted")
+        self.kernel.pending_questions.close_where(
+            lambda q: q.turn_id == self.turn_id and q.task_id is None, "interrupted"
+        )
         if self.task is not None and not self.task.done() and not self.settling:
             # While settling the final reply is being stored: cancelling then could leave a row
             # stored that the session does not know; the turn is as good as complete.

@@ -307,7 +307,7 @@ class Gateway(Dispatcher):
         session = live.session
         if reason == "closed":
             # Expire open questions as "closed" before the interrupt would call them "interrupted".
-            self.kernel.close_questions(lambda q: q.session_id == sid, "closed")
+            self.kernel.pending_questions.close_where(lambda q: q.session_id == sid, "closed")
         running = [s.subagent_id for s in self.kernel.sessions.children.children(sid, active_only=True)]
         await session.close(reason="shutdown" if reason == "shutdown" else "closed")
         if running:
