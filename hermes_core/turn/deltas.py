@@ -87,7 +87,11 @@ class _FlushBeforeWait:
             signal = inner.send(None)
         except StopIteration as done:  # the chunk was already there: no wait
             return done.value
-        self._flush()  # the stream waits for the network: what is pending goes out now
+        try:
+            self._flush()  # the stream waits for the network: what is pending goes out now
+        except BaseException:
+            inner.close()  # not left half-awaited
+            raise
         while True:
             try:
                 sent = yield signal
