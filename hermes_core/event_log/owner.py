@@ -138,9 +138,14 @@ class EventLogs:
 
     # -- reading --------------------------------------------------------------------------------
     async def read(self, session_id: str, *, after: int | str = 0, limit: int = 1000) -> LogPage:
-        """Return the events numbered above ``after`` (at most ``limit``) and the gaps among them.
+        """Return the stored events numbered above ``after`` (at most ``limit``) and the gaps
+        among them.
 
-        Works for any stored session, live in this process or not (then from storage only).
+        Works for any stored session, live in this process or not (then from storage only). Of a
+        session live here, only what its log has stored (:meth:`stored`): a number above it may
+        be handed out again after a crash, so nothing derived from it may reach a client yet;
+        the page then ends at the stored end (``more`` false, ``head`` above it), and
+        :meth:`follow` or :meth:`durable` give the rest once stored.
 
         :param after: the cursor: the ``seq`` of the last event the reader has (0: from the
             start); an int or its decimal text (an SSE ``Last-Event-ID``).
@@ -167,15 +172,22 @@ class EventLogs:
 
         session = self._kernel.sessions.get(session_id)
         subscription = session.subscribe() if session is not None else None
+        # In the same step as subscribing: numbers up to here come from reads, later ones from
+        # the subscription; a read gives only stored events, so it waits for these first.
+        known = (self.head(session_id) or 0) if subscription is not None else 0
         try:
             page = await self.read(session_id, after=after)
             cursor = page.after
+            waited = False
             while True:
                 for item in page.items:
                     yield item
                 cursor = page.last_seq
                 if not page.more:
-                    break
+                    if cursor >= known or waited:
+                        break
+                    waited = True
+                    await self.durable(session_id, known)
                 page = await self.read(session_id, after=cursor)
             if subscription is None:
                 return

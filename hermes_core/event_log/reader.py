@@ -46,7 +46,9 @@ class LogPage:
     :ivar items: events (each with its ``seq``) and gaps.
     :ivar head: the newest number the log knows (handed out, for a session live here).
     :ivar durable: the newest number stored.
-    :ivar more: the page stopped at its limit; read again after :attr:`last_seq`.
+    :ivar more: the page stopped at its limit; read again after :attr:`last_seq`. (A page of a
+        session live here ends at the stored end without ``more``: the events the log has yet
+        to store are not read, see :meth:`~hermes_core.event_log.owner.EventLogs.read`.)
     """
 
     items: list[AnyEvent | LogGap]
@@ -131,14 +133,19 @@ async def read_page(
 ) -> LogPage:
     """Read the events after ``after`` (see :func:`hermes_core.event_log.owner.EventLogs.read`)."""
     memory: Sequence[AnyEvent] = live.memory() if live is not None else ()
+    upto = MAX_SEQ
     if live is not None:
         head, durable = live.head, live.durable
         if after > head:
             raise CursorError(
                 "ahead", f"cursor {after} is ahead of this session's log (last event {head})", head
             )
+        # Only what is stored: a number above it may be handed out again after a crash. With
+        # nothing to wait for (the session not kept, its log no longer written), all there is.
+        stored = live.stored
+        upto = head if stored is None else stored
         if memory and after >= memory[0].seq - 1:
-            return _from_memory(memory, after, limit, head, durable, live)
+            return _from_memory(memory, after, limit, head, durable, live, upto)
         chunks = await store.read_event_chunks(session_id, after=after, limit=CHUNKS_PER_READ)
     else:
         reading = asyncio.ensure_future(
@@ -156,6 +163,8 @@ async def read_page(
     cursor = after
     count = 0
     for chunk in chunks:
+        if chunk.first_seq > upto:
+            return LogPage(items, head, durable, False, after)
         try:
             header, body = split_chunk(chunk.data)
             events = decode_events(body, session_id, chunk.first_seq, redact)
@@ -173,16 +182,20 @@ async def read_page(
         for event in events:
             if event.seq <= cursor:
                 continue
+            if event.seq > upto:
+                return LogPage(items, head, durable, False, after)
             if count >= limit:
                 return LogPage(items, head, durable, True, after)
             items.append(event)
             cursor = event.seq
             count += 1
     if len(chunks) >= CHUNKS_PER_READ:
-        return LogPage(items, head, durable, cursor < head, after)
+        return LogPage(items, head, durable, cursor < min(head, upto), after)
     for event in memory:
         if event.seq <= cursor:
             continue
+        if event.seq > upto:
+            break
         if count >= limit:
             return LogPage(items, head, durable, True, after)
         if event.seq > cursor + 1 and live is not None:
@@ -194,13 +207,15 @@ async def read_page(
 
 
 def _from_memory(
-    memory: Sequence[AnyEvent], after: int, limit: int, head: int, durable: int, live: SessionLog
+    memory: Sequence[AnyEvent], after: int, limit: int, head: int, durable: int, live: SessionLog, upto: int
 ) -> LogPage:
     items: list[AnyEvent | LogGap] = []
     cursor = after
     for event in memory:
         if event.seq <= cursor:
             continue
+        if event.seq > upto:
+            break
         if len(items) >= limit:
             return LogPage(items, head, durable, True, after)
         if event.seq > cursor + 1:

@@ -15,6 +15,7 @@ from hermes_api_server.access import authenticate, check_scope
 from hermes_api_server.console.auth import is_console_path, same_origin
 from hermes_api_server.errors import ApiError, error_response
 from hermes_api_server.proxies import networks_of, unwrap
+from hermes_api_server.request_keys import request_key
 from hermes_api_server.state import CALLER_KEY, get_state, set_caller
 from hermes_api_server.trace_context import CALLER_TRACE
 from hermes_core import StorageUnavailable, access_scopes
@@ -44,8 +45,8 @@ EXPOSE_HEADERS = (
     "X-Hermes-Session-Id, X-Hermes-Session-Key, X-Hermes-Model, X-Hermes-Warning, "
     "Idempotency-Replayed, Retry-After, Location"
 )
-ORIGIN_KEY = "hermes_cors_origin"
-SENT_STATUS_KEY = "hermes_sent_status"
+ORIGIN_KEY = request_key("hermes_cors_origin", str)
+SENT_STATUS_KEY = request_key("hermes_sent_status", int)
 CLIENT_CLOSED = 499  # logged for a request whose client left before any answer was sent
 
 

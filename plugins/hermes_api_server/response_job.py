@@ -241,7 +241,8 @@ class ResponseJob:
                                 if isinstance(event, TurnCompleted):
                                     done = event
                             last = max(event.seq for event in batch)
-                            if out and last:
+                            if (out or done is not None) and last:
+                                # The terminal event follows the turn's end: stored first too.
                                 await state.kernel.events.durable(session.id, last)
                             if lease is not None and not await lease.vouched():
                                 break  # settled elsewhere: show nothing more

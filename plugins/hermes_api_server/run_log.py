@@ -12,8 +12,10 @@ missing from the log after a ``kill -9``.
 
 What the record of a run keeps to find its turn in the log (``log`` in the stored status, never
 shown): the session's log head when the run's prompt was submitted (``after``), the prompt's
-queue item (``item_id``), the workspace diffs are shown relative to (``cwd``), and the seqs of
-the ``run.stopping`` events the API itself added (``stopping``).
+queue item (``item_id``), the workspace diffs are shown relative to (``cwd``), and the seq and
+timestamp of each event the API itself added, with no core event behind it (:data:`ADDED`:
+``run.stopping`` under ``stopping``, ``run.steered`` under ``steered``), written before the
+event is shown.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hermes_api_server.run_event_models import (
     NoFields,
     RunStartedFields,
     SteerDeliveredFields,
+    SteeredFields,
     ToolCompletedFields,
     ToolProgressFields,
     ToolStartedFields,
@@ -191,9 +194,27 @@ class Replay:
     complete: bool
 
 
+#: The run events the API adds itself, by their key in the record's ``log`` entry (each a list
+#: of ``[seq, timestamp]``): no core event is behind them, so the record places them.
+ADDED: dict[str, tuple[str, Mapping[str, Any]]] = {
+    "stopping": ("run.stopping", NoFields()),
+    "steered": ("run.steered", SteeredFields(accepted=True)),
+}
+
+
 def anchor(after: int | None, item_id: str, cwd: Path | None) -> dict[str, Any]:
     """Return the ``log`` entry of a run's record (see the module docstring)."""
-    return {"after": after or 0, "item_id": item_id, "cwd": str(cwd) if cwd else None, "stopping": []}
+    entry: dict[str, Any] = {"after": after or 0, "item_id": item_id, "cwd": str(cwd) if cwd else None}
+    entry.update((key, []) for key in ADDED)
+    return entry
+
+
+def _added(run_id: str, at: list[tuple[int, float, str]], payloads: list[dict[str, Any]]) -> None:
+    """Append the events the API added that come next (``at``: sorted, consumed)."""
+    while at and at[0][0] == len(payloads) + 1:
+        seq, ts, key = at.pop(0)
+        name, fields = ADDED[key]
+        payloads.append(_payload(run_id, seq, name, fields, ts))
 
 
 async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -> Replay:
@@ -214,7 +235,7 @@ async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -
     if not isinstance(entry, dict) or not kernel.events.enabled:
         return Replay([started], None, "", False)
     cwd = Path(entry["cwd"]) if entry.get("cwd") else None
-    stopping = sorted((int(s), float(t)) for s, t in entry.get("stopping") or [])
+    added = sorted((int(s), float(t), key) for key in ADDED for s, t in entry.get(key) or [])
     projection = RunProjection(kernel.redactor, show_reasoning, cwd)
     payloads = [started]
     output: list[str] = []
@@ -246,9 +267,7 @@ async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -
                 shown = projection.feed(event)
                 if shown is None:
                     continue
-                while stopping and stopping[0][0] == len(payloads) + 1:
-                    seq, ts = stopping.pop(0)
-                    payloads.append(_payload(run_id, seq, "run.stopping", NoFields(), ts))
+                _added(run_id, added, payloads)
                 name, fields = shown
                 if name == "message.delta":
                     output.append(fields["delta"])
@@ -260,9 +279,7 @@ async def replay(kernel: Kernel, show_reasoning: bool, status: dict[str, Any]) -
     except Exception:
         log.warning("reading run %s back from the event log failed", run_id, exc_info=True)
         return Replay([started], None, "", False)
-    for seq, ts in stopping:
-        if seq == len(payloads) + 1:
-            payloads.append(_payload(run_id, seq, "run.stopping", NoFields(), ts))
+    _added(run_id, added, payloads)
     return Replay(payloads, done, "".join(output), turn_id is not None and read < REPLAY_MAX)
 
 

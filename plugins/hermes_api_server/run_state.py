@@ -55,6 +55,9 @@ class Run:
     traceparent: str | None = None
     #: The run's budget admission, taken before the 202 (docs/reference/api-server.md#budgets).
     admission: Any = None
+    #: Held while run events are numbered and shown: by the relay of the turn, and by a stop
+    #: while the record that places its ``run.stopping`` is written (stored before shown).
+    showing: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     @property
     def terminal(self) -> bool:

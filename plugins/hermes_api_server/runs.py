@@ -22,7 +22,7 @@ from hermes_api_server.errors import ApiError
 from hermes_api_server.idempotency import TTL_S, InFlight
 from hermes_api_server.journal import Journal
 from hermes_api_server.outcomes import usage_dict
-from hermes_api_server.run_event_models import NoFields, RunStartedFields, RunUsage
+from hermes_api_server.run_event_models import RunStartedFields, RunUsage
 from hermes_api_server.run_log import anchor
 from hermes_api_server.run_state import Run
 from hermes_api_server.runs_end import RunEnds
@@ -363,16 +363,30 @@ class RunManager:
                 run.task.cancel()
             return {"run_id": run.run_id, "status": "cancelled"}
         run.stop_requested = True
-        now = time.time()
-        if run.log_anchor is not None:
-            # Stored with the status right after: a read from the event log numbers it the same.
-            run.log_anchor["stopping"].append([run.journal.next_seq, now])
-        run.status = "stopping"
-        run.updated_at = now
-        self.emit(run, "run.stopping", NoFields(), now)
-        await self.persist(run)
+        async with run.showing:
+            if run.terminal:
+                return run.status_object()
+            if run.status == "stopping" or run.ending:
+                return {"run_id": run.run_id, "status": "stopping"}
+            run.status = "stopping"
+            await self.add_recorded(run, "stopping")
         self.state.kernel.spawn(session.interrupt(reason="user", discard_queue=False), name="hermes-api-stop")
         return {"run_id": run.run_id, "status": "stopping"}
+
+    async def add_recorded(self, run: Run, key: str) -> None:
+        """Show an event the server adds to a run (:data:`run_log.ADDED`, by its ``key``) once
+        the record that places its seq is written, so a read from the event log after a restart
+        numbers it the same. The caller holds ``run.showing``: nothing else is numbered
+        meanwhile."""
+        from hermes_api_server.run_log import ADDED
+
+        name, fields = ADDED[key]
+        now = time.time()
+        if run.log_anchor is not None:
+            run.log_anchor.setdefault(key, []).append([run.journal.next_seq, now])
+        run.updated_at = now
+        await self.persist(run)
+        self.emit(run, name, fields, now)
 
     def usage_of(self, done: TurnCompleted) -> RunUsage:
         return usage_dict(done)

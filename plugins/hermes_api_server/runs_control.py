@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.bus import RemoteRun, owner_error
 from hermes_api_server.errors import ApiError
-from hermes_api_server.run_event_models import SteeredFields
 from hermes_api_server.run_state import PRIVATE_KEYS, TERMINAL
 from hermes_api_server.runs_lookup import bus_unavailable
 from hermes_api_server.trace_context import caller_trace
@@ -65,19 +64,21 @@ def require_reachable(state: ServerState, found: Any, run_id: str) -> None:
         )
 
 
-def apply_steer(state: ServerState, run: Run, text: str) -> dict[str, Any]:
-    """Queue steer text for a running run of this process."""
-    if run.status != "running" or run.session is None:
-        raise ApiError(
-            409, "run_not_accepting_steer", f"Run is not currently accepting steer input: {run.run_id}"
-        )
-    try:
-        result = run.session.steer(text)
-    except Exception:
-        raise ApiError(500, "steer_failed", "Steering the run failed") from None
-    if result != "accepted":
-        raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run.run_id}")
-    state.runs.emit(run, "run.steered", SteeredFields(accepted=True))
+async def apply_steer(state: ServerState, run: Run, text: str) -> dict[str, Any]:
+    """Queue steer text for a running run of this process; ``run.steered`` is shown once the
+    record that places it is written, before the turn can deliver the text."""
+    async with run.showing:
+        if run.status != "running" or run.session is None:
+            raise ApiError(
+                409, "run_not_accepting_steer", f"Run is not currently accepting steer input: {run.run_id}"
+            )
+        try:
+            result = run.session.steer(text)
+        except Exception:
+            raise ApiError(500, "steer_failed", "Steering the run failed") from None
+        if result != "accepted":
+            raise ApiError(409, "steer_not_accepted", f"The run's turn already settled: {run.run_id}")
+        await state.runs.add_recorded(run, "steered")
     return {"object": "hermes.run.steer", "run_id": run.run_id, "accepted": True}
 
 
@@ -144,7 +145,7 @@ async def _apply(state: ServerState, command: str, run_id: str, args: dict[str, 
         if command == "stop":
             body = await state.runs.stop(run)
         elif command == "steer":
-            body = apply_steer(state, run, str(args.get("text", "")))
+            body = await apply_steer(state, run, str(args.get("text", "")))
         elif command == "approval":
             body = apply_approval(
                 state, run, args.get("request_id"), bool(args.get("all")), str(args.get("choice"))

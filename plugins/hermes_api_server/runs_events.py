@@ -22,8 +22,9 @@ class RunEvents:
 
     Every core event of the turn is projected on its own (:class:`RunProjection`, the same
     projection a read from the event log uses), and a batch's run events are shown only once
-    the core events behind them are stored in the session's log, so the run's numbering can
-    be rebuilt from the log after a restart (docs/reference/api-server.md#resume-after-a-restart).
+    the core events behind them are stored in the session's log, the run's terminal event
+    only once the turn's end is, so the run's numbering can be rebuilt from the log after a
+    restart (docs/reference/api-server.md#resume-after-a-restart).
     """
 
     def __init__(self, runs: RunManager) -> None:
@@ -50,18 +51,23 @@ class RunEvents:
                     mine.append(event)
                     shown.append(projection.feed(event))
                 last_seq = max((event.seq for event in mine), default=0)
-                if last_seq and run.session is not None and any(shown):
+                ends = any(isinstance(event, TurnCompleted) for event in mine)
+                if last_seq and run.session is not None and (ends or any(shown)):
+                    # The run's terminal event too: shown before the turn's end is stored, a
+                    # ``kill -9`` would have the restart end the run under the same seq as
+                    # ``interrupted`` while its client saw it complete.
                     await state.kernel.events.durable(run.session.id, last_seq)
-                for event, projected in zip(mine, shown, strict=True):
-                    if isinstance(event, QuestionRequested):
-                        await self._on_event(run, event)  # the status says so before the event
-                    if projected is not None:
-                        name, fields = projected
-                        if name == "message.delta":
-                            run.output += fields["delta"]
-                        self.runs.emit(run, name, fields, event_time(event))
-                    if not isinstance(event, QuestionRequested):
-                        await self._on_event(run, event)
+                async with run.showing:
+                    for event, projected in zip(mine, shown, strict=True):
+                        if isinstance(event, QuestionRequested):
+                            await self._on_event(run, event)  # the status says so before the event
+                        if projected is not None:
+                            name, fields = projected
+                            if name == "message.delta":
+                                run.output += fields["delta"]
+                            self.runs.emit(run, name, fields, event_time(event))
+                        if not isinstance(event, QuestionRequested):
+                            await self._on_event(run, event)
         finally:
             await pump.close()
 

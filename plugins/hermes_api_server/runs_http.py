@@ -319,7 +319,7 @@ async def steer_run(request: web.Request) -> web.Response:
         )
     body = await read_json(request)
     text = _steer_text(body)
-    return json_response(apply_steer(state, found, text))
+    return json_response(await apply_steer(state, found, text))
 
 
 async def run_approval(request: web.Request) -> web.Response:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from hermes_api_server.errors import ApiError
+from hermes_api_server.request_keys import request_key
 
 if TYPE_CHECKING:
     from hermes_api_server.chat_index import ChatIndex
@@ -96,9 +97,9 @@ class ServerState:
 
 STATE: web.AppKey[ServerState] = web.AppKey("hermes_api_state", ServerState)
 #: The owner label of the caller's records (``Principal.owner``); read through :func:`principal`.
-PRINCIPAL_KEY = "hermes_principal"
+PRINCIPAL_KEY = request_key("hermes_principal", str)
 #: The authenticated caller (:class:`hermes_core.Principal`); read through :func:`caller`.
-CALLER_KEY = "hermes_caller"
+CALLER_KEY = request_key("hermes_caller", object)
 _CURRENT_CALLER: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
     "hermes_caller", default=None
 )

@@ -46,6 +46,10 @@ async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, An
     pending: list[AnyEvent] = []
     cursor = after
     done = False
+    # A read gives only stored events: the frames up to ``upto`` may have been let out by a
+    # stream started while the log had yet to store them (the terminal event a restart appends).
+    if upto > after:
+        await session.kernel.events.durable(session.id, upto)
     # The first read always happens: it is what checks the cursor against the log's head.
     page = await session.kernel.events.read(session.id, after=cursor, limit=PAGE)
     while True:

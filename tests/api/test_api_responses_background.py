@@ -13,6 +13,8 @@ import pytest
 
 from tests.api.api_helpers import Server, assert_error, call, start_server
 from tests.api.conftest import BASE_CONFIG
+from tests.api.stored_log import stored_turn
+from tests.chaos import sqlite_storage
 from tests.timing import eventually, scaled
 
 SLOW = "[[tokens 400]] [[delay 25]] go"
@@ -119,9 +121,13 @@ async def test_bad_cursors_and_another_principals_ids(make_server: Any) -> None:
             assert_error(reply, 404, "run_not_found")
 
 
-async def test_background_stream_resumes_across_kill_9_and_restart(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    srv = start_server(home, config=BASE_CONFIG)
+async def background_resumes_after_kill_9(
+    home: Path, storage: dict[str, Any], config: str = BASE_CONFIG, *, shared: bool = False
+) -> None:
+    """The scenario, on the storage ``config`` names (``storage``: the same for a reader). On
+    records shared by instances (PostgreSQL) the restart settles it ``owner_lost``."""
+    code, why = ("owner_lost", "stopped answering") if shared else ("interrupted", "before this response")
+    srv = start_server(home, config=config)
     try:
         sdk = client(srv)
         stream = await asyncio.to_thread(
@@ -130,30 +136,44 @@ async def test_background_stream_resumes_across_kill_9_and_restart(tmp_path: Pat
         before = await asyncio.to_thread(lambda: take(stream, 40))
         assert numbers(before) == list(range(40))
         response_id = before[0].response.id
+        session_id = (await asyncio.to_thread(sdk.responses.retrieve, response_id)).model_extra["hermes"][
+            "session_id"
+        ]
         srv.proc.kill()  # kill -9 mid-stream
         srv.proc.wait(10)
     finally:
         if srv.proc.poll() is None:
             srv.proc.kill()
-    again = start_server(home, config=BASE_CONFIG)
+    stored = await stored_turn(storage, session_id)
+    seen = [e.delta for e in before if e.type == "response.output_text.delta"]
+    # The client saw no delta the killed server had not stored.
+    assert seen == stored.deltas[: len(seen)], (seen, stored)
+    again = start_server(home, config=config)
     try:
         sdk = client(again)
         cursor = numbers(before)[-1]
         rest = await asyncio.to_thread(
             lambda: take(sdk.responses.retrieve(response_id, stream=True, starting_after=cursor))
         )
+        # No gap, no repeat.
         assert numbers(rest) == list(range(cursor + 1, cursor + 1 + len(rest))), numbers(rest)
         end = rest[-1]
         assert end.type == "response.failed" and end.response.status == "failed"
-        assert end.response.error is not None and end.response.error.code == "interrupted"
-        assert "before this response completed" in end.response.error.message
+        assert end.response.error is not None and end.response.error.code == code
+        assert why in end.response.error.message
         text = "".join(e.delta for e in before + rest if e.type == "response.output_text.delta")
-        assert text and end.response.output[0].content[0].text == text
+        assert text and end.response.output[0].content[0].text == text == stored.text
+        # The cut-off turn's end comes right after the last stored event: after the last stored
+        # delta only the events closing the open message, then the terminal one.
+        kinds = [e.type for e in before + rest]
+        last_delta = len(kinds) - 1 - kinds[::-1].index("response.output_text.delta")
+        assert all(k.endswith(".done") for k in kinds[last_delta + 1 : -1]), kinds[last_delta:]
         polled = await asyncio.to_thread(sdk.responses.retrieve, response_id)
-        assert polled.status == "failed" and polled.error.code == "interrupted"
+        assert polled.status == "failed" and polled.error.code == code
         # The whole stream again: the same events before the cut as the client saw live.
         whole = await asyncio.to_thread(lambda: take(sdk.responses.retrieve(response_id, stream=True)))
         assert [e.model_dump() for e in whole[:40]] == [e.model_dump() for e in before]
+        assert numbers(whole) == list(range(len(whole))) and whole[-1].model_dump() == end.model_dump()
         # The next turn, chained to it, works.
         nxt = await asyncio.to_thread(
             sdk.responses.create, model="hermes-agent", input="again", previous_response_id=response_id
@@ -161,6 +181,11 @@ async def test_background_stream_resumes_across_kill_9_and_restart(tmp_path: Pat
         assert nxt.status == "completed"
     finally:
         again.stop()
+
+
+async def test_background_stream_resumes_across_kill_9_and_restart(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    await background_resumes_after_kill_9(home, sqlite_storage(home))
 
 
 async def test_the_stream_read_back_after_the_end_is_the_live_one(server: Server) -> None:

@@ -141,3 +141,31 @@ def test_evicted_and_never_shown_events_are_gaps_and_unshown_ones_wait() -> None
     got = parse(frames)
     assert [f["data"]["event"] for f in got] == ["stream.gap", "run.failed"] and cursor == 40
     assert (got[0]["data"]["from_seq"], got[0]["data"]["to_seq"]) == (31, 39)
+
+
+async def test_a_steered_run_reads_back_after_a_restart_as_it_was_live(tmp_path: Path) -> None:
+    """``run.steered`` has no core event behind it: its seq is kept in the run's record, as a
+    ``run.stopping``'s, so a read from the event log numbers every event as live."""
+    from tests.api.test_api_runs import SLOW_TOOL, wait_last_event
+
+    home = tmp_path / "home"
+    srv = start_server(home, config=BASE_CONFIG)
+    try:
+        run_id = (await start_run(srv, {"input": SLOW_TOOL}))["run_id"]
+        await wait_last_event(srv, run_id, "tool.started")
+        steer = await call(srv, "POST", f"/v1/runs/{run_id}/steer", {"input": "use fewer words"})
+        assert steer.status == 200, steer.text
+        await wait_status(srv, run_id, "completed")
+        live = frames_of((await call(srv, "GET", f"/v1/runs/{run_id}/events")).text)
+    finally:
+        srv.stop()
+    names = [f["data"]["event"] for f in live]
+    assert "run.steered" in names and "run.steer_delivered" in names, names
+    again = start_server(home, config=BASE_CONFIG)
+    try:
+        reply = await call(again, "GET", f"/v1/runs/{run_id}/events")
+        frames = frames_of(reply.text)
+        assert same_events(frames, live), (names, [f["data"]["event"] for f in frames])
+        check_no_silent_jump(frames, 0)
+    finally:
+        again.stop()

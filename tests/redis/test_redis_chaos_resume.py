@@ -12,6 +12,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from tests.api.api_helpers import Server, call, start_server
+from tests.api.stored_log import stored_turn
 from tests.redis.conftest import Shared
 from tests.redis.stream_checks import TERMINAL_EVENTS, check_stream
 from tests.redis.test_redis_instances import Events, config
@@ -45,6 +46,10 @@ async def test_a_run_resumes_through_nginx_after_its_owner_is_killed_and_restart
         victim.proc.wait(10)
     seen = check_stream(before)
     cursor = max(seen)
+    # What the killed owner's log holds of the turn: the client saw no more than that.
+    storage = {"backend": "postgres", "dsn": shared.env["HERMES_POSTGRES_DSN"]}
+    stored = await stored_turn(storage, reply.json["session_id"])
+    assert cursor <= 1 + len(stored.deltas), (cursor, stored)
     # The killed instance comes back on the same port (nginx keeps sending it requests).
     restarted = start_server(
         victim.home,
@@ -70,6 +75,8 @@ async def test_a_run_resumes_through_nginx_after_its_owner_is_killed_and_restart
     # only stored events, and only while its liveness lease holds): no gap, nothing skipped.
     assert gaps == [], gaps
     assert sorted(rest) == list(range(cursor + 1, end["seq"] + 1)), sorted(rest)
+    # ... right after the last stored event: run.started, one message.delta per stored delta.
+    assert end["seq"] == 1 + len(stored.deltas) + 1, (end, stored)
     print(f"chaos: {len(before)} frames before the kill, {len(after)} after, end seq {end['seq']}")
     # Every instance, the restarted one included, tells the same ending; the session goes on.
     status = await call(restarted, "GET", f"/v1/runs/{run_id}")

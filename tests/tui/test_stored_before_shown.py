@@ -12,7 +12,7 @@ from typing import Any
 
 from hermes_core import Kernel
 from hermes_tui_gateway.stream import SessionStream
-from tests.timing import eventually
+from tests.timing import eventually, scaled
 
 
 class Sink:
@@ -92,6 +92,62 @@ async def test_frames_wait_for_the_batch_that_stores_them(tmp_path: Path) -> Non
             # Once nothing waits, a frame of an event already stored goes out at once.
             stream.emit("status.update", {"kind": "note", "text": "direct"})
             assert sink.frames[-1][0]["payload"]["text"] == "direct"
+        finally:
+            disk.set()
+            await session.close()
+            await stream.aclose()
+
+
+async def test_a_replay_after_a_kill_9_waits_for_the_cut_off_turns_end(tmp_path: Path) -> None:
+    """A stream started on a session a ``kill -9`` cut off begins above the end the restart
+    appended (its numbers come from the log only): ``session.events.since`` gives that end,
+    once stored, and never before."""
+    from types import SimpleNamespace
+
+    from hermes_tui_gateway.replay import from_log
+    from tests.event_log_crash import run_child_until_killed
+
+    db = tmp_path / "hermes.sqlite3"
+    printed, _durable = await asyncio.to_thread(run_child_until_killed, "sqlite", str(db), "cut", tmp_path)
+    kernel = Kernel.create(
+        entry_points=["mock", "sqlite"],
+        strict=True,
+        settings={
+            "model": "mock:echo",
+            "storage": {"backend": "sqlite", "path": str(db)},
+            "titles": {"refine": False},
+        },
+    )
+    async with kernel.running():
+        storage: Any = kernel.storage
+        real_write = storage.write_event_chunks
+        disk = asyncio.Event()
+        waiting: list[int] = []
+
+        async def slow_disk(writes: Any) -> Any:
+            waiting.append(len(writes))
+            await disk.wait()
+            return await real_write(writes)
+
+        storage.write_event_chunks = slow_disk
+        session = await kernel.open_session("cut", source="tui", owner="test")
+        stream = SessionStream(session, lambda: {}, 512, 1 << 22)  # type: ignore[arg-type, return-value]
+        try:
+            head = kernel.events.head("cut")
+            assert head is not None and stream.shown_seq == head
+            await eventually(lambda: waiting, what="the end's write to wait for the disk")
+            seen = max(printed)  # the client's cursor: the newest event it was shown
+            replay = asyncio.create_task(
+                from_log(SimpleNamespace(session=session, stream=stream), seen, head)
+            )  # type: ignore[arg-type]
+            await asyncio.sleep(0.01)
+            assert not replay.done()  # nothing of the end goes out before it is stored
+            disk.set()
+            frames, gaps = await asyncio.wait_for(replay, scaled(10))
+            assert gaps == []
+            seqs = [f["seq"] for f in frames]
+            assert seqs == sorted(set(seqs)) and seqs[-1] == head and seqs[0] > seen
+            assert frames[-1]["type"] == "message.complete", frames[-1]
         finally:
             disk.set()
             await session.close()
