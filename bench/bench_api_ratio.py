@@ -124,6 +124,8 @@ async def streams(
     return {
         # Server CPU (all threads) per 1000 streamed tokens, the streams' set-up included.
         "cpu_per_1k": cpu_used * 1000 * 1000 / (count * tokens),
+        # Content chunks a client got per stream (fewer: more tokens per chunk, fewer gaps).
+        "chunks": len(gaps) / count + 1,
         "complete": complete,
         "ttft_p99": pct(firsts, 0.99) if firsts else float("nan"),
         "gap_p99": pct(gaps, 0.99) * 1000 if gaps else float("nan"),
@@ -200,6 +202,7 @@ async def _stream_rows(quick: bool, servers: Servers) -> list[tuple[str, ...]]:
         ("200 streams @50 tok/s: TTFT p99 (ms)", "ttft_p99", "{:.1f}", "<= 250"),
         ("200 streams @50 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 50"),
         ("200 streams: server CPU per 1k tokens (ms)", "cpu_per_1k", "{:.1f}", ""),
+        ("200 streams: content chunks per stream", "chunks", "{:.1f}", f"(of {50 if quick else 100})"),
     ]
     results = {
         name: await streams(t, 200, 50 if quick else 100, 20, pid) for name, (t, pid) in servers.items()
