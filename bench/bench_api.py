@@ -31,7 +31,8 @@ BIN = Path(sys.executable).parent / "hermes"
 
 # -- the fake upstream -------------------------------------------------------------------------
 async def fake_completions(request: web.Request) -> web.StreamResponse:
-    """Stream ``fake-t<N>-d<MS>``: N single-word deltas, MS milliseconds apart."""
+    """Stream ``fake-t<N>-d<MS>[-f<MS>]``: N single-word deltas, MS milliseconds apart (after
+    the ``f`` milliseconds the upstream takes to start answering)."""
     try:
         return await _fake_stream(request)
     except ConnectionError:
@@ -66,8 +67,10 @@ def _tail(count: int) -> bytes:
 
 async def _fake_stream(request: web.Request) -> web.StreamResponse:
     body = await request.json()
-    _, tokens, delay = body["model"].split("-")
+    _, tokens, delay, *first = body["model"].split("-")
     count, pause = int(tokens[1:]), int(delay[1:]) / 1000
+    if first:  # ``-f<MS>``: the upstream thinks MS milliseconds before it answers
+        await asyncio.sleep(int(first[0][1:]) / 1000)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
     await response.prepare(request)
     if pause:
@@ -207,12 +210,12 @@ class Target:
             writer.close()
 
 
-async def ttft(target: Target, concurrency: int, rounds: int) -> list[float]:
+async def ttft(target: Target, concurrency: int, rounds: int, model: str = "fake-t5-d0") -> list[float]:
     out: list[float] = []
     for _ in range(rounds):
         # Distinct openers: each request is its own conversation, as with distinct users.
         results = await asyncio.gather(
-            *(target.stream(None, "fake-t5-d0", f"bench {time.time_ns()} {i}") for i in range(concurrency))
+            *(target.stream(None, model, f"bench {time.time_ns()} {i}") for i in range(concurrency))
         )
         out.extend(r[0] * 1000 for r in results)
     return out

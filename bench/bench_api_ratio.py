@@ -82,10 +82,14 @@ def start_hermes(
     return proc, port
 
 
+#: The fake model of the TTFT rounds (``--upstream-ttfb`` adds the upstream's thinking time).
+TTFT_MODEL = "fake-t5-d0"
+
+
 async def burst(target: Target, concurrency: int) -> list[float]:
     """TTFT (ms) of ``concurrency`` distinct first turns sent at once."""
     results = await asyncio.gather(
-        *(target.stream(None, "fake-t5-d0", f"bench {time.time_ns()} {i}") for i in range(concurrency))
+        *(target.stream(None, TTFT_MODEL, f"bench {time.time_ns()} {i}") for i in range(concurrency))
     )
     return [r[0] * 1000 for r in results]
 
@@ -151,7 +155,7 @@ async def measure(
     """Every figure for every server, interleaved round by round; rows of strings."""
     paths = {"direct": direct, **{name: target for name, (target, _) in servers.items()}}
     for target in paths.values():  # warm up: imports, pooled connections for c=50
-        await bench_api.ttft(target, 1, 5)
+        await bench_api.ttft(target, 1, 5, TTFT_MODEL)
         await burst(target, 50)
     rows: list[tuple[str, ...]] = []
     if not streams_only:
@@ -172,7 +176,7 @@ async def _ttft_rows(
     for _ in range(rounds):  # interleaved: the machine's noise falls on every path alike
         for name, target in paths.items():
             before = cpu_s(servers[name][1]) if name in servers else 0.0
-            one[name] += await bench_api.ttft(target, 1, 10)
+            one[name] += await bench_api.ttft(target, 1, 10, TTFT_MODEL)
             if name in servers:
                 cpu1[name] += cpu_s(servers[name][1]) - before
         for name, target in paths.items():
@@ -324,6 +328,8 @@ async def main(
     print(f"hermes api on {storage}; {os.cpu_count()} cores; load average at start {started}")
     if base_bin is not None:
         print(f"base: {base_bin}; hermes: {BIN}")
+    if TTFT_MODEL.count("-") > 2:
+        print(f"TTFT rounds: the fake upstream answers after {TTFT_MODEL.rsplit('-f', 1)[1]} ms")
     names = list(servers)
     print(f"{'metric':<38} " + " ".join(f"{n:>16}" for n in names) + "  budget")
     for row in rows:
@@ -378,7 +384,17 @@ if __name__ == "__main__":
         action="store_true",
         help="only the stream figures (200 and 1,000 streams) with the server CPU per 1k tokens",
     )
+    parser.add_argument(
+        "--upstream-ttfb",
+        type=int,
+        default=0,
+        metavar="MS",
+        help="the fake upstream waits MS milliseconds before answering in the TTFT rounds (a real "
+        "model's time to first byte): what hermes does meanwhile is then off the first token's path",
+    )
     args = parser.parse_args()
+    if args.upstream_ttfb:
+        TTFT_MODEL = f"fake-t5-d0-f{args.upstream_ttfb}"
     gc.freeze()  # the load client is the harness: see bench_api.py
     gc.disable()
     rounds = args.rounds or (4 if args.quick else 12)

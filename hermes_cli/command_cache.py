@@ -6,8 +6,9 @@ So whenever the CLI has loaded plugins it remembers, per plugin, the transports 
 whether it failed, keyed by the plugin's metadata fingerprint
 (:func:`hermes_cli.entry_points.plugin_fingerprints`). Help reads that file; when a selected
 plugin is missing or was reinstalled since, help loads the selected plugins once itself (slower)
-and remembers them. The file is a cache: deleting it is always safe, and a write that fails is
-ignored.
+and remembers them. A transport run without options remembers once it is up (or when it ends),
+off its start-up path (:class:`hermes_cli.transport_run.TransportRun`). The file is a cache:
+deleting it is always safe, and a write that fails is ignored.
 
 It lives in the user cache directory (``$XDG_CACHE_HOME/hermes`` on Linux), never in
 ``HERMES_HOME``: it holds nothing of the user's, and read-only commands such as

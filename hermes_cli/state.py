@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from hermes_cli.store import FileSettingsStore
     from hermes_core.kernel import Kernel
+    from hermes_core.registry import Registry
 
 
 def setup_logging() -> None:
@@ -33,15 +34,19 @@ class CliState:
     :param add: ``--with-plugin`` names (added to the selected set).
     :param lenient: load with strict mode off whatever ``HERMES_STRICT_PLUGINS`` says
         (``hermes plugins`` shows every failure in its table instead of stopping at them).
+    :param defer_remember: leave remembering the plugins' commands (for ``hermes --help``) to
+        :meth:`remember_commands`, off a transport's start-up path.
     """
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     add: tuple[str, ...] = ()
     lenient: bool = False
+    defer_remember: bool = False
     _store: FileSettingsStore | None = None
     _kernel: Kernel | None = None
     warned: set[str] = field(default_factory=set)
+    _unremembered: Registry | None = None
 
     @property
     def store(self) -> FileSettingsStore:
@@ -90,15 +95,27 @@ class CliState:
             failed = any(p.failed for p in kernel.registry.plugins)
             every_plugin = selection.entry_points is True and not failed
             self._check_config_keys(kernel, every_plugin)
-            from hermes_cli.command_cache import remember
             from hermes_cli.startup_gc import settle
 
-            remember(kernel.registry)  # so `hermes --help` can list the transports cheaply
+            self._unremembered = kernel.registry
+            if not self.defer_remember:
+                self.remember_commands()
             settle()
             for message in kernel.registry.warnings:
                 self.warn_once(message)
             self._kernel = kernel
         return self._kernel
+
+    def remember_commands(self) -> None:
+        """Remember the loaded plugins' commands, so ``hermes --help`` lists them cheaply.
+
+        Does nothing when no kernel was built, or after the first call.
+        """
+        registry, self._unremembered = self._unremembered, None
+        if registry is not None:
+            from hermes_cli.command_cache import remember
+
+            remember(registry)
 
     def _check_config_keys(self, kernel: Kernel, every_plugin: bool) -> None:
         """Warn about unknown keys in ``config.toml``, each with the closest known key.

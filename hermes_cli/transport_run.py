@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.cli")
 EXIT_TERMINATED = 128 + signal.SIGTERM
+#: How long after the kernel is up a transport remembers its plugins' commands for ``hermes
+#: --help`` (hermes_cli/command_cache.py): past a host's first request, or at exit if sooner.
+REMEMBER_AFTER_S = 1.0
 
 
 def apply_overrides(core_raw: dict[str, Any], overrides: Mapping[str, Any]) -> None:
@@ -75,6 +78,10 @@ class TransportRun:
             raw.setdefault(field, default)
         return core_raw, validate_transport_settings(self.spec, raw)
 
+    def _remember(self) -> None:
+        with contextlib.suppress(Exception):  # a cache: a failed write costs a slower --help
+            self.state.remember_commands()
+
     async def _reload(self, ctx: TransportContext) -> Any:
         core_raw, settings = self._settings()
         await self.kernel.apply_settings(core_raw)
@@ -92,7 +99,9 @@ class TransportRun:
                 if not ready.done():
                     ready.set_result(None)
                     # After the factory's next step (a gateway builds its tables there).
-                    asyncio.get_running_loop().call_soon(startup_gc.settle)
+                    loop = asyncio.get_running_loop()
+                    loop.call_soon(startup_gc.settle)
+                    loop.call_later(REMEMBER_AFTER_S, self._remember)
                 await stop.wait()
         except asyncio.CancelledError:
             startup_gc.settle()
@@ -148,6 +157,7 @@ class TransportRun:
                 await starter
             if ready.done() and not ready.cancelled():
                 ready.exception()  # the factory may not have looked; keep asyncio quiet
+            self._remember()
         return int(code or 0)
 
 
@@ -193,12 +203,12 @@ def run_plain(state: CliState, name: str) -> int | None:
     """
     from hermes_cli.failures import from_click, guarded
 
+    state.defer_remember = True  # TransportRun remembers once the transport is up
     kernel = guarded(lambda: state.kernel)
     spec = kernel.registry.transports.get(name)
-    if spec is None:
-        return None  # click says why (hermes_cli.cmd_transport.transport_command)
-    run = plain_run(state, spec)
-    if run is None:
+    run = None if spec is None else plain_run(state, spec)
+    if run is None:  # click says why, or converts the options (hermes_cli.cmd_transport)
+        state.remember_commands()
         return None
 
     def check() -> None:

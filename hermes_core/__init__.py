@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
     "ChargeTo": "hermes_core.budgets",
     "Admission": "hermes_core.budgets",
     "Budgets": "hermes_core.budgets",
-    "LedgerSpec": "hermes_core.budget_ledger",
+    "LedgerSpec": "hermes_core.records",
     "BucketLimits": "hermes_core.budget_ledger",
     "LedgerCall": "hermes_core.budget_ledger",
     "Verdict": "hermes_core.budget_ledger",

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from hermes_core.records import LedgerSpec as LedgerSpec  # declared with the other plugin specs
+
 #: What the limit that refused was.
 Limit = Literal["spend_usd", "tokens_per_minute", "requests_per_minute", "concurrent_runs", "unavailable"]
 Op = Literal["admit", "reserve", "settle", "release"]
@@ -76,15 +78,6 @@ class LedgerCall:
     usd: float = 0.0
     tokens: int = 0
     ttl_s: float = 300.0
-
-
-@dataclass(frozen=True, slots=True)
-class LedgerSpec:
-    """A budget ledger plugin (``hermes_budget_ledgers``): ``factory(kernel)`` returns a
-    :class:`BudgetLedger`, or None when it does not apply (the kernel's records are used then)."""
-
-    name: str
-    factory: Any  # Callable[[Kernel], BudgetLedger | None]
 
 
 class BudgetLedger(Protocol):

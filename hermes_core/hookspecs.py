@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from hermes_core.budget_ledger import LedgerSpec
     from hermes_core.events import Event
     from hermes_core.kernel import Kernel
     from hermes_core.records import (
         CommandSpec,
         ConfigSection,
+        LedgerSpec,
         PolicyDecision,
         PriceSource,
         ProviderSpec,

@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from hermes_core.budgets import Budgets
 from hermes_core.errors import ConfigError, StorageError
 from hermes_core.event_log.owner import EventLogs
 from hermes_core.lease_owner import make_owner
@@ -37,6 +36,7 @@ from hermes_core.tracing import Tracer, build_tracer
 
 if TYPE_CHECKING:
     from hermes_core.approvals import Allowlist
+    from hermes_core.budgets import Budgets
     from hermes_core.models import ModelStatus, ProviderHub, ResolvedModel
     from hermes_core.questions import QuestionBroker
     from hermes_core.records import CommandResult
@@ -65,7 +65,8 @@ class Kernel:
         self.sessions = Sessions(self)
         self.models = Models(self)
         self.tool_sources = ToolSources(self.redactor)
-        self.events, self.records, self.budgets = EventLogs(self), Records(self), Budgets(self)
+        self.events, self.records = EventLogs(self), Records(self)
+        self._budgets: Budgets | None = None
         self._questions: QuestionBroker | None = None
         self._storage: Storage | None = None
         self._hub: ProviderHub | None = None
@@ -154,6 +155,15 @@ class Kernel:
         return self._questions
 
     @property
+    def budgets(self) -> Budgets:
+        """Spend and rate limits (made on first use: a session opens without them)."""
+        if self._budgets is None:
+            from hermes_core.budgets import Budgets  # kept off the start-up path
+
+            self._budgets = Budgets(self)
+        return self._budgets
+
+    @property
     def allowlist(self) -> Allowlist | None:
         return self._allowlist
 
@@ -187,7 +197,7 @@ class Kernel:
                     await asyncio.gather(renew, return_exceptions=True)
         finally:
             self._running = False
-            await asyncio.gather(self.hub.aclose(), self.budgets.aclose())
+            await asyncio.gather(self.hub.aclose(), *[b.aclose() for b in (self._budgets,) if b])
             await self._storage.close()
             self.executor.shutdown(wait=False, cancel_futures=True)
 

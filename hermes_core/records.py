@@ -253,6 +253,17 @@ class RunBusSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class LedgerSpec:
+    """A budget ledger plugin (``hermes_budget_ledgers``): ``factory(kernel)`` returns a
+    :class:`~hermes_core.budget_ledger.BudgetLedger`, or None when it does not apply (the
+    kernel's records are used then). Here with the other specs, so declaring one does not
+    import the ledger's vocabulary (``hermes_core.budget_ledger``) at start-up."""
+
+    name: str
+    factory: Any  # Callable[[Kernel], BudgetLedger | None]
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigSection:
     """A top-level table of ``config.toml`` that a plugin reads (docs/plugin-hooks.md#hermes_config_sections).
 

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from hermes_core import __distribution__
 
 if TYPE_CHECKING:
-    from hermes_core.budget_ledger import LedgerSpec
     from hermes_core.records import (
         CommandSpec,
         ConfigSection,
+        LedgerSpec,
         PriceSource,
         ProviderSpec,
         RunBusSpec,

@@ -96,8 +96,8 @@ class SessionTenants:
 
         :param owner: the caller's :attr:`Principal.owner`.
         :param exists: whether a session is stored already (a stored key may not claim it then).
-        :param new: the id was made for this request (64 random bits), so no record can name it:
-            a configured key reads nothing (a tenant still claims it).
+        :param new: the id was made for this request (64 random bits), so no record and no stored
+            session can name it: a configured key reads nothing, a tenant only claims it.
         :returns: False for a session the caller may not open (answer it as unknown).
         """
         holder = self._known.get(session_id)
@@ -112,8 +112,9 @@ class SessionTenants:
             # One round trip: the claim takes an unowned id, or answers with its holder.
             claim = await self._space.claim(session_id, {}, owner=owner)
             holder = claim.record.owner or owner
-            if claim.won and not owner.startswith(_LEGACY) and await exists(session_id):
-                # The session was there before anyone claimed it: not this tenant's.
+            # The session was there before anyone claimed it: not this tenant's. (An id made for
+            # this request names no stored session: nothing to ask.)
+            if claim.won and not owner.startswith(_LEGACY) and not new and await exists(session_id):
                 await self._space.delete(session_id, expect=Expect(owner=owner))
                 return False
         self._remember(session_id, holder)

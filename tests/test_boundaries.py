@@ -660,8 +660,9 @@ def test_kernel_classes_own_the_privates_they_use() -> None:
 def test_kernel_module_stays_assembly_sized() -> None:
     """kernel.py only assembles: settings work, observers and tool services live in their own modules."""
     lines = (ROOT / "hermes_core" / "kernel.py").read_text(encoding="utf-8").count("\n")
-    # 255: room for the owners of durable state (kernel.events, kernel.records), which it assembles.
-    assert lines < 255, f"hermes_core/kernel.py has {lines} lines; move what is not assembly to an owner"
+    # 255: room for the owners of durable state (kernel.events, kernel.records), which it assembles;
+    # 265: and for kernel.budgets made on first use (a session opens without spend limits).
+    assert lines < 265, f"hermes_core/kernel.py has {lines} lines; move what is not assembly to an owner"
 
 
 # -- hermes_chat: a client of the gateway protocol only ---------------------------------------------

@@ -83,6 +83,17 @@ class FolderBatch:
         self._asked.append((path, future))
         return future
 
+    def predict(self, path: Path) -> Path | None:
+        """Return what :meth:`prepare` will hand back for a folder it makes, when known now.
+
+        That is the parent's resolved path (known once a folder was made in it) plus the name;
+        None when the parent was not seen yet or ``path`` takes the full way.
+        """
+        if not (path.is_absolute() and path.name not in ("", ".", "..") and path.name.isascii()):
+            return None
+        known = _PARENTS.get(str(path.parent))
+        return None if known is None else known[1] / path.name
+
     def _send(self) -> None:
         asked, self._asked = self._asked, []
         try:

@@ -118,6 +118,7 @@ class Session:
     replace_rows = forward("state", SessionState.replace_rows)
     add_usage = forward("state", SessionState.add_usage)
     set_pending_title = forward("state", SessionState.set_pending_title)
+    lease_held = forward("state", SessionState.lease_held)
 
     # -- state -------------------------------------------------------------------------------
     @property

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
+from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse, StorageError
 from hermes_core.ids import mint_session_id
 from hermes_core.lease_owner import holder_is_gone
 from hermes_core.workspace import check_workspace
@@ -141,7 +141,6 @@ async def _open_stored_or_new(
     ``new``: the id was made for this open, so storage cannot hold it and is not read.
     """
     from hermes_core.session.live import Session
-    from hermes_core.storage import NewRow, SessionRecord
 
     storage = kernel.storage
     preparing: asyncio.Future[Path] | None = None
@@ -150,34 +149,40 @@ async def _open_stored_or_new(
         # made and checked on the executor while storage is read, off the loop's path.
         preparing = kernel.sessions.folders.prepare(Path(cwd))
         preparing.add_done_callback(_retrieve)  # a stored session never awaits it
-    # Both queued at once: storage answers them together (one wake-up instead of two).
-    reading: asyncio.Future[SessionRecord | None]
+    fresh = _Fresh(
+        source, cwd, preparing, profile, model, title, seed, channel_key, parent_session_id, branch
+    )
     if new:
-        reading = asyncio.get_running_loop().create_future()
-        reading.set_result(None)
-    else:
-        reading = asyncio.ensure_future(storage.get_session(session_id))
-    leasing = asyncio.ensure_future(storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S))
+        # Nobody else can know the id yet, so nobody can hold its lease: the session is handed
+        # out while the lease is being taken and its first write waits for it instead, so a
+        # first turn's model call goes out meanwhile (docs/reference/core.md#writer-lease).
+        taking = asyncio.ensure_future(_take_new_lease(kernel, session_id))
+        taking.add_done_callback(_retrieve)
+        ready: asyncio.Future[None] = taking
+        predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
+        if preparing is not None and predicted is not None:
+            # Its folder's resolved path is known already: it is made meanwhile too, and
+            # checked before the first write (a tool cannot run before then).
+            ready = _settle_new(kernel, session_id, taking, preparing, predicted)
+            ready.add_done_callback(_retrieve)
+            fresh = dataclasses.replace(fresh, preparing=None, made=predicted)
+        try:
+            session = await _create(kernel, session_id, fresh, ready)
+            await kernel.events.attach(session, None)
+        except BaseException:
+            await _release_when_taken(kernel, session_id, ready)
+            raise
+        kernel.sessions.add(session)
+        return session
+    # Both queued at once: storage answers them together (one wake-up instead of two).
+    reading = asyncio.ensure_future(storage.get_session(session_id))
     try:
-        holder = await leasing
+        holder = await _lease(kernel, session_id)
     except BaseException:
         reading.cancel()
         with contextlib.suppress(BaseException):
             await reading
         raise
-    if holder is not None and holder_is_gone(holder):
-        # The holder was killed without releasing (kill -9, a crash): take over now instead of
-        # making a restarted client wait for the lease to expire.
-        log.info("taking over the lease of %s from %s, which is no longer running", session_id, holder)
-        try:
-            holder = await storage.acquire_lease(
-                session_id, kernel.lease_owner, LEASE_TTL_S, take_over=holder
-            )
-        except BaseException:
-            reading.cancel()
-            with contextlib.suppress(BaseException):
-                await reading
-            raise
     if holder is not None:
         with contextlib.suppress(Exception):
             await reading
@@ -198,44 +203,7 @@ async def _open_stored_or_new(
             rows = await storage.load_rows(session_id)
             session = Session(kernel, record, rows, persisted=True)
         else:
-            if preparing is not None:
-                workspace = await preparing
-            else:
-                workspace = check_workspace(Path(cwd) if cwd is not None else Path.cwd())
-            resolved = await kernel.resolve_model(model) if model and branch is None else None
-            record = SessionRecord(
-                id=session_id,
-                source=source,
-                cwd=str(workspace),
-                profile=profile or "default",
-                model=resolved.ref if resolved else None,
-                provider=resolved.provider if resolved else None,
-                reasoning_effort=kernel.settings.reasoning_effort,
-                channel_key=channel_key,
-                parent_session_id=parent_session_id,
-                created_at=time.time(),
-            )
-            if branch is not None:
-                record = dataclasses.replace(
-                    record,
-                    model=branch.model,
-                    provider=branch.provider,
-                    title=branch.title,
-                    title_origin="explicit",
-                    reasoning_effort=branch.reasoning_effort,
-                    system_overlay=branch.system_overlay,
-                )
-            session = Session(kernel, record, [], persisted=False)
-            if title:
-                from hermes_core.titles import clean_title
-
-                session.set_pending_title(clean_title(title), "explicit")
-            if seed:
-                await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in seed])
-            if branch is not None:
-                from hermes_core.session.ops import copy_rows
-
-                await copy_rows(session, branch.rows)
+            session = await _create(kernel, session_id, fresh, None)
         # The lease is ours by now: a former holder that still writes the log is caught by the
         # compare-and-set of the first write.
         await kernel.events.attach(session, await logged if logged is not None else None)
@@ -244,3 +212,158 @@ async def _open_stored_or_new(
         raise
     kernel.sessions.add(session)
     return session
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Fresh:
+    """What a session that storage does not hold is created from."""
+
+    source: str
+    cwd: Path | None
+    preparing: asyncio.Future[Path] | None
+    profile: str | None
+    model: str | None
+    title: str | None
+    seed: Sequence[SeedMessage]
+    channel_key: str | None
+    parent_session_id: str | None
+    branch: BranchSeed | None
+    #: The folder's resolved path, when it is known without waiting for ``preparing``.
+    made: Path | None = None
+
+
+async def _create(
+    kernel: Kernel, session_id: str, fresh: _Fresh, taking: asyncio.Future[None] | None
+) -> Session:
+    """Make the live session of an id storage does not hold (written at its first row).
+
+    :param taking: the lease being taken, for a new id: the session writes nothing before it is.
+    """
+    from hermes_core.session.live import Session
+    from hermes_core.storage import NewRow, SessionRecord
+
+    if fresh.preparing is not None:
+        workspace = await fresh.preparing
+    elif fresh.made is not None:
+        workspace = fresh.made
+    else:
+        workspace = check_workspace(Path(fresh.cwd) if fresh.cwd is not None else Path.cwd())
+    branch = fresh.branch
+    resolved = await kernel.resolve_model(fresh.model) if fresh.model and branch is None else None
+    record = SessionRecord(
+        id=session_id,
+        source=fresh.source,
+        cwd=str(workspace),
+        profile=fresh.profile or "default",
+        model=resolved.ref if resolved else None,
+        provider=resolved.provider if resolved else None,
+        reasoning_effort=kernel.settings.reasoning_effort,
+        channel_key=fresh.channel_key,
+        parent_session_id=fresh.parent_session_id,
+        created_at=time.time(),
+    )
+    if branch is not None:
+        record = dataclasses.replace(
+            record,
+            model=branch.model,
+            provider=branch.provider,
+            title=branch.title,
+            title_origin="explicit",
+            reasoning_effort=branch.reasoning_effort,
+            system_overlay=branch.system_overlay,
+        )
+    session = Session(kernel, record, [], persisted=False)
+    if taking is not None:
+        session.state.expect_lease(taking)
+    if fresh.title:
+        from hermes_core.titles import clean_title
+
+        session.set_pending_title(clean_title(fresh.title), "explicit")
+    if fresh.seed:
+        await session.append_rows([NewRow(role=m.role, content=m.text, parts=m.parts) for m in fresh.seed])
+    if branch is not None:
+        from hermes_core.session.ops import copy_rows
+
+        await copy_rows(session, branch.rows)
+    return session
+
+
+async def _lease(kernel: Kernel, session_id: str) -> str | None:
+    """Take the writer lease; return None, or the live holder that keeps it."""
+    storage = kernel.storage
+    holder = await storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S)
+    if holder is not None and holder_is_gone(holder):
+        # The holder was killed without releasing (kill -9, a crash): take over now instead of
+        # making a restarted client wait for the lease to expire.
+        log.info("taking over the lease of %s from %s, which is no longer running", session_id, holder)
+        holder = await storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S, take_over=holder)
+    return holder
+
+
+async def _take_new_lease(kernel: Kernel, session_id: str) -> None:
+    """Take a new id's writer lease; a holder (which nobody can be) fails the first write."""
+    holder = await _lease(kernel, session_id)
+    if holder is not None:
+        raise StorageError(f"the writer lease of the new session {session_id} is held by {holder}")
+
+
+_GIVING_BACK: set[asyncio.Future[None]] = set()
+
+
+def _settle_new(
+    kernel: Kernel,
+    session_id: str,
+    taking: asyncio.Future[None],
+    preparing: asyncio.Future[Path],
+    predicted: Path,
+) -> asyncio.Future[None]:
+    """Return a future of a new session's lease and folder both ready; a folder that cannot be
+    made (or is not where it was predicted) gives the lease back and fails it.
+
+    Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
+    loop a step of its own.
+    """
+    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def copy(done: asyncio.Future[None]) -> None:
+        if ready.done():
+            return
+        if done.cancelled():
+            ready.cancel()
+        elif (failure := done.exception()) is not None:
+            ready.set_exception(failure)
+        else:
+            ready.set_result(None)
+
+    def folder_done(done: asyncio.Future[Path]) -> None:
+        if done.cancelled():
+            failure: BaseException | None = asyncio.CancelledError()
+        else:
+            failure = done.exception()
+            if failure is None and done.result() != predicted:
+                where = f"the folder resolves to {done.result()}, not {predicted}"
+                failure = InvalidValue("cwd", message=where)
+        if failure is None:
+            taking.add_done_callback(copy)
+            return
+        message = f"the workspace folder of the new session {session_id} cannot be made: {failure}"
+        giving_back = asyncio.ensure_future(_release_when_taken(kernel, session_id, taking))
+        _GIVING_BACK.add(giving_back)  # the loop keeps only a weak reference to a task
+        giving_back.add_done_callback(_GIVING_BACK.discard)
+        giving_back.add_done_callback(lambda _: copy_failure(StorageError(message)))
+
+    def copy_failure(failure: BaseException) -> None:
+        if not ready.done():
+            ready.set_exception(failure)
+
+    preparing.add_done_callback(folder_done)
+    return ready
+
+
+async def _release_when_taken(kernel: Kernel, session_id: str, taking: asyncio.Future[None]) -> None:
+    """Release a lease being taken for a session that was never handed out, once it is taken."""
+    try:
+        await asyncio.shield(taking)
+    except BaseException:
+        return  # not taken: nothing to release
+    await kernel.storage.release_lease(session_id, kernel.lease_owner)

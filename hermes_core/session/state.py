@@ -46,6 +46,8 @@ class SessionState:
         self._rows = rows
         self._persisted = persisted
         self._pending_title: str | None = None
+        # A new session's writer lease while it is being taken (see :meth:`expect_lease`).
+        self._lease: asyncio.Future[None] | None = None
         self._usage = Usage(
             **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
         )
@@ -63,6 +65,32 @@ class SessionState:
     def persisted(self) -> bool:
         """Whether storage holds the session yet (new sessions are written at their first row)."""
         return self._persisted
+
+    def expect_lease(self, taking: asyncio.Future[None]) -> None:
+        """Write nothing before ``taking`` (the writer lease being taken) has succeeded.
+
+        A session whose id was made for its open is handed out while its lease is still being
+        taken, so its first turn's model call need not wait for it; its first write waits
+        instead, and fails with what taking the lease raised.
+        """
+        self._lease = taking
+
+    async def lease_held(self) -> None:
+        """Return once the writer lease is ours; raise what taking it raised."""
+        taking = self._lease
+        if taking is not None:
+            await asyncio.shield(taking)
+
+    @property
+    def lease_pending(self) -> bool:
+        """Whether the writer lease is still being taken."""
+        return self._lease is not None and not self._lease.done()
+
+    @property
+    def lease_failed(self) -> bool:
+        """Whether taking the writer lease failed (the session must write nothing)."""
+        taking = self._lease
+        return taking is not None and taking.done() and (taking.cancelled() or taking.exception() is not None)
 
     @property
     def pending_title(self) -> str | None:
@@ -86,6 +114,8 @@ class SessionState:
         if self._memory_only:
             return self._keep_in_memory(rows)
         storage = self._storage
+        if self._lease is not None:
+            await asyncio.shield(self._lease)  # raises what taking the lease raised
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
         rows = [r if r.created_at is not None else dataclasses.replace(r, created_at=now) for r in rows]

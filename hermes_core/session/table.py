@@ -19,7 +19,6 @@ from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
 from hermes_core.session.folders import FolderBatch
 from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
-from hermes_core.subagents import Subagents
 
 if TYPE_CHECKING:
     from hermes_core.budgets import ChargeTo
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from hermes_core.session.live import Session
     from hermes_core.session.types import BranchSeed, StoredSession
     from hermes_core.storage import SessionPage, SessionRecord
+    from hermes_core.subagents import Subagents
 
 log = logging.getLogger("hermes.kernel")
 LEASE_RENEW_S = 10.0
@@ -40,13 +40,22 @@ class Sessions:
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self._live: dict[str, Session] = {}
-        #: The delegated children of these sessions (docs/reference/core.md#subagents).
-        self.children = Subagents(kernel)
+        self._children: Subagents | None = None
         #: Makes new sessions' folders on the executor (see :class:`FolderBatch`).
         self.folders = FolderBatch(kernel.executor)
         # One lock per session id while it is being opened, forgotten or written without being
         # open (weak values: a lock lives while someone holds or awaits it).
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @property
+    def children(self) -> Subagents:
+        """The delegated children of these sessions (docs/reference/core.md#subagents); made on
+        first use, since opening a session delegates nothing."""
+        if self._children is None:
+            from hermes_core.subagents import Subagents
+
+            self._children = Subagents(self._kernel)
+        return self._children
 
     @contextlib.asynccontextmanager
     async def holding(self, session_id: str) -> AsyncIterator[None]:
@@ -75,7 +84,7 @@ class Sessions:
         return list(self._live.values())
 
     def add(self, session: Session) -> None:
-        """Enter a just-opened session (its lease is held) into the table."""
+        """Enter a just-opened session (its lease is held, or being taken for a new id)."""
         self._live[session.id] = session
 
     def start_background(
@@ -122,8 +131,9 @@ class Sessions:
 
         With ``create_cwd``, ``cwd`` (and its parents) is made when missing, on the executor
         while storage is read. With ``new``, the caller made ``session_id`` for this open (e.g.
-        from 64 random bits), so storage cannot hold it and is not read: only the lease is
-        taken before the session is created.
+        from 64 random bits), so storage cannot hold it and is not read, and the session is
+        handed out while its lease (and its new folder, when its parent is known) is being
+        taken: its first write waits for them (docs/reference/core.md#writer-lease).
         """
         return await open_session(
             self._kernel,
@@ -169,7 +179,8 @@ class Sessions:
         if self._live.get(session.id) is session:
             del self._live[session.id]
         kernel = self._kernel
-        await self.children.close_children(session.id)
+        if self._children is not None:
+            await self._children.close_children(session.id)
         try:
             await kernel.events.detach(session)  # sealed while the lease is still ours
         except Exception:
@@ -177,6 +188,10 @@ class Sessions:
         async with self.holding(session.id):
             if session.id in self._live:
                 return  # opened again meanwhile: the lease is the new session's
+            try:
+                await session.lease_held()  # a new session's lease may still be being taken
+            except Exception:
+                return  # never taken: nothing to release
             try:
                 await kernel.storage.release_lease(session.id, kernel.lease_owner)
             except Exception:
@@ -287,6 +302,8 @@ class Sessions:
         """Renew each live session's lease once; outages and take-overs are reported on it."""
         kernel = self._kernel
         for session in list(self._live.values()):
+            if session.state.lease_pending or session.state.lease_failed:
+                continue  # just being taken (for LEASE_TTL_S), or never ours
             try:
                 held = await kernel.storage.renew_lease(session.id, kernel.lease_owner, LEASE_TTL_S)
             except Exception as exc:

@@ -42,9 +42,27 @@ def estimate_input(request: ChatRequest) -> int:
     message (a tokenizer per model would cost more than the call's own framing)."""
     chars = len(request.system or "") + sum(len(m.content) + 8 for m in request.messages)
     if request.tools:
-        chars += len(json.dumps([t.parameters for t in request.tools], default=str))
+        # The JSON of the list of every tool's parameters: each one's, plus "[", "]" and ", ".
+        chars += sum(_schema_chars(t.parameters) for t in request.tools) + 2 * len(request.tools)
         chars += sum(len(t.name) + len(t.description) for t in request.tools)
     return -(-chars // 4) + len(request.messages)
+
+
+#: id(parameters) → (the parameters, the length of their JSON): a registry's tool keeps its
+#: schema object, so each call does not encode every schema again (it is on the way to the
+#: first token). Kept with the object itself, so a reused id is never mistaken for it.
+_SCHEMA_CHARS: dict[int, tuple[object, int]] = {}
+
+
+def _schema_chars(parameters: object) -> int:
+    known = _SCHEMA_CHARS.get(id(parameters))
+    if known is not None and known[0] is parameters:
+        return known[1]
+    chars = len(json.dumps(parameters, default=str))
+    if len(_SCHEMA_CHARS) >= 4096:
+        _SCHEMA_CHARS.clear()
+    _SCHEMA_CHARS[id(parameters)] = (parameters, chars)
+    return chars
 
 
 class TurnBudget:

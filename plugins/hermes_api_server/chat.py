@@ -171,6 +171,7 @@ class _ChatJob:
                             done = event
                 finally:
                     await asyncio.shield(abandon(session, turn))
+                await session.lease_held()  # not taken: answered as a failed open always was
                 stored = self._transcript(session)
         finally:
             state.active_turns -= 1
@@ -241,12 +242,16 @@ class _ChatJob:
                 try:
                     writer = SseWriter(request, {**self._headers(model_ref), **warning})
                     try:
-                        last = await chunks.pump(writer, pump, model_ref, source, include_usage)
+                        last = await chunks.pump(
+                            writer, pump, model_ref, source, include_usage, before_head=session.lease_held
+                        )
                     except ClientGone:
                         pass
                 finally:
                     await pump.close()
                     await asyncio.shield(abandon(session, turn))
+                if not writer.opened:
+                    await session.lease_held()  # not taken: answered as a failed open always was
                 stored = self._transcript(session)
             await self._remember(stored, chunks.answered)
             if last is not None:

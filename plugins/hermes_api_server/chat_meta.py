@@ -9,7 +9,7 @@ import secrets
 import time
 from typing import TYPE_CHECKING
 
-from hermes_api_server.budget_gate import budget_error, charge_for
+from hermes_api_server.budget_gate import admit, budget_error, charge_for
 from hermes_api_server.errors import ApiError, json_response
 from hermes_core import BudgetExceeded, HermesError, ProviderError, SeedMessage
 
@@ -37,11 +37,14 @@ async def meta_request(
     state: ServerState, conv: Conversation, choice: ModelChoice, principal: str
 ) -> web.Response:
     """Answer a task prompt with one model call and no session, charged to the caller's key and
-    tenant (docs/reference/budgets.md#outside-a-turn).
+    tenant (docs/reference/budgets.md#outside-a-turn), admitted as one request of the key.
 
     :raises ApiError: a failed call, mapped like a failed turn (see :func:`provider_failure`).
     """
     kernel = state.kernel
+    # One request of the key, like a chat completion's turn: it counts against
+    # requests_per_minute and holds a run slot while the call runs (429 before the call).
+    admission = await admit(kernel, principal)
     state.active_turns += 1
     try:
         messages = [*conv.history, SeedMessage(role="user", text=conv.text)]
@@ -52,7 +55,7 @@ async def meta_request(
             model=choice.ref,
             purpose="one_shot",
             system=conv.system or None,
-            charge=charge_for(principal),
+            charge=admission.charge if admission is not None else charge_for(principal),
         )
     except BudgetExceeded as exc:  # the call was not made (docs/reference/budgets.md#outside-a-turn)
         raise budget_error(exc) from None
@@ -66,6 +69,8 @@ async def meta_request(
         raise ApiError(502, "agent_incomplete", message) from None
     finally:
         state.active_turns -= 1
+        if admission is not None:
+            await kernel.budgets.release(admission)
     payload = {
         "id": "chatcmpl-" + secrets.token_hex(12),
         "object": "chat.completion",

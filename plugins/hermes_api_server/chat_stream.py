@@ -45,6 +45,8 @@ from hermes_core import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from hermes_api_server.model_select import ModelChoice
     from hermes_api_server.sse import SseWriter
     from hermes_api_server.state import ServerState
@@ -93,8 +95,13 @@ class ChatChunks:
         model_ref: str,
         source: str,
         include_usage: bool,
+        before_head: Callable[[], Awaitable[None]] | None = None,
     ) -> str:
-        """Stream the turn's frames; return the last ones (the outcome and ``[DONE]``), unwritten."""
+        """Stream the turn's frames; return the last ones (the outcome and ``[DONE]``), unwritten.
+
+        :param before_head: awaited before the head (which names the session) leaves on its own,
+            ahead of the turn's first event: a new session's writer lease is taken by then.
+        """
         settings = self.state.settings
         loop = asyncio.get_running_loop()
         # The head and the role chunk leave with the first frame (one packet on the path to the
@@ -108,6 +115,15 @@ class ChatChunks:
             batch = await pump.next(wait)
             if batch is None:
                 if head is not None:
+                    if before_head is not None:
+                        try:
+                            await before_head()
+                        except Exception:
+                            # Nothing leaves: the turn ends at once, and the caller answers.
+                            head_by = loop.time() + KEEPALIVE_S
+                            continue
+                        finally:
+                            before_head = None
                     await writer.open(head)
                     head = None
                 else:

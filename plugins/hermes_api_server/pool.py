@@ -113,7 +113,7 @@ class SessionPool:
                 create_cwd=chosen is None,
                 new=new,
             )
-            if workspace is None and session.cwd != cwd and not session.cwd.is_dir():
+            if not new and workspace is None and session.cwd != cwd and not session.cwd.is_dir():
                 await self._move_in(session, cwd)
             return session
         except SessionInUse:

@@ -30,7 +30,7 @@ class PostgresExtras:
 
     @property
     def _records(self) -> RecordOps:
-        return RecordOps(lambda: self._cursor(transaction=True), self._read)
+        return RecordOps(lambda: self._cursor(transaction=True), self._read, lambda: self._cursor())
 
     # -- records ------------------------------------------------------------------------------
     async def get_record(self, namespace: str, key: str) -> StoredRecord | None:

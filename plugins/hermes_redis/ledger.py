@@ -14,8 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes_core import BucketLimits, BudgetUnavailable, LedgerCall, Verdict
+from hermes_redis.script_link import LinkDown, ScriptRefused, bulk, link_for
 
 PREFIX = "hermes:budget:"
+NO_ANSWER = "Redis is configured for budgets but does not answer"
+#: Arguments per bucket: its name and its four limits.
+_PER_BUCKET = 5
 
 #: KEYS: the buckets. ARGV: op, run id, reservation id, usd, tokens, ttl_s, then per bucket its
 #: name and four limits (-1: none). Returns {"ok"} or {"no", bucket, limit, retry_after}.
@@ -116,42 +120,73 @@ class RedisLedger:
     """Budget buckets on one Redis server.
 
     :param url: the server (the run bus's ``bus.url``).
+    :param connect_timeout_s: how long connecting may take. :param reply_timeout_s: how long
+        an answer may take. Both bounded: an unreachable server refuses quickly (fail closed),
+        never hangs a turn.
+    :param own_link: run the script on the ledger's own connection (False: through redis-py's
+        client, as for a ``rediss://`` URL).
     """
 
     name = "redis"
 
-    def __init__(self, url: str) -> None:
+    def __init__(
+        self, url: str, *, connect_timeout_s: float = 2.0, reply_timeout_s: float = 5.0, own_link: bool = True
+    ) -> None:
         import redis.asyncio as aioredis
 
         self.url = url
-        # Bounded waits: an unreachable server refuses quickly (fail closed), never hangs a turn.
+        timeouts = {"connect_timeout_s": connect_timeout_s, "reply_timeout_s": reply_timeout_s}
         self.client: Any = aioredis.from_url(
-            url, decode_responses=True, socket_connect_timeout=2, socket_timeout=5
+            url,
+            decode_responses=True,
+            socket_connect_timeout=connect_timeout_s,
+            socket_timeout=reply_timeout_s,
         )
-        self._script: Any = self.client.register_script(APPLY)
-        #: Each bucket's name and limits as the script's arguments, encoded once.
-        self._encoded: dict[BucketLimits, list[str]] = {}
+        #: The script's own pipelined connection (docs/reference/budgets.md#cost); None for a URL
+        #: it does not speak (``rediss://``), where redis-py runs the script.
+        self._link = link_for(url, APPLY, **timeouts) if own_link else None
+        self._script: Any = self.client.register_script(APPLY) if self._link is None else None
+        #: Each bucket's key and its name and limits, as RESP bulk strings encoded once.
+        self._encoded: dict[BucketLimits, tuple[bytes, bytes]] = {}
+
+    def _bucket(self, limits: BucketLimits) -> tuple[bytes, bytes]:
+        encoded = self._encoded.get(limits)
+        if encoded is None:
+            if len(self._encoded) >= 10_000:
+                self._encoded.clear()
+            values = [limits.key, *(repr(v) for v in limits.as_list())]
+            encoded = (bulk(PREFIX + limits.key), b"".join(bulk(v) for v in values))
+            self._encoded[limits] = encoded
+        return encoded
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
         """Run the script over every bucket at once."""
-        import redis.exceptions
-
-        args: list[Any] = [call.op, call.run_id, call.res_id, repr(call.usd), call.tokens, repr(call.ttl_s)]
-        for limits in buckets:
-            encoded = self._encoded.get(limits)
-            if encoded is None:
-                if len(self._encoded) >= 10_000:
-                    self._encoded.clear()
-                encoded = self._encoded[limits] = [limits.key, *(repr(v) for v in limits.as_list())]
-            args.extend(encoded)
-        try:
-            reply = await self._script(keys=[PREFIX + b.key for b in buckets], args=args)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
-            raise BudgetUnavailable(f"Redis is configured for budgets but does not answer: {exc}") from exc
+        head = (call.op, call.run_id, call.res_id, repr(call.usd), str(call.tokens), repr(call.ttl_s))
+        if self._link is None:
+            reply = await self._via_redis_py(buckets, head)
+        else:
+            encoded = [self._bucket(b) for b in buckets]
+            args = b"".join([*(bulk(v) for v in head), *(e[1] for e in encoded)])
+            nargs = len(head) + _PER_BUCKET * len(encoded)
+            try:
+                reply = await self._link.call([e[0] for e in encoded], args, nargs)
+            except (LinkDown, ScriptRefused) as exc:
+                raise BudgetUnavailable(f"{NO_ANSWER}: {exc}") from exc
         if reply[0] == "ok":
             return Verdict(True)
         exhausted = len(reply) > 4 and reply[4] == "1"
         return Verdict(False, str(reply[1]), reply[2], float(reply[3]), exhausted)
+
+    async def _via_redis_py(self, buckets: Sequence[BucketLimits], head: tuple[str, ...]) -> Any:
+        import redis.exceptions
+
+        args: list[Any] = list(head)
+        for limits in buckets:
+            args += [limits.key, *(repr(v) for v in limits.as_list())]
+        try:
+            return await self._script(keys=[PREFIX + b.key for b in buckets], args=args)
+        except (redis.exceptions.RedisError, OSError) as exc:
+            raise BudgetUnavailable(f"{NO_ANSWER}: {exc}") from exc
 
     async def read(self, bucket: str) -> dict[str, Any]:
         """Return a bucket's stored state (``{}`` when never charged)."""
@@ -160,5 +195,7 @@ class RedisLedger:
         return state
 
     async def aclose(self) -> None:
-        """Close the connection pool."""
+        """Close the connections."""
+        if self._link is not None:
+            await self._link.aclose()
         await self.client.aclose()

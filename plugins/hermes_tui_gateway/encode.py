@@ -29,7 +29,6 @@ from hermes_core import (
     TurnCompleted,
     Usage,
     cut_off_reason,
-    subagent_payload,
 )
 from hermes_tui_gateway.wire import (
     ApprovalRequestPayload,
@@ -248,6 +247,8 @@ def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
     ``tool_name`` (``tool``), ``duration_seconds`` (``duration_s``), ``tool_count``
     (``tool_calls``), ``input_tokens``/``output_tokens`` (``usage``).
     """
+    from hermes_core import subagent_payload  # the subagent table's module: not needed to open a session
+
     out = subagent_payload(ev, redact)
     if "tool" in out:
         out["tool_name"] = out["tool"]

@@ -256,3 +256,34 @@ async def test_the_first_calls_reservation_runs_while_the_prompt_is_stored(works
         outcome = await (await session.submit("hello", owner="t")).outcome
     assert outcome.reason == "stop", outcome
     assert order == ["reserve", "request", "settle"]
+
+
+def test_the_input_estimate_counts_the_tools_json_and_follows_a_changed_schema() -> None:
+    import json
+
+    from hermes_core.providers import ChatMessage, ChatRequest, ToolSchema
+    from hermes_core.turn.budget import estimate_input
+
+    params = [{"type": "object", "properties": {"path": {"type": "string", "é": n}}} for n in range(3)]
+    tools = tuple(ToolSchema(f"tool{n}", "d" * n, params[n]) for n in range(3))
+    request = ChatRequest("m", (ChatMessage("user", "hello"),), tools=tools, system="sys")
+
+    def expected(req: ChatRequest) -> int:
+        chars = len("sys") + len("hello") + 8 + len(json.dumps([t.parameters for t in req.tools]))
+        chars += sum(len(t.name) + len(t.description) for t in req.tools)
+        return -(-chars // 4) + 1
+
+    assert estimate_input(request) == estimate_input(request) == expected(request)
+    # The same tools built again for the next call (the registry keeps each schema object).
+    again = ChatRequest(
+        "m",
+        request.messages,
+        tools=tuple(ToolSchema(t.name, t.description, t.parameters) for t in tools),
+        system="sys",
+    )
+    assert estimate_input(again) == expected(request)
+    bigger = {**params[0], "description": "x" * 400}  # a tool whose schema changed is a new object
+    changed = ChatRequest(
+        "m", request.messages, tools=(ToolSchema("tool0", "", bigger), *tools[1:]), system="sys"
+    )
+    assert estimate_input(changed) == expected(changed) > expected(request)

@@ -41,3 +41,23 @@ async def test_an_id_that_may_not_exist_yet_is_not_cached_as_unclaimed() -> None
 
 async def _false() -> bool:
     return False
+
+
+async def test_a_tenants_new_session_is_claimed_without_asking_whether_it_exists() -> None:
+    # An id made for this request (64 random bits) cannot name a stored session: the claim is
+    # the only round trip (a stored key's first turn of a new chat waits on one write, not two).
+    kernel = make_kernel(FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model"})
+    async with kernel.running():
+        tenants = SessionTenants(kernel.records)
+        asked: list[str] = []
+
+        async def exists(session_id: str) -> bool:
+            asked.append(session_id)
+            return False
+
+        assert await tenants.check("api-new", "tenant:acme", exists, new=True)
+        assert asked == []
+        assert await SessionTenants(kernel.records).tenant("api-new") == "acme"
+        # An id the caller chose may name a session made before: that is still asked.
+        assert await tenants.check("chosen", "tenant:acme", exists)
+        assert asked == ["chosen"]

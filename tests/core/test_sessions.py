@@ -95,6 +95,27 @@ async def test_a_new_id_opens_without_reading_storage(
     assert [r.role for r in again.rows] == ["user", "assistant"]
 
 
+async def test_a_new_id_holds_its_lease_before_its_first_write_and_gives_it_back(
+    tmp_path: Path, workspace: Path
+) -> None:
+    """A ``new=True`` session is handed out while its lease is being taken: ``lease_held()``
+    returns once it is ours (another process is then refused), and closing the session before
+    it wrote anything gives the lease back (the id is free, no session is stored)."""
+    async with sqlite_kernel(tmp_path).running() as first, sqlite_kernel(tmp_path).running() as second:
+        session = await first.open_session(
+            "api-00000000000000aa", source="api", owner="t", cwd=workspace, new=True
+        )
+        await session.lease_held()
+        with pytest.raises(SessionInUse):
+            await second.open_session("api-00000000000000aa", source="api", owner="t", cwd=workspace)
+        await first.sessions.renew_once()  # a held lease renews; a session not stored yet is fine
+        await session.close()
+        assert await second.storage.get_session("api-00000000000000aa") is None
+        again = await second.open_session("api-00000000000000aa", source="api", owner="t", cwd=workspace)
+        await turn(again, "hello")
+        assert [r.role for r in again.rows] == ["user", "assistant"]
+
+
 async def test_create_cwd_that_cannot_be_made_fails_cleanly(k: Kernel, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")

@@ -52,6 +52,10 @@ NEVER = (
     # the "off" answers of features Hermes lacks and their thirty models (on first call only)
     "hermes_tui_gateway.feature_off",
     "hermes_tui_gateway.wire_off",
+    # spend and rate limits: kernel.budgets is made when a turn first charges one, and a
+    # ledger plugin declares its LedgerSpec without the ledger's vocabulary
+    "hermes_core.budgets",
+    "hermes_core.budget_ledger",
 )
 
 
@@ -68,3 +72,86 @@ def test_the_first_session_needs_no_jsonrpc_library_nor_metadata_parsing(home: P
     assert {"hermes_tui_gateway.methods_session", "modules_recorder"} <= modules
     loaded = sorted(m for m in modules if m.split(".")[0] in NEVER or m in NEVER)
     assert loaded == [], f"imported before the first answer: {loaded}"
+
+
+CACHE_PROBE = '''
+"""Writes whether the command cache exists to $CACHE_SEEN when the kernel has started."""
+import contextlib
+import os
+from pathlib import Path
+
+from hermes_core import hookimpl
+
+
+@contextlib.asynccontextmanager
+async def _probe(kernel):
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "hermes" / "commands.json"
+    Path(os.environ["CACHE_SEEN"]).write_text(str(cache.exists()), encoding="utf-8")
+    yield
+
+
+@hookimpl
+def hermes_lifespan(kernel):
+    return _probe(kernel)
+'''
+
+
+def test_the_gateway_remembers_the_commands_for_help_after_it_started(home: Path, tmp_path: Path) -> None:
+    """``hermes --help``'s command cache is written off the start-up path, yet still written."""
+    dist = tmp_path / "dist"
+    write_distribution(dist, "probe", {"cache_probe": CACHE_PROBE}, {"probe": "cache_probe"})
+    seen = tmp_path / "seen.txt"
+    cache = home / ".cache" / "hermes" / "commands.json"
+    with TuiProcess(home, env={"PYTHONPATH": str(dist), "CACHE_SEEN": str(seen)}) as tui:
+        assert tui.create()
+        assert tui.close() == 0
+    # Not yet while the kernel started (the first session was still to come) …
+    assert seen.read_text(encoding="utf-8") == "False"
+    # … but by the time the gateway ended, with the transports of the plugins it loaded.
+    assert '"tui"' in cache.read_text(encoding="utf-8")
+
+
+WATCHER = '''
+"""Writes the names in sys.modules to $MODULES_OUT as soon as the first session is live."""
+import asyncio
+import contextlib
+import os
+import sys
+
+from hermes_core import hookimpl
+
+
+async def _watch(kernel):
+    while not kernel.sessions.live:
+        await asyncio.sleep(0)  # every loop turn: before the answer to session.create is out
+    with open(os.environ["MODULES_OUT"], "w", encoding="utf-8") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+
+
+@contextlib.asynccontextmanager
+async def _run(kernel):
+    task = asyncio.create_task(_watch(kernel))
+    yield
+    task.cancel()
+
+
+@hookimpl
+def hermes_lifespan(kernel):
+    return _run(kernel)
+'''
+
+#: Needed later in a session's life (a delegation, closing it), not to open it.
+NOT_TO_OPEN = ("hermes_core.subagents",)
+
+
+def test_opening_the_first_session_needs_no_subagent_table(home: Path, tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    write_distribution(dist, "watcher", {"modules_watcher": WATCHER}, {"watcher": "modules_watcher"})
+    out = tmp_path / "modules.txt"
+    with TuiProcess(home, env={"PYTHONPATH": str(dist), "MODULES_OUT": str(out)}) as tui:
+        assert tui.create()
+        assert tui.close() == 0
+    modules = set(out.read_text(encoding="utf-8").split("\n"))
+    assert {"hermes_core.session.live", "modules_watcher"} <= modules
+    loaded = sorted(m for m in NOT_TO_OPEN if m in modules)
+    assert loaded == [], f"imported to open the first session: {loaded}"
