@@ -118,12 +118,18 @@ async def streams(
         return got
 
     sampler = asyncio.create_task(sample())
+    cpu_before = cpu_s(pid) if pid else 0.0
     results = await asyncio.gather(*(one(i) for i in range(count)), return_exceptions=True)
+    cpu_used = cpu_s(pid) - cpu_before if pid else float("nan")
     done.set()
     await sampler
     await fresh.close()
     complete = sum(1 for r in results if r == tokens)
     return {
+        # Server CPU (all threads) per 1000 streamed tokens, the streams' set-up included.
+        "cpu_per_1k": cpu_used * 1000 * 1000 / (count * tokens),
+        # Content chunks a client got per stream (fewer: more tokens per chunk, fewer gaps).
+        "chunks": len(gaps) / count + 1,
         "complete": complete,
         "ttft_p99": pct(firsts, 0.99) if firsts else float("nan"),
         "gap_p99": pct(gaps, 0.99) * 1000 if gaps else float("nan"),
@@ -139,13 +145,30 @@ Servers = dict[str, tuple[Target, int]]  # name -> (target, server pid)
 
 
 async def measure(
-    quick: bool, rounds: int, direct: Target, servers: Servers, ttft_only: bool = False
+    quick: bool,
+    rounds: int,
+    direct: Target,
+    servers: Servers,
+    ttft_only: bool = False,
+    streams_only: bool = False,
 ) -> list[tuple[str, ...]]:
     """Every figure for every server, interleaved round by round; rows of strings."""
     paths = {"direct": direct, **{name: target for name, (target, _) in servers.items()}}
     for target in paths.values():  # warm up: imports, pooled connections for c=50
         await bench_api.ttft(target, 1, 5, TTFT_MODEL)
         await burst(target, 50)
+    rows: list[tuple[str, ...]] = []
+    if not streams_only:
+        rows += await _ttft_rows(rounds, direct, paths, servers)
+    if ttft_only:
+        return rows
+    rows += await _stream_rows(quick, servers)
+    return rows
+
+
+async def _ttft_rows(
+    rounds: int, direct: Target, paths: dict[str, Target], servers: Servers
+) -> list[tuple[str, ...]]:
     one: dict[str, list[float]] = {name: [] for name in paths}
     fifty: dict[str, list[float]] = {name: [] for name in paths}
     cpu = dict.fromkeys(servers, 0.0)
@@ -174,20 +197,27 @@ async def measure(
     per1 = {name: used * 1000 / (rounds * 10) for name, used in cpu1.items()}
     rows.append(("server CPU per c=1 request (ms)", *_with_ratio(per1), "(ratio to the relay)"))
     rows.append((f"  (load average after the TTFT rounds: {load()})",))
-    if ttft_only:
-        return rows
+    return rows
+
+
+async def _stream_rows(quick: bool, servers: Servers) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = [(f"  (load average before the streams: {load()})",)]
     figures: list[tuple[str, str, str, str]] = [
         ("200 streams @50 tok/s: TTFT p99 (ms)", "ttft_p99", "{:.1f}", "<= 250"),
         ("200 streams @50 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 50"),
+        ("200 streams: server CPU per 1k tokens (ms)", "cpu_per_1k", "{:.1f}", ""),
+        ("200 streams: content chunks per stream", "chunks", "{:.1f}", f"(of {50 if quick else 100})"),
     ]
     results = {
         name: await streams(t, 200, 50 if quick else 100, 20, pid) for name, (t, pid) in servers.items()
     }
     rows += [(label, *_plain(results, key, form), budget) for label, key, form, budget in figures]
+    rows.append((f"  (load average after the 200 streams: {load()})",))
     figures = [
         ("1000 streams @10 tok/s: complete", "complete", "{:.0f}", "= 1000"),
         ("1000 streams @10 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 100"),
         ("1000 streams: server peak RSS (MB)", "rss_peak", "{:.1f}", "<= 300"),
+        ("1000 streams: server CPU per 1k tokens (ms)", "cpu_per_1k", "{:.1f}", ""),
     ]
     results = {
         name: await streams(t, 1000, 30 if quick else 100, 100, pid) for name, (t, pid) in servers.items()
@@ -234,6 +264,7 @@ async def main(
     scoped: bool = False,
     with_config: Path | None = None,
     ttft_only: bool = False,
+    streams_only: bool = False,
 ) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
@@ -275,7 +306,7 @@ async def main(
             direct = Target(f"http://127.0.0.1:{fake_port}{PATH}", None, "")
             started = load()
             try:
-                rows = await measure(quick, rounds, direct, servers, ttft_only)
+                rows = await measure(quick, rounds, direct, servers, ttft_only, streams_only)
             finally:
                 for target in [direct, *(t for t, _ in servers.values())]:
                     await target.close()
@@ -349,6 +380,11 @@ if __name__ == "__main__":
         help="only the TTFT rounds and the server CPU per request (no stream figures)",
     )
     parser.add_argument(
+        "--streams-only",
+        action="store_true",
+        help="only the stream figures (200 and 1,000 streams) with the server CPU per 1k tokens",
+    )
+    parser.add_argument(
         "--upstream-ttfb",
         type=int,
         default=0,
@@ -371,5 +407,6 @@ if __name__ == "__main__":
             args.scoped_key,
             args.with_config,
             args.ttft_only,
+            args.streams_only,
         )
     )

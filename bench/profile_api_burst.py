@@ -4,9 +4,11 @@ Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite), wa
 then records the server with py-spy (``pip install py-spy``; it needs ptrace rights over the
 server process) while the bursts run, and prints the functions with the most samples on the
 event-loop thread: self time, and inclusive time for the frames named with ``--focus``.
-``--out FILE`` keeps the collapsed stacks (flamegraph input). Not a test.
+``--out FILE`` keeps the collapsed stacks (flamegraph input). ``--streams N`` profiles the
+per-token path instead: rounds of N streams of 50 deltas at 50 tok/s, CPU per 1000 tokens.
+Not a test.
 
-Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--out stacks.txt]``.
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--streams 200] [--out stacks.txt]``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_api
-from bench_api_ratio import KEY, PATH, burst, start_hermes
+from bench_api_ratio import KEY, PATH, burst, start_hermes, streams
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
@@ -74,7 +76,15 @@ def summarize(stacks: Path, top: int, focus: list[str]) -> None:
         print(f"{n / total:6.1%}  {name}")
 
 
-async def main(bursts: int, out: Path | None, top: int, focus: list[str], binary: Path, spy_on: bool) -> None:
+async def main(
+    bursts: int,
+    out: Path | None,
+    top: int,
+    focus: list[str],
+    binary: Path,
+    spy_on: bool,
+    stream_count: int = 0,
+) -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     fake_port = bench_api.free_port()
     fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
@@ -98,7 +108,10 @@ async def main(bursts: int, out: Path | None, top: int, focus: list[str], binary
             started = time.perf_counter()
             p95 = []
             for _ in range(bursts):
-                p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
+                if stream_count:  # the per-token path: N streams of 50 deltas 20 ms apart
+                    p95.append((await streams(hermes, stream_count, 50, 20, None))["ttft_p99"])
+                else:
+                    p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
             wall = time.perf_counter() - started
             cpu1 = thread_cpu(proc.pid)
             if recorder is not None:
@@ -111,9 +124,15 @@ async def main(bursts: int, out: Path | None, top: int, focus: list[str], binary
             fake.terminate()
             fake.wait(10)
         median = sorted(p95)[len(p95) // 2]
-        print(f"{bursts} bursts of 50 in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms")
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; server CPU per request (ms):")
-        per = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) * 1000 / (bursts * 50) for k in sorted(cpu1)}
+        if stream_count:
+            print(f"{bursts} rounds of {stream_count} streams in {wall:.1f} s", end="; ")
+            print(f"TTFT p99 median {median:.1f} ms")
+            unit, count = "1000 tokens", bursts * stream_count * 50 / 1000
+        else:
+            print(f"{bursts} bursts of 50 in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms")
+            unit, count = "request", bursts * 50
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; server CPU per {unit} (ms):")
+        per = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) * 1000 / count for k in sorted(cpu1)}
         print("  " + "  ".join(f"{k} {v:.3f}" for k, v in per.items()) + f"  total {sum(per.values()):.3f}")
         if spy_on:
             summarize(stacks, top, focus)
@@ -131,5 +150,13 @@ if __name__ == "__main__":
     )
     parser.add_argument("--bin", type=Path, default=bench_api.BIN, help="the hermes executable to run")
     parser.add_argument("--no-spy", action="store_true", help="only the per-thread CPU, no py-spy")
+    parser.add_argument(
+        "--streams",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead of bursts: rounds (--bursts) of N streams of 50 deltas at 50 tok/s, all at once; "
+        "CPU is reported per 1000 streamed tokens",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.bursts, args.out, args.top, args.focus, args.bin, not args.no_spy))
+    asyncio.run(main(args.bursts, args.out, args.top, args.focus, args.bin, not args.no_spy, args.streams))

@@ -99,7 +99,7 @@ class _Prepared:
     def __init__(
         self, pm: pluggy.PluginManager, caller: pluggy.HookCaller, impls: list[pluggy.HookImpl]
     ) -> None:
-        self.impls = tuple(impls)
+        self.impls = list(impls)
         plain = [impl for impl in impls if not _is_wrapper(impl)]
         self.wrappers = [impl for impl in impls if _is_wrapper(impl)]
         self.outer = list(reversed(self.wrappers))
@@ -143,11 +143,8 @@ _PREPARED_MAX = 32
 def _prepare(pm: pluggy.PluginManager, caller: pluggy.HookCaller, impls: list[pluggy.HookImpl]) -> _Prepared:
     """Return the prepared call of ``caller`` for its current implementations."""
     prepared = _PREPARED.get(caller)
-    if (
-        prepared is None
-        or len(prepared.impls) != len(impls)
-        or any(a is not b for a, b in zip(prepared.impls, impls, strict=True))
-    ):
+    # List equality compares items by identity first (HookImpl has no __eq__): one C loop.
+    if prepared is None or prepared.impls != impls:
         if len(_PREPARED) >= _PREPARED_MAX:
             _PREPARED.clear()
         prepared = _PREPARED[caller] = _Prepared(pm, caller, impls)
@@ -180,6 +177,8 @@ def _merge(
     outcomes: list[HookOutcome], result: Any, wrappers: Sequence[pluggy.HookImpl]
 ) -> list[HookOutcome]:
     """Let a wrapper's change of the result win, keeping owners where the values are the same."""
+    if not wrappers:
+        return outcomes  # nothing could change the result: it is the outcomes' values
     produced = [o for o in outcomes if o.error is None and o.value is not None]
     items = result if isinstance(result, list) else [result]
     if len(items) == len(produced) and all(i is o.value for i, o in zip(items, produced, strict=True)):

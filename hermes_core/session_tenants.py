@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from hermes_core.access_keys import DEFAULT_TENANT
+from hermes_core.errors import StorageError
 from hermes_core.record_store import Expect
 
 if TYPE_CHECKING:
@@ -38,6 +39,12 @@ _TENANT = "tenant:"
 _CACHE_MAX = 100_000
 #: How many owner reads run at once when a listing is filtered.
 _READS_AT_ONCE = 16
+
+
+def _retrieve(future: asyncio.Future[None]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 def tenant_of(holder: str | None) -> str:
@@ -127,6 +134,34 @@ class SessionTenants:
         assert who is not None
         claim = await self._space.claim(session_id, {}, owner=who.owner)
         self._remember(session_id, claim.record.owner or who.owner)
+
+    def claim_soon(self, session_id: str, owner: str) -> asyncio.Future[None] | None:
+        """Start what :meth:`check` with ``new`` does, without waiting for it: return the claim of
+        an id made for this request being stored for ``owner``, for the new session's first write
+        to wait for (``claiming`` of :meth:`Sessions.open`) instead of its first model call; or
+        None for a configured key's owner, which claims nothing.
+
+        Nobody else can know such an id, so nothing is read first. The future fails with a
+        :class:`StorageError` when the claim cannot be stored (or, which cannot happen, the id
+        is another owner's); the cache learns the owner only once it is stored.
+        """
+        if owner.startswith(_LEGACY):
+            return None
+        claiming = asyncio.ensure_future(self._claim_made(session_id, owner))
+        claiming.add_done_callback(_retrieve)  # an open that fails first never awaits it
+        return claiming
+
+    async def _claim_made(self, session_id: str, owner: str) -> None:
+        try:
+            claim = await self._space.claim(session_id, {}, owner=owner)
+        except StorageError:
+            raise
+        except Exception as exc:
+            raise StorageError(f"the tenant claim of {session_id} cannot be stored: {exc}") from exc
+        holder = claim.record.owner or owner
+        if not _compatible(holder, owner):
+            raise StorageError(f"the new session {session_id} is claimed by another tenant already")
+        self._remember(session_id, holder)
 
     async def inherit(self, child_id: str, parent_id: str) -> None:
         """Claim a session a delegation just made (``child_id``) for the owner of the session that

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import re
 import time
@@ -83,6 +84,7 @@ async def open_session(
     create_cwd: bool,
     branch: BranchSeed | None = None,
     new: bool = False,
+    claiming: asyncio.Future[None] | None = None,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
     from hermes_core.session.live import PROFILES
@@ -117,6 +119,7 @@ async def open_session(
             create_cwd=create_cwd,
             branch=branch,
             new=new,
+            claiming=claiming,
         )
 
 
@@ -135,10 +138,12 @@ async def _open_stored_or_new(
     create_cwd: bool,
     branch: BranchSeed | None,
     new: bool,
+    claiming: asyncio.Future[None] | None = None,
 ) -> Session:
     """Take the lease and read (or create) the session; the caller holds the id's lock.
 
     ``new``: the id was made for this open, so storage cannot hold it and is not read.
+    ``claiming``: with ``new``, the id's tenant claim being made; the first write waits for it.
     """
     from hermes_core.session.live import Session
 
@@ -159,13 +164,21 @@ async def _open_stored_or_new(
         taking = asyncio.ensure_future(_take_new_lease(kernel, session_id))
         taking.add_done_callback(_retrieve)
         ready: asyncio.Future[None] = taking
+        also: list[tuple[asyncio.Future[None], str]] = []
         predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
         if preparing is not None and predicted is not None:
             # Its folder's resolved path is known already: it is made meanwhile too, and
             # checked before the first write (a tool cannot run before then).
-            ready = _settle_new(kernel, session_id, taking, preparing, predicted)
-            ready.add_done_callback(_retrieve)
+            made = _folder_made(preparing, predicted)
+            also.append((made, f"the workspace folder of the new session {session_id} cannot be made"))
             fresh = dataclasses.replace(fresh, preparing=None, made=predicted)
+        if claiming is not None:
+            # Its tenant's claim (nobody else can know the id either): the id is not revealed,
+            # nor anything written, before the claim is stored.
+            also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant"))
+        if also:
+            ready = _settle_new(kernel, session_id, taking, also)
+            ready.add_done_callback(_retrieve)
         try:
             session = await _create(kernel, session_id, fresh, ready)
             await kernel.events.attach(session, None)
@@ -310,20 +323,41 @@ async def _take_new_lease(kernel: Kernel, session_id: str) -> None:
 _GIVING_BACK: set[asyncio.Future[None]] = set()
 
 
+def _folder_made(preparing: asyncio.Future[Path], predicted: Path) -> asyncio.Future[None]:
+    """Return a future of a new session's folder made where it was predicted."""
+    made: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done(folder: asyncio.Future[Path]) -> None:
+        if folder.cancelled():
+            made.cancel()
+        elif (failure := folder.exception()) is not None:
+            made.set_exception(failure)
+        elif folder.result() != predicted:
+            made.set_exception(
+                InvalidValue("cwd", message=f"the folder resolves to {folder.result()}, not {predicted}")
+            )
+        else:
+            made.set_result(None)
+
+    preparing.add_done_callback(done)
+    return made
+
+
 def _settle_new(
     kernel: Kernel,
     session_id: str,
     taking: asyncio.Future[None],
-    preparing: asyncio.Future[Path],
-    predicted: Path,
+    also: Sequence[tuple[asyncio.Future[None], str]],
 ) -> asyncio.Future[None]:
-    """Return a future of a new session's lease and folder both ready; a folder that cannot be
-    made (or is not where it was predicted) gives the lease back and fails it.
+    """Return a future of a new session's lease and every one of ``also`` (a condition and what
+    its failure means) done; a condition that fails gives the lease back and fails it with a
+    :class:`StorageError`, like a lease that cannot be taken.
 
     Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
     loop a step of its own.
     """
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    waiting = len(also)
 
     def copy(done: asyncio.Future[None]) -> None:
         if ready.done():
@@ -335,28 +369,29 @@ def _settle_new(
         else:
             ready.set_result(None)
 
-    def folder_done(done: asyncio.Future[Path]) -> None:
-        if done.cancelled():
-            failure: BaseException | None = asyncio.CancelledError()
-        else:
-            failure = done.exception()
-            if failure is None and done.result() != predicted:
-                where = f"the folder resolves to {done.result()}, not {predicted}"
-                failure = InvalidValue("cwd", message=where)
+    def copy_failure(failure: BaseException) -> None:
+        if not ready.done():
+            ready.set_exception(failure)
+
+    def condition_done(done: asyncio.Future[None], what: str) -> None:
+        nonlocal waiting
+        failure: BaseException | None = asyncio.CancelledError() if done.cancelled() else done.exception()
         if failure is None:
-            taking.add_done_callback(copy)
+            waiting -= 1
+            if waiting == 0:
+                taking.add_done_callback(copy)
             return
-        message = f"the workspace folder of the new session {session_id} cannot be made: {failure}"
+        if waiting <= 0:
+            return  # another condition failed already: the lease is being given back
+        waiting = -1
+        message = f"{what}: {failure}"
         giving_back = asyncio.ensure_future(_release_when_taken(kernel, session_id, taking))
         _GIVING_BACK.add(giving_back)  # the loop keeps only a weak reference to a task
         giving_back.add_done_callback(_GIVING_BACK.discard)
         giving_back.add_done_callback(lambda _: copy_failure(StorageError(message)))
 
-    def copy_failure(failure: BaseException) -> None:
-        if not ready.done():
-            ready.set_exception(failure)
-
-    preparing.add_done_callback(folder_done)
+    for condition, what in also:
+        condition.add_done_callback(functools.partial(condition_done, what=what))
     return ready
 
 

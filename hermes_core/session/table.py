@@ -125,6 +125,7 @@ class Sessions:
         create_cwd: bool = False,
         branch: BranchSeed | None = None,
         new: bool = False,
+        claiming: asyncio.Future[None] | None = None,
     ) -> Session:
         """Open a stored or live session, or create one; take its writer lease
         (docs/reference/core.md#sessions-and-storage).
@@ -134,6 +135,9 @@ class Sessions:
         from 64 random bits), so storage cannot hold it and is not read, and the session is
         handed out while its lease (and its new folder, when its parent is known) is being
         taken: its first write waits for them (docs/reference/core.md#writer-lease).
+        ``claiming`` (with ``new``) is one more such condition the caller started, e.g. the
+        id's tenant claim (:meth:`SessionTenants.claim_soon`): when it fails, the lease is given
+        back and the first write fails as with a lease that cannot be taken.
         """
         return await open_session(
             self._kernel,
@@ -150,6 +154,7 @@ class Sessions:
             create_cwd=create_cwd,
             branch=branch,
             new=new,
+            claiming=claiming if new else None,
         )
 
     async def lookup(self, id_or_title: str) -> SessionRecord | None:

@@ -17,10 +17,8 @@ from hermes_core import tool_policy, vision
 from hermes_core.content import ImagePart, with_image_notes
 from hermes_core.errors import ProviderError
 from hermes_core.events import (
-    ReasoningDelta,
     Retrying,
     SegmentStarted,
-    TextDelta,
     TurnOutcome,
     Usage,
     UsageUpdated,
@@ -38,6 +36,7 @@ from hermes_core.providers import (
     not_a_chunk,
 )
 from hermes_core.turn import trace
+from hermes_core.turn.deltas import MAX_MERGED, PendingDeltas, next_chunk
 
 if TYPE_CHECKING:
     from hermes_core.storage import Row
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from hermes_core.turn.head_start import HeadStart
 
 RETRY_WAITS = (1.0, 2.0, 4.0, 8.0)
-FAIR_EVERY = 64  # deltas between yields to the event loop
 
 
 class TurnFailed(Exception):
@@ -146,11 +144,17 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
         emitted = False
         streamed = 0
         session.set_status("streaming")
-        stream = head.chunks() if head is not None else provider.stream(request)
+        stream = aiter(head.chunks() if head is not None else provider.stream(request))
         head = None  # a retry opens a new call
         span = trace.open_model_call(run, request, attempt) if run.span is not None else None
+        pending = PendingDeltas(session, run.turn_id)
         try:
-            async for chunk in stream:
+            while True:
+                try:
+                    # Deltas that arrived together are merged: flushed when the stream must wait.
+                    chunk = await next_chunk(stream, pending.flush)
+                except StopAsyncIteration:
+                    break
                 if isinstance(chunk, TextChunk | ReasoningChunk):
                     if not chunk.text:
                         continue
@@ -160,14 +164,18 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                             SegmentStarted(session_id=session.id, turn_id=run.turn_id, segment_id=segment)
                         )
                     emitted = run.emitted_delta = True
-                    _delta(run, result, segment, chunk)
+                    _record(run, result, chunk)
+                    pending.add(segment, chunk.text, isinstance(chunk, ReasoningChunk))
                     streamed += 1
-                    if streamed == 1 or not streamed % FAIR_EVERY:
+                    if streamed == 1 or pending.count >= MAX_MERGED:
                         # The first delta goes out before the rest of what already arrived is
                         # decoded (readers run now, not after the whole burst); later on, a
                         # provider that streams without awaiting must not starve the loop.
+                        pending.flush()
                         await asyncio.sleep(0)
-                elif isinstance(chunk, ToolCallChunk):
+                    continue
+                pending.flush()  # never merged across anything else, never reordered
+                if isinstance(chunk, ToolCallChunk):
                     result.calls.append(chunk.call)
                 elif isinstance(chunk, UsageChunk):
                     result.usage = Usage(
@@ -181,7 +189,9 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                     result.finish = chunk.reason
                 else:
                     raise not_a_chunk(run.resolved.provider if run.resolved else "?", chunk)
+            pending.flush()
         except ProviderError as err:
+            pending.flush()  # what arrived before the failure was streamed
             if span is not None:
                 trace.close_model_call(span, None, "error", error=err.kind)
             await run.budget.refund(held)
@@ -226,6 +236,7 @@ async def call_model(run: TurnRun, provider: Any, head: HeadStart | None = None)
                 )
             ) from err
         except BaseException as exc:
+            pending.flush()
             if span is not None:
                 trace.close_model_call(span, None, "error", error=type(exc).__name__)
             if held is not None:
@@ -262,21 +273,15 @@ async def _settle_cut(run: TurnRun, request: ChatRequest, result: CallResult, he
     await asyncio.shield(run.budget.settle(held, usage))
 
 
-def _delta(run: TurnRun, result: CallResult, segment: str, chunk: TextChunk | ReasoningChunk) -> None:
-    """Record one streamed delta and emit it."""
-    session = run.session
+def _record(run: TurnRun, result: CallResult, chunk: TextChunk | ReasoningChunk) -> None:
+    """Keep one streamed delta's text in the call's result and the turn's (it is emitted by
+    :class:`PendingDeltas`)."""
     if isinstance(chunk, TextChunk):
         result.text_parts.append(chunk.text)
         run.all_text.append(chunk.text)
-        session.emit(
-            TextDelta(session_id=session.id, turn_id=run.turn_id, segment_id=segment, text=chunk.text)
-        )
     else:
         result.reasoning_parts.append(chunk.text)
         run.reasoning.append(chunk.text)
-        session.emit(
-            ReasoningDelta(session_id=session.id, turn_id=run.turn_id, segment_id=segment, text=chunk.text)
-        )
 
 
 def _account(run: TurnRun, request: ChatRequest, result: CallResult) -> None:

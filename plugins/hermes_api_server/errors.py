@@ -72,7 +72,11 @@ def error_response(err: ApiError) -> web.Response:
 
 def dumps(value: Any) -> str:
     """Encode compact JSON (UTF-8 kept as is)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT(value)
+
+
+# Made once: json.dumps with options builds an encoder per call (this runs for every SSE frame).
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def json_response(value: Any, *, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:

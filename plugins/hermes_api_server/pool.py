@@ -91,6 +91,7 @@ class SessionPool:
         workspace: Path | None,
         seed: Sequence[SeedMessage],
         new: bool = False,
+        claiming: asyncio.Future[None] | None = None,
     ) -> Session:
         live = self.kernel.live_session(session_id)
         if live is not None and live.lineage is None:
@@ -112,6 +113,7 @@ class SessionPool:
                 seed=seed,
                 create_cwd=chosen is None,
                 new=new,
+                claiming=claiming,
             )
             if not new and workspace is None and session.cwd != cwd and not session.cwd.is_dir():
                 await self._move_in(session, cwd)
@@ -166,7 +168,12 @@ class SessionPool:
             read for it.
         """
         async with self._lock(session_id):
-            if self.owners is not None:
+            claiming = None
+            if self.owners is not None and new:
+                # Nobody else can know a new id: its tenant's claim is stored while the first
+                # model call goes out, and the first write (and the id's reveal) waits for it.
+                claiming = self.owners.claim_new(session_id, owner)
+            if self.owners is not None and claiming is None:
                 await self.owners.check(session_id, owner, self.exists, new=new)
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
@@ -178,6 +185,7 @@ class SessionPool:
                     workspace=workspace,
                     seed=seed,
                     new=new,
+                    claiming=claiming,
                 )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:

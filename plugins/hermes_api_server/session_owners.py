@@ -11,6 +11,7 @@ A refused id answers 404 ``session_not_found``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -42,3 +43,9 @@ class SessionOwners:
         """
         if not await self.tenants.check(session_id, owner, exists, new=new):
             raise not_found(session_id)
+
+    def claim_new(self, session_id: str, owner: str) -> asyncio.Future[None] | None:
+        """Start claiming an id made for this request for ``owner`` (None: a configured key
+        claims nothing); the new session's first write, and
+        the reveal of its id, wait for the claim (docs/reference/api-server.md#tenants)."""
+        return self.tenants.claim_soon(session_id, owner)

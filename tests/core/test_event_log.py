@@ -284,7 +284,8 @@ async def test_a_log_whose_writes_keep_failing_stops_instead_of_growing(
         session = await kernel.open_session("overflow", source="embed", owner="me", cwd=tmp_path)
         await (await session.submit("one", owner="me")).outcome
         await eventually(lambda: storage.failures < 10**9)
-        events = [e async for e in (await session.submit("two [[tokens 60]]", owner="me")).events()]
+        paced = await session.submit("two [[tokens 60]] [[delay 1]]", owner="me")  # 60 events, not merged
+        events = [e async for e in paced.events()]
         head = kernel.events.head(session.id)
     assert any("stopped" in p.message for p in problems.seen), [p.message for p in problems.seen]
     assert events[-1].seq == 0 and head is not None and head < events[0].seq + 40

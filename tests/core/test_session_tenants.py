@@ -61,3 +61,17 @@ async def test_a_tenants_new_session_is_claimed_without_asking_whether_it_exists
         # An id the caller chose may name a session made before: that is still asked.
         assert await tenants.check("chosen", "tenant:acme", exists)
         assert asked == ["chosen"]
+
+
+async def test_a_new_ids_claim_is_started_and_awaited_later() -> None:
+    # The API starts a tenant's claim of a new chat's id while the first model call goes out; a
+    # configured key's owner claims nothing (no future, no record).
+    kernel = make_kernel(FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model"})
+    async with kernel.running():
+        tenants = SessionTenants(kernel.records)
+        assert tenants.claim_soon("api-legacy", "principal:abc") is None
+        claiming = tenants.claim_soon("api-new", "tenant:acme")
+        assert claiming is not None
+        await claiming
+        assert await SessionTenants(kernel.records).tenant("api-new") == "acme"
+        assert await SessionTenants(kernel.records).tenant("api-legacy") == DEFAULT_TENANT

@@ -17,7 +17,8 @@ async def test_turn_streams_and_completes_in_order(kernel: Kernel, workspace: Pa
     assert isinstance(events[-1], TurnCompleted)
     assert names(events).count("TurnCompleted") == 1
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
-    assert deltas == ["You", " said:", " hello", " there", " world"]
+    # The first delta goes out alone; the rest, there at once, as one (core.md#delta-coalescing).
+    assert deltas == ["You", " said: hello there world"]
     done = events[-1]
     assert done.text == "".join(deltas) == "You said: hello there world"
     assert done.outcome.status == "complete" and done.outcome.reason == "stop"
@@ -26,6 +27,21 @@ async def test_turn_streams_and_completes_in_order(kernel: Kernel, workspace: Pa
     outcome = await turn.outcome
     assert outcome == done.outcome
     assert not session.busy and session.info().status == "idle"
+
+
+async def test_deltas_that_wait_for_each_other_stay_apart_and_a_burst_is_merged(
+    kernel: Kernel, workspace: Path
+) -> None:
+    session = await kernel.open_session(source="embed", owner="me", cwd=workspace)
+    paced = await collect(await session.submit("go [[tokens 6]] [[delay 2]]", owner="me"))
+    assert [e.text for e in paced if isinstance(e, TextDelta)] == ["t0", " t1", " t2", " t3", " t4", " t5"]
+    burst = await collect(await session.submit("go [[tokens 200]]", owner="me"))
+    deltas = [e for e in burst if isinstance(e, TextDelta)]
+    done = burst[-1]
+    assert isinstance(done, TurnCompleted) and "".join(e.text for e in deltas) == done.text
+    # The first alone, then at most 64 deltas per event (the turn yields to the loop between).
+    assert deltas[0].text == "t0" and len(deltas) == 1 + -(-199 // 64)
+    assert len({e.segment_id for e in deltas}) == 1
 
 
 async def test_tokens_directive_and_usage(kernel: Kernel, workspace: Path) -> None:

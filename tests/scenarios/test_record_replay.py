@@ -1,8 +1,10 @@
 """Record a real provider's stream chunk by chunk, and replay it with the mock, identically.
 
 The upstream is a fake OpenAI (or Anthropic) API on loopback that checks what it is sent; the
-recording is then replayed by ``mock:replay:DIR`` and must give the same events, the same text
-and the same chunk boundaries.
+recording is then replayed by ``mock:replay:DIR`` and must give the same events and the same
+text; the recording keeps the upstream's chunk boundaries. Deltas that reach the turn together are
+merged into one event (docs/reference/core.md#delta-coalescing), which depends on how the bytes
+arrived, so the transcripts are compared with runs of deltas joined.
 """
 
 from __future__ import annotations
@@ -57,24 +59,44 @@ def _openai_streams() -> list[list[bytes]]:
     ]
 
 
+def _joined(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The transcript with each run of deltas of one kind and segment as one delta."""
+    out: list[dict[str, Any]] = []
+    for line in lines:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and line["event"] in ("TextDelta", "ReasoningDelta")
+            and last["event"] == line["event"]
+            and last.get("segment_id") == line.get("segment_id")
+        ):
+            out[-1] = {**last, "text": last["text"] + line["text"]}
+        else:
+            out.append(line)
+    return out
+
+
 def _deltas(lines: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [
-        (line["event"], line["text"]) for line in lines if line["event"] in ("TextDelta", "ReasoningDelta")
+        (line["event"], line["text"])
+        for line in _joined(lines)
+        if line["event"] in ("TextDelta", "ReasoningDelta")
     ]
 
 
 def _without_model(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The transcript without what names the model: its reference and its context window
-    (which comes from the provider's model list, not from the stream)."""
+    """The transcript (deltas joined, no seq) without what names the model: its reference and
+    its context window (which comes from the provider's model list, not from the stream)."""
 
     def drop(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: drop(v) for k, v in value.items() if k not in ("model", "context_max")}
+            # seq counts the events, so it follows how many deltas were merged
+            return {k: drop(v) for k, v in value.items() if k not in ("model", "context_max", "seq")}
         if isinstance(value, list):
             return [drop(v) for v in value]
         return value
 
-    return [drop(line) for line in lines]
+    return [drop(line) for line in _joined(lines)]
 
 
 async def test_a_recorded_openai_session_replays_identically(tmp_path: Path) -> None:
@@ -118,14 +140,15 @@ async def test_a_recorded_openai_session_replays_identically(tmp_path: Path) -> 
         {"model": f"mock:replay:{record}", "titles": {"refine": False}}, PROMPTS, workspace=replay_ws
     )
     assert _deltas(replayed) == _deltas(real)
-    assert _deltas(real)[:6] == [
-        ("ReasoningDelta", "Greet "),
-        ("ReasoningDelta", "them."),
-        ("TextDelta", "Hel"),
-        ("TextDelta", "lo, "),
-        ("TextDelta", "wor"),
-        ("TextDelta", "ld!"),
+    assert [chunk.text for _, chunk in calls[0].chunks[:6]] == [
+        "Greet ",
+        "them.",
+        "Hel",
+        "lo, ",
+        "wor",
+        "ld!",
     ]
+    assert _deltas(real)[:2] == [("ReasoningDelta", "Greet them."), ("TextDelta", "Hello, world!")]
     assert _without_model(replayed) == _without_model(real)
     done = [line for line in replayed if line["event"] == "TurnCompleted"]
     assert [d["text"] for d in done] == ["Hello, world!", "It printed recorded."]
@@ -152,11 +175,8 @@ async def test_a_recorded_anthropic_session_replays_identically(tmp_path: Path) 
     replayed = await run_prompts(
         {"model": f"mock:replay:{record}", "titles": {"refine": False}}, ["Greet me"], workspace=workspace
     )
-    assert (
-        _deltas(replayed)
-        == _deltas(real)
-        == [("TextDelta", "Bon"), ("TextDelta", "jour"), ("TextDelta", " à "), ("TextDelta", "vous")]
-    )
+    assert _deltas(replayed) == _deltas(real) == [("TextDelta", "Bonjour à vous")]
+    assert [chunk.text for _, chunk in read_recording(record)[0].chunks[:4]] == ["Bon", "jour", " à ", "vous"]
     assert _without_model(replayed) == _without_model(real)
 
 
