@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import Kernel, LogGap, TurnCompleted
+from tests.held_log import hold_log_writes
 from tests.timing import eventually, scaled
 
 
@@ -28,18 +29,7 @@ def sqlite_kernel(tmp_path: Path) -> Kernel:
 async def test_a_read_of_a_live_session_stops_at_the_stored_end(tmp_path: Path) -> None:
     kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
-        storage: Any = kernel.storage
-        real_write = storage.write_event_chunks
-        disk = asyncio.Event()
-        disk.set()
-        waiting: list[int] = []
-
-        async def slow_disk(writes: Any) -> Any:
-            waiting.append(len(writes))
-            await disk.wait()
-            return await real_write(writes)
-
-        storage.write_event_chunks = slow_disk
+        disk, waiting = hold_log_writes(kernel.storage, open_now=True)
         session = await kernel.open_session("held", source="embed", owner="test", cwd=tmp_path)
         first = await session.submit("first, stored as it goes", owner="test")
         assert (await first.outcome).status == "complete"
@@ -103,17 +93,7 @@ async def test_after_a_kill_9_the_cut_off_turns_end_is_read_once_stored(tmp_path
     )
     kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
-        storage: Any = kernel.storage
-        real_write = storage.write_event_chunks
-        disk = asyncio.Event()
-        waiting: list[int] = []
-
-        async def slow_disk(writes: Any) -> Any:
-            waiting.append(len(writes))
-            await disk.wait()
-            return await real_write(writes)
-
-        storage.write_event_chunks = slow_disk
+        disk, waiting = hold_log_writes(kernel.storage, open_now=False)
         session = await kernel.open_session("cut", source="cli", owner="test")
         try:
             head = kernel.events.head("cut")

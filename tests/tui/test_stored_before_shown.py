@@ -12,6 +12,7 @@ from typing import Any
 
 from hermes_core import Kernel
 from hermes_tui_gateway.stream import SessionStream
+from tests.held_log import hold_log_writes
 from tests.timing import eventually, scaled
 
 
@@ -42,18 +43,7 @@ async def test_frames_wait_for_the_batch_that_stores_them(tmp_path: Path) -> Non
         },
     )
     async with kernel.running():
-        storage: Any = kernel.storage
-        real_write = storage.write_event_chunks
-        disk = asyncio.Event()
-        disk.set()
-        waiting: list[int] = []
-
-        async def slow_disk(writes: Any) -> Any:
-            waiting.append(len(writes))
-            await disk.wait()
-            return await real_write(writes)
-
-        storage.write_event_chunks = slow_disk
+        disk, waiting = hold_log_writes(kernel.storage, open_now=True)
         session = await kernel.open_session("held", source="tui", owner="test", cwd=tmp_path)
         await (await session.submit("first, stored as it goes", owner="test")).outcome
         stream = SessionStream(session, lambda: {}, 512, 1 << 22)  # type: ignore[arg-type, return-value]
@@ -119,17 +109,7 @@ async def test_a_replay_after_a_kill_9_waits_for_the_cut_off_turns_end(tmp_path:
         },
     )
     async with kernel.running():
-        storage: Any = kernel.storage
-        real_write = storage.write_event_chunks
-        disk = asyncio.Event()
-        waiting: list[int] = []
-
-        async def slow_disk(writes: Any) -> Any:
-            waiting.append(len(writes))
-            await disk.wait()
-            return await real_write(writes)
-
-        storage.write_event_chunks = slow_disk
+        disk, waiting = hold_log_writes(kernel.storage, open_now=False)
         session = await kernel.open_session("cut", source="tui", owner="test")
         stream = SessionStream(session, lambda: {}, 512, 1 << 22)  # type: ignore[arg-type, return-value]
         try:
