@@ -294,7 +294,14 @@ async def _from_log(state: ServerState, who: str, response_id: str, frames: Fram
 async def follow(
     request: web.Request, frames: Frames, after: int, headers: dict[str, str]
 ) -> web.StreamResponse:
-    """Send the events numbered above ``after``, then the later ones until the last."""
+    """Send the events numbered above ``after``, then the later ones until the last.
+
+    A cursor at or past the end of a response still running waits (before any header goes
+    out) until the response reaches it or ends: the stored object can read finished a moment
+    before the running response adds its terminal event, and a cursor past that end must get
+    the 400 the finished response gives, not an empty stream."""
+    while not frames.ended and after >= len(frames.events):
+        await frames.wait(KEEPALIVE_S)
     if frames.ended and after >= len(frames.events):
         raise invalid(
             f"starting_after is past the last event of this response ({len(frames.events) - 1})",
