@@ -1,6 +1,7 @@
 """Profile ``hermes api`` while it serves bursts of 50 first turns at once (issue #30).
 
-Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite), warms them up,
+Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite; ``--postgres``:
+PostgreSQL storage and the Redis run bus, as ``bench_api_ratio.py --postgres``), warms them up,
 then records the server with py-spy (``pip install py-spy``; it needs ptrace rights over the
 server process) while the bursts run, and prints the functions with the most samples on the
 event-loop thread: self time, and inclusive time for the frames named with ``--focus``.
@@ -8,7 +9,8 @@ event-loop thread: self time, and inclusive time for the frames named with ``--f
 per-token path instead: rounds of N streams of 50 deltas at 50 tok/s, CPU per 1000 tokens.
 Not a test.
 
-Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--streams 200] [--out stacks.txt]``.
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--streams 200] [--postgres]
+[--out stacks.txt]``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_api
-from bench_api_ratio import KEY, PATH, burst, start_hermes, streams
+from bench_api_ratio import KEY, PATH, _schema, burst, start_hermes, streams
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
@@ -84,12 +86,44 @@ async def main(
     binary: Path,
     spy_on: bool,
     stream_count: int = 0,
+    postgres: bool = False,
 ) -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    config, env, schemas, dsn = "", {}, [], ""
+    if postgres:
+        dsn = os.environ.get("HERMES_TEST_POSTGRES_DSN", "")
+        url = os.environ.get("HERMES_TEST_REDIS_URL", "")
+        if not dsn or not url:
+            sys.exit("profile_api_burst --postgres: set HERMES_TEST_POSTGRES_DSN and HERMES_TEST_REDIS_URL")
+        config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
+        env = {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": await _schema(dsn, schemas)}
+    try:
+        await _profile(bursts, out, top, focus, binary, spy_on, stream_count, spy, config, env)
+    finally:
+        if schemas:
+            import psycopg
+
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
+                for schema in schemas:
+                    await admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+async def _profile(
+    bursts: int,
+    out: Path | None,
+    top: int,
+    focus: list[str],
+    binary: Path,
+    spy_on: bool,
+    stream_count: int,
+    spy: str,
+    config: str,
+    env: dict[str, str],
+) -> None:
     fake_port = bench_api.free_port()
     fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
     with tempfile.TemporaryDirectory() as tmp:
-        proc, port = start_hermes(Path(tmp) / "home", fake_port, "", {}, binary)
+        proc, port = start_hermes(Path(tmp) / "home", fake_port, config, env, binary)
         hermes = bench_api.Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:")
         stacks = out or Path(tmp) / "stacks.txt"
         try:
@@ -158,5 +192,22 @@ if __name__ == "__main__":
         help="instead of bursts: rounds (--bursts) of N streams of 50 deltas at 50 tok/s, all at once; "
         "CPU is reported per 1000 streamed tokens",
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="hermes on PostgreSQL storage + the Redis run bus "
+        "(HERMES_TEST_POSTGRES_DSN, HERMES_TEST_REDIS_URL)",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.bursts, args.out, args.top, args.focus, args.bin, not args.no_spy, args.streams))
+    asyncio.run(
+        main(
+            args.bursts,
+            args.out,
+            args.top,
+            args.focus,
+            args.bin,
+            not args.no_spy,
+            args.streams,
+            args.postgres,
+        )
+    )

@@ -3,7 +3,8 @@
 A write takes a transaction-scoped advisory lock per session (so two writers of one log queue
 up instead of both reading the same end), checks the writer lease when this storage holds it (a
 former holder's writes are refused, as its row writes are), compares the log's end and writes.
-All writes of one call are one transaction.
+All writes of one call are one statement, so one transaction: a call of the server-side
+function of :mod:`hermes_postgres.event_sql`.
 """
 
 from __future__ import annotations
@@ -11,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_core import ChunkInfo, ChunkWrite, EventChunk, StorageError
+from hermes_core import ChunkInfo, ChunkWrite, EventChunk
+from hermes_postgres.event_sql import LOG_LOCK_CLASS, WRITE_CHUNKS
 
-#: The first key of the two-key advisory locks on event logs ("HEVL"); the second is the hash
-#: of the session id. Two-key locks never collide with the one-key migration lock.
-LOG_LOCK_CLASS = 0x4845564C
 _END = "SELECT last_seq FROM hermes_event_chunks WHERE session_id = %s ORDER BY last_seq DESC LIMIT 1"
 Fence = tuple[str, int] | None
 
@@ -26,35 +25,27 @@ async def _end(cur: Any, session_id: str) -> int:
     return int(row[0]) if row else 0
 
 
-async def write_one(cur: Any, item: ChunkWrite, fence: Fence) -> bool:
-    """Apply one write inside the caller's transaction; False when its condition fails."""
-    sid = item.session_id
-    await cur.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOG_LOCK_CLASS, sid))
-    if fence is not None:
-        await cur.execute(
-            "SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE",
-            (sid, fence[0], fence[1]),
-        )
-        if await cur.fetchone() is None:
-            return False  # the lease changed hands: this process no longer writes the session
-    if await _end(cur, sid) != item.after:
-        return False
-    if item.replace_from is not None:
-        await cur.execute(
-            "DELETE FROM hermes_event_chunks WHERE session_id = %s AND last_seq >= %s AND first_seq >= %s",
-            (sid, item.replace_from, item.replace_from),
-        )
-    below = await _end(cur, sid)
-    chunk = item.chunk
-    if chunk.first_seq <= below:
-        raise StorageError(
-            f"event log write for session {sid} refused: first_seq {chunk.first_seq} does not follow {below}"
-        )
+async def write_all(cur: Any, items: Sequence[ChunkWrite], fences: Sequence[Fence]) -> list[bool]:
+    """Apply the writes in one statement (autocommit: one transaction); one answer per write,
+    False when its condition failed or its lease moved.
+
+    :raises psycopg.Error: for a chunk that does not follow the log's end (nothing is kept).
+    """
     await cur.execute(
-        "INSERT INTO hermes_event_chunks (session_id, first_seq, last_seq, data) VALUES (%s, %s, %s, %s)",
-        (sid, chunk.first_seq, chunk.last_seq, bytes(chunk.data)),
+        WRITE_CHUNKS,
+        (
+            [item.session_id for item in items],
+            [item.after for item in items],
+            [item.replace_from for item in items],
+            [item.chunk.first_seq for item in items],
+            [item.chunk.last_seq for item in items],
+            [bytes(item.chunk.data) for item in items],
+            [None if fence is None else fence[0] for fence in fences],
+            [None if fence is None else fence[1] for fence in fences],
+        ),
     )
-    return True
+    row = await cur.fetchone()
+    return [bool(done) for done in row[0]]
 
 
 async def read(cur: Any, session_id: str, after: int, limit: int) -> list[EventChunk]:

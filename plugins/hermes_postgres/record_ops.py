@@ -5,7 +5,8 @@ Times are the database server's (``clock_timestamp()``), like the leases', so in
 clocks disagree still agree on what expired and what is stale. A conditional write locks the row
 (``FOR UPDATE``) and decides with the same rules as the other backends; a record that does not
 exist yet is inserted with ``ON CONFLICT DO NOTHING`` and the step is tried again when another
-instance inserted it first.
+instance inserted it first. A put and a release are single statements instead
+(:mod:`hermes_postgres.record_single`).
 """
 
 from __future__ import annotations
@@ -13,26 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_core import Claim, Expect, RecordPage, StorageError, StoredRecord, storage_kit
+from hermes_postgres import record_single
+from hermes_postgres.record_single import COLUMNS
+from hermes_postgres.record_single import record as _record
 
 NOW = "extract(epoch FROM clock_timestamp())"
-COLUMNS = "namespace, key, data, scope, owner, epoch, version, created_at, updated_at, expires_at"
 _UNEXPIRED = f"(expires_at IS NULL OR expires_at > {NOW})"
 _TRIES = 3
-
-
-def _record(row: Any) -> StoredRecord:
-    return StoredRecord(
-        str(row[0]),
-        str(row[1]),
-        str(row[2]),
-        str(row[3]),
-        row[4],
-        int(row[5]),
-        int(row[6]),
-        float(row[7]),
-        float(row[8]),
-        None if row[9] is None else float(row[9]),
-    )
 
 
 def _expiry(now: float, ttl_s: float | None) -> float | None:
@@ -96,7 +84,7 @@ class RecordOps:
     """The record statements, run through a ``transaction()`` factory of the storage (and
     ``single()``, a cursor in autocommit, for a statement that stands alone)."""
 
-    def __init__(self, transaction: Any, read: Any, single: Any = None) -> None:
+    def __init__(self, transaction: Any, read: Any, single: Any) -> None:
         self._tx = transaction
         self._read = read
         self._single = single
@@ -116,34 +104,9 @@ class RecordOps:
     async def put(
         self, namespace: str, key: str, data: str, scope: str, ttl_s: float | None, expect: Expect | None
     ) -> StoredRecord | None:
-        for _ in range(_TRIES):
-            async with self._tx() as cur:
-                now, old = await _locked(cur, namespace, key)
-                if expect is not None and (old is None or not expect.matches(old)):
-                    return None
-                if old is None:
-                    record = StoredRecord(
-                        namespace, key, data, scope, None, 0, 1, now, now, _expiry(now, ttl_s)
-                    )
-                    if await _insert(cur, record):
-                        return record
-                    continue  # inserted by someone else meanwhile: decide again
-                return await _update(
-                    cur,
-                    StoredRecord(
-                        namespace,
-                        key,
-                        data,
-                        scope,
-                        old.owner,
-                        old.epoch,
-                        old.version + 1,
-                        old.created_at,
-                        now,
-                        _expiry(now, ttl_s),
-                    ),
-                )
-        raise StorageError(f"record {namespace}/{key} kept changing under a write; try again")
+        # One statement decides it (record_single): one round trip, no transaction.
+        async with self._single() as cur:
+            return await record_single.put(cur, namespace, key, data, scope, ttl_s, expect)
 
     async def claim(
         self,
@@ -155,22 +118,21 @@ class RecordOps:
         ttl_s: float | None,
         stale_after_s: float | None,
     ) -> Claim:
-        if self._single is not None:
-            # Most claims name a key nobody holds (a new session's id, a first lease): one
-            # INSERT in autocommit takes it, one round trip instead of a transaction's five.
-            # A key already there (held, stale or expired) is decided under the lock below.
-            async with self._single() as cur:
-                await cur.execute(
-                    f"INSERT INTO hermes_records ({COLUMNS}) "
-                    "SELECT %s, %s, %s, %s, %s, 1, 1, t.now, t.now, t.now + %s::double precision "
-                    f"FROM (SELECT {NOW}::double precision AS now) t "
-                    "ON CONFLICT DO NOTHING RETURNING created_at, expires_at",
-                    (namespace, key, data, scope, owner, ttl_s),
-                )
-                row = await cur.fetchone()
-            if row is not None:
-                now, expires = float(row[0]), None if row[1] is None else float(row[1])
-                return Claim(True, StoredRecord(namespace, key, data, scope, owner, 1, 1, now, now, expires))
+        # Most claims name a key nobody holds (a new session's id, a first lease): one INSERT in
+        # autocommit takes it, one round trip instead of a transaction's five. A key already
+        # there (held, stale or expired) is decided under the lock below.
+        async with self._single() as cur:
+            await cur.execute(
+                f"INSERT INTO hermes_records ({COLUMNS}) "
+                "SELECT %s, %s, %s, %s, %s, 1, 1, t.now, t.now, t.now + %s::double precision "
+                f"FROM (SELECT {NOW}::double precision AS now) t "
+                "ON CONFLICT DO NOTHING RETURNING created_at, expires_at",
+                (namespace, key, data, scope, owner, ttl_s),
+            )
+            row = await cur.fetchone()
+        if row is not None:
+            now, expires = float(row[0]), None if row[1] is None else float(row[1])
+            return Claim(True, StoredRecord(namespace, key, data, scope, owner, 1, 1, now, now, expires))
         for _ in range(_TRIES):
             async with self._tx() as cur:
                 now, old = await _locked(cur, namespace, key)
@@ -231,23 +193,8 @@ class RecordOps:
     async def release(
         self, namespace: str, key: str, expect: Expect, data: str | None, ttl_s: float | None
     ) -> StoredRecord | None:
-        async with self._tx() as cur:
-            now, old = await _locked(cur, namespace, key)
-            if old is None or not expect.matches(old):
-                return None
-            record = StoredRecord(
-                namespace,
-                key,
-                old.data if data is None else data,
-                old.scope,
-                None,
-                old.epoch,
-                old.version + 1,
-                old.created_at,
-                now,
-                _expiry(now, ttl_s),
-            )
-            return await _update(cur, record)
+        async with self._single() as cur:  # one statement (record_single)
+            return await record_single.release_one(cur, namespace, key, expect, data, ttl_s)
 
     async def delete(self, namespace: str, key: str, expect: Expect | None) -> bool:
         async with self._tx() as cur:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_core import StorageError
+from hermes_postgres.event_sql import WRITE_CHUNKS_FUNCTION
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # pg_advisory_xact_lock key for migrations: "hermes" in ASCII.
 MIGRATION_LOCK = 0x6865726D6573
 
@@ -116,7 +117,11 @@ _V3 = [
     )""",
 ]
 
-MIGRATIONS: dict[int, list[str]] = {0: _V1, 1: _V2, 2: _V3}
+# Version 4: the event log's conditional writes as one server-side function, so that a batch of
+# writes is one statement (one round trip) instead of five or six per write plus BEGIN/COMMIT.
+_V4 = [WRITE_CHUNKS_FUNCTION]
+
+MIGRATIONS: dict[int, list[str]] = {0: _V1, 1: _V2, 2: _V3, 3: _V4}
 
 
 async def current_version(cur: Any) -> int:

@@ -114,13 +114,13 @@ class PostgresExtras:
     # -- the event log ------------------------------------------------------------------------
     async def write_event_chunks(self, writes: Sequence[ChunkWrite]) -> list[bool]:
         """Apply each write whose condition holds (and whose lease this storage still holds, when
-        it holds one), all in one transaction."""
+        it holds one), all in one statement (one transaction, one round trip)."""
         items = tuple(writes)
         event_ops.check_all(items)
         if not items:
             return []
-        async with self._cursor(transaction=True) as cur:
-            return [await event_ops.write_one(cur, item, self._fence(item.session_id)) for item in items]
+        async with self._cursor() as cur:
+            return await event_ops.write_all(cur, items, [self._fence(item.session_id) for item in items])
 
     async def read_event_chunks(self, session_id: str, *, after: int, limit: int) -> list[EventChunk]:
         """Return up to ``limit`` chunks after ``after``."""

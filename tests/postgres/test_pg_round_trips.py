@@ -1,0 +1,100 @@
+"""Writes on the way of every API turn are one statement each on PostgreSQL (issue #30): a batch
+of event-log writes is one call of the server-side function, a record's put and release one
+statement in autocommit; no transaction (``BEGIN``, a locking read, ``COMMIT``) around them.
+Their outcomes are the conformance suite's (tests/postgres/test_pg_conformance.py); here, how
+many statements they cost, counted at psycopg's public API, on the test server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from hermes_core import ChunkWrite, EventChunk, Expect
+from hermes_postgres.plugin import make_storage
+from hermes_postgres.store import PostgresStorage
+
+
+class Statements:
+    """Counts every statement a cursor executes and every transaction opened."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sent: list[str] = []
+        execute, transaction = psycopg.AsyncCursor.execute, psycopg.AsyncConnection.transaction
+
+        async def counted_execute(cur: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+            self.sent.append(str(query).split()[0].upper())
+            return await execute(cur, query, *args, **kwargs)
+
+        def counted_transaction(conn: Any, *args: Any, **kwargs: Any) -> Any:
+            self.sent.append("BEGIN")
+            return transaction(conn, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.AsyncCursor, "execute", counted_execute)
+        monkeypatch.setattr(psycopg.AsyncConnection, "transaction", counted_transaction)
+
+    def take(self) -> list[str]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+@pytest.fixture
+async def store(pg_dsn: str) -> AsyncIterator[PostgresStorage]:
+    made: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=10.0)
+    await made.open()
+    try:
+        yield made
+    finally:
+        await made.close()
+
+
+def chunk(first: int, last: int, text: str) -> EventChunk:
+    return EventChunk(first, last, text.encode())
+
+
+async def test_a_batch_of_event_log_writes_is_one_statement(
+    store: PostgresStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.write_event_chunks([ChunkWrite("a", chunk(1, 2, "a1"), 0)])
+    statements = Statements(monkeypatch)
+    written = await store.write_event_chunks(
+        [
+            ChunkWrite("a", chunk(3, 4, "a2"), 2),
+            ChunkWrite("b", chunk(1, 1, "b1"), 0),
+            ChunkWrite("a", chunk(10, 10, "stale"), 9),  # the end is not 9: refused, the rest kept
+            ChunkWrite("a", chunk(3, 5, "a2'"), 4, replace_from=3),
+        ]
+    )
+    assert statements.take() == ["SELECT"]
+    assert written == [True, True, False, True]
+    assert await store.read_event_chunks("a", after=0, limit=10) == [chunk(1, 2, "a1"), chunk(3, 5, "a2'")]
+    assert await store.read_event_chunks("b", after=0, limit=10) == [chunk(1, 1, "b1")]
+
+
+async def test_a_put_and_a_release_are_one_statement_each(
+    store: PostgresStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = Statements(monkeypatch)
+    made = await store.put_record("t.trips", "k", '"v1"', scope="s", ttl_s=30)
+    assert statements.take() == ["INSERT"]
+    assert made is not None and (made.version, made.owner, made.epoch) == (1, None, 0)
+    again = await store.put_record("t.trips", "k", '"v2"', scope="s")
+    assert statements.take() == ["INSERT"]
+    assert again is not None and again.version == 2 and again.created_at == made.created_at
+    assert again.expires_at is None
+    assert await store.put_record("t.trips", "k", '"no"', expect=Expect(version=1)) is None
+    kept = await store.put_record("t.trips", "k", '"v3"', scope="s", expect=Expect(version=2, held=False))
+    assert statements.take() == ["UPDATE", "UPDATE"]
+    assert kept is not None and (kept.version, kept.data) == (3, '"v3"')
+
+    claim = await store.claim_record("t.trips", "job", '"w"', owner="a")
+    statements.take()
+    assert await store.release_record("t.trips", "job", expect=Expect(owner="b")) is None
+    done = await store.release_record("t.trips", "job", expect=Expect(owner="a", epoch=1), data='"done"')
+    assert statements.take() == ["UPDATE", "UPDATE"]
+    assert done is not None and (done.owner, done.epoch, done.data) == (None, 1, '"done"')
+    assert done.version == claim.record.version + 1
+    stored = await store.get_record("t.trips", "job")
+    assert stored == done
