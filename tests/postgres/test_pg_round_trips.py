@@ -98,3 +98,29 @@ async def test_a_put_and_a_release_are_one_statement_each(
     assert done.version == claim.record.version + 1
     stored = await store.get_record("t.trips", "job")
     assert stored == done
+
+
+async def test_a_version_3_database_gains_the_write_function_and_its_logs_go_on(pg_dsn: str) -> None:
+    from hermes_postgres.schema import MIGRATIONS, SCHEMA_VERSION
+
+    # What schema 3 held: the tables, and a log written chunk by chunk, without the function.
+    async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
+        await conn.execute("CREATE TABLE hermes_schema (version integer NOT NULL)")
+        await conn.execute("INSERT INTO hermes_schema VALUES (3)")
+        for version in (0, 1, 2):
+            for statement in MIGRATIONS[version]:
+                await conn.execute(statement)
+        await conn.execute(
+            "INSERT INTO hermes_event_chunks (session_id, first_seq, last_seq, data) "
+            "VALUES ('old', 1, 3, 'x')"
+        )
+    upgraded: PostgresStorage = make_storage(dsn=pg_dsn, pool_size=2, pool_timeout_s=10.0)
+    await upgraded.open()
+    try:
+        assert upgraded.schema_before_open == 3 and SCHEMA_VERSION == 4
+        assert await upgraded.write_event_chunks([ChunkWrite("old", chunk(1, 1, "no"), 0)]) == [False]
+        assert await upgraded.write_event_chunks([ChunkWrite("old", chunk(4, 4, "y"), 3)]) == [True]
+        stored = await upgraded.read_event_chunks("old", after=0, limit=10)
+        assert stored == [chunk(1, 3, "x"), chunk(4, 4, "y")]
+    finally:
+        await upgraded.close()
