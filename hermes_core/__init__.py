@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "StorageUnsupported": "hermes_core.errors",
     "CursorError": "hermes_core.errors",
     "LeaseLost": "hermes_core.errors",
+    "EventLogStopped": "hermes_core.errors",
     "ConfigError": "hermes_core.errors",
     "PluginError": "hermes_core.errors",
     "ProviderError": "hermes_core.errors",
