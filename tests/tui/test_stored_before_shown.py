@@ -234,3 +234,55 @@ async def test_a_replay_stops_at_the_stored_end_of_a_log_that_stopped(
             await stream.aclose()
         finally:
             disk.set()
+
+
+async def test_an_open_question_still_waiting_for_the_log_is_listed_without_its_seq(tmp_path: Path) -> None:
+    """``open_requests`` (in a snapshot or a replay's result) lists a question's ``*.request``
+    frame; while that frame waits for the log, its number is no cursor yet and is left out."""
+    from hermes_core import ALL_KINDS
+    from hermes_tui_gateway.gateway import Gateway, Live
+    from hermes_tui_gateway.settings import TuiSettings
+
+    kernel = Kernel.create(
+        entry_points=["mock", "sqlite", "tools"],
+        strict=True,
+        settings={
+            "model": "mock:echo",
+            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
+            "titles": {"refine": False},
+        },
+    )
+    async with kernel.running():
+        disk, waiting = hold_log_writes(kernel.storage, open_now=True)
+        session = await kernel.open_session(
+            "asks", source="tui", owner="test", cwd=tmp_path, profile="default"
+        )
+        await (await session.submit("first, stored as it goes", owner="test")).outcome
+        await kernel.events.flush()
+        stream = SessionStream(session, lambda: {}, 512, 1 << 22)  # type: ignore[arg-type, return-value]
+        live = Live(session, stream, created=0.0)
+        gateway = Gateway(kernel, TuiSettings())
+        try:
+            disk.clear()
+            ask = '[[tool write_file {"path": "asked.txt", "content": "z"}]]'
+            await session.submit(ask, owner="test", answerable=ALL_KINDS)
+            await eventually(lambda: session.open_questions(), what="the approval to be asked")
+            await eventually(
+                lambda: any(p["type"] == "approval.request" for _, p, _ in stream.ring),
+                what="the stream to number the request",
+            )
+            await eventually(lambda: waiting, what="a log write to wait for the disk")
+            [listed] = gateway.open_requests(live)
+            assert listed["type"] == "approval.request" and "seq" not in listed, listed
+            assert stream.shown_seq < max(seq for seq, _, _ in stream.ring)
+            disk.set()
+            numbered = max(seq for seq, p, _ in stream.ring if p["type"] == "approval.request")
+            await eventually(lambda: stream.shown_seq >= numbered, what="the request once stored")
+            [listed] = gateway.open_requests(live)
+            assert listed.get("seq") == numbered
+            assert kernel.answer(session.open_questions()[0].request_id, "deny") == "ok"
+        finally:
+            disk.set()
+            await session.close()
+            await stream.aclose()
+            gateway.pool.shutdown(wait=False)
