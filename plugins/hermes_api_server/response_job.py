@@ -19,7 +19,7 @@ from hermes_api_server.response_cancel import LiveResponse
 from hermes_api_server.response_events import StreamEvent
 from hermes_api_server.response_target import Target, open_target
 from hermes_api_server.sse import ClientGone, SseWriter
-from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
+from hermes_api_server.turns import EventPump, abandon, image_warning, stored_first, submit_turn
 from hermes_core import EventLogStopped, TurnCompleted
 
 log = logging.getLogger("hermes.api.responses")
@@ -249,11 +249,10 @@ class ResponseJob:
                                 out.extend(self.builder.feed_batch([event]))
                                 if isinstance(event, TurnCompleted):
                                     done = event
-                            last = max(event.seq for event in batch)
-                            if (out or done is not None) and last:
+                            if out or done is not None:
                                 # The terminal event follows the turn's end: stored first too.
                                 try:
-                                    await state.kernel.events.durable(session.id, last)
+                                    await stored_first(state.kernel, session.id, batch)
                                 except EventLogStopped as exc:
                                     stopped = exc  # never stored: not shown, the response fails
                                     break

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from hermes_core import Kernel, TurnCompleted
@@ -327,3 +328,46 @@ async def test_a_background_response_whose_log_stops_fails_without_showing_its_e
         assert [(d["type"], d["sequence_number"]) for d in again] == [
             (d["type"], d["sequence_number"]) for d in got
         ]
+
+
+async def test_a_run_queued_behind_a_log_that_stopped_fails_instead_of_showing_unlogged_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run B waits behind run A in one session; storage refuses the log's writes and the log
+    gives up during A. B's events then carry no number (nothing is logged): shown, they would
+    get run seqs a restart could not rebuild, so B fails instead."""
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "MAX_PENDING", 1)
+    async with api_in_process(tmp_path) as api:
+        created = await api.http.post(f"{api.base}/v1/runs", json={"input": QUESTION})
+        assert created.status == 202, await created.text()
+        first = (await created.json())["run_id"]
+        got: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/runs/{first}/events") as resp:
+            reader = asyncio.create_task(read_sse(resp, got))
+            await eventually(
+                lambda: sum(1 for d in got if d["event"] == "message.delta") == len(DELTAS),
+                what="the first run's deltas",
+            )
+            session_id = (await (await api.http.get(f"{api.base}/v1/runs/{first}")).json())["session_id"]
+            storage: Any = api.kernel.storage
+
+            async def refused(writes: Any) -> Any:
+                raise OSError("disk away")
+
+            storage.write_event_chunks = refused
+            queued = await api.http.post(
+                f"{api.base}/v1/runs", json={"input": QUESTION, "session_id": session_id}
+            )
+            assert queued.status == 202, await queued.text()
+            second = (await queued.json())["run_id"]
+            api.upstream.finish.set()
+            await asyncio.wait_for(reader, scaled(30))
+        assert got[-1]["event"] == "run.failed" and got[-1]["error_code"] == "storage_error", got[-1]
+        later: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/runs/{second}/events") as resp:
+            await asyncio.wait_for(read_sse(resp, later), scaled(30))
+        events = [d["event"] for d in later]
+        assert events == ["run.started", "run.failed"], later
+        assert later[-1]["error_code"] == "storage_error", later[-1]
