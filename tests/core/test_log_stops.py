@@ -121,8 +121,16 @@ async def test_a_cancelled_close_still_ends_the_log_before_it_lets_go(
             head = kernel.events.head(session.id)
             assert base is not None and head is not None and head > base
             await eventually(lambda: waiting, what="a log write waiting for the disk")
+            detaching = asyncio.Event()
+            real_detach = kernel.events.detach
+
+            async def spy(closed: Any) -> None:
+                detaching.set()
+                await real_detach(closed)  # runs up to its first wait in this same step
+
+            monkeypatch.setattr(kernel.events, "detach", spy)
             closing = asyncio.create_task(session.close())
-            await eventually(lambda: kernel.sessions.get(session.id) is None, what="the close under way")
+            await asyncio.wait_for(detaching.wait(), scaled(5))
             closing.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await closing
