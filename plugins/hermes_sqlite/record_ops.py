@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from hermes_core import Claim, Expect, RecordPage, StoredRecord, storage_kit
+from hermes_core import Claim, Expect, RecordChange, RecordPage, StoredRecord, storage_kit
 from hermes_sqlite.schema import write_transaction
 
 COLUMNS = "namespace, key, data, scope, owner, epoch, version, created_at, updated_at, expires_at"
@@ -100,6 +101,39 @@ def put(
                 _expiry(now, ttl_s),
             ),
         )
+
+
+def update(
+    conn: sqlite3.Connection, namespace: str, keys: Sequence[str], change: RecordChange
+) -> list[StoredRecord] | None:
+    """Write what ``change`` makes of several records' values (see ``RecordUpdates``): one
+    transaction, so the write lock keeps every other writer of the file out between the read and
+    the write."""
+    with write_transaction(conn):
+        now = time.time()
+        olds = [_current(conn, namespace, key, now) for key in keys]
+        made = change([None if old is None else old.data for old in olds])
+        if made is None:
+            return None
+        written: list[StoredRecord] = []
+        for key, old, data in zip(keys, olds, made, strict=True):
+            if old is None:
+                record = StoredRecord(namespace, key, data, "", None, 0, 1, now, now, None)
+            else:
+                record = StoredRecord(
+                    namespace,
+                    key,
+                    data,
+                    old.scope,
+                    old.owner,
+                    old.epoch,
+                    old.version + 1,
+                    old.created_at,
+                    now,
+                    old.expires_at,
+                )
+            written.append(_store(conn, record))
+        return written
 
 
 def claim(
