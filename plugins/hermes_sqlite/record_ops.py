@@ -42,22 +42,26 @@ def _current(conn: sqlite3.Connection, namespace: str, key: str, now: float) -> 
     return record
 
 
-def _store(conn: sqlite3.Connection, record: StoredRecord) -> StoredRecord:
-    conn.execute(
-        f"INSERT OR REPLACE INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            record.namespace,
-            record.key,
-            record.data,
-            record.scope,
-            record.owner,
-            record.epoch,
-            record.version,
-            record.created_at,
-            record.updated_at,
-            record.expires_at,
-        ),
+_REPLACE = f"INSERT OR REPLACE INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _values(record: StoredRecord) -> tuple[Any, ...]:
+    return (
+        record.namespace,
+        record.key,
+        record.data,
+        record.scope,
+        record.owner,
+        record.epoch,
+        record.version,
+        record.created_at,
+        record.updated_at,
+        record.expires_at,
     )
+
+
+def _store(conn: sqlite3.Connection, record: StoredRecord) -> StoredRecord:
+    conn.execute(_REPLACE, _values(record))
     return record
 
 
@@ -108,31 +112,39 @@ def update(
 ) -> list[StoredRecord] | None:
     """Write what ``change`` makes of several records' values (see ``RecordUpdates``): one
     transaction, so the write lock keeps every other writer of the file out between the read and
-    the write."""
+    the write; one statement reads them all and one writes them all."""
     with write_transaction(conn):
         now = time.time()
-        olds = [_current(conn, namespace, key, now) for key in keys]
+        marks = ", ".join("?" * len(keys))
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM records WHERE namespace = ? AND key IN ({marks})", (namespace, *keys)
+        ).fetchall()
+        # An expired record counts as absent: the write below replaces it.
+        found = {r.key: r for r in map(_record, rows) if r.expires_at is None or r.expires_at > now}
+        olds = [found.get(key) for key in keys]
         made = change([None if old is None else old.data for old in olds])
         if made is None:
             return None
         written: list[StoredRecord] = []
         for key, old, data in zip(keys, olds, made, strict=True):
             if old is None:
-                record = StoredRecord(namespace, key, data, "", None, 0, 1, now, now, None)
+                written.append(StoredRecord(namespace, key, data, "", None, 0, 1, now, now, None))
             else:
-                record = StoredRecord(
-                    namespace,
-                    key,
-                    data,
-                    old.scope,
-                    old.owner,
-                    old.epoch,
-                    old.version + 1,
-                    old.created_at,
-                    now,
-                    old.expires_at,
+                written.append(
+                    StoredRecord(
+                        namespace,
+                        key,
+                        data,
+                        old.scope,
+                        old.owner,
+                        old.epoch,
+                        old.version + 1,
+                        old.created_at,
+                        now,
+                        old.expires_at,
+                    )
                 )
-            written.append(_store(conn, record))
+        conn.executemany(_REPLACE, [_values(record) for record in written])
         return written
 
 
