@@ -144,7 +144,14 @@ def update(
                         old.expires_at,
                     )
                 )
-        conn.executemany(_REPLACE, [_values(record) for record in written])
+        # A record already there changes in place (only its activity index moves); a new one, or
+        # one expired, is replaced whole.
+        pairs = list(zip(written, olds, strict=True))
+        conn.executemany(
+            "UPDATE records SET data = ?, version = ?, updated_at = ? WHERE namespace = ? AND key = ?",
+            [(r.data, r.version, now, namespace, r.key) for r, old in pairs if old is not None],
+        )
+        conn.executemany(_REPLACE, [_values(r) for r, old in pairs if old is None])
         return written
 
 
