@@ -57,11 +57,15 @@ class RecordsLedger:
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._seen: dict[str, StoredRecord] = {}
+        #: Whether the backend changes several records in one transaction (asked once).
+        self._at_once: bool | None = None
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
         """Apply ``call`` to every bucket at once; on a refusal undo the ones that took it."""
         try:
-            if self._space.updates:
+            if self._at_once is None:
+                self._at_once = self._space.updates
+            if self._at_once:
                 return await self._apply_at_once(buckets, call)
             verdicts = await asyncio.gather(*(self._one(limits, call) for limits in buckets))
             refused = [v for v in verdicts if not v.ok]

@@ -235,7 +235,7 @@ class RecordSpace:
         :raises InvalidValue: a key, or a value ``change`` returned, is not one a record holds.
         """
         store: RecordUpdates = self._records.store()  # type: ignore[assignment]
-        if not self.updates:
+        if not callable(getattr(store, "update_records", None)):
             raise StorageUnsupported("this storage backend does not change several records at once")
         names = [_key(key) for key in keys]
 
