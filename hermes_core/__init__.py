@@ -41,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "StorageUnsupported": "hermes_core.errors",
     "CursorError": "hermes_core.errors",
     "LeaseLost": "hermes_core.errors",
+    "EventLogStopped": "hermes_core.errors",
     "ConfigError": "hermes_core.errors",
     "PluginError": "hermes_core.errors",
     "ProviderError": "hermes_core.errors",
@@ -127,6 +128,8 @@ _EXPORTS: dict[str, str] = {
     "Claim": "hermes_core.record_store",
     "RecordPage": "hermes_core.record_store",
     "RecordStore": "hermes_core.record_store",
+    "RecordUpdates": "hermes_core.record_store",
+    "RecordChange": "hermes_core.record_store",
     "Records": "hermes_core.record_space",
     "RecordSpace": "hermes_core.record_space",
     "KEEP": "hermes_core.record_space",
@@ -319,7 +322,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.providers import *  # noqa: F403
     from hermes_core.questions import QuestionBroker  # noqa: F401
     from hermes_core.record_space import KEEP, Records, RecordSpace  # noqa: F401
-    from hermes_core.record_store import Claim, Expect, RecordPage, RecordStore, StoredRecord  # noqa: F401
+    from hermes_core.record_store import (  # noqa: F401
+        Claim,
+        Expect,
+        RecordChange,
+        RecordPage,
+        RecordStore,
+        RecordUpdates,
+        StoredRecord,
+    )
     from hermes_core.records import *  # noqa: F403
     from hermes_core.redaction import RedactingLogFilter, redact, redact_log_handlers  # noqa: F401
     from hermes_core.refs import ModelRef, load_ref  # noqa: F401

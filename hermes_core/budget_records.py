@@ -1,12 +1,17 @@
 """The budget ledger kept in the kernel's records (docs/reference/budgets.md#where-the-buckets-live).
 
-One record per bucket in the ``budgets`` namespace; every change is a compare-and-set on the
-record's version (an insert is a claim let go at once), so instances sharing a PostgreSQL
-database never lose each other's charges. An operation on several buckets applies them one after
-another and takes back what it did when a later bucket refuses: a refusal never leaves a charge
-behind, and two racing requests may both be refused where one would have fitted (never both
-admitted where one fits). Within one process the changes of a bucket take turns (a lock per
-bucket), so compare-and-set retries only happen between instances.
+One record per bucket in the ``budgets`` namespace. Where the backend changes several records in
+one transaction (:class:`~hermes_core.record_store.RecordUpdates`: SQLite, memory), an operation
+reads, checks and writes all its buckets in that one step: all or nothing, one round trip, and
+no other process sharing the database writes them in between.
+
+Elsewhere (PostgreSQL) every change is a compare-and-set on the record's version (an insert is a
+claim let go at once), so instances sharing the database never lose each other's charges. An
+operation on several buckets applies them one after another and takes back what it did when a
+later bucket refuses: a refusal never leaves a charge behind, and two racing requests may both be
+refused where one would have fitted (never both admitted where one fits). Within one process the
+changes of a bucket take turns (a lock per bucket), so compare-and-set retries only happen
+between instances.
 """
 
 from __future__ import annotations
@@ -52,10 +57,16 @@ class RecordsLedger:
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
         self._seen: dict[str, StoredRecord] = {}
+        #: Whether the backend changes several records in one transaction (asked once).
+        self._at_once: bool | None = None
 
     async def apply(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
         """Apply ``call`` to every bucket at once; on a refusal undo the ones that took it."""
         try:
+            if self._at_once is None:
+                self._at_once = self._space.updates
+            if self._at_once:
+                return await self._apply_at_once(buckets, call)
             verdicts = await asyncio.gather(*(self._one(limits, call) for limits in buckets))
             refused = [v for v in verdicts if not v.ok]
             if refused:
@@ -66,6 +77,41 @@ class RecordsLedger:
                 return refused[0]
         except StorageError as exc:
             raise BudgetUnavailable(f"the budget records cannot be reached: {exc}") from exc
+        return OK
+
+    async def _apply_at_once(self, buckets: Sequence[BucketLimits], call: LedgerCall) -> Verdict:
+        """Check and change every bucket that ``call`` writes in one transaction of the backend."""
+        writes: list[BucketLimits] = []
+        for limits in buckets:
+            if counts_runs(limits) or call.op in ("reserve", "settle"):
+                writes.append(limits)
+            elif call.op == "admit":
+                # Nothing to write here either: the same look as :meth:`_one`'s.
+                verdict = await self._one(limits, call)
+                if not verdict.ok:
+                    return verdict
+        if not writes:
+            return OK
+        refused: list[Verdict] = []
+
+        def step(values: list[Any]) -> list[Any] | None:
+            # Runs inside the backend's transaction (maybe on its thread): only arithmetic.
+            now = self._clock()
+            states = [dict(value) if isinstance(value, dict) else {} for value in values]
+            for limits, state in zip(writes, states, strict=True):
+                verdict = check(state, limits, call, now)
+                if not verdict.ok:
+                    refused.append(verdict)
+                    return None
+            for state in states:
+                change(state, call, now)
+            return states
+
+        written = await self._space.update([limits.key for limits in writes], step)
+        if written is None:
+            return refused[0] if refused else OK
+        for record in written:
+            self._remember(record.key, record)
         return OK
 
     async def _one(self, limits: BucketLimits, call: LedgerCall) -> Verdict:

@@ -168,6 +168,30 @@ class CursorError(InvalidValue):
         self.head = head
 
 
+class EventLogStopped(StorageError):
+    """A session's event log stopped before it stored the event waited for, and this process
+    will not store it: its close timed out or failed while writes were still due, storage
+    refused its writes for too long, or another process wrote the log.
+
+    The events after ``stored`` were never shown and must not be: their numbers may name other
+    events once the session is opened again. A transport ends its stream (or sends them without
+    a number) instead of waiting.
+
+    :ivar session_id: the session.
+    :ivar seq: the number waited for.
+    :ivar stored: the newest number this process stored in the log.
+    """
+
+    def __init__(self, session_id: str, seq: int, stored: int) -> None:
+        super().__init__(
+            f"the event log of session {session_id} stopped at event {stored}; "
+            f"event {seq} and those after it were not stored"
+        )
+        self.session_id = session_id
+        self.seq = seq
+        self.stored = stored
+
+
 class LeaseLost(StorageError):
     """A write was refused: another process took this session's writer lease over (fencing).
 

@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 
-from hermes_core.record_store import Claim, Expect, RecordPage, StoredRecord, page_cursor, read_cursor
+from hermes_core.record_store import (
+    Claim,
+    Expect,
+    RecordChange,
+    RecordPage,
+    StoredRecord,
+    page_cursor,
+    read_cursor,
+)
 
 
 def _expiry(now: float, ttl_s: float | None) -> float | None:
@@ -58,6 +67,24 @@ class MemoryRecords:
             )
         self._records[(namespace, key)] = record
         return record
+
+    async def update_records(
+        self, namespace: str, keys: Sequence[str], change: RecordChange
+    ) -> list[StoredRecord] | None:
+        now = time.time()
+        olds = [self._live(namespace, key, now) for key in keys]
+        made = change([None if old is None else old.data for old in olds])
+        if made is None:
+            return None
+        written: list[StoredRecord] = []
+        for key, old, data in zip(keys, olds, made, strict=True):
+            if old is None:
+                record = StoredRecord(namespace, key, data, "", None, 0, 1, now, now, None)
+            else:
+                record = dataclasses.replace(old, data=data, version=old.version + 1, updated_at=now)
+            self._records[(namespace, key)] = record
+            written.append(record)
+        return written
 
     async def claim_record(
         self,

@@ -11,6 +11,7 @@ an ``InvalidValue`` naming it and never reaches the backend.
 from __future__ import annotations
 
 import enum
+import json
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import StorageUnsupported
@@ -23,6 +24,7 @@ from hermes_core.record_store import (
     Expect,
     RecordPage,
     RecordStore,
+    RecordUpdates,
     StoredRecord,
     check_limit,
     check_namespace,
@@ -33,6 +35,8 @@ from hermes_core.record_store import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from hermes_core.kernel import Kernel
 
 RECORD_METHODS = (
@@ -212,6 +216,40 @@ class RecordSpace:
         return await store.claim_record(
             self.namespace, name, data, owner=owner, scope=scope, ttl_s=ttl, stale_after_s=stale
         )
+
+    @property
+    def updates(self) -> bool:
+        """Whether the backend changes several records in one step (:meth:`update`)."""
+        return callable(getattr(self._records.store(), "update_records", None))
+
+    async def update(
+        self, keys: Sequence[str], change: Callable[[list[Any]], list[Any] | None]
+    ) -> list[StoredRecord] | None:
+        """Write what ``change`` makes of the values under ``keys`` (None: absent), in one
+        transaction of the backend (:meth:`RecordUpdates.update_records`): ``change`` must only
+        compute (it may run on the backend's thread), and returns one value per key, or None to
+        write nothing.
+
+        :returns: the records written; None when ``change`` returned None.
+        :raises StorageUnsupported: the backend does not offer it (see :attr:`updates`).
+        :raises InvalidValue: a key, or a value ``change`` returned, is not one a record holds.
+        """
+        store: RecordUpdates = self._records.store()  # type: ignore[assignment]
+        if not callable(getattr(store, "update_records", None)):
+            raise StorageUnsupported("this storage backend does not change several records at once")
+        names = [_key(key) for key in keys]
+
+        def as_text(texts: list[str | None]) -> list[str] | None:
+            made = change([None if text is None else json.loads(text) for text in texts])
+            if made is None:
+                return None
+            if len(made) != len(names):
+                from hermes_core.errors import InvalidValue
+
+                raise InvalidValue("change", message="change must return one value per key")
+            return [dump_value(value) for value in made]
+
+        return await store.update_records(self.namespace, names, as_text)
 
     async def touch(
         self, key: str, *, expect: Expect | None = None, ttl_s: float | None = None

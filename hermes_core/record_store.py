@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -220,6 +220,34 @@ class RecordStore(Protocol):
 
     async def sweep_records(self, namespace: str | None = None) -> int:
         """Delete expired records (of one namespace, or all); return how many."""
+        ...
+
+
+#: What :meth:`RecordUpdates.update_records` applies: the present values as JSON text (None:
+#: absent) in, the JSON texts to write in the same order out, or None to write nothing.
+RecordChange = Callable[[list[str | None]], list[str] | None]
+
+
+@runtime_checkable
+class RecordUpdates(Protocol):
+    """An optional part of a records backend: change several records of one namespace in one
+    transaction, so a read-check-write across them is one step for every process that shares
+    the backend (and one round trip). The budget ledger uses it where a backend offers it.
+    """
+
+    async def update_records(
+        self, namespace: str, keys: Sequence[str], change: RecordChange
+    ) -> list[StoredRecord] | None:
+        """Read the unexpired values under ``keys`` (their ``data``) and write what ``change``
+        makes of them, with no other write to those records in between.
+
+        ``change`` runs once, inside the transaction (maybe on another thread): it must be quick,
+        must not block or await, and must only compute. A record written here keeps its owner,
+        epoch, scope and expiry and gets one more version; a new one is ``put_record``'s (epoch 0,
+        version 1, no owner, no expiry, scope ``""``).
+
+        :returns: the records as written; None when ``change`` returned None (nothing changed).
+        """
         ...
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.event_log")
 #: How long closing a session waits for its log to be sealed (not at all while writes fail).
 CLOSE_TIMEOUT_S = 3.0
+#: How many closed sessions whose logs stopped short are remembered (see ``EventLogs.stored``).
+STOPPED_KEPT = 4096
 
 
 class EventLogs:
@@ -37,6 +39,9 @@ class EventLogs:
         self._kernel = kernel
         self._writer: LogWriter | None = None
         self._logs: dict[str, SessionLog] = {}
+        # Sessions closed here whose log stopped before storing every number it handed out: the
+        # stored end, so a transport still holding a later number is told, not waved through.
+        self._stopped: dict[str, int] = {}
         self._why_off = "the kernel is not running"
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -114,6 +119,7 @@ class EventLogs:
             tail_max_bytes=min(TAIL_MAX_BYTES, max(1, options.max_bytes // 4)),
         )
         self._logs[session.id] = session_log
+        self._stopped.pop(session.id, None)  # numbers from here on are this log's
         session.attach_log(session_log)
         if resumed.terminal is not None:
             log.warning(
@@ -127,14 +133,34 @@ class EventLogs:
             writer.wake(session_log)
 
     async def detach(self, session: Session) -> None:
-        """Write and seal a closing session's log (before its lease is released)."""
+        """Write and seal a closing session's log (before its lease is released).
+
+        The close runs to its end (sealed, or given up after ``CLOSE_TIMEOUT_S``) even when the
+        caller is cancelled, so the log is never left half-detached: until then it is read and
+        waited on as a live log; after, what it did not store is remembered as not stored.
+        """
         session_log = self._logs.get(session.id)
         if session_log is None or session_log.session is not session:
             return
+        closing = asyncio.ensure_future(self._close(session_log))
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            closing.add_done_callback(_log_failure)  # nobody waits for it now
+            raise
+
+    async def _close(self, session_log: SessionLog) -> None:
         try:
             await session_log.close(CLOSE_TIMEOUT_S)
         finally:
-            del self._logs[session.id]
+            session_id = session_log.session_id
+            if self._logs.get(session_id) is session_log:
+                del self._logs[session_id]
+                stored = session_log.stored
+                if stored is not None and stored < session_log.head:
+                    if len(self._stopped) >= STOPPED_KEPT:
+                        del self._stopped[next(iter(self._stopped))]
+                    self._stopped[session_id] = stored
 
     # -- reading --------------------------------------------------------------------------------
     async def read(self, session_id: str, *, after: int | str = 0, limit: int = 1000) -> LogPage:
@@ -167,6 +193,10 @@ class EventLogs:
         Replays from the log, then continues with the live events without a gap or a repeat
         (numbers decide); a live event is yielded once it is stored. Ends when the session
         closes, or after the replay when it is not live.
+
+        :raises EventLogStopped: the log stopped before storing the next event to yield (its
+            close timed out, storage refused its writes for too long, another process wrote it):
+            everything stored was yielded, the rest never will be.
         """
         from hermes_core.event_log.reader import LogGap
 
@@ -208,21 +238,36 @@ class EventLogs:
         return session_log.head if session_log is not None else None
 
     def stored(self, session_id: str) -> int | None:
-        """The newest stored number of a session live here, or None when there is nothing to wait
-        for (not live here, its log no longer written, or the session not kept in storage).
+        """The newest stored number of a session live here (also once its log stopped: broken,
+        or closing without storing everything), or of one closed here whose log stopped short
+        of what it handed out; None when there is nothing to wait for (the session not kept in
+        storage, or not live here with everything it numbered stored).
 
         A transport shows a numbered event only once it is stored (a number above it may be
         handed out again after a crash): when ``seq`` is above this, it awaits :meth:`durable`.
         """
         session_log = self._logs.get(session_id)
-        return session_log.stored if session_log is not None else None
+        if session_log is None:
+            return self._stopped.get(session_id)
+        return session_log.stored
 
     async def durable(self, session_id: str, seq: int) -> None:
-        """Wait until event ``seq`` of a session live here is stored (at once when it is, when
-        the session is not live here, or when its log can no longer be written)."""
+        """Wait until event ``seq`` of a session live here is stored (at once when it is, or when
+        the session is not kept in storage or not live here).
+
+        :raises EventLogStopped: the log stopped without storing ``seq`` (at once, or while
+            waiting): it was never stored, and its number may name another event later. Also
+            for a session closed here whose log stopped below ``seq``.
+        """
         session_log = self._logs.get(session_id)
         if session_log is not None:
             await session_log.durable_through(seq)
+            return
+        stopped = self._stopped.get(session_id)
+        if stopped is not None and seq > stopped:
+            from hermes_core.errors import EventLogStopped
+
+            raise EventLogStopped(session_id, seq, stopped)
 
     async def flush(self) -> None:
         """Wait until every event queued so far is stored (tests, benchmarks, shutdown)."""
@@ -255,6 +300,12 @@ class EventLogs:
                 await store.trim_event_log(session_id, before=before)
         except Exception:
             log.warning("trimming the event log of %s failed", session_id, exc_info=True)
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    """Log a close that failed after its caller stopped waiting (cancelled)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("closing an event log failed", exc_info=task.exception())
 
 
 async def _keep_cut_off_reply(session: Session, terminal: TurnCompleted) -> TurnCompleted:

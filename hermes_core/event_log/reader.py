@@ -140,8 +140,9 @@ async def read_page(
             raise CursorError(
                 "ahead", f"cursor {after} is ahead of this session's log (last event {head})", head
             )
-        # Only what is stored: a number above it may be handed out again after a crash. With
-        # nothing to wait for (the session not kept, its log no longer written), all there is.
+        # Only what is stored: a number above it may be handed out again after a crash (also
+        # when the log stopped: what it did not store, it never will). A session not kept in
+        # storage stores nothing: all there is.
         stored = live.stored
         upto = head if stored is None else stored
         if memory and after >= memory[0].seq - 1:

@@ -311,7 +311,11 @@ class SessionLog:
                 self._finish()
 
     def failed(self, exc: BaseException) -> None:
-        """Put a batch whose write raised back in the queue (it is tried again)."""
+        """Put a batch whose write raised back in the queue (it is tried again), unless the log
+        stopped meanwhile (then it is dropped: it is never written, and never read)."""
+        if self.state != "open":
+            self.inflight, self.inflight_kind = [], None
+            return
         self.pending = [*self.inflight, *self.pending]
         self.inflight, self.inflight_kind = [], None
         self.failing = True
@@ -322,23 +326,34 @@ class SessionLog:
     # -- waiting ----------------------------------------------------------------------------------
     @property
     def stored(self) -> int | None:
-        """The newest stored number, or None when nothing is to be waited for (see
-        :meth:`durable_through`)."""
-        if self.state != "open" or not self.session.persisted:
+        """The newest stored number, or None for a session not kept in storage (its events are
+        never stored, so there is nothing to wait for). A log that stopped (broken, or closed
+        before storing everything) keeps answering its stored end: what is above was not stored."""
+        if not self.session.persisted:
             return None
         return self.durable
 
     async def durable_through(self, seq: int) -> None:
-        """Wait until the event numbered ``seq`` is stored (at once when it is, or never will be:
-        the log is broken or closed, or the session is not kept in storage)."""
-        if seq <= self.durable or self.state != "open" or not self.session.persisted:
+        """Wait until the event numbered ``seq`` is stored (at once when it is, or when the
+        session is not kept in storage).
+
+        :raises EventLogStopped: the log stopped (broken, or closed) without storing ``seq``,
+            at once or while waiting: the event was not stored and this log will not store it.
+        """
+        if seq <= self.durable or not self.session.persisted:
             return
-        future = asyncio.get_running_loop().create_future()
-        self._waiters.append((seq, future))
-        if not self.urgent:
-            self.urgent = True
-            self.writer.wake(self)
-        await future
+        if self.state == "open":
+            future = asyncio.get_running_loop().create_future()
+            self._waiters.append((seq, future))
+            if not self.urgent:
+                self.urgent = True
+                self.writer.wake(self)
+            await future
+            if seq <= self.durable or not self.session.persisted:
+                return
+        from hermes_core.errors import EventLogStopped
+
+        raise EventLogStopped(self.session_id, seq, self.durable)
 
     def _release_waiters(self) -> None:
         keep = []
@@ -364,12 +379,18 @@ class SessionLog:
         self.writer.wake(self)
         try:
             # With storage away, closing the session does not wait for it: the log stays
-            # unsealed, and the next opener treats the numbers after the stored ones as lost.
+            # unsealed, and the next opener continues right after what it stored.
             await asyncio.wait_for(asyncio.shield(self._closed), 0 if self.failing else timeout)
         except TimeoutError:
             log.warning("the event log of %s was closed without being sealed", self.session_id)
-            self.state = "closed"
-            self._release_waiters()
+        finally:
+            # Timed out, failed or cancelled: the log stops here. Nothing more is written (a
+            # write already in flight may still land), and whoever waits for a number it did
+            # not store is told so (``EventLogStopped``), never that it was stored.
+            if self.state == "open":
+                self.state = "closed"
+                self.taking = False
+                self._release_waiters()
 
     def _finish(self) -> None:
         self.taking = False

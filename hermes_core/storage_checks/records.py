@@ -262,3 +262,64 @@ async def claims_race_between_instances(target: StorageTarget) -> None:
             ensure(len(winners) == 1, f"exactly one claim wins, got {winners}")
             seen = await second.get_record(NS, key)
             ensure(seen is not None and seen.owner == winners[0], "every instance sees the winner")
+
+
+def _updates(store: RecordStore) -> Any:
+    """The backend's ``update_records`` (optional, :class:`RecordUpdates`), or None."""
+    update = getattr(store, "update_records", None)
+    return update if callable(update) else None
+
+
+@check("records")
+async def updates_change_several_records_in_one_step(target: StorageTarget) -> None:
+    async with World(target) as world:
+        store = await _records(world)
+        update = _updates(store)
+        if update is None:
+            return  # an optional part of the contract
+        held = await store.claim_record(NS, "u2", _json(5), owner="o", scope="s", ttl_s=3600)
+        seen: list[list[str | None]] = []
+
+        def nothing(texts: list[str | None]) -> list[str] | None:
+            seen.append(texts)
+            return None
+
+        ensure(await update(NS, ["u1", "u2"], nothing) is None, "a change returning None writes nothing")
+        ensure(seen == [[None, _json(5)]], f"the change sees absent as None and present as data: {seen}")
+        ensure(await store.get_record(NS, "u1") is None, "nothing was written")
+        written = await update(NS, ["u1", "u2"], lambda texts: [_json(1), _json(6)])
+        ensure(len(written) == 2 and [r.value for r in written] == [1, 6], f"both written: {written}")
+        new, old = await store.get_record(NS, "u1"), await store.get_record(NS, "u2")
+        ensure(new is not None and new.version == 1 and new.owner is None and new.epoch == 0, f"{new}")
+        ensure(
+            old is not None
+            and old.value == 6
+            and old.version == held.record.version + 1
+            and (old.owner, old.epoch, old.scope) == ("o", held.record.epoch, "s")
+            and old.expires_at == held.record.expires_at,
+            f"an update keeps owner, epoch, scope and expiry and bumps the version: {old}",
+        )
+        stale = Expect(version=held.record.version)
+        late = await store.put_record(NS, "u2", _json(0), expect=stale)
+        ensure(late is None, "a compare-and-set on the version before the update fails")
+
+
+@check("records")
+async def updates_race_between_instances(target: StorageTarget) -> None:
+    async with World(target) as world:
+        first, second = await _records(world), await _records(world)
+        if _updates(first) is None:
+            return
+
+        def bump(texts: list[str | None]) -> list[str]:
+            values = [0 if text is None else json.loads(text) for text in texts]
+            if values[0] != values[1]:
+                raise AssertionError(f"the pair was seen half written: {values}")
+            return [_json(v + 1) for v in values]
+
+        await asyncio.gather(
+            *(_updates(store)(NS, ["pa", "pb"], bump) for _ in range(20) for store in (first, second))
+        )
+        pair = [await second.get_record(NS, key) for key in ("pa", "pb")]
+        values = [r.value if r is not None else None for r in pair]
+        ensure(values == [40, 40], f"no update is lost between instances: {values}")

@@ -95,9 +95,12 @@ class ResponseBuilder:
         digest = hashlib.sha256(f"{self.id}:{self._minted}".encode()).hexdigest()[:24]
         return f"{prefix}_{digest}"
 
-    def cut_off(self, message: str, code: str = "interrupted") -> None:
+    def cut_off(self, message: str, code: str = "interrupted", *, shown: int | None = None) -> None:
         """Mark the object as ended by the end of the process that ran it (``failed``, with
-        ``error.code`` ``code``)."""
+        ``error.code`` ``code``). With ``shown``: only the first ``shown`` stream events made
+        went out, so the terminal event is numbered right after them."""
+        if shown is not None:
+            self.events.seq = shown
         if self._message is not None:
             self._message["status"] = "incomplete"
         for index in self._calls.values():

@@ -19,8 +19,8 @@ from hermes_api_server.response_cancel import LiveResponse
 from hermes_api_server.response_events import StreamEvent
 from hermes_api_server.response_target import Target, open_target
 from hermes_api_server.sse import ClientGone, SseWriter
-from hermes_api_server.turns import EventPump, abandon, image_warning, submit_turn
-from hermes_core import TurnCompleted
+from hermes_api_server.turns import EventPump, abandon, image_warning, stored_first, submit_turn
+from hermes_core import EventLogStopped, TurnCompleted
 
 log = logging.getLogger("hermes.api.responses")
 
@@ -88,6 +88,14 @@ class ResponseJob:
             self.builder.cancelled()
         elif done is None:
             self.builder.interrupted()
+
+    def _log_stopped(self, stopped: EventLogStopped, shown: int) -> None:
+        """Fail a background response whose session's log stopped below events it had yet to
+        show; its stream, rebuilt from the log, keeps the ``shown`` events it had then."""
+        log.warning("background response %s: %s", self.builder.id, stopped)
+        self.builder.cut_off(self.state.kernel.redactor(str(stopped)), "storage_error", shown=shown)
+        if self.log_entry is not None:
+            self.log_entry["events"] = shown
 
     async def _submit(self, session: Session) -> Turn:
         instructions = self.builder.base["instructions"]
@@ -210,6 +218,7 @@ class ResponseJob:
         state = self.state
         frames: Frames = self.live.frames
         done: TurnCompleted | None = None
+        stopped: EventLogStopped | None = None
         lease: OwnerLease | None = None
         try:
             with self._running():
@@ -240,18 +249,24 @@ class ResponseJob:
                                 out.extend(self.builder.feed_batch([event]))
                                 if isinstance(event, TurnCompleted):
                                     done = event
-                            last = max(event.seq for event in batch)
-                            if (out or done is not None) and last:
+                            if out or done is not None:
                                 # The terminal event follows the turn's end: stored first too.
-                                await state.kernel.events.durable(session.id, last)
+                                try:
+                                    await stored_first(state.kernel, session.id, batch)
+                                except EventLogStopped as exc:
+                                    stopped = exc  # never stored: not shown, the response fails
+                                    break
                             if lease is not None and not await lease.vouched():
                                 break  # settled elsewhere: show nothing more
                             frames.add(out)
                     finally:
                         await pump.close()
-                        if done is None:
+                        if done is None or stopped is not None:
                             await asyncio.shield(abandon(session, turn))
-                        self._settle_status(done)
+                        if stopped is not None:
+                            self._log_stopped(stopped, len(frames.events))
+                        else:
+                            self._settle_status(done)
                         theirs = await asyncio.shield(self._commit(lease, session, done))
                         if theirs is None:
                             frames.add([self.builder.terminal_event()], end=True)

@@ -30,7 +30,7 @@ from hermes_api_server.runs_events import RunEvents
 from hermes_api_server.runs_lookup import RunLookup, owner_lost_end
 from hermes_api_server.trace_context import caller_trace
 from hermes_api_server.turns import submit_turn
-from hermes_core import TurnCompleted, valid_traceparent
+from hermes_core import EventLogStopped, TurnCompleted, valid_traceparent
 
 if TYPE_CHECKING:
     from hermes_api_server.convert import Conversation
@@ -301,6 +301,11 @@ class RunManager:
                 await RunEvents(self).pump(run, turn)
         except ApiError as err:
             await self.ends.failed(run, err.message, err.code)
+        except EventLogStopped as exc:
+            # The log stopped below events the run had yet to show: they are not shown (their
+            # numbers may name others later); the run ends at what was stored.
+            log.warning("run %s: %s", run.run_id, exc)
+            await self.ends.failed(run, self.state.kernel.redactor(str(exc)), "storage_error")
         except asyncio.CancelledError:
             if not run.terminal:
                 await self.ends.interrupted_soon(run)

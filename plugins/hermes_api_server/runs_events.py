@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.run_log import RunProjection, event_time
-from hermes_api_server.turns import EventPump
+from hermes_api_server.turns import EventPump, stored_first
 from hermes_core import QuestionClosed, QuestionRequested, TurnCompleted, TurnStarted
 
 if TYPE_CHECKING:
@@ -50,13 +50,12 @@ class RunEvents:
                         continue
                     mine.append(event)
                     shown.append(projection.feed(event))
-                last_seq = max((event.seq for event in mine), default=0)
                 ends = any(isinstance(event, TurnCompleted) for event in mine)
-                if last_seq and run.session is not None and (ends or any(shown)):
+                if run.session is not None and (ends or any(shown)):
                     # The run's terminal event too: shown before the turn's end is stored, a
                     # ``kill -9`` would have the restart end the run under the same seq as
                     # ``interrupted`` while its client saw it complete.
-                    await state.kernel.events.durable(run.session.id, last_seq)
+                    await stored_first(state.kernel, run.session.id, mine)
                 async with run.showing:
                     for event, projected in zip(mine, shown, strict=True):
                         if isinstance(event, QuestionRequested):

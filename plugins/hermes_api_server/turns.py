@@ -9,7 +9,15 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from hermes_api_server.trace_context import caller_trace
-from hermes_core import ImagePart, InvalidValue, ModelAmbiguous, ModelNotFound, TurnCompleted, model_vision
+from hermes_core import (
+    EventLogStopped,
+    ImagePart,
+    InvalidValue,
+    ModelAmbiguous,
+    ModelNotFound,
+    TurnCompleted,
+    model_vision,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -158,6 +166,23 @@ async def _submit(
         from hermes_api_server.errors import invalid
 
         raise invalid(str(exc)) from None
+
+
+async def stored_first(kernel: Kernel, session_id: str, events: Sequence[AnyEvent]) -> None:
+    """Wait until the session's event log stored ``events`` (the newest of them), before
+    anything derived from them is shown (docs/reference/api-server.md#resume-after-a-restart).
+
+    :raises EventLogStopped: the log stopped before storing them, or had stopped taking events
+        (an event without a number while logging is on): they were not logged, and a number
+        shown for them could be given to another event after a restart.
+    """
+    last = max((event.seq for event in events), default=0)
+    if last:
+        await kernel.events.durable(session_id, last)
+    if kernel.events.enabled and any(event.seq == 0 for event in events):
+        stored = kernel.events.stored(session_id)
+        if stored is not None:
+            raise EventLogStopped(session_id, stored + 1, stored)
 
 
 async def abandon(session: Session, turn: Turn) -> None:

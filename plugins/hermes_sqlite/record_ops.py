@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from hermes_core import Claim, Expect, RecordPage, StoredRecord, storage_kit
+from hermes_core import Claim, Expect, RecordChange, RecordPage, StoredRecord, storage_kit
 from hermes_sqlite.schema import write_transaction
 
 COLUMNS = "namespace, key, data, scope, owner, epoch, version, created_at, updated_at, expires_at"
@@ -41,22 +42,26 @@ def _current(conn: sqlite3.Connection, namespace: str, key: str, now: float) -> 
     return record
 
 
-def _store(conn: sqlite3.Connection, record: StoredRecord) -> StoredRecord:
-    conn.execute(
-        f"INSERT OR REPLACE INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            record.namespace,
-            record.key,
-            record.data,
-            record.scope,
-            record.owner,
-            record.epoch,
-            record.version,
-            record.created_at,
-            record.updated_at,
-            record.expires_at,
-        ),
+_REPLACE = f"INSERT OR REPLACE INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+def _values(record: StoredRecord) -> tuple[Any, ...]:
+    return (
+        record.namespace,
+        record.key,
+        record.data,
+        record.scope,
+        record.owner,
+        record.epoch,
+        record.version,
+        record.created_at,
+        record.updated_at,
+        record.expires_at,
     )
+
+
+def _store(conn: sqlite3.Connection, record: StoredRecord) -> StoredRecord:
+    conn.execute(_REPLACE, _values(record))
     return record
 
 
@@ -100,6 +105,54 @@ def put(
                 _expiry(now, ttl_s),
             ),
         )
+
+
+def update(
+    conn: sqlite3.Connection, namespace: str, keys: Sequence[str], change: RecordChange
+) -> list[StoredRecord] | None:
+    """Write what ``change`` makes of several records' values (see ``RecordUpdates``): one
+    transaction, so the write lock keeps every other writer of the file out between the read and
+    the write; one statement reads them all and one writes them all."""
+    with write_transaction(conn):
+        now = time.time()
+        marks = ", ".join("?" * len(keys))
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM records WHERE namespace = ? AND key IN ({marks})", (namespace, *keys)
+        ).fetchall()
+        # An expired record counts as absent: the write below replaces it.
+        found = {r.key: r for r in map(_record, rows) if r.expires_at is None or r.expires_at > now}
+        olds = [found.get(key) for key in keys]
+        made = change([None if old is None else old.data for old in olds])
+        if made is None:
+            return None
+        written: list[StoredRecord] = []
+        for key, old, data in zip(keys, olds, made, strict=True):
+            if old is None:
+                written.append(StoredRecord(namespace, key, data, "", None, 0, 1, now, now, None))
+            else:
+                written.append(
+                    StoredRecord(
+                        namespace,
+                        key,
+                        data,
+                        old.scope,
+                        old.owner,
+                        old.epoch,
+                        old.version + 1,
+                        old.created_at,
+                        now,
+                        old.expires_at,
+                    )
+                )
+        # A record already there changes in place (only its activity index moves); a new one, or
+        # one expired, is replaced whole.
+        pairs = list(zip(written, olds, strict=True))
+        conn.executemany(
+            "UPDATE records SET data = ?, version = ?, updated_at = ? WHERE namespace = ? AND key = ?",
+            [(r.data, r.version, now, namespace, r.key) for r, old in pairs if old is not None],
+        )
+        conn.executemany(_REPLACE, [_values(r) for r, old in pairs if old is None])
+        return written
 
 
 def claim(

@@ -9,7 +9,16 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from hermes_core import ChunkInfo, ChunkWrite, Claim, EventChunk, Expect, RecordPage, StoredRecord
+from hermes_core import (
+    ChunkInfo,
+    ChunkWrite,
+    Claim,
+    EventChunk,
+    Expect,
+    RecordChange,
+    RecordPage,
+    StoredRecord,
+)
 from hermes_sqlite import event_ops, record_ops
 
 T = TypeVar("T")
@@ -38,6 +47,13 @@ class SqliteExtras:
     ) -> StoredRecord | None:
         """Write the value; None when ``expect`` did not match."""
         return await self._run(lambda conn: record_ops.put(conn, namespace, key, data, scope, ttl_s, expect))
+
+    async def update_records(
+        self, namespace: str, keys: Sequence[str], change: RecordChange
+    ) -> list[StoredRecord] | None:
+        """Write what ``change`` makes of several records' values, in one transaction."""
+        names = tuple(keys)
+        return await self._run(lambda conn: record_ops.update(conn, namespace, names, change))
 
     async def claim_record(
         self,

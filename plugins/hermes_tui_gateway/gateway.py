@@ -331,9 +331,12 @@ class Gateway(Dispatcher):
         from hermes_tui_gateway.encode import question_request
 
         by_id: dict[str, EventParams] = {}
-        for _seq, params, _size in live.stream.ring:
+        shown = live.stream.shown_seq
+        for seq, params, _size in live.stream.ring:
             if str(params.get("type", "")).endswith(".request"):
                 payload = params.get("payload") or {}
+                if seq > shown:  # still waiting for the log: its number is no cursor yet
+                    params = {key: value for key, value in params.items() if key != "seq"}
                 by_id[str(payload.get("request_id"))] = cast("EventParams", params)
         out = []
         for q in live.session.open_questions():

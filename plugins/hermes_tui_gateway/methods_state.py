@@ -127,7 +127,7 @@ async def events_since(gw: Gateway, conn: Conn, p: Params) -> wr.EventsSinceResu
     release = stream.hold()
     upto = stream.shown_seq
     try:
-        events, gaps = await from_log(live, last_seen, upto)
+        events, gaps, upto = await from_log(live, last_seen, upto)
     except CursorError as exc:
         release()
         raise rpc.RpcError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import LogGap
+from hermes_core import EventLogStopped, LogGap
 from hermes_tui_gateway.stream import SessionStream
 
 if TYPE_CHECKING:
@@ -32,8 +32,9 @@ def gap_frame(session_id: str, gap: LogGap, upto: int) -> dict[str, Any]:
     }
 
 
-async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, Any]], list[LogGap]]:
-    """Return the frames numbered ``after < seq <= upto`` and the gaps among them.
+async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, Any]], list[LogGap], int]:
+    """Return the frames numbered ``after < seq <= upto``, the gaps among them, and the number
+    the replay reached: ``upto``, or the log's stored end when the log stopped below it.
 
     :raises CursorError: ``after`` lies beyond the log's head.
     """
@@ -49,7 +50,10 @@ async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, An
     # A read gives only stored events: the frames up to ``upto`` may have been let out by a
     # stream started while the log had yet to store them (the terminal event a restart appends).
     if upto > after:
-        await session.kernel.events.durable(session.id, upto)
+        try:
+            await session.kernel.events.durable(session.id, upto)
+        except EventLogStopped as stopped:
+            upto = max(after, stopped.stored)  # the rest was never stored, nor shown as numbered
     # The first read always happens: it is what checks the cursor against the log's head.
     page = await session.kernel.events.read(session.id, after=cursor, limit=PAGE)
     while True:
@@ -72,4 +76,4 @@ async def from_log(live: Live, after: int, upto: int) -> tuple[list[dict[str, An
         cursor = page.last_seq
         page = await session.kernel.events.read(session.id, after=cursor, limit=PAGE)
     frames.extend(projector.project(pending))
-    return frames, gaps
+    return frames, gaps, upto

@@ -11,7 +11,10 @@ has stored the event it is numbered after (a number above the stored ones may na
 after a crash). Frames waiting for storage queue in order (notices behind them too); one task
 asks the log for the newest queued number (``kernel.events.durable``, which makes the log's
 writer write at once) and, when that batch is stored, sends every frame it covers together: a
-group commit, with no fixed delay and nothing blocking the loop.
+group commit, with no fixed delay and nothing blocking the loop. When the log stops before storing
+them (its close timed out, storage refused its writes for too long: ``EventLogStopped``), they go
+out without their ``seq``, as notices: the text is shown, no cursor is claimed for a number that
+may name another event once the session is opened again.
 
 Pacing: a terminal client redraws the whole live tail of a reply (the Ink TUI keeps the last
 16,000 characters) for every ``message.delta`` it gets, so a redraw costs more the longer the
@@ -30,7 +33,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hermes_core import DeltaCoalescer, rpc
+from hermes_core import DeltaCoalescer, EventLogStopped, rpc
 from hermes_tui_gateway import encode
 from hermes_tui_gateway.projection import LONG_REPLY_CHARS, VERBOSE, EventProjector
 from hermes_tui_gateway.wire import InfoExtra, SessionInfoObj, UsageObj
@@ -117,7 +120,8 @@ class SessionStream(EventProjector):
         #: The newest ``seq`` let out (sent, held, or dropped for want of a connection): what a
         #: client may have; frames above it wait in ``_outbox`` for the log to store them.
         self.shown_seq = seq_start
-        self._outbox: collections.deque[tuple[int, bytes]] = collections.deque()
+        # (seq, params, frame): seq 0 and params None for a notice queued behind numbered frames.
+        self._outbox: collections.deque[tuple[int, dict[str, Any] | None, bytes]] = collections.deque()
         self._outbox_last = 0
         self._drainer: asyncio.Task[None] | None = None
         if not subscribe:
@@ -200,7 +204,7 @@ class SessionStream(EventProjector):
             return
         if not numbered:
             if self._outbox:
-                self._outbox.append((0, data))  # behind the numbered frames still waiting
+                self._outbox.append((0, None, data))  # behind the numbered frames still waiting
             else:
                 self._deliver(data)
             return
@@ -214,7 +218,7 @@ class SessionStream(EventProjector):
         ):
             self._ring_bytes -= ring.popleft()[2]
         if self._outbox or (self.logged and self._unstored(seq)):
-            self._outbox.append((seq, data))
+            self._outbox.append((seq, params, data))
             self._outbox_last = seq
             if self._drainer is None:
                 self._drainer = asyncio.get_running_loop().create_task(
@@ -242,7 +246,12 @@ class SessionStream(EventProjector):
         outbox = self._outbox
         try:
             while outbox:
-                await events.durable(self.session_id, self._outbox_last)
+                try:
+                    await events.durable(self.session_id, self._outbox_last)
+                except EventLogStopped:
+                    self._release_stored()
+                    self._release_unnumbered()
+                    return
                 self._release_stored()
         finally:
             self._drainer = None
@@ -252,7 +261,7 @@ class SessionStream(EventProjector):
         outbox = self._outbox
         stored = self.session.kernel.events.stored(self.session_id)
         while outbox:
-            seq, data = outbox[0]
+            seq, _params, data = outbox[0]
             if seq and stored is not None and seq > stored:
                 break
             outbox.popleft()
@@ -260,9 +269,25 @@ class SessionStream(EventProjector):
                 self.shown_seq = seq
             self._deliver(data)
 
+    def _release_unnumbered(self) -> None:
+        """Send every queued frame, those the log has not stored without their ``seq`` (notices:
+        never replayed, no cursor claimed)."""
+        outbox, self._outbox = self._outbox, collections.deque()
+        if outbox:
+            log.warning(
+                "tui: %d frames of %s sent without their number: the log did not store them",
+                len(outbox),
+                self.session_id,
+            )
+        for _seq, params, data in outbox:
+            if params is not None:
+                bare = {key: value for key, value in params.items() if key != "seq"}
+                data = rpc.encode_frame({"jsonrpc": "2.0", "method": "event", "params": bare})
+            self._deliver(data)
+
     async def settle(self, timeout: float) -> None:
-        """Wait until no frame waits for the log (then send what still does, after ``timeout``:
-        a log that can no longer be written releases its waiters anyway)."""
+        """Wait until no frame waits for the log (a log that stops tells its waiters at once);
+        after ``timeout``, send what the log stored numbered and the rest without numbers."""
         drainer = self._drainer
         if drainer is not None:
             await asyncio.wait([drainer], timeout=timeout)
@@ -271,14 +296,8 @@ class SessionStream(EventProjector):
                 with contextlib.suppress(asyncio.CancelledError):
                     await drainer
         if self._outbox:
-            log.warning(
-                "tui: %d frames of %s sent without waiting for the log", len(self._outbox), self.session_id
-            )
-            outbox, self._outbox = self._outbox, collections.deque()
-            for seq, data in outbox:
-                if seq:
-                    self.shown_seq = seq
-                self._deliver(data)
+            self._release_stored()
+            self._release_unnumbered()
 
     # -- coalescing --------------------------------------------------------------------------
     def _flush(self) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from hermes_core import Kernel, TurnCompleted
@@ -261,3 +262,112 @@ async def test_run_stopping_is_shown_once_its_record_is_stored(tmp_path: Path) -
         stored = await store.get_run(run_id)
         assert stored is not None
         assert stored[1]["log"]["stopping"][0][0] == events.index("run.stopping") + 1
+
+
+async def another_writer(api: Api, session_id: str) -> None:
+    """Append a chunk to the session's log as another process would: the held write of this
+    one then finds another end, and its log stops."""
+    from hermes_core import ChunkWrite
+    from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk
+
+    storage: Any = api.kernel.storage
+    last = await storage.last_event_chunk(session_id)
+    end = last.last_seq if last is not None else 0
+    intruder = make_chunk(end + 1, end + 1, ChunkHeader(end + 1), encode_events([]))
+    assert await storage.write_event_chunks([ChunkWrite(session_id, intruder, end)]) == [True]
+
+
+async def test_a_run_whose_log_stops_before_its_end_is_stored_fails_without_showing_it(
+    tmp_path: Path,
+) -> None:
+    async with api_in_process(tmp_path) as api:
+        created = await api.http.post(f"{api.base}/v1/runs", json={"input": QUESTION})
+        assert created.status == 202, await created.text()
+        run_id = (await created.json())["run_id"]
+        got: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/runs/{run_id}/events") as resp:
+            reader = asyncio.create_task(read_sse(resp, got))
+            await hold_the_turns_end(api, got, "event", "message.delta")
+            session_id = (await (await api.http.get(f"{api.base}/v1/runs/{run_id}")).json())["session_id"]
+            await another_writer(api, session_id)
+            api.disk.open.set()  # the held write finds another end: the log stops below the end
+            await asyncio.wait_for(reader, scaled(30))
+        events = [d["event"] for d in got]
+        assert events == ["run.started", "message.delta", "message.delta", "run.failed"], got
+        assert got[-1]["error_code"] == "storage_error", got[-1]
+        assert [int(d["seq"]) for d in got] == list(range(1, len(got) + 1))
+
+
+async def test_a_background_response_whose_log_stops_fails_without_showing_its_end(
+    tmp_path: Path,
+) -> None:
+    async with api_in_process(tmp_path) as api:
+        body = {"model": "hermes-agent", "input": QUESTION, "background": True}
+        created = await api.http.post(f"{api.base}/v1/responses", json=body)
+        assert created.status == 200, await created.text()
+        response_id = (await created.json())["id"]
+        session_id = created.headers["X-Hermes-Session-Id"]
+        got: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/responses/{response_id}?stream=true") as resp:
+            reader = asyncio.create_task(read_sse(resp, got))
+            await hold_the_turns_end(api, got, "type", "response.output_text.delta")
+            await another_writer(api, session_id)
+            api.disk.open.set()
+            await asyncio.wait_for(reader, scaled(30))
+        kinds = [d["type"] for d in got]
+        assert kinds[-1] == "response.failed", kinds
+        assert "response.output_text.done" not in kinds, kinds  # the turn's end was not stored
+        assert got[-1]["response"]["error"]["code"] == "storage_error", got[-1]
+        assert [d["sequence_number"] for d in got] == list(range(len(got)))
+        # Read again once settled, rebuilt from the log as after a restart (the held write never
+        # landed; the other writer's chunk is not the turn's): the same stream, the same numbers.
+        api.state.live_responses.pop(response_id, None)
+        again: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/responses/{response_id}?stream=true") as resp:
+            await asyncio.wait_for(read_sse(resp, again), scaled(30))
+        assert [(d["type"], d["sequence_number"]) for d in again] == [
+            (d["type"], d["sequence_number"]) for d in got
+        ]
+
+
+async def test_a_run_queued_behind_a_log_that_stopped_fails_instead_of_showing_unlogged_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run B waits behind run A in one session; storage refuses the log's writes and the log
+    gives up during A. B's events then carry no number (nothing is logged): shown, they would
+    get run seqs a restart could not rebuild, so B fails instead."""
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "MAX_PENDING", 1)
+    async with api_in_process(tmp_path) as api:
+        created = await api.http.post(f"{api.base}/v1/runs", json={"input": QUESTION})
+        assert created.status == 202, await created.text()
+        first = (await created.json())["run_id"]
+        got: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/runs/{first}/events") as resp:
+            reader = asyncio.create_task(read_sse(resp, got))
+            await eventually(
+                lambda: sum(1 for d in got if d["event"] == "message.delta") == len(DELTAS),
+                what="the first run's deltas",
+            )
+            session_id = (await (await api.http.get(f"{api.base}/v1/runs/{first}")).json())["session_id"]
+            storage: Any = api.kernel.storage
+
+            async def refused(writes: Any) -> Any:
+                raise OSError("disk away")
+
+            storage.write_event_chunks = refused
+            queued = await api.http.post(
+                f"{api.base}/v1/runs", json={"input": QUESTION, "session_id": session_id}
+            )
+            assert queued.status == 202, await queued.text()
+            second = (await queued.json())["run_id"]
+            api.upstream.finish.set()
+            await asyncio.wait_for(reader, scaled(30))
+        assert got[-1]["event"] == "run.failed" and got[-1]["error_code"] == "storage_error", got[-1]
+        later: list[dict[str, Any]] = []
+        async with api.http.get(f"{api.base}/v1/runs/{second}/events") as resp:
+            await asyncio.wait_for(read_sse(resp, later), scaled(30))
+        events = [d["event"] for d in later]
+        assert events == ["run.started", "run.failed"], later
+        assert later[-1]["error_code"] == "storage_error", later[-1]
