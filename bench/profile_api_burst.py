@@ -6,7 +6,7 @@ then records the server with py-spy (``pip install py-spy``; it needs ptrace rig
 server process) while the bursts run, and prints the functions with the most samples on the
 event-loop thread: self time, and inclusive time for the frames named with ``--focus``.
 ``--out FILE`` keeps the collapsed stacks (flamegraph input). ``--streams N`` profiles the
-per-token path instead: rounds of N streams of 50 deltas at 50 tok/s, CPU per 1000 tokens.
+per-token path instead: rounds of N streams of 50 deltas (``--deltas``) at 50 tok/s, CPU per 1000 tokens.
 Not a test.
 
 Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--streams 200] [--postgres]
@@ -87,6 +87,7 @@ async def main(
     spy_on: bool,
     stream_count: int = 0,
     postgres: bool = False,
+    deltas: int = 50,
 ) -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     config, env, schemas, dsn = "", {}, [], ""
@@ -98,7 +99,7 @@ async def main(
         config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
         env = {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": await _schema(dsn, schemas)}
     try:
-        await _profile(bursts, out, top, focus, binary, spy_on, stream_count, spy, config, env)
+        await _profile(bursts, out, top, focus, binary, spy_on, stream_count, deltas, spy, config, env)
     finally:
         if schemas:
             import psycopg
@@ -116,6 +117,7 @@ async def _profile(
     binary: Path,
     spy_on: bool,
     stream_count: int,
+    deltas: int,
     spy: str,
     config: str,
     env: dict[str, str],
@@ -142,8 +144,8 @@ async def _profile(
             started = time.perf_counter()
             p95 = []
             for _ in range(bursts):
-                if stream_count:  # the per-token path: N streams of 50 deltas 20 ms apart
-                    p95.append((await streams(hermes, stream_count, 50, 20, None))["ttft_p99"])
+                if stream_count:  # the per-token path: N streams of D deltas 20 ms apart
+                    p95.append((await streams(hermes, stream_count, deltas, 20, None))["ttft_p99"])
                 else:
                     p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
             wall = time.perf_counter() - started
@@ -161,7 +163,7 @@ async def _profile(
         if stream_count:
             print(f"{bursts} rounds of {stream_count} streams in {wall:.1f} s", end="; ")
             print(f"TTFT p99 median {median:.1f} ms")
-            unit, count = "1000 tokens", bursts * stream_count * 50 / 1000
+            unit, count = "1000 tokens", bursts * stream_count * deltas / 1000
         else:
             print(f"{bursts} bursts of 50 in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms")
             unit, count = "request", bursts * 50
@@ -183,6 +185,14 @@ if __name__ == "__main__":
         default=["create_chat_completion", "open_session", "submit", "place", "choose_model", "stream ("],
     )
     parser.add_argument("--bin", type=Path, default=bench_api.BIN, help="the hermes executable to run")
+    parser.add_argument(
+        "--deltas",
+        type=int,
+        default=50,
+        metavar="D",
+        help="deltas per stream with --streams (runs at two lengths tell the cost of a token from "
+        "the cost of a request: (CPU at D2 - CPU at D1) / (D2 - D1) per stream)",
+    )
     parser.add_argument("--no-spy", action="store_true", help="only the per-thread CPU, no py-spy")
     parser.add_argument(
         "--streams",
@@ -209,5 +219,6 @@ if __name__ == "__main__":
             not args.no_spy,
             args.streams,
             args.postgres,
+            args.deltas,
         )
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import importlib
 import inspect
 import logging
 import time
@@ -122,16 +123,35 @@ class _Prepared:
         firstresult = bool(caller.spec.opts.get("firstresult", False)) if caller.spec else False
         name = caller.name
         needed = {arg for impl in ready for arg in impl.argnames}
+        # Without wrappers or firstresult, and while the manager runs pluggy's own loop (no
+        # monitoring added), that loop only calls each shield in turn, last registered first:
+        # done here without it (a hook called for every event, ``hermes_on_event``, pays it
+        # once per streamed token).
+        direct = (
+            [(impl.function, impl.argnames) for impl in reversed(ready)]
+            if _PLUGGY_LOOP is not None and not self.wrappers and not firstresult
+            else None
+        )
 
         def call(kwargs: dict[str, Any]) -> Any:
             if not needed.issubset(kwargs):
                 # The plain way names what is missing (pluggy's HookCallError).
                 subset = pm.subset_hook_caller(name, [impl.plugin for impl in plain])
                 return subset.call_extra(shields, kwargs)
+            if direct is not None and getattr(pm, "_inner_hookexec", None) is _PLUGGY_LOOP:
+                results = []
+                for function, names in direct:
+                    value = function(*[kwargs[arg] for arg in names])
+                    if value is not None:
+                        results.append(value)
+                return results
             return execute(name, list(ready), kwargs, firstresult)
 
         self.call = call
 
+
+# pluggy's own loop over a call's implementations (what a manager without monitoring runs).
+_PLUGGY_LOOP: Any = getattr(importlib.import_module("pluggy._callers"), "_multicall", None)
 
 # A hook caller -> its prepared call. A process has one plugin manager and calls four hooks this
 # way; the map is emptied when it grows past _PREPARED_MAX, so the callers (and plugin managers)

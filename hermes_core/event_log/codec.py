@@ -24,6 +24,8 @@ encoded events.
 from __future__ import annotations
 
 import json
+import json.encoder
+import struct
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -61,10 +63,34 @@ class ChunkHeader:
 
 # -- chunks -------------------------------------------------------------------------------------
 
-# Encoders made once: json.dumps with options builds a new encoder for every call, a third of a
-# small chunk's encoding (every busy session writes one every FLUSH_S).
-_HEAD_JSON = json.JSONEncoder(separators=(",", ":")).encode
-_BODY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+
+def _encoder(*, ensure_ascii: bool, default: Callable[[Any], Any] | None) -> Callable[[Any], str]:
+    """Return a compact JSON encoder made once.
+
+    ``json.dumps`` with options builds a new encoder for every call, a third of a small chunk's
+    encoding (every busy session writes one every ``FLUSH_S``), and even a kept
+    ``JSONEncoder.encode`` makes a new C encoder and a circular-reference memo per call, about
+    half of encoding a provisional chunk's few records. So the C encoder is made once and called
+    directly: the same text. What it encodes is built fresh for each call (the records, the
+    header) and never refers to itself, so the memo has nothing to do. Where the json module has
+    no C accelerator, ``JSONEncoder.encode``.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    default = default or json.JSONEncoder().default  # raises TypeError, as json.dumps does
+    if make is None:
+        kept = json.JSONEncoder(ensure_ascii=ensure_ascii, separators=(",", ":"), default=default)
+        return kept.encode
+    strings = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    encode = make(None, default, strings, None, ":", ",", False, False, True)
+
+    def encoded(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return encoded
+
+
+_HEAD_JSON = _encoder(ensure_ascii=True, default=None)
+_BODY_JSON = _encoder(ensure_ascii=False, default=str)
 
 
 def make_chunk(first_seq: int, last_seq: int, header: ChunkHeader, body: bytes) -> EventChunk:
@@ -100,6 +126,12 @@ def split_chunk(data: bytes) -> tuple[ChunkHeader, bytes]:
     return header, data[end + 1 :]
 
 
+#: A body this small, asked for at level 1 (the provisional chunks a streaming session writes
+#: every ``FLUSH_S``), is stored uncompressed: deflate would save a few dozen bytes of a chunk
+#: rewritten at the next compaction, and its set-up costs more than the rest of the chunk.
+STORE_BELOW = 4096
+
+
 def encode_events(events: Sequence[ev.Event], *, level: int = 6) -> bytes:
     """Return the compressed body holding ``events`` (consecutive numbers, in order).
 
@@ -110,9 +142,36 @@ def encode_events(events: Sequence[ev.Event], *, level: int = 6) -> bytes:
     window size from the stream's header.
     """
     raw = _BODY_JSON(_records(events)).encode()
+    if level == 0 or (level == 1 and len(raw) <= STORE_BELOW):
+        return stored_zlib(raw)
     bits = min(15, max(9, len(raw).bit_length() + 1))  # zlib keeps 262 bytes of the window back
     packer = zlib.compressobj(level, zlib.DEFLATED, bits, max(1, min(8, bits - 7)))
     return packer.compress(raw) + packer.flush()
+
+
+def stored_zlib(raw: bytes) -> bytes:
+    """Return ``raw`` as a zlib stream of stored (uncompressed) blocks, as level 0 makes one.
+
+    Built here rather than by ``zlib.compressobj(0)``: its set-up (the window and the hash
+    table, allocated and freed per call) costs far more than the few hundred bytes of a
+    provisional chunk written every ``FLUSH_S`` for every streaming session. Any zlib reader
+    reads it (``zlib.decompress`` included).
+    """
+    end = len(raw)
+    if end <= 0xFFFF:  # one block: nearly always
+        return b"".join((_STORED_HEAD, _BLOCK(1, end, end ^ 0xFFFF), raw, _ADLER(zlib.adler32(raw))))
+    parts = [_STORED_HEAD]
+    for at in range(0, end, 0xFFFF):
+        piece = raw[at : at + 0xFFFF]
+        parts += (_BLOCK(int(at + 0xFFFF >= end), len(piece), len(piece) ^ 0xFFFF), piece)
+    parts.append(_ADLER(zlib.adler32(raw)))
+    return b"".join(parts)
+
+
+# A zlib header: deflate with the smallest window (stored blocks refer to none), its check bits.
+_STORED_HEAD = bytes((0x08, (31 - (0x08 << 8) % 31) % 31))
+_BLOCK = struct.Struct("<BHH").pack  # a stored block's header: final flag, length, its complement
+_ADLER = struct.Struct(">I").pack
 
 
 def decode_events(

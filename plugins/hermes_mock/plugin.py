@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ProviderSpec, hookimpl
+from hermes_core import ProviderSpec, ReasoningDelta, TextDelta, hookimpl
 
 if TYPE_CHECKING:
     from hermes_core import Event, Session
@@ -55,6 +55,9 @@ def hermes_on_event(session: Session, event: Event) -> None:
     """Watch the questions of scenario turns, so the provider can enforce ``expect``
     (docs/reference/scenarios.md#expected-questions), and fail on purpose where a scenario turn
     names a ``session_problem``."""
+    kind = type(event)
+    if kind is TextDelta or kind is ReasoningDelta:
+        return  # streamed text, which neither check looks at: this runs for every token
     from hermes_mock import expect_check, turn_start
 
     expect_check.observe(session.id, event)

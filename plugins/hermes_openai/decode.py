@@ -64,6 +64,26 @@ class ChatStreamDecoder:
         :returns: the chunks it completes, in order.
         :raises provider_kit.UpstreamError: when the object is (or carries) an error.
         """
+        # Nearly every event of a stream is one choice whose delta is only text: taken here
+        # without the general walk below (which gives the same result for it).
+        if type(payload) is dict and "usage" not in payload and "error" not in payload:
+            choices = payload.get("choices")
+            if type(choices) is list and len(choices) == 1:
+                choice = choices[0]
+                if (
+                    type(choice) is dict
+                    and choice.get("index", 0) == 0
+                    and choice.get("finish_reason") is None
+                ):
+                    delta = choice.get("delta")
+                    if type(delta) is dict and len(delta) == 1:
+                        content = delta.get("content")
+                        if type(content) is str:
+                            self.saw_choice = True
+                            return [TextChunk(content)] if content else []
+        return self._feed(payload)
+
+    def _feed(self, payload: Any) -> list[Chunk]:
         if not isinstance(payload, dict):
             raise ValueError("stream chunk is not a JSON object")
         if payload.get("error"):

@@ -256,3 +256,32 @@ def test_a_small_body_is_packed_with_a_window_its_size_and_a_big_one_alike() -> 
     body = encode_events(big)
     assert 1 << ((body[0] >> 4) + 8) == 32768
     assert roundtrip(big)[0].text == words
+
+
+def test_the_stored_text_is_what_the_json_module_writes() -> None:
+    """The body's encoder, made once, writes byte for byte what ``json.dumps`` with the log's
+    options writes (non-ASCII kept, floats as their repr)."""
+    import json
+
+    odd = 'caf\u00e9 \u20ac \U0001f600 \x00\n"\\'
+    events = [*every_event(), TextDelta(session_id=SID, turn_id="t1", segment_id="z", text=odd, ts=1e-7)]
+    stored = zlib.decompress(encode_events(events)).decode()
+    assert stored == json.dumps(json.loads(stored), ensure_ascii=False, separators=(",", ":"))
+    assert odd in json.loads(stored)[-1].values()
+
+
+def test_a_provisional_body_is_stored_uncompressed_when_small() -> None:
+    """Level 1 (the provisional chunks of a streaming session) stores a small body as it is,
+    in a zlib stream any reader takes; a bigger one is still deflated."""
+    from hermes_core.event_log.codec import STORE_BELOW
+
+    small: list[Event] = [TextDelta(session_id=SID, turn_id="t1", segment_id="a", text="h\u00e9")]
+    body = encode_events(small, level=1)
+    assert zlib.decompress(body) == zlib.decompress(encode_events(small))
+    assert zlib.decompress(encode_events(small)) in body  # the text itself, not deflated
+    assert decode_events(body, SID, 3) == [dataclasses.replace(small[0], seq=3)]
+    words = " ".join(f"word{n % 50}" for n in range(STORE_BELOW))
+    big: list[Event] = [TextDelta(session_id=SID, turn_id="t1", segment_id="a", text=words)]
+    body = encode_events(big, level=1)
+    assert len(body) < len(words) // 4
+    assert decode_events(body, SID, 1)[0].text == words

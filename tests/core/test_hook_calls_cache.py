@@ -76,3 +76,22 @@ def test_a_missing_argument_is_still_pluggys_error() -> None:
         assert "depth" in str(exc)
     else:
         raise AssertionError("a call without its argument must fail")
+
+
+def test_monitoring_added_after_a_call_was_prepared_sees_the_next_calls() -> None:
+    """A plain hook's prepared call skips pluggy's loop only while no monitoring is added: a
+    monitor added later (``hermes --trace-plugins``) sees every call, in the same order."""
+    pm = manager()
+    pm.register(Echo("a"), name="a")
+    pm.register(Echo("b", fail=True), name="b")
+    expected = [("b", None, "b failed"), ("a", "a@0", None)]
+    assert summary(call_each(pm, "ping", depth=0)) == expected
+    seen: list[list[str]] = []
+    undo = pm.add_hookcall_monitoring(
+        lambda name, impls, kwargs: seen.append([i.plugin_name for i in impls]), lambda *args: None
+    )
+    assert summary(call_each(pm, "ping", depth=0)) == expected
+    assert len(seen) == 1 and len(seen[0]) == 2
+    undo()
+    assert summary(call_each(pm, "ping", depth=0)) == expected
+    assert len(seen) == 1

@@ -50,6 +50,16 @@ async def test_events_are_reassembled_from_pieces_cut_anywhere() -> None:
     assert await events(*(stream[i : i + 1] for i in range(len(stream)))) == expected
 
 
+async def test_text_cut_inside_a_character_or_a_line_end_decodes_whole() -> None:
+    # A read ends anywhere: in a two- or three-byte character, between \r and \n, in a line.
+    stream = "data: caf\u00e9 \u20ac\r\ndata:\u00e9\r\n\r\nevent: x\ndata: \u20ac\n\ndata: end\r".encode()
+    stream += b"\xff\n\n"  # a byte that is no UTF-8 becomes U+FFFD, as line by line
+    expected = [("message", "caf\u00e9 \u20ac\n\u00e9"), ("x", "\u20ac"), ("message", "end\r\ufffd")]
+    assert await events(stream) == expected
+    for size in (1, 2, 3, 5):
+        assert await events(*(stream[i : i + size] for i in range(0, len(stream), size))) == expected
+
+
 async def test_the_last_event_is_dispatched_at_eof_without_a_blank_line() -> None:
     assert await events(b"data: one\n\ndata: two") == [("message", "one"), ("message", "two")]
 
