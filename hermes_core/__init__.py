@@ -206,6 +206,7 @@ _EXPORTS: dict[str, str] = {
     # hooks
     "hookimpl": "hermes_core.hookspecs",
     "hookspec": "hermes_core.hookspecs",
+    "watches": "hermes_core.observers",
     # settings
     "SettingsStore": "hermes_core.settings_store",
     "CoreSettings": "hermes_core.settings",
@@ -317,6 +318,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.meta_prompts import SUMMARY_INSTRUCTION, TITLE_INSTRUCTION  # noqa: F401
     from hermes_core.model_choice import Models  # noqa: F401
     from hermes_core.models import ResolvedModel  # noqa: F401
+    from hermes_core.observers import watches  # noqa: F401
     from hermes_core.provider_base import ProviderBase  # noqa: F401
     from hermes_core.provider_directory import ProviderDirectory  # noqa: F401
     from hermes_core.providers import *  # noqa: F403

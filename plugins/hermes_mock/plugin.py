@@ -7,7 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import ProviderSpec, ReasoningDelta, TextDelta, hookimpl
+from hermes_core import (
+    ProviderSpec,
+    QuestionClosed,
+    QuestionRequested,
+    ToolAnnounced,
+    ToolCompleted,
+    TurnCompleted,
+    TurnStarted,
+    hookimpl,
+    watches,
+)
 
 if TYPE_CHECKING:
     from hermes_core import Event, Session
@@ -51,13 +61,12 @@ def hermes_model_providers() -> ProviderSpec:
 
 
 @hookimpl
+@watches(TurnStarted, TurnCompleted, ToolAnnounced, ToolCompleted, QuestionRequested, QuestionClosed)
 def hermes_on_event(session: Session, event: Event) -> None:
     """Watch the questions of scenario turns, so the provider can enforce ``expect``
     (docs/reference/scenarios.md#expected-questions), and fail on purpose where a scenario turn
-    names a ``session_problem``."""
-    kind = type(event)
-    if kind is TextDelta or kind is ReasoningDelta:
-        return  # streamed text, which neither check looks at: this runs for every token
+    names a ``session_problem``. Only the types these two read are asked for: every other event
+    (deltas above all) then costs the kernel no hook call."""
     from hermes_mock import expect_check, turn_start
 
     expect_check.observe(session.id, event)
