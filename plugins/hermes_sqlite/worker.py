@@ -19,6 +19,12 @@ many sessions' writes pays for one commit instead of one each (see
 and fails alone; when the group's ``COMMIT`` fails, every job of the group fails. No result of
 a grouped job reaches its caller before the group's ``COMMIT`` has returned, so what a caller was
 told is stored is exactly as durable as with one transaction per job.
+
+Coalesced hand-off: :meth:`DbThread.call` does not put each job on the queue. The first call
+of a loop step opens a pending list on that loop's waker and schedules one flush with
+``call_soon``; the calls after it in the same step only append. The flush puts the whole list
+as one queue item, so jobs submitted together (the writes that open a chat) wake the thread
+once and reach it together, where group commit sees them as one burst.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ T = TypeVar("T")
 
 _Job = Callable[[sqlite3.Connection], Any]
 _Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
+_Item = tuple[_Job, "LoopWaker", "asyncio.Future[Any]", bool]
 
 BATCH_WINDOW_S = 0.001
 # Futures settled per pass of the loop. Each settled future wakes its task in the loop's next
@@ -68,6 +75,8 @@ class LoopWaker:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.inbox: collections.deque[_Outcome] = collections.deque()
+        #: Jobs submitted on this loop in the current step, not yet handed to the thread.
+        self.pending: list[_Item] = []
         self._signalled = False
         # Guards the pipe's write end against closing while the database thread writes.
         self._lock = threading.Lock()
@@ -146,10 +155,6 @@ class LoopWaker:
         os.close(write_fd)
 
 
-_Item = tuple[_Job, LoopWaker, "asyncio.Future[Any]", bool]
-_NOTHING: Any = object()
-
-
 class DbThread:
     """One thread, one connection, a FIFO queue of jobs.
 
@@ -168,10 +173,12 @@ class DbThread:
         self._name = name
         self._opener = opener
         self._on_group_failure = on_group_failure
-        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        # Each item is the jobs one loop step submitted; None tells the thread to end.
+        self._queue: queue.SimpleQueue[list[_Item] | None] = queue.SimpleQueue()
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._accepting = False
+        self._ended = False  # the end sentinel has been queued
         # Touched only on loop threads; normally there is exactly one loop.
         self._wakers: dict[asyncio.AbstractEventLoop, LoopWaker] = {}
 
@@ -187,7 +194,7 @@ class DbThread:
             await self.call(self._open)
         except BaseException:
             self._accepting = False
-            self._queue.put(None)
+            self._end()
             self._close_wakers()
             raise
 
@@ -221,8 +228,37 @@ class DbThread:
         loop = asyncio.get_running_loop()
         waker = self._wakers.get(loop) or self._waker(loop)
         future: asyncio.Future[T] = loop.create_future()
-        self._queue.put((job, waker, future, group))
+        pending = waker.pending
+        if not pending:
+            loop.call_soon(self._flush, waker)
+        pending.append((job, waker, future, group))
         return future
+
+    def _flush(self, waker: LoopWaker) -> None:
+        """Hand the jobs ``waker``'s loop submitted this step to the thread (runs on that loop)."""
+        items = waker.pending
+        if not items:
+            return
+        waker.pending = []
+        if not self._ended:
+            self._queue.put(items)
+            return
+        # Submitted on another loop while this one stopped the thread: nothing will run them.
+        for _, _, future, _ in items:
+            if not future.done():
+                future.set_exception(StorageError("storage is closed"))
+
+    def _end(self) -> None:
+        """Hand over what this loop still holds, then tell the thread to end."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        waker = self._wakers.get(loop) if loop is not None else None
+        if waker is not None:
+            self._flush(waker)
+        self._ended = True
+        self._queue.put(None)
 
     async def stop(self, final: Callable[[sqlite3.Connection], None]) -> None:
         """Refuse new jobs, let queued ones finish, run ``final`` and close the connection.
@@ -234,7 +270,7 @@ class DbThread:
             return
         done = self.call(lambda conn: self._last(conn, final))
         self._accepting = False
-        self._queue.put(None)
+        self._end()
         try:
             await done
         finally:
@@ -274,29 +310,39 @@ class DbThread:
         # Wakers holding results whose loops have not been told yet.
         untold: set[LoopWaker] = set()
         started = 0.0
-        carry: Any = _NOTHING  # an item taken from the queue while gathering a group
+        # Jobs taken from the queue and not run yet, in submission order.
+        backlog: collections.deque[_Item] = collections.deque()
+        ending = False
         while True:
-            if untold and carry is _NOTHING and empty():
-                for waker in untold:
-                    waker.notify()  # nothing more queued: hand back what is done
-                untold.clear()
-            # Blocks only when everything done has been handed back.
-            if carry is _NOTHING:
-                item = get()
-            else:
-                item, carry = carry, _NOTHING
-            if item is None:
-                break
+            if not backlog:
+                if ending:
+                    break
+                if untold and empty():
+                    for waker in untold:
+                        waker.notify()  # nothing more queued: hand back what is done
+                    untold.clear()
+                # Blocks only when everything done has been handed back.
+                items = get()
+                if items is None:
+                    break
+                backlog.extend(items)
+            item = backlog.popleft()
             if not untold:
                 started = clock()
             batch = [item]
             if item[3]:
-                while len(batch) < GROUP_MAX and not empty():
-                    more = get()
-                    if more is None or not more[3]:
-                        carry = more
+                while len(batch) < GROUP_MAX:
+                    if not backlog:
+                        if ending or empty():
+                            break
+                        items = get()
+                        if items is None:
+                            ending = True
+                            break
+                        backlog.extend(items)
+                    if not backlog[0][3]:
                         break
-                    batch.append(more)
+                    batch.append(backlog.popleft())
             outcomes = self._one(item) if len(batch) == 1 else self._group(batch)
             for (_, waker, _, _), outcome in zip(batch, outcomes, strict=True):
                 waker.inbox.append(outcome)

@@ -143,3 +143,41 @@ async def test_a_grouped_write_is_committed_when_its_caller_hears_of_it(tmp_path
         await asyncio.gather(*futures)
     finally:
         await thread.stop(lambda _conn: None)
+
+
+async def test_writes_submitted_in_one_loop_step_share_one_commit(tmp_path: Path) -> None:
+    """Jobs submitted in one step reach an idle thread together: one hand-off, one group.
+
+    Between the submissions the loop is held up until the first job has run or a moment has
+    passed: a thread woken by the first submission alone would have run it in a transaction of
+    its own by then.
+    """
+    path = tmp_path / "g.sqlite3"
+    commits: list[str] = []
+    thread = _opener(path, commits)
+    await thread.start()
+    try:
+        ran = threading.Event()
+        first = _insert("first")
+
+        def first_job(conn: sqlite3.Connection) -> str:
+            ran.set()
+            return first(conn)
+
+        futures = [thread.call(first_job, group=True)]
+        ran.wait(0.2)  # blocks the loop on purpose: nothing else may be submitted meanwhile
+        futures += [thread.call(_insert(f"k{i}"), group=True) for i in range(4)]
+        assert await asyncio.gather(*futures) == ["first", "k0", "k1", "k2", "k3"]
+        assert len(commits) == 1, commits
+    finally:
+        await thread.stop(lambda _conn: None)
+
+
+async def test_jobs_submitted_with_stop_run_before_the_thread_ends(tmp_path: Path) -> None:
+    path = tmp_path / "g.sqlite3"
+    thread = _opener(path, [])
+    await thread.start()
+    futures = [thread.call(_insert(f"k{i}"), group=True) for i in range(3)]
+    await thread.stop(lambda _conn: None)
+    assert await asyncio.gather(*futures) == ["k0", "k1", "k2"]
+    assert _keys(path) == {"k0", "k1", "k2"}
