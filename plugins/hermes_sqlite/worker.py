@@ -24,135 +24,32 @@ Coalesced hand-off: :meth:`DbThread.call` does not put each job on the queue. Th
 of a loop step opens a pending list on that loop's waker and schedules one flush with
 ``call_soon``; the calls after it in the same step only append. The flush puts the whole list
 as one queue item, so jobs submitted together (the writes that open a chat) wake the thread
-once and reach it together, where group commit sees them as one burst.
+once and reach it together, where group commit sees them as one burst. The price is that a
+job waits for the rest of its loop step before the thread sees it. A new chat with a tenant's
+stored key and budgets (``bench/bench_budget_pairs.py --sqlite --scoped-key``, 2 shared cores)
+gained 0.3-0.45 ms of TTFT from this in four paired runs out of four.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import os
 import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from hermes_core import StorageError
+from hermes_sqlite.loop_waker import Item, LoopWaker, Outcome, drain_and_close
 from hermes_sqlite.schema import GROUPING
 
 T = TypeVar("T")
 
-_Job = Callable[[sqlite3.Connection], Any]
-_Outcome = tuple["asyncio.Future[Any]", Any, BaseException | None]
-_Item = tuple[_Job, "LoopWaker", "asyncio.Future[Any]", bool]
-
 BATCH_WINDOW_S = 0.001
-# Futures settled per pass of the loop. Each settled future wakes its task in the loop's next
-# iteration, so a batch of hundreds (200 streams finishing together) made one iteration tens of
-# ms long. Settling 16 per pass, the longest stall a 2 ms timer saw in hermes api during 200
-# streams fell from 45 to 36 ms, and with the API's open limit from 24 to 21 ms.
-SETTLE_AT_ONCE = 16
 #: At most this many jobs share one transaction.
 GROUP_MAX = 64
-
-
-class LoopWaker:
-    """The inbox of finished jobs for one event loop, and the means to wake that loop.
-
-    The database thread appends outcomes and calls :meth:`notify`; the loop drains them in
-    :meth:`drain`. Only the first outcome after a drain writes to the pipe: ``_signalled``
-    says a wake-up is on its way. The drain clears it *before* emptying the inbox and the
-    thread appends *before* testing it, so no outcome is ever left without a wake-up.
-
-    Where the loop cannot watch a file descriptor (Windows' proactor loop), the wake-up is a
-    ``call_soon_threadsafe`` of :meth:`drain` instead.
-
-    :param loop: the loop whose futures this inbox settles.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.inbox: collections.deque[_Outcome] = collections.deque()
-        #: Jobs submitted on this loop in the current step, not yet handed to the thread.
-        self.pending: list[_Item] = []
-        self._signalled = False
-        # Guards the pipe's write end against closing while the database thread writes.
-        self._lock = threading.Lock()
-        self._read_fd = -1
-        self._write_fd = -1
-        self._piped = False
-        if os.name == "posix":
-            read_fd, write_fd = os.pipe()
-            try:
-                os.set_blocking(read_fd, False)
-                os.set_blocking(write_fd, False)
-                loop.add_reader(read_fd, self.drain)
-            except (NotImplementedError, OSError):
-                os.close(read_fd)
-                os.close(write_fd)
-            else:
-                self._read_fd, self._write_fd = read_fd, write_fd
-                self._piped = True
-
-    def notify(self) -> None:
-        """Make sure the loop will drain the inbox (runs on the database thread)."""
-        if self._signalled:
-            return
-        self._signalled = True
-        if self._piped:
-            with self._lock:
-                if self._write_fd >= 0:
-                    try:
-                        os.write(self._write_fd, b"\0")
-                    except BlockingIOError:
-                        pass  # the pipe is full of wake-ups already
-            return
-        try:
-            self.loop.call_soon_threadsafe(self.drain)
-        except RuntimeError:
-            pass  # the loop is closed: nobody is waiting for these results any more
-
-    def drain(self) -> None:
-        """Settle finished jobs' futures (runs on the loop), at most SETTLE_AT_ONCE per pass."""
-        if self._read_fd >= 0:
-            try:
-                os.read(self._read_fd, 64)
-            except OSError:
-                pass  # nothing to read (EAGAIN) or already closed
-        self._signalled = False
-        self._settle()
-
-    def _settle(self, limit: int = SETTLE_AT_ONCE) -> None:
-        inbox = self.inbox
-        left = limit
-        while inbox:
-            if not left:
-                # The rest next pass: everything woken here runs in the loop's next iteration,
-                # and a batch of hundreds would make that one iteration tens of ms long.
-                self.loop.call_soon(self._settle)
-                return
-            future, result, exc = inbox.popleft()
-            if future.cancelled():
-                continue
-            left -= 1
-            if exc is None:
-                future.set_result(result)
-            else:
-                future.set_exception(exc)
-
-    def close(self) -> None:
-        """Stop watching the pipe and close it (runs on the loop, or after it has closed)."""
-        with self._lock:
-            read_fd, write_fd = self._read_fd, self._write_fd
-            if write_fd < 0:
-                return
-            self._read_fd = self._write_fd = -1
-        if not self.loop.is_closed():
-            self.loop.remove_reader(read_fd)
-        os.close(read_fd)
-        os.close(write_fd)
 
 
 class DbThread:
@@ -174,7 +71,7 @@ class DbThread:
         self._opener = opener
         self._on_group_failure = on_group_failure
         # Each item is the jobs one loop step submitted; None tells the thread to end.
-        self._queue: queue.SimpleQueue[list[_Item] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
         self._conn: sqlite3.Connection | None = None
         self._thread: threading.Thread | None = None
         self._accepting = False
@@ -295,13 +192,13 @@ class DbThread:
         wakers, self._wakers = self._wakers, {}
         for loop, waker in wakers.items():
             if loop is current:
-                _drain_and_close(waker)
+                drain_and_close(waker)
                 continue
             if loop.is_closed():
                 waker.close()
                 continue
             try:
-                loop.call_soon_threadsafe(_drain_and_close, waker)
+                loop.call_soon_threadsafe(drain_and_close, waker)
             except RuntimeError:
                 waker.close()  # closed meanwhile
 
@@ -311,7 +208,7 @@ class DbThread:
         untold: set[LoopWaker] = set()
         started = 0.0
         # Jobs taken from the queue and not run yet, in submission order.
-        backlog: collections.deque[_Item] = collections.deque()
+        backlog: collections.deque[Item] = collections.deque()
         ending = False
         while True:
             if not backlog:
@@ -357,14 +254,14 @@ class DbThread:
             self._conn.close()
             self._conn = None
 
-    def _one(self, item: _Item) -> list[_Outcome]:
+    def _one(self, item: Item) -> list[Outcome]:
         job, _, future, _ = item
         try:
             return [(future, job(self._conn), None)]  # type: ignore[arg-type]
         except BaseException as exc:
             return [(future, None, exc)]
 
-    def _group(self, batch: list[_Item]) -> list[_Outcome]:
+    def _group(self, batch: list[Item]) -> list[Outcome]:
         """Run ``batch`` in one transaction, each job in a savepoint; return their outcomes."""
         conn = self._conn
         assert conn is not None
@@ -372,7 +269,7 @@ class DbThread:
             conn.execute("BEGIN IMMEDIATE")
         except BaseException:
             return [outcome for item in batch for outcome in self._one(item)]
-        outcomes: list[_Outcome] = []
+        outcomes: list[Outcome] = []
         GROUPING.active = True
         try:
             for at, (job, _, future, _) in enumerate(batch):
@@ -409,10 +306,3 @@ class DbThread:
     def _forget(self) -> None:
         if self._on_group_failure is not None:
             self._on_group_failure()
-
-
-def _drain_and_close(waker: LoopWaker) -> None:
-    """Settle everything the inbox still holds, then close the waker (runs on its loop)."""
-    waker.drain()
-    waker._settle(limit=len(waker.inbox))
-    waker.close()

@@ -74,7 +74,7 @@ async def test_a_cancelled_caller_does_not_break_the_storage(storage: SqliteStor
 
 
 async def test_answers_beyond_one_settling_slice_all_land_in_order(storage: SqliteStorage) -> None:
-    from hermes_sqlite.worker import SETTLE_AT_ONCE
+    from hermes_sqlite.loop_waker import SETTLE_AT_ONCE
 
     await storage.create_session(record("many"))
     order: list[int] = []
@@ -91,7 +91,7 @@ async def test_answers_beyond_one_settling_slice_all_land_in_order(storage: Sqli
 
 
 async def test_the_waker_settles_at_most_a_slice_per_pass() -> None:
-    from hermes_sqlite.worker import SETTLE_AT_ONCE, LoopWaker
+    from hermes_sqlite.loop_waker import SETTLE_AT_ONCE, LoopWaker
 
     loop = asyncio.get_running_loop()
     waker = LoopWaker(loop)
