@@ -29,7 +29,8 @@ the rest of its loop step before the thread sees it, and the thread is woken as 
 about to go idle rather than in the middle of a step, where its Python would compete with the
 loop's for the GIL. On a new chat with a tenant's stored key and budgets
 (``bench/bench_budget_pairs.py --sqlite --scoped-key``, 2 shared cores) the TTFT that budgets
-add fell by 0.26-0.45 ms in four paired runs out of four, although nearly every hand-off there
+add fell in six paired runs of seven (by 0.07-0.46 ms, most at load 4-4.5; the seventh: equal)
+and TTFT with them in seven of seven, although nearly every hand-off there
 held one job (counted: 710 of one job and 70 of two): that path awaits each job before the next.
 """
 
