@@ -86,6 +86,17 @@ class MemoryRecords:
             written.append(record)
         return written
 
+    async def insert_record(
+        self, namespace: str, key: str, data: str, *, scope: str = "", ttl_s: float | None = None
+    ) -> Claim:
+        now = time.time()
+        old = self._live(namespace, key, now)
+        if old is not None:
+            return Claim(False, old)
+        record = StoredRecord(namespace, key, data, scope, None, 1, 2, now, now, _expiry(now, ttl_s))
+        self._records[(namespace, key)] = record
+        return Claim(True, record)
+
     async def claim_record(
         self,
         namespace: str,

@@ -22,6 +22,7 @@ from hermes_core.record_store import (
     MAX_SCOPE_CHARS,
     Claim,
     Expect,
+    RecordInserts,
     RecordPage,
     RecordStore,
     RecordUpdates,
@@ -215,6 +216,27 @@ class RecordSpace:
         await store.delete_record(self.namespace, name, expect=Expect(owner=theirs, epoch=claim.record.epoch))
         return await store.claim_record(
             self.namespace, name, data, owner=owner, scope=scope, ttl_s=ttl, stale_after_s=stale
+        )
+
+    @property
+    def inserts(self) -> bool:
+        """Whether the backend adds an absent record in one step (:meth:`insert`)."""
+        return callable(getattr(self._records.store(), "insert_record", None))
+
+    async def insert(self, key: str, value: Any, *, scope: str = "", ttl_s: float | None = None) -> Claim:
+        """Add ``value`` under ``key`` unless an unexpired record is there: one call of the
+        backend (:meth:`RecordInserts.insert_record`), leaving what a claim released at once
+        would (no owner, epoch 1, version 2).
+
+        :returns: ``Claim(won=True, record=ours)``, or the record found with ``won=False``.
+        :raises StorageUnsupported: the backend does not offer it (see :attr:`inserts`).
+        """
+        data = dump_value(value)
+        store: RecordInserts = self._records.store()  # type: ignore[assignment]
+        if not callable(getattr(store, "insert_record", None)):
+            raise StorageUnsupported("this storage backend does not insert a record in one step")
+        return await store.insert_record(
+            self.namespace, _key(key), data, scope=_scope(scope), ttl_s=check_ttl("ttl_s", ttl_s)
         )
 
     @property

@@ -251,6 +251,26 @@ class RecordUpdates(Protocol):
         ...
 
 
+@runtime_checkable
+class RecordInserts(Protocol):
+    """An optional part of a records backend: add a record only where none is, in one step (one
+    round trip) instead of a claim let go at once. Callers that find a backend without it
+    (:attr:`~hermes_core.record_space.RecordSpace.inserts`) make the claim and the release.
+    """
+
+    async def insert_record(
+        self, namespace: str, key: str, data: str, *, scope: str = "", ttl_s: float | None = None
+    ) -> Claim:
+        """Write the record when it is absent or expired, as :meth:`RecordStore.claim_record`
+        followed at once by :meth:`RecordStore.release_record` leaves it: no owner, epoch 1,
+        version 2, ``created_at`` and ``updated_at`` now, expiring ``ttl_s`` from now.
+
+        :returns: ``Claim(won=True, record=ours)``; or, when an unexpired record was there (held
+            or not), ``Claim(won=False, record=it)`` with nothing changed.
+        """
+        ...
+
+
 # -- checks every backend (and the kernel's owner) applies ---------------------------------------
 
 

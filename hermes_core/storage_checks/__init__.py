@@ -78,7 +78,13 @@ def storage_checks(areas: Iterable[str] | None = None) -> list[StorageCheck]:
 
     :raises ValueError: an unknown area.
     """
-    from hermes_core.storage_checks import event_log, kernel, records, sessions  # noqa: F401 - registers
+    from hermes_core.storage_checks import (  # noqa: F401 - registers
+        event_log,
+        kernel,
+        record_inserts,
+        records,
+        sessions,
+    )
 
     wanted = tuple(AREAS if areas is None else areas)
     unknown = [a for a in wanted if a not in AREAS]

@@ -11,7 +11,7 @@ Two namespaces:
   points, so the next turn end knows which entries to mark as no longer heads.
 
 Both expire ``ttl_s`` after they were last written. Every change is a compare-and-set on the
-record's version (an insert is a claim let go at once), so instances sharing a database never
+record's version (an insert adds a key only where none is), so instances sharing a database never
 lose each other's entries.
 """
 
@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import Expect
+from hermes_core import Claim, Expect
 
 if TYPE_CHECKING:
     from hermes_core import RecordSpace, StoredRecord
@@ -102,9 +102,10 @@ class KernelChatIndex:
     async def _change(self, principal: str, key: str, change: Callable[[Entries], Entries | None]) -> Entries:
         """Apply ``change`` to the key's entries (None: leave them) and return what is stored.
 
-        A change that makes entries of nothing starts with a claim: it inserts the key when
+        A change that makes entries of nothing starts with an insert: it adds the key when
         absent (the usual case: most keys a turn end writes are new), and otherwise hands back
-        the record as a read would, unchanged. One storage call fewer per new key.
+        the record as a read would, unchanged. One storage call per new key (two on a backend
+        without ``insert_record``: a claim and its release).
         """
         rkey = _digest(principal, key)
         record: StoredRecord | None = None
@@ -112,9 +113,8 @@ class KernelChatIndex:
         start = change([])
         if start is not None:
             value = {"s": start[:KEPT]}
-            claim = await self._keys.claim(rkey, value, owner="api", ttl_s=self.ttl_s)
+            claim = await self._insert(rkey, value)
             if claim.won:
-                await self._keys.release(rkey, expect=Expect(owner="api"), ttl_s=self.ttl_s)
                 return value["s"]
             record, claimed = claim.record, True
         for _ in range(_TRIES):
@@ -127,9 +127,7 @@ class KernelChatIndex:
                 return entries
             value = {"s": new[:KEPT]}
             if record is None:
-                claim = await self._keys.claim(rkey, value, owner="api", ttl_s=self.ttl_s)
-                if claim.won:
-                    await self._keys.release(rkey, expect=Expect(owner="api"), ttl_s=self.ttl_s)
+                if (await self._insert(rkey, value)).won:
                     return value["s"]
                 continue
             written = await self._keys.put(
@@ -138,6 +136,17 @@ class KernelChatIndex:
             if written is not None:
                 return value["s"]
         raise RuntimeError(f"the chat index entry for a key kept changing under {_TRIES} writes")
+
+    async def _insert(self, rkey: str, value: dict[str, Entries]) -> Claim:
+        """Add the key's record when absent: one storage call where the backend inserts in one
+        step, else a claim let go at once (the same record either way)."""
+        if self._keys.inserts:
+            return await self._keys.insert(rkey, value, ttl_s=self.ttl_s)
+        claim = await self._keys.claim(rkey, value, owner="api", ttl_s=self.ttl_s)
+        if claim.won:
+            released = await self._keys.release(rkey, expect=Expect(owner="api"), ttl_s=self.ttl_s)
+            return Claim(True, released or claim.record)
+        return claim
 
 
 def _put_head(entries: Entries, session_id: str, now: float) -> Entries:

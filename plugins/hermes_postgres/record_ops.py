@@ -108,6 +108,19 @@ class RecordOps:
         async with self._single() as cur:
             return await record_single.put(cur, namespace, key, data, scope, ttl_s, expect)
 
+    async def insert(self, namespace: str, key: str, data: str, scope: str, ttl_s: float | None) -> Claim:
+        # The usual case, a key nobody wrote, is one statement. One that was there is read
+        # after; should it be gone by then (expired, deleted), the insert is tried again.
+        for _ in range(_TRIES):
+            async with self._single() as cur:
+                made = await record_single.insert(cur, namespace, key, data, scope, ttl_s)
+            if made is not None:
+                return Claim(True, made)
+            found = await self.get(namespace, key)
+            if found is not None:
+                return Claim(False, found)
+        raise StorageError(f"record {namespace}/{key} kept changing under an insert; try again")
+
     async def claim(
         self,
         namespace: str,

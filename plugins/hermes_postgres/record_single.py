@@ -34,6 +34,18 @@ PUT = (
     f"RETURNING {_RETURNING}"
 )
 
+# Add a record where none is, as a claim let go at once leaves it (no owner, epoch 1, version 2);
+# an expired one in the way is replaced whole, an unexpired one left alone (no row comes back).
+INSERT = (
+    f"INSERT INTO hermes_records AS r ({COLUMNS}) "
+    "SELECT %s, %s, %s, %s, NULL, 1, 2, t.now, t.now, t.now + %s::double precision "
+    f"FROM (SELECT {NOW} AS now) t "
+    "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data, scope = EXCLUDED.scope, "
+    "owner = NULL, epoch = 1, version = 2, created_at = EXCLUDED.created_at, "
+    "updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at "
+    f"WHERE {_EXPIRED} RETURNING {_RETURNING}"
+)
+
 
 def _expected(expect: Expect) -> tuple[str, list[Any]]:
     """The SQL condition of ``expect`` on row ``r`` and its parameters."""
@@ -102,6 +114,15 @@ async def put(
     else:
         sql, params = put_expected(expect)
         await cur.execute(sql, (data, scope, ttl_s, namespace, key, *params))
+    row = await cur.fetchone()
+    return None if row is None else record(row)
+
+
+async def insert(
+    cur: Any, namespace: str, key: str, data: str, scope: str, ttl_s: float | None
+) -> StoredRecord | None:
+    """Add the record in one statement; None when an unexpired record was in the way."""
+    await cur.execute(INSERT, (namespace, key, data, scope, ttl_s))
     row = await cur.fetchone()
     return None if row is None else record(row)
 

@@ -50,6 +50,12 @@ class PostgresExtras:
         """Write the value; None when ``expect`` did not match."""
         return await self._records.put(namespace, key, data, scope, ttl_s, expect)
 
+    async def insert_record(
+        self, namespace: str, key: str, data: str, *, scope: str = "", ttl_s: float | None = None
+    ) -> Claim:
+        """Add the record unless an unexpired one is there (then hand that back)."""
+        return await self._records.insert(namespace, key, data, scope, ttl_s)
+
     async def claim_record(
         self,
         namespace: str,

@@ -155,6 +155,20 @@ def update(
         return written
 
 
+def insert(
+    conn: sqlite3.Connection, namespace: str, key: str, data: str, scope: str, ttl_s: float | None
+) -> Claim:
+    """Add the record when absent or expired, as a claim released at once leaves it (see
+    ``RecordInserts.insert_record``); otherwise hand back the one there."""
+    with write_transaction(conn):
+        now = time.time()
+        old = _current(conn, namespace, key, now)
+        if old is not None:
+            return Claim(False, old)
+        record = StoredRecord(namespace, key, data, scope, None, 1, 2, now, now, _expiry(now, ttl_s))
+        return Claim(True, _store(conn, record))
+
+
 def claim(
     conn: sqlite3.Connection,
     namespace: str,

@@ -55,6 +55,12 @@ class SqliteExtras:
         names = tuple(keys)
         return await self._run(lambda conn: record_ops.update(conn, namespace, names, change))
 
+    async def insert_record(
+        self, namespace: str, key: str, data: str, *, scope: str = "", ttl_s: float | None = None
+    ) -> Claim:
+        """Add the record unless an unexpired one is there (then hand that back)."""
+        return await self._run(lambda conn: record_ops.insert(conn, namespace, key, data, scope, ttl_s))
+
     async def claim_record(
         self,
         namespace: str,

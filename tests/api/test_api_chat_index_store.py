@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -59,11 +61,17 @@ async def test_the_in_memory_mirror_answers_what_the_records_hold(tmp_path: Path
 
 
 class _Calls:
-    """Wraps a record space and counts the storage calls made through it."""
+    """Wraps a record space and counts the storage calls made through it; ``one_step=False``
+    makes it a space whose backend cannot insert in one step."""
 
-    def __init__(self, space: Any, calls: list[str]) -> None:
+    def __init__(self, space: Any, calls: list[str], *, one_step: bool = True) -> None:
         self._space = space
         self._calls = calls
+        self._one_step = one_step
+
+    @property
+    def inserts(self) -> bool:
+        return self._one_step and bool(self._space.inserts)
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self._space, name)
@@ -76,25 +84,35 @@ class _Calls:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-async def test_a_new_chats_first_turn_end_costs_three_storage_calls(backend: str, tmp_path: Path) -> None:
-    """A new stateless chat's first turn end claims its new key, lets go of it and writes the
-    session's heads (it had none to read); a later turn reads its heads, claims a key that
-    exists (a read, nothing taken) and writes it by version."""
+@pytest.mark.parametrize("one_step", [True, False], ids=["insert", "claim-release"])
+async def test_a_new_chats_first_turn_end_costs_two_storage_calls(
+    backend: str, one_step: bool, tmp_path: Path
+) -> None:
+    """A new stateless chat's first turn end inserts its new key (one call; a claim and its
+    release on a backend without ``insert_record``) and writes the session's heads (it had none
+    to read); a later turn reads its heads, tries to insert a key that exists (a read, nothing
+    written) and writes it by version."""
+    new = ["insert"] if one_step else ["claim", "release"]
+    there = ["insert"] if one_step else ["claim"]
     async with api_records(backend, tmp_path / "hermes.sqlite3") as (store,):
         calls: list[str] = []
         chats = store._chats
-        index = KernelChatIndex(_Calls(chats._keys, calls), _Calls(chats._heads, calls), chats.ttl_s)
+        keys = _Calls(chats._keys, calls, one_step=one_step)
+        index = KernelChatIndex(keys, _Calls(chats._heads, calls), chats.ttl_s)  # type: ignore[arg-type]
         assert await index.record("p1", "s1", ["k1"], [], CANDIDATES, first=True) == {"k1": [("s1", True)]}
-        assert calls == ["claim", "release", "put"]
+        assert calls == [*new, "put"]
         calls.clear()
         named = await index.record("p2", "s2", ["k1"], [], CANDIDATES, first=True)
         assert named == {"k1": [("s2", True)]}  # another principal's key of the same text: its own
         calls.clear()
         named = await index.record("p1", "s3", ["k1"], [], CANDIDATES, first=True)
         assert named == {"k1": [("s3", True), ("s1", True)]}
-        assert calls == ["claim", "put", "put"]
+        assert calls == [*there, "put", "put"]
         calls.clear()
         named = await index.record("p1", "s1", ["k2"], [], CANDIDATES)
         assert named == {"k2": [("s1", True)]}
-        assert calls == ["get", "claim", "release", "get", "put", "put"]  # k1 loses s1's head
+        assert calls == ["get", *new, "get", "put", "put"]  # k1 loses s1's head
         assert await store.chat_sessions("p1", "k1", 60, 8) == [("s3", True), ("s1", False)]
+        digest = hashlib.sha256(json.dumps(["p1", "k2"]).encode()).hexdigest()
+        stored = await chats._keys.get(digest)  # either way, the record a released claim leaves
+        assert stored is not None and (stored.owner, stored.epoch, stored.version) == (None, 1, 2)

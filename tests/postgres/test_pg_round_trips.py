@@ -15,6 +15,7 @@ import pytest
 from hermes_core import ChunkWrite, EventChunk, Expect
 from hermes_postgres.plugin import make_storage
 from hermes_postgres.store import PostgresStorage
+from tests.api.records_world import api_records
 
 
 class Statements:
@@ -124,3 +125,27 @@ async def test_a_version_3_database_gains_the_write_function_and_its_logs_go_on(
         assert stored == [chunk(1, 3, "x"), chunk(4, 4, "y")]
     finally:
         await upgraded.close()
+
+
+async def test_an_insert_is_one_statement(store: PostgresStorage, monkeypatch: pytest.MonkeyPatch) -> None:
+    statements = Statements(monkeypatch)
+    made = await store.insert_record("t.trips", "new", '"v"', scope="s", ttl_s=30)
+    assert statements.take() == ["INSERT"]
+    assert made.won and (made.record.owner, made.record.epoch, made.record.version) == (None, 1, 2)
+    assert await store.get_record("t.trips", "new") == made.record
+    statements.take()
+    again = await store.insert_record("t.trips", "new", '"w"', ttl_s=30)
+    assert statements.take() == ["INSERT", "SELECT"]  # the record in the way, read after
+    assert not again.won and again.record == made.record
+
+
+async def test_a_new_chats_first_turn_end_is_two_statements(
+    pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chat index adds a new chat's key with one statement (it took a claim and its
+    release, three before) and writes the session's heads with one more."""
+    async with api_records("postgres", pg_dsn) as (records,):
+        statements = Statements(monkeypatch)
+        named = await records.record_chat("p-trips", "s1", ["k-trips"], [], 8, first=True)
+        assert named == {"k-trips": [("s1", True)]}
+        assert statements.take() == ["INSERT", "INSERT"]
