@@ -2,8 +2,9 @@
 
 Put on ``PYTHONPATH`` with ``GC_PROBE_FILE`` set, it counts the collections of each generation,
 their time and what they freed; on ``SIGUSR1`` it writes the totals so far to that file as JSON
-(with a sequence number, so the bench knows the answer is new). Without the variable it does
-nothing.
+(with a sequence number, so the bench knows the answer is new). ``GC_PROBE_THRESHOLD`` (e.g.
+``7000,10,10``) sets the collector's thresholds first, to try other values. Without
+``GC_PROBE_FILE`` it does nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ def _install(path: str) -> None:
             json.dump(totals, f)
         os.replace(path + ".tmp", path)
 
+    thresholds = os.environ.get("GC_PROBE_THRESHOLD")
+    if thresholds:
+        gc.set_threshold(*(int(t) for t in thresholds.split(",")))
     gc.callbacks.append(on_collect)
     signal.signal(signal.SIGUSR1, dump)
 
