@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
 from hermes_core import Kernel, TurnCompleted
+from hermes_core.event_log.writer import SessionLog
+from hermes_core.event_log.writer_task import LogWriter
 from hermes_core.testing import make_kernel
 
 
@@ -65,3 +69,29 @@ async def test_requests_leave_no_cyclic_garbage(tmp_path: Path, saved_garbage: l
         await asyncio.sleep(0)
         gc.collect()
         assert _kernel_garbage(saved_garbage) == Counter()
+
+
+async def test_a_part_kept_without_its_session_fails_clearly(tmp_path: Path) -> None:
+    kernel = make_kernel(entry_points=["mock", "tools"])
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
+        extra = session.extra
+        extra["a"] = "1"  # while the session lives, the part reaches it
+        await session.close()
+        gone = weakref.ref(session)
+        del session
+        assert gone() is None  # freed at once: no collection needed
+        with pytest.raises(ReferenceError, match="owner is gone"):
+            extra["b"] = "2"
+
+
+async def test_a_log_write_that_lands_after_its_session_is_gone_reports_nothing(tmp_path: Path) -> None:
+    kernel = make_kernel(entry_points=["mock", "tools"])
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="me", cwd=tmp_path)
+        session_log = SessionLog(cast(LogWriter, None), session, 1, None)
+        await session.close()
+        del session
+        session_log.failed(OSError("disk away"))  # the report has nowhere to go: dropped
+        assert session_log.failing
+        assert session_log.due(0.0) is None and session_log.stored is None
