@@ -18,13 +18,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -88,6 +91,7 @@ async def main(
     stream_count: int = 0,
     postgres: bool = False,
     deltas: int = 50,
+    gc_stats: bool = False,
 ) -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     config, env, schemas, dsn = "", {}, [], ""
@@ -99,7 +103,9 @@ async def main(
         config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
         env = {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": await _schema(dsn, schemas)}
     try:
-        await _profile(bursts, out, top, focus, binary, spy_on, stream_count, deltas, spy, config, env)
+        await _profile(
+            bursts, out, top, focus, binary, spy_on, stream_count, deltas, spy, config, env, gc_stats
+        )
     finally:
         if schemas:
             import psycopg
@@ -107,6 +113,33 @@ async def main(
             async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as admin:
                 for schema in schemas:
                     await admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+async def gc_totals(pid: int, path: Path) -> dict[str, Any]:
+    """Ask the server for its collector totals so far (``bench/gc_site``) and return them."""
+    seen = json.loads(path.read_text())["seq"] if path.exists() else 0
+    os.kill(pid, signal.SIGUSR1)
+    for _ in range(500):
+        if path.exists():
+            totals: dict[str, Any] = json.loads(path.read_text())
+            if totals["seq"] > seen:
+                return totals
+        await asyncio.sleep(0.01)
+    raise RuntimeError("the server did not report its collections (is bench/gc_site on its path?)")
+
+
+def print_gc(before: dict[str, Any], after: dict[str, Any], count: float) -> None:
+    """Print the collections of each generation between two totals."""
+    parts = []
+    for gen in range(3):
+        n = after["count"][gen] - before["count"][gen]
+        ms = after["ms"][gen] - before["ms"][gen]
+        freed = after["freed"][gen] - before["freed"][gen]
+        parts.append(
+            f"gen{gen} {n} x, {ms:.0f} ms, freed {freed} (longest since start {after['max_ms'][gen]:.1f} ms)"
+        )
+    total = sum(after["ms"][g] - before["ms"][g] for g in range(3))
+    print("gc: " + "; ".join(parts) + f"; {total / count:.3f} ms per unit")
 
 
 async def _profile(
@@ -121,10 +154,15 @@ async def _profile(
     spy: str,
     config: str,
     env: dict[str, str],
+    gc_stats: bool = False,
 ) -> None:
     fake_port = bench_api.free_port()
     fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
     with tempfile.TemporaryDirectory() as tmp:
+        gc_file = Path(tmp) / "gc.json"
+        if gc_stats:
+            site = str(Path(__file__).resolve().parent / "gc_site")
+            env = {**env, "PYTHONPATH": site, "GC_PROBE_FILE": str(gc_file)}
         proc, port = start_hermes(Path(tmp) / "home", fake_port, config, env, binary)
         hermes = bench_api.Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:")
         stacks = out or Path(tmp) / "stacks.txt"
@@ -140,6 +178,7 @@ async def _profile(
                     stdout=subprocess.DEVNULL,
                 )  # fmt: skip
                 await asyncio.sleep(1.0)
+            gc0 = await gc_totals(proc.pid, gc_file) if gc_stats else None
             cpu0 = thread_cpu(proc.pid)
             started = time.perf_counter()
             p95 = []
@@ -150,6 +189,7 @@ async def _profile(
                     p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
             wall = time.perf_counter() - started
             cpu1 = thread_cpu(proc.pid)
+            gc1 = await gc_totals(proc.pid, gc_file) if gc_stats else None
             if recorder is not None:
                 recorder.send_signal(2)
                 recorder.wait(30)
@@ -170,6 +210,8 @@ async def _profile(
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; server CPU per {unit} (ms):")
         per = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) * 1000 / count for k in sorted(cpu1)}
         print("  " + "  ".join(f"{k} {v:.3f}" for k, v in per.items()) + f"  total {sum(per.values()):.3f}")
+        if gc0 is not None and gc1 is not None:
+            print_gc(gc0, gc1, count)
         if spy_on:
             summarize(stacks, top, focus)
 
@@ -208,6 +250,11 @@ if __name__ == "__main__":
         help="hermes on PostgreSQL storage + the Redis run bus "
         "(HERMES_TEST_POSTGRES_DSN, HERMES_TEST_REDIS_URL)",
     )
+    parser.add_argument(
+        "--gc",
+        action="store_true",
+        help="also report the server's garbage collections during the bursts (bench/gc_site)",
+    )
     args = parser.parse_args()
     asyncio.run(
         main(
@@ -220,5 +267,6 @@ if __name__ == "__main__":
             args.streams,
             args.postgres,
             args.deltas,
+            args.gc,
         )
     )

@@ -35,6 +35,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Literal
 
+from hermes_core.backref import BackRef
 from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk, split_chunk
 from hermes_core.event_log.store import ChunkWrite, EventChunk
 from hermes_core.events import AnyEvent, TurnCompleted, TurnStarted
@@ -72,6 +73,10 @@ class SessionLog:
     :param lost: numbers a crash lost just before ``next_seq`` (to note in the next chunk).
     """
 
+    #: The live session, held weakly (the session holds its log); a write that lands after the
+    #: session is gone reports nothing (see :meth:`_owner`).
+    session: BackRef[Session] = BackRef()
+
     def __init__(
         self,
         writer: LogWriter,
@@ -86,6 +91,7 @@ class SessionLog:
         self.writer = writer
         self.session = session
         self.session_id = session.id
+        self._stored_session = False
         self.next_seq = next_seq
         self.durable = last_chunk.last_seq if last_chunk is not None else 0
         self.last_chunk = last_chunk
@@ -116,6 +122,19 @@ class SessionLog:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.failing = False  # the last write raised (storage away): closing does not wait
         self.written_since_check = 0
+
+    def _owner(self) -> Session | _Gone:
+        """The session, or a stand-in that drops reports once it is gone (a write can land
+        after its session closed and was let go)."""
+        return SessionLog.session.peek(self) or _GONE
+
+    def _persisted(self) -> bool:
+        """Whether storage holds the session (once it does, it always will: the answer is kept
+        for when the session is gone)."""
+        if not self._stored_session:
+            session = SessionLog.session.peek(self)
+            self._stored_session = session is not None and session.persisted
+        return self._stored_session
 
     # -- the hot path ---------------------------------------------------------------------------
     def append(self, event: AnyEvent) -> None:
@@ -153,7 +172,7 @@ class SessionLog:
     def _give_up(self) -> None:
         """Stop logging a session whose storage has refused every write for too long."""
         self.state, self.taking, self.pending = "broken", False, []
-        self.session.report_problem(
+        self._owner().report_problem(
             "storage",
             f"the event log of this session stopped: storage refused its writes for {MAX_PENDING} events; "
             "it starts again when the session is opened again",
@@ -173,7 +192,7 @@ class SessionLog:
 
     def due(self, now: float) -> float | None:
         """When the writer should look at this log again (None: only when woken)."""
-        if self.state != "open" or not self.session.persisted:
+        if self.state != "open" or not self._persisted():
             return None
         if self.closing or (self.pending and self.urgent):
             return now
@@ -191,7 +210,7 @@ class SessionLog:
         """
         if self.state != "open":
             return []
-        if not self.session.persisted:
+        if not self._persisted():
             if self.closing:
                 self._finish()  # never stored: a session that is not kept keeps no log
             return []
@@ -276,7 +295,7 @@ class SessionLog:
             self.state = "broken"
             self.taking = False
             self.pending = []
-            self.session.report_problem(
+            self._owner().report_problem(
                 "storage",
                 f"another process has written this session's event log; events after {self.durable} "
                 "are not logged here (open the session again)",
@@ -304,7 +323,7 @@ class SessionLog:
             first = EventChunk(writes[0].chunk.first_seq, chunk.last_seq, b"")
             self.writer.maybe_trim(self, first)
         self.failing = False
-        self.session.forget_problem("event_log_write")
+        self._owner().forget_problem("event_log_write")
         self._release_waiters()
         if self.closing and not self.pending:
             if self.last_sealed:
@@ -319,7 +338,7 @@ class SessionLog:
         self.pending = [*self.inflight, *self.pending]
         self.inflight, self.inflight_kind = [], None
         self.failing = True
-        self.session.report_problem(
+        self._owner().report_problem(
             "storage", f"writing this session's event log failed (retrying): {exc}", once="event_log_write"
         )
 
@@ -329,7 +348,7 @@ class SessionLog:
         """The newest stored number, or None for a session not kept in storage (its events are
         never stored, so there is nothing to wait for). A log that stopped (broken, or closed
         before storing everything) keeps answering its stored end: what is above was not stored."""
-        if not self.session.persisted:
+        if not self._persisted():
             return None
         return self.durable
 
@@ -340,7 +359,7 @@ class SessionLog:
         :raises EventLogStopped: the log stopped (broken, or closed) without storing ``seq``,
             at once or while waiting: the event was not stored and this log will not store it.
         """
-        if seq <= self.durable or not self.session.persisted:
+        if seq <= self.durable or not self._persisted():
             return
         if self.state == "open":
             future = asyncio.get_running_loop().create_future()
@@ -349,7 +368,7 @@ class SessionLog:
                 self.urgent = True
                 self.writer.wake(self)
             await future
-            if seq <= self.durable or not self.session.persisted:
+            if seq <= self.durable or not self._persisted():
                 return
         from hermes_core.errors import EventLogStopped
 
@@ -399,6 +418,19 @@ class SessionLog:
         self._release_waiters()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
+
+
+class _Gone:
+    """Where a log's reports go once its session is gone: nowhere."""
+
+    def report_problem(self, code: str, message: str, *, once: str | None = None) -> None:
+        pass
+
+    def forget_problem(self, once: str) -> None:
+        pass
+
+
+_GONE = _Gone()
 
 
 def _sealed(chunk: EventChunk) -> bool:

@@ -12,6 +12,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.backref import BackRef
 from hermes_core.errors import InvalidValue
 from hermes_core.session.types import ModelSwitch, TitleResult
 from hermes_core.storage import NewRow
@@ -29,6 +30,9 @@ class SessionControls:
     It owns the tool filter and the background processes tools started; the settings it
     changes are columns of the session's record, written through :class:`SessionState`.
     """
+
+    #: The owning session, held weakly (it holds this part).
+    _session: BackRef[Session] = BackRef()
 
     def __init__(self, session: Session, state: SessionState) -> None:
         self._session = session

@@ -19,6 +19,7 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.backref import BackRef
 from hermes_core.events import AnyEvent, SessionChanged, Usage
 from hermes_core.observers import observe
 from hermes_core.refs import ModelRef
@@ -328,6 +329,9 @@ class Session:
 
 class _ExtraMap(MutableMapping[str, str]):
     """Per-session transport settings, written through to storage."""
+
+    #: The owning session, held weakly (it holds this part).
+    _session: BackRef[Session] = BackRef()
 
     def __init__(self, session: Session, data: dict[str, str]) -> None:
         self._session = session

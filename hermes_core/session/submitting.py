@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from hermes_core.backref import BackRef
 from hermes_core.content import Part, SeedMessage, normalize_content, parts_text
 from hermes_core.errors import InvalidValue, SessionBusy
 from hermes_core.events import QuestionRequested, TurnOutcome
@@ -37,6 +38,9 @@ class SessionQueue:
 
     It owns the waiting items, the runner task and the running turn (``run``).
     """
+
+    #: The owning session, held weakly (it holds this part).
+    _session: BackRef[Session] = BackRef()
 
     def __init__(self, session: Session) -> None:
         self._session = session

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hermes_core.backref import BackRef
 from hermes_core.errors import InvalidValue, RewindError, SessionBusy
 from hermes_core.history import is_user_turn, project
 from hermes_core.session import ops as session_ops
@@ -30,6 +31,9 @@ if TYPE_CHECKING:
 class SessionTranscript:
     """The part of a session that reads and reshapes its transcript (it owns no field: the rows
     are :class:`SessionState`'s)."""
+
+    #: The owning session, held weakly (it holds this part).
+    _session: BackRef[Session] = BackRef()
 
     def __init__(self, session: Session, state: SessionState) -> None:
         self._session = session

@@ -13,6 +13,7 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hermes_core.backref import BackRef
 from hermes_core.errors import BudgetExceeded
 from hermes_core.events import TurnOutcome
 
@@ -70,6 +71,9 @@ class TurnBudget:
 
     :param run: the turn.
     """
+
+    #: The turn, held weakly (the turn holds its budget).
+    _run: BackRef[TurnRun] = BackRef()
 
     def __init__(self, run: TurnRun) -> None:
         self._run = run
