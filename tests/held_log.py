@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+from hermes_core import Kernel
 
 
 def hold_log_writes(storage: Any, *, open_now: bool) -> tuple[asyncio.Event, list[int]]:
@@ -26,3 +29,16 @@ def hold_log_writes(storage: Any, *, open_now: bool) -> tuple[asyncio.Event, lis
 
     storage.write_event_chunks = gated
     return disk, waiting
+
+
+def sqlite_kernel(tmp_path: Path) -> Kernel:
+    """A kernel on the mock model and a SQLite file under ``tmp_path`` (no title refinement)."""
+    return Kernel.create(
+        entry_points=["mock", "sqlite"],
+        strict=True,
+        settings={
+            "model": "mock:echo",
+            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
+            "titles": {"refine": False},
+        },
+    )

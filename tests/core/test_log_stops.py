@@ -13,21 +13,9 @@ from typing import Any
 
 import pytest
 
-from hermes_core import EventLogStopped, Kernel, LogGap, StorageError
-from tests.held_log import hold_log_writes
+from hermes_core import EventLogStopped, LogGap, StorageError
+from tests.held_log import hold_log_writes, sqlite_kernel
 from tests.timing import eventually, scaled
-
-
-def sqlite_kernel(tmp_path: Path) -> Kernel:
-    return Kernel.create(
-        entry_points=["mock", "sqlite"],
-        strict=True,
-        settings={
-            "model": "mock:echo",
-            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
-            "titles": {"refine": False},
-        },
-    )
 
 
 async def stored_end(storage: Any, session_id: str) -> int:

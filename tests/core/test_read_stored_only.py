@@ -9,21 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from hermes_core import Kernel, LogGap, TurnCompleted
-from tests.held_log import hold_log_writes
+from hermes_core import LogGap, TurnCompleted
+from tests.held_log import hold_log_writes, sqlite_kernel
 from tests.timing import eventually, scaled
-
-
-def sqlite_kernel(tmp_path: Path) -> Kernel:
-    return Kernel.create(
-        entry_points=["mock", "sqlite"],
-        strict=True,
-        settings={
-            "model": "mock:echo",
-            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
-            "titles": {"refine": False},
-        },
-    )
 
 
 async def test_a_read_of_a_live_session_stops_at_the_stored_end(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from hermes_core import Kernel
 from hermes_tui_gateway.stream import SessionStream
-from tests.held_log import hold_log_writes
+from tests.held_log import hold_log_writes, sqlite_kernel
 from tests.timing import eventually, scaled
 
 
@@ -35,15 +35,7 @@ class Sink:
 
 
 async def test_frames_wait_for_the_batch_that_stores_them(tmp_path: Path) -> None:
-    kernel = Kernel.create(
-        entry_points=["mock", "sqlite"],
-        strict=True,
-        settings={
-            "model": "mock:echo",
-            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
-            "titles": {"refine": False},
-        },
-    )
+    kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
         disk, waiting = hold_log_writes(kernel.storage, open_now=True)
         session = await kernel.open_session("held", source="tui", owner="test", cwd=tmp_path)
@@ -145,15 +137,7 @@ async def test_frames_the_log_never_stored_go_out_without_a_number(
     from hermes_core.event_log import owner
 
     monkeypatch.setattr(owner, "CLOSE_TIMEOUT_S", 0.2)
-    kernel = Kernel.create(
-        entry_points=["mock", "sqlite"],
-        strict=True,
-        settings={
-            "model": "mock:echo",
-            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
-            "titles": {"refine": False},
-        },
-    )
+    kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
         storage: Any = kernel.storage
         disk, waiting = hold_log_writes(storage, open_now=True)
@@ -202,15 +186,7 @@ async def test_a_replay_stops_at_the_stored_end_of_a_log_that_stopped(
     from hermes_tui_gateway.replay import from_log
 
     monkeypatch.setattr(owner, "CLOSE_TIMEOUT_S", 0.2)
-    kernel = Kernel.create(
-        entry_points=["mock", "sqlite"],
-        strict=True,
-        settings={
-            "model": "mock:echo",
-            "storage": {"backend": "sqlite", "path": str(tmp_path / "hermes.sqlite3")},
-            "titles": {"refine": False},
-        },
-    )
+    kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
         disk, waiting = hold_log_writes(kernel.storage, open_now=True)
         session = await kernel.open_session("capped", source="tui", owner="test", cwd=tmp_path)
