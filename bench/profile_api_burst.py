@@ -9,7 +9,7 @@ event-loop thread: self time, and inclusive time for the frames named with ``--f
 per-token path instead: rounds of N streams of 50 deltas (``--deltas``) at 50 tok/s, CPU per 1000 tokens.
 Not a test.
 
-Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--streams 200] [--postgres]
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--concurrency 50] [--streams 200] [--postgres]
 [--out stacks.txt]``.
 """
 
@@ -92,6 +92,7 @@ async def main(
     postgres: bool = False,
     deltas: int = 50,
     gc_stats: bool = False,
+    concurrency: int = 50,
 ) -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     config, env, schemas, dsn = "", {}, [], ""
@@ -104,7 +105,19 @@ async def main(
         env = {"HERMES_REDIS_URL": url, "HERMES_POSTGRES_DSN": await _schema(dsn, schemas)}
     try:
         await _profile(
-            bursts, out, top, focus, binary, spy_on, stream_count, deltas, spy, config, env, gc_stats
+            bursts,
+            out,
+            top,
+            focus,
+            binary,
+            spy_on,
+            stream_count,
+            deltas,
+            spy,
+            config,
+            env,
+            gc_stats,
+            concurrency,
         )
     finally:
         if schemas:
@@ -155,6 +168,7 @@ async def _profile(
     config: str,
     env: dict[str, str],
     gc_stats: bool = False,
+    concurrency: int = 50,
 ) -> None:
     fake_port = bench_api.free_port()
     fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
@@ -186,7 +200,7 @@ async def _profile(
                 if stream_count:  # the per-token path: N streams of D deltas 20 ms apart
                     p95.append((await streams(hermes, stream_count, deltas, 20, None))["ttft_p99"])
                 else:
-                    p95.append(bench_api.pct(await burst(hermes, 50), 0.95))
+                    p95.append(bench_api.pct(await burst(hermes, concurrency), 0.95))
             wall = time.perf_counter() - started
             cpu1 = thread_cpu(proc.pid)
             gc1 = await gc_totals(proc.pid, gc_file) if gc_stats else None
@@ -205,8 +219,10 @@ async def _profile(
             print(f"TTFT p99 median {median:.1f} ms")
             unit, count = "1000 tokens", bursts * stream_count * deltas / 1000
         else:
-            print(f"{bursts} bursts of 50 in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms")
-            unit, count = "request", bursts * 50
+            print(
+                f"{bursts} bursts of {concurrency} in {wall:.1f} s; TTFT p95 per burst median {median:.1f} ms"
+            )
+            unit, count = "request", bursts * concurrency
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; server CPU per {unit} (ms):")
         per = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) * 1000 / count for k in sorted(cpu1)}
         print("  " + "  ".join(f"{k} {v:.3f}" for k, v in per.items()) + f"  total {sum(per.values()):.3f}")
@@ -219,6 +235,9 @@ async def _profile(
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bursts", type=int, default=40)
+    parser.add_argument(
+        "--concurrency", type=int, default=50, metavar="C", help="first turns per burst (1: one at a time)"
+    )
     parser.add_argument("--out", type=Path)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument(
@@ -268,5 +287,6 @@ if __name__ == "__main__":
             args.postgres,
             args.deltas,
             args.gc,
+            args.concurrency,
         )
     )
