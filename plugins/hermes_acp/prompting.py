@@ -180,7 +180,7 @@ def _response(
     if reason == "length":
         return {"stopReason": "max_tokens"}
     if reason == "budget_exceeded":
-        return _budget_stop(conn, acp_session, outcome)
+        return _budget_stop(conn, acp_session, outcome.message, outcome.retry_after)
     if reason == "refusal":
         return {"stopReason": "refusal"}
     if reason == "provider_error" and outcome.error_kind == "auth":
@@ -195,14 +195,17 @@ def _response(
     raise RpcError(INTERNAL_ERROR, message, data)
 
 
-def _budget_stop(conn: AcpConnection, acp_session: AcpSession, outcome: TurnOutcome) -> dict[str, Any]:
+def _budget_stop(
+    conn: AcpConnection, acp_session: AcpSession, message: str | None, retry_after: float | None
+) -> dict[str, Any]:
     """ACP's ``stopReason`` enum is closed: ``max_tokens`` is the nearest; ``_meta.hermes`` says
-    ``budget_exceeded`` (docs/protocols/acp.md#budgets) and the user sees why in the chat."""
-    message = outcome.message or "the budget is exhausted"
+    ``budget_exceeded`` (docs/protocols/acp.md#budgets) and the user sees why in the chat. A turn
+    the budget stopped and a command whose model call it refused (``/compress``) answer alike."""
+    message = message or "the budget is exhausted"
     _chunk(conn, acp_session, f"Stopped: {message}.")
     fields: HermesPromptFields = {"stopReason": "budget_exceeded", "message": message}
-    if outcome.retry_after is not None:
-        fields["retryAfter"] = outcome.retry_after
+    if retry_after is not None:
+        fields["retryAfter"] = retry_after
     meta: HermesPromptMeta = {"hermes": fields}
     return {"stopReason": "max_tokens", "_meta": meta}
 
@@ -227,7 +230,7 @@ async def _slash(
         which lets the original text reach the model.
     """
     from hermes_acp.config_methods import config_update
-    from hermes_core import CommandNotAvailable, HermesError
+    from hermes_core import BudgetExceeded, CommandNotAvailable, HermesError
 
     word = text[1:].split(None, 1)[0] if len(text) > 1 else ""
     kernel = conn.kernel
@@ -244,6 +247,8 @@ async def _slash(
     except CommandNotAvailable:
         _chunk(conn, acp_session, f"/{spec.name} is not available here.")
         return END_TURN
+    except BudgetExceeded as exc:  # the command's model call (e.g. /compress) was not made
+        return _budget_stop(conn, acp_session, str(exc), exc.retry_after)
     except HermesError as exc:
         _chunk(conn, acp_session, str(exc))
         return END_TURN
