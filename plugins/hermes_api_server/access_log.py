@@ -66,10 +66,11 @@ class BatchedAccessLog(logging.Handler):
 
     def flush(self) -> None:
         """Pass every pending record on, a stream handler's share in one write."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        records, self._pending = self._pending, []
+        with self.lock or contextlib.nullcontext():  # the timer's flush races no emit of another thread
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            records, self._pending = self._pending, []
         if not records:
             return
         for handler in _propagation_handlers(self.logger):
