@@ -46,20 +46,17 @@ async def read_json(request: web.Request) -> dict[str, Any]:
         raise ApiError(
             408, "request_timeout", f"The request body did not arrive within {limit:g} s"
         ) from None
-    too_deep = ApiError(
-        400, "invalid_json", f"The request body is nested deeper than {MAX_JSON_DEPTH} levels"
-    )
     try:
         value = _DECODER.decode(raw.decode(json.detect_encoding(raw)))  # strict: no raw surrogates
     except RecursionError:
-        raise too_deep from None
+        raise _too_deep() from None
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "invalid_json", "The request body is not valid JSON") from None
     if not isinstance(value, dict):
         raise ApiError(400, "invalid_json", "The request body must be a JSON object")
     # Fewer brackets than the limit cannot nest past it: ordinary bodies skip the walk.
     if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(value) > MAX_JSON_DEPTH:
-        raise too_deep
+        raise _too_deep()
     if SURROGATE_ESCAPE.search(raw) and _holds_lone_surrogate(value):
         raise ApiError(
             400,
@@ -67,6 +64,11 @@ async def read_json(request: web.Request) -> dict[str, Any]:
             "The request body holds a lone surrogate escape (\\ud800-\\udfff without its pair)",
         )
     return value
+
+
+def _too_deep() -> ApiError:
+    # Made only when raised: building an exception for every request showed in the profile.
+    return ApiError(400, "invalid_json", f"The request body is nested deeper than {MAX_JSON_DEPTH} levels")
 
 
 def _reject_constant(name: str) -> Any:

@@ -15,10 +15,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_api_server.access_log import BatchedAccessLog
 from hermes_api_server.keys import KeyFileError, KeyRing, is_loopback, read_or_create_key
 from hermes_api_server.runs_control import on_control
 
 if TYPE_CHECKING:
+    from aiohttp import web
+
     from hermes_api_server.settings import ApiSettings
     from hermes_api_server.state import ServerState
     from hermes_core import Kernel, TransportContext
@@ -275,10 +278,19 @@ async def _run(state: ServerState) -> int:
 
     from hermes_api_server.app import build_app
 
-    settings = state.settings
     app = build_app(state)
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
+    access = BatchedAccessLog(logging.getLogger("hermes.api.access"))
+    access.install()
+    try:
+        return await _serve(state, runner)
+    finally:
+        access.uninstall()
+
+
+async def _serve(state: ServerState, runner: web.AppRunner) -> int:
+    settings = state.settings
     try:
         listener = await _listen(runner, settings.host, settings.port, settings.header_timeout_s)
     except OSError as exc:
