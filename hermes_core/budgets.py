@@ -85,12 +85,14 @@ class Budgets:
         self._for: BudgetSettings | None = None
         self._enabled = False
         self._buckets: dict[tuple[str, str, str | None], list[BucketLimits]] = {}
+        #: (provider, model) → what :meth:`price` answered under the settings in force.
+        self._priced: dict[tuple[str, str], tuple[float, float] | None] = {}
 
     def _current(self) -> BudgetSettings:
         settings = self._kernel.settings.budgets
         if settings is not self._for:
             self._for, self._enabled = settings, settings.enabled()
-            self._buckets = {}
+            self._buckets, self._priced = {}, {}
         return settings
 
     @property
@@ -210,7 +212,9 @@ class Budgets:
             auxiliary call's output limit is no measure of a turn's, so its refusal does not).
         :raises BudgetExceeded: it does not fit in some bucket.
         """
-        price = await self.price(provider, model)
+        self._current()
+        pair = (provider, model)
+        price = self._priced[pair] if pair in self._priced else await self.price(provider, model)
         usd = _cost(price, tokens_in, tokens_out)
         reservation = Reservation(short_id("bv_"), admission, usd, tokens_in + tokens_out, price)
         call = LedgerCall(
@@ -253,13 +257,22 @@ class Budgets:
     async def price(self, provider: str, model: str) -> tuple[float, float] | None:
         """Return ``(input, output)`` dollars per million tokens: ``[budgets.prices]`` first
         (``provider/model``, ``provider``, ``*``), then the price tables; None when unpriced."""
-        prices = self.settings.prices
+        settings = self._current()
+        priced = self._priced
+        prices = settings.prices
+        found: tuple[float, float] | None
         for name in (f"{provider}/{model}", provider, "*"):
             if name in prices:
-                return prices[name].input, prices[name].output
-        if (provider, model) not in self._prices:
-            self._prices[(provider, model)] = await self._table_price(provider, model)
-        return self._prices[(provider, model)]
+                found = prices[name].input, prices[name].output
+                break
+        else:
+            if (provider, model) not in self._prices:
+                self._prices[(provider, model)] = await self._table_price(provider, model)
+            found = self._prices[(provider, model)]
+        if len(priced) >= _KEPT_CHARGES:
+            priced.clear()
+        priced[(provider, model)] = found  # only if the settings did not change meanwhile
+        return found
 
     async def _table_price(self, provider: str, model: str) -> tuple[float, float] | None:
         import asyncio

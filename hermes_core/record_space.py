@@ -75,6 +75,9 @@ class Records:
 
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
+        #: The storage object last found to keep records (a backend never loses methods): every
+        #: records call asks :meth:`store`, and the check is a dozen lookups.
+        self._checked: object | None = None
 
     @property
     def available(self) -> bool:
@@ -96,6 +99,8 @@ class Records:
         :raises StorageError: the kernel is not running.
         """
         storage = self._kernel.storage
+        if storage is self._checked:
+            return storage  # type: ignore[return-value]
         missing = missing_record_methods(storage)
         if missing:
             backend = self._kernel.settings.storage.backend
@@ -103,6 +108,7 @@ class Records:
                 f"storage backend {backend!r} does not keep records (it lacks {', '.join(missing)}); "
                 "see docs/plugin-hooks.md#records"
             )
+        self._checked = storage
         return storage  # type: ignore[return-value]
 
     def space(self, namespace: str) -> RecordSpace:

@@ -308,10 +308,15 @@ def check_limit(limit: object) -> int:
     return limit
 
 
+#: ``json.dumps`` with these options would build an encoder per call (only the default options
+#: have a shared one); every record write encodes its value, several on the way to a first token.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def dump_value(value: Any) -> str:
     """Return ``value`` as compact JSON text; ``InvalidValue`` if it is not JSON or too large."""
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidValue("value", message=f"a record's value must be JSON: {exc}") from None
     if len(text) > MAX_VALUE_BYTES // 4 and len(text.encode("utf-8")) > MAX_VALUE_BYTES:

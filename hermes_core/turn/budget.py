@@ -9,15 +9,18 @@ own session.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hermes_core.backref import BackRef
 from hermes_core.errors import BudgetExceeded
 from hermes_core.events import TurnOutcome
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     from hermes_core.budgets import Admission, Reservation
     from hermes_core.events import Usage
     from hermes_core.providers import ChatRequest
@@ -84,6 +87,8 @@ class TurnBudget:
         self._head: Reservation | None = None
         #: Why the turn was not admitted (it ends ``budget_exceeded`` once its prompt is stored).
         self.refused: BudgetExceeded | None = None
+        #: Settlements started and not yet awaited (see :meth:`settle`).
+        self._settling: list[asyncio.Future[Any]] = []
 
     async def start(self) -> None:
         """Find who pays and admit the turn (unless the transport or a parent already did); a
@@ -140,6 +145,8 @@ class TurnBudget:
         """
         if not self._applies():
             return None
+        if self._settling:
+            await self.settled()  # the previous call's charge is in the buckets before this one
         assert self.admission is not None
         resolved = self._run.resolved
         provider = resolved.provider if resolved is not None else "?"
@@ -171,13 +178,36 @@ class TurnBudget:
         return held
 
     async def settle(self, held: Reservation | None, usage: Usage | None) -> None:
-        """Charge what a call cost (its reported usage, else the estimate) in place of ``held``."""
+        """Start charging what a call cost (its reported usage, else nothing) in place of
+        ``held``, without waiting for the ledger.
+
+        The turn goes on to store the call's reply meanwhile: on SQLite both writes reach the
+        database thread together (one hand-off, one commit) instead of one after the other. The
+        turn's next reservation and :meth:`finish` wait for it (:meth:`settled`), so a turn never
+        reserves, nor ends, before what it spent is counted.
+        """
         if held is None:
             return
-        if usage is None:
-            await self._budgets.refund(held)
-        else:
-            await self._budgets.settle(held, usage.input, usage.output)
+        charging: Coroutine[Any, Any, object] = (
+            self._budgets.refund(held)
+            if usage is None
+            else self._budgets.settle(held, usage.input, usage.output)
+        )
+        started: asyncio.Future[object] = asyncio.ensure_future(charging)
+        started.add_done_callback(_retrieve)  # raised again by :meth:`settled`
+        self._settling.append(started)
+
+    async def settled(self) -> None:
+        """Wait for the settlements :meth:`settle` started (the first failure is raised)."""
+        settling, self._settling = self._settling, []
+        failure: BaseException | None = None
+        for started in settling:
+            try:
+                await asyncio.shield(started)
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     async def refund(self, held: Reservation | None) -> None:
         """Give back a call's reservation (it failed before costing anything)."""
@@ -185,10 +215,23 @@ class TurnBudget:
             await self._budgets.refund(held)
 
     async def finish(self) -> None:
-        """Release the slots of the runs this turn admitted (or was handed)."""
+        """Wait for the calls' settlements; release the slots of the runs this turn admitted (or
+        was handed)."""
+        try:
+            await self.settled()
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
         held = self.take_head()
         if held is not None:
             await self._budgets.refund(held)  # a first call opened but never read
         owned, self._owned = self._owned, []
         for admission in owned:
             await self._budgets.release(admission)
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
+    if not future.cancelled():
+        future.exception()

@@ -287,3 +287,71 @@ def test_the_input_estimate_counts_the_tools_json_and_follows_a_changed_schema()
         "m", request.messages, tools=(ToolSchema("tool0", "", bigger), *tools[1:]), system="sys"
     )
     assert estimate_input(changed) == expected(changed) > expected(request)
+
+
+async def test_a_calls_settlement_goes_to_the_ledger_beside_its_reply_and_ends_before_the_turn(
+    workspace: Path,
+) -> None:
+    """The reply is stored while the call's charge is being settled (on SQLite both reach the
+    database thread in one hand-off), and the turn still ends only once the charge is counted;
+    a tool round's next reservation comes after the previous call's settlement."""
+    from hermes_core import LedgerSpec, Verdict
+    from tests.timing import scaled
+
+    replying = asyncio.Event()
+    order: list[str] = []
+
+    class GatedLedger:
+        name = "gated"
+
+        async def apply(self, buckets: Any, call: LedgerCall) -> Verdict:
+            if call.op == "settle" and order.count("settle") == 1:
+                # The final call's settlement is held until its reply is being stored: a turn
+                # that waits for the settlement before storing the reply would wait here for ever.
+                await asyncio.wait_for(replying.wait(), scaled(5))
+            order.append(call.op)
+            return Verdict(True)
+
+        async def read(self, bucket: str) -> dict[str, Any]:
+            return {}
+
+        async def aclose(self) -> None:
+            return None
+
+    class Plugin:
+        @hookimpl
+        def hermes_budget_ledgers(self) -> LedgerSpec:
+            return LedgerSpec(name="gated", factory=lambda kernel: GatedLedger())
+
+    calls = 0
+
+    def script(request: Any) -> list[Any]:
+        nonlocal calls
+        calls += 1
+        order.append("request")
+        if calls == 1:
+            call = ToolCallRequest("c1", "todo", '{"todos": []}')
+            return [ToolCallChunk(call), UsageChunk(10, 5), FinishChunk("tool_calls")]
+        return [TextChunk("ok"), UsageChunk(10, 5), FinishChunk("stop")]
+
+    provider = FakeProvider(script)
+    kernel = make_kernel(
+        FakeProviderPlugin(provider),
+        Plugin(),
+        settings={"model": "fake:model", "budgets": {"prices": PRICES, "key": {"spend_usd": 1000.0}}},
+    )
+    async with kernel.running():
+        storage = kernel.storage
+        original = storage.append_rows
+
+        async def append_rows(session_id: str, rows: Any, *args: Any, **kwargs: Any) -> Any:
+            if any(r.role == "assistant" and r.content == "ok" for r in rows):
+                order.append("reply")
+                replying.set()
+            return await original(session_id, rows, *args, **kwargs)
+
+        storage.append_rows = append_rows  # type: ignore[method-assign]
+        session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        outcome = await (await session.submit("hello", owner="t")).outcome
+        assert order == ["reserve", "request", "settle", "reserve", "request", "reply", "settle"]
+    assert outcome.reason == "stop", outcome
