@@ -379,7 +379,10 @@ def _settle_new(
         if failure is None:
             waiting -= 1
             if waiting == 0:
-                taking.add_done_callback(copy)
+                if taking.done():
+                    copy(taking)  # now, not one loop pass later through a callback
+                else:
+                    taking.add_done_callback(copy)
             return
         if waiting <= 0:
             return  # another condition failed already: the lease is being given back

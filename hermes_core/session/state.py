@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.events import Usage
 from hermes_core.evolve import evolve
 from hermes_core.history import materialize
+from hermes_core.outlive import outlive
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class SessionState:
         """Return once the writer lease is ours; raise what taking it raised."""
         taking = self._lease
         if taking is not None:
-            await asyncio.shield(taking)
+            await outlive(taking)  # a cancelled caller waits for it (one round trip) first
 
     @property
     def lease_pending(self) -> bool:
@@ -102,20 +103,16 @@ class SessionState:
         return self._usage
 
     async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
-        """Append rows (creating the session on the first write) and cache them; cancel-safe."""
-        task = asyncio.ensure_future(self._persist_now(list(rows)))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            await task
-            raise
+        """Append rows (creating the session on the first write) and cache them; cancel-safe:
+        a cancelled caller waits for the write to end, then gets its ``CancelledError``."""
+        return await outlive(asyncio.ensure_future(self._persist_now(list(rows))))
 
     async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
         if self._memory_only:
             return self._keep_in_memory(rows)
         storage = self._storage
         if self._lease is not None:
-            await asyncio.shield(self._lease)  # raises what taking the lease raised
+            await outlive(self._lease)  # raises what taking the lease raised
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
         rows = [r if r.created_at is not None else evolve(r, created_at=now) for r in rows]
