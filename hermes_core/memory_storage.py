@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core.errors import StorageError
+from hermes_core.evolve import evolve
 from hermes_core.history import materialize
 from hermes_core.memory_event_log import MemoryEventLog
 from hermes_core.memory_records import MemoryRecords
@@ -87,9 +88,7 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
         if record.id in self._sessions:
             raise StorageError(f"session {record.id} already exists")
         now = time.time()
-        self._sessions[record.id] = dataclasses.replace(
-            record, created_at=record.created_at or now, updated_at=now
-        )
+        self._sessions[record.id] = evolve(record, created_at=record.created_at or now, updated_at=now)
         self._rows.setdefault(record.id, [])
         return self._append(record.id, rows)
 
@@ -97,7 +96,7 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
         rec = self._sessions.get(session_id)
         if rec is None:
             return
-        self._sessions[session_id] = dataclasses.replace(rec, **dict(fields), updated_at=time.time())
+        self._sessions[session_id] = evolve(rec, **dict(fields), updated_at=time.time())
 
     async def list_sessions(
         self,
@@ -162,9 +161,7 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
             bucket.append(materialize(session_id, new, rid))
             ids.append(rid)
         if session_id in self._sessions and rows:
-            self._sessions[session_id] = dataclasses.replace(
-                self._sessions[session_id], updated_at=time.time()
-            )
+            self._sessions[session_id] = evolve(self._sessions[session_id], updated_at=time.time())
         return ids
 
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:

@@ -399,9 +399,8 @@ class SessionLog:
         try:
             # With storage away, closing the session does not wait for it: the log stays
             # unsealed, and the next opener continues right after what it stored.
-            await asyncio.wait_for(asyncio.shield(self._closed), 0 if self.failing else timeout)
-        except TimeoutError:
-            log.warning("the event log of %s was closed without being sealed", self.session_id)
+            if not await _within(self._closed, 0 if self.failing else timeout):
+                log.warning("the event log of %s was closed without being sealed", self.session_id)
         finally:
             # Timed out, failed or cancelled: the log stops here. Nothing more is written (a
             # write already in flight may still land), and whoever waits for a number it did
@@ -418,6 +417,31 @@ class SessionLog:
         self._release_waiters()
         if self._closed is not None and not self._closed.done():
             self._closed.set_result(None)
+
+
+async def _within(fut: asyncio.Future[None], timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``fut`` (never cancelling it); tell whether it is done.
+
+    Rather than ``wait_for(shield(fut))``, which wakes the waiter three loop passes after ``fut``
+    is done (the shield's two futures, then wait_for's own), where this takes two.
+    """
+    if fut.done() or timeout <= 0:
+        return fut.done()
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    fut.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        fut.remove_done_callback(wake)
+    return fut.done()
 
 
 class _Gone:

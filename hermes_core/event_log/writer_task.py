@@ -13,7 +13,6 @@ and a streaming turn makes one chunk per interval.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -88,8 +87,15 @@ class LogWriter:
                 if nearest is None:
                     await self._wake.wait()
                 else:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), max(0.0, nearest - time.monotonic()))
+                    # A timer that wakes us like an event would, rather than wait_for: that runs
+                    # the wait in a task of its own, a task and a loop pass per turn of a session.
+                    timer = asyncio.get_running_loop().call_later(
+                        max(0.0, nearest - time.monotonic()), self._wake.set
+                    )
+                    try:
+                        await self._wake.wait()
+                    finally:
+                        timer.cancel()
                 continue
             try:
                 results = await self.store.write_event_chunks([w for _, built in writes for w in built])

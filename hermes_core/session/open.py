@@ -15,7 +15,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,18 +164,23 @@ async def _open_stored_or_new(
         taking = asyncio.ensure_future(_take_new_lease(kernel, session_id))
         taking.add_done_callback(_retrieve)
         ready: asyncio.Future[None] = taking
-        also: list[tuple[asyncio.Future[None], str]] = []
+        also: list[tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]] = []
         predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
         if preparing is not None and predicted is not None:
             # Its folder's resolved path is known already: it is made meanwhile too, and
             # checked before the first write (a tool cannot run before then).
-            made = _folder_made(preparing, predicted)
-            also.append((made, f"the workspace folder of the new session {session_id} cannot be made"))
+            also.append(
+                (
+                    preparing,
+                    f"the workspace folder of the new session {session_id} cannot be made",
+                    functools.partial(_not_where_predicted, predicted),
+                )
+            )
             fresh = dataclasses.replace(fresh, preparing=None, made=predicted)
         if claiming is not None:
             # Its tenant's claim (nobody else can know the id either): the id is not revealed,
             # nor anything written, before the claim is stored.
-            also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant"))
+            also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant", None))
         if also:
             ready = _settle_new(kernel, session_id, taking, also)
             ready.add_done_callback(_retrieve)
@@ -323,35 +328,23 @@ async def _take_new_lease(kernel: Kernel, session_id: str) -> None:
 _GIVING_BACK: set[asyncio.Future[None]] = set()
 
 
-def _folder_made(preparing: asyncio.Future[Path], predicted: Path) -> asyncio.Future[None]:
-    """Return a future of a new session's folder made where it was predicted."""
-    made: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def done(folder: asyncio.Future[Path]) -> None:
-        if folder.cancelled():
-            made.cancel()
-        elif (failure := folder.exception()) is not None:
-            made.set_exception(failure)
-        elif folder.result() != predicted:
-            made.set_exception(
-                InvalidValue("cwd", message=f"the folder resolves to {folder.result()}, not {predicted}")
-            )
-        else:
-            made.set_result(None)
-
-    preparing.add_done_callback(done)
-    return made
+def _not_where_predicted(predicted: Path, folder: Path) -> BaseException | None:
+    """Return the failure of a new session's folder made elsewhere than predicted."""
+    if folder != predicted:
+        return InvalidValue("cwd", message=f"the folder resolves to {folder}, not {predicted}")
+    return None
 
 
 def _settle_new(
     kernel: Kernel,
     session_id: str,
     taking: asyncio.Future[None],
-    also: Sequence[tuple[asyncio.Future[None], str]],
+    also: Sequence[tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]],
 ) -> asyncio.Future[None]:
-    """Return a future of a new session's lease and every one of ``also`` (a condition and what
-    its failure means) done; a condition that fails gives the lease back and fails it with a
-    :class:`StorageError`, like a lease that cannot be taken.
+    """Return a future of a new session's lease and every one of ``also`` (a condition, what
+    its failure means, and a check of its result: its failure, or None) done; a condition that
+    fails gives the lease back and fails it with a :class:`StorageError`, like a lease that
+    cannot be taken.
 
     Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
     loop a step of its own.
@@ -373,13 +366,20 @@ def _settle_new(
         if not ready.done():
             ready.set_exception(failure)
 
-    def condition_done(done: asyncio.Future[None], what: str) -> None:
+    def condition_done(
+        done: asyncio.Future[Any], what: str, check: Callable[[Any], BaseException | None] | None
+    ) -> None:
         nonlocal waiting
         failure: BaseException | None = asyncio.CancelledError() if done.cancelled() else done.exception()
+        if failure is None and check is not None:
+            failure = check(done.result())
         if failure is None:
             waiting -= 1
             if waiting == 0:
-                taking.add_done_callback(copy)
+                if taking.done():
+                    copy(taking)  # now, not one loop pass later through a callback
+                else:
+                    taking.add_done_callback(copy)
             return
         if waiting <= 0:
             return  # another condition failed already: the lease is being given back
@@ -390,8 +390,8 @@ def _settle_new(
         giving_back.add_done_callback(_GIVING_BACK.discard)
         giving_back.add_done_callback(lambda _: copy_failure(StorageError(message)))
 
-    for condition, what in also:
-        condition.add_done_callback(functools.partial(condition_done, what=what))
+    for condition, what, check in also:
+        condition.add_done_callback(functools.partial(condition_done, what=what, check=check))
     return ready
 
 

@@ -10,13 +10,14 @@ then.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.events import Usage
+from hermes_core.evolve import evolve
 from hermes_core.history import materialize
+from hermes_core.outlive import outlive
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class SessionState:
         """Return once the writer lease is ours; raise what taking it raised."""
         taking = self._lease
         if taking is not None:
-            await asyncio.shield(taking)
+            await outlive(taking)  # a cancelled caller waits for it (one round trip) first
 
     @property
     def lease_pending(self) -> bool:
@@ -102,29 +103,25 @@ class SessionState:
         return self._usage
 
     async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
-        """Append rows (creating the session on the first write) and cache them; cancel-safe."""
-        task = asyncio.ensure_future(self._persist_now(list(rows)))
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            await task
-            raise
+        """Append rows (creating the session on the first write) and cache them; cancel-safe:
+        a cancelled caller waits for the write to end, then gets its ``CancelledError``."""
+        return await outlive(asyncio.ensure_future(self._persist_now(list(rows))))
 
     async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
         if self._memory_only:
             return self._keep_in_memory(rows)
         storage = self._storage
         if self._lease is not None:
-            await asyncio.shield(self._lease)  # raises what taking the lease raised
+            await outlive(self._lease)  # raises what taking the lease raised
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
-        rows = [r if r.created_at is not None else dataclasses.replace(r, created_at=now) for r in rows]
+        rows = [r if r.created_at is not None else evolve(r, created_at=now) for r in rows]
         if not self._persisted:
-            record = dataclasses.replace(
+            record = evolve(
                 self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
             )
             if self._pending_title and not self._record.title:
-                record = dataclasses.replace(record, title_origin=self._record.title_origin or "explicit")
+                record = evolve(record, title_origin=self._record.title_origin or "explicit")
             ids = await storage.create_session(record, rows)
             self._record = record
             self._pending_title = None
@@ -151,7 +148,7 @@ class SessionState:
 
     async def update_record(self, **fields: Any) -> None:
         """Change session columns in memory and (once persisted) in storage."""
-        self._record = dataclasses.replace(self._record, **fields)
+        self._record = evolve(self._record, **fields)
         if self._persisted and not self._memory_only:
             await self._storage.update_session(self._record.id, fields)
 
@@ -167,7 +164,7 @@ class SessionState:
     def set_pending_title(self, title: str, origin: str) -> None:
         """Keep ``title`` (from ``origin``: explicit, derived) until the session is stored."""
         self._pending_title = title
-        self._record = dataclasses.replace(self._record, title_origin=origin)
+        self._record = evolve(self._record, title_origin=origin)
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:

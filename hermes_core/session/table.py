@@ -8,10 +8,9 @@ before treating an id as "unknown" (live here or stored).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -57,15 +56,13 @@ class Sessions:
             self._children = Subagents(self._kernel)
         return self._children
 
-    @contextlib.asynccontextmanager
-    async def holding(self, session_id: str) -> AsyncIterator[None]:
-        """Hold this kernel's lock on ``session_id``: opening it, releasing its lease and a write
-        made without opening it (:meth:`update_record`) never overlap."""
+    def holding(self, session_id: str) -> _Holding:
+        """Hold this kernel's lock on ``session_id`` (``async with``): opening it, releasing its
+        lease and a write made without opening it (:meth:`update_record`) never overlap."""
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
-        async with lock:
-            yield
+        return _Holding(lock)
 
     # -- the live table ----------------------------------------------------------------------
     def get(self, session_id: str) -> Session | None:
@@ -326,3 +323,20 @@ class Sessions:
                     "close it here and resume it there",
                     once="lease_lost",
                 )
+
+
+class _Holding:
+    """``async with`` one session id's lock (and keep the lock alive meanwhile: the table holds
+    it weakly). A class rather than an ``asynccontextmanager``: taken twice per session (open,
+    close), where the generator's set-up cost more than the lock."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: asyncio.Lock) -> None:
+        self._lock = lock
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._lock.release()

@@ -84,9 +84,11 @@ class TurnRun:
         body = asyncio.ensure_future(self._body())
         self.task = body
         try:
-            outcome = await asyncio.shield(body)
+            # Awaited directly (a shield cost the loop two more passes per turn): a cancel of our
+            # own drain task (shutdown) reaches the body, which settles it as an interrupt.
+            outcome = await body
         except asyncio.CancelledError:
-            # Our own drain task was cancelled (shutdown); still settle the turn.
+            # The body ended cancelled (it was cancelled before it started); still settle the turn.
             body.cancel()
             outcome = await self._settle_cancel(body)
         except TurnFailed as failed:

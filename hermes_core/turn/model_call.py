@@ -23,6 +23,7 @@ from hermes_core.events import (
     Usage,
     UsageUpdated,
 )
+from hermes_core.evolve import evolve
 from hermes_core.history import to_messages
 from hermes_core.ids import short_id
 from hermes_core.providers import (
@@ -292,9 +293,7 @@ def _account(run: TurnRun, request: ChatRequest, result: CallResult) -> None:
         out = len(result.text) // 4 + len(result.reasoning) // 4
         usage = Usage(input=words_in, output=out, total=words_in + out, calls=1, estimated=True)
     window = run.resolved.info.context_window if run.resolved and run.resolved.info else None
-    from dataclasses import replace
-
-    usage = replace(usage, context_used=usage.input + usage.output, context_max=window)
+    usage = evolve(usage, context_used=usage.input + usage.output, context_max=window)
     result.usage = usage
     run.turn_usage = run.turn_usage.plus(usage)
     session = run.session

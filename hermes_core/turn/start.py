@@ -9,7 +9,6 @@ it emitted, before the row is stored and ``TurnStarted`` is out
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import vision
@@ -56,7 +55,6 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
     run.warnings.extend(await run.kernel.tool_sources.settle(run.session.id))
     row = user_row(run)
     head: HeadStart | None = None
-    starting: asyncio.Future[None] | None = None
     try:
         head = await open_first_call(run, row)
         if head is not None:
@@ -66,17 +64,12 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
             # TurnStarted and the first delta) finishing after the first chunk had arrived from
             # a fast upstream. Queued while the loop waits for the answer, it is done long before.
             await asyncio.sleep(0)
-        starting = asyncio.ensure_future(store_user_row(run, row))
-        await starting
+        # Awaited here, not in a task of its own: the write is shielded already (a cancel waits
+        # for it, then re-raises), and a task would cost the loop one more pass before it.
+        await store_user_row(run, row)
     except BaseException:
         if head is not None:
             await head.discard()
-        if starting is not None:
-            if not starting.done():
-                # Cancelling the write only waits for it (it is shielded), then re-raises.
-                starting.cancel()
-            with contextlib.suppress(BaseException):
-                await starting
         raise
     return head
 
