@@ -5,7 +5,8 @@ Each pass asks every log woken since the last pass for the write it wants, sends
 the next pass, so batches grow with the load. A call that raises is retried after ``RETRY_S``.
 
 A log's queued events are written at the first tick of a clock shared by every log (every
-``FLUSH_S``) after the first of them was queued (at once when the log is closing or a reader waits
+``FLUSH_S``, longer while a tick writes more than ``CHUNKS_PER_TICK`` chunks: see
+``flush_interval``) after the first of them was queued (at once when the log is closing or a reader waits
 on ``durable``): a turn shorter than that is mostly written in one go, and a streaming turn makes
 one chunk per interval. Every session streaming at once is written in the same pass, one storage
 call per tick, rather than each on a clock of its own (a pass, a storage round trip and two
@@ -17,7 +18,6 @@ it; any other event only joins the next pass.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import math
 import time
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hermes_core.event_log.store import ChunkWrite, EventChunk, EventLogStore
-from hermes_core.event_log.writer import SessionLog
+from hermes_core.event_log.writer import FLUSH_S, SessionLog, flush_interval
 
 log = logging.getLogger("hermes.event_log")
 RETRY_S = 0.5
@@ -48,6 +48,8 @@ class LogWriter:
         # When the sleeping writer plans its next pass (inf: only when woken); None while it
         # runs a pass (it looks at every log before it sleeps again).
         self._until: float | None = None
+        #: The length of the tick on which provisional chunks are due (see ``flush_interval``).
+        self.interval = FLUSH_S
 
     def wake(self, session_log: SessionLog, at: float | None = None) -> None:
         """Have the writer look at ``session_log`` again: now, or at ``at`` (a monotonic time)
@@ -83,6 +85,7 @@ class LogWriter:
     async def run(self) -> None:
         """Write until cancelled (the kernel runs this as a background task, cancelled at
         shutdown once every session is closed)."""
+        timed = False  # the pass runs because the planned time came (a tick), not on a wake-up
         while True:
             now = time.monotonic()
             writes: list[tuple[SessionLog, list[ChunkWrite]]] = []
@@ -103,15 +106,21 @@ class LogWriter:
                     self._idle.set()
                 self._wake.clear()
                 self._until = math.inf if nearest is None else nearest
+                timed = False
                 try:
                     if nearest is None:
                         await self._wake.wait()
                     else:
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(self._wake.wait(), max(0.0, nearest - time.monotonic()))
+                        await asyncio.wait_for(self._wake.wait(), max(0.0, nearest - time.monotonic()))
+                except TimeoutError:
+                    timed = True
                 finally:
                     self._until = None
                 continue
+            if timed:
+                # A tick's pass: as many provisional chunks as sessions streaming at once.
+                self.interval = flush_interval(sum(s.inflight_kind == "provisional" for s, _ in writes))
+                timed = False
             try:
                 results = await self.store.write_event_chunks([w for _, built in writes for w in built])
             except asyncio.CancelledError:

@@ -300,7 +300,8 @@ class Recording(MemoryStorage):
         self.compacted: set[str] = set()
 
     async def write_event_chunks(self, writes: Any) -> list[bool]:
-        self.calls.append({w.session_id: w.chunk.first_seq for w in writes})
+        # A compaction's rewrite (from the start of its tail) shows as number 0.
+        self.calls.append({w.session_id: 0 if w.replace_from else w.chunk.first_seq for w in writes})
         self.compacted.update(w.session_id for w in writes if w.replace_from is not None)
         return await super().write_event_chunks(writes)
 
@@ -323,7 +324,7 @@ async def _stored_sessions(
 
 
 def _streamed(storage: Recording, ends: dict[str, int]) -> list[dict[str, int]]:
-    """The calls writing only events after ``ends`` (not compactions rewriting a log's start)."""
+    """The calls writing only events after ``ends`` (not compactions rewriting a log's tail)."""
     return [call for call in storage.calls if all(first > ends[name] for name, first in call.items())]
 
 
@@ -338,26 +339,50 @@ async def test_a_log_due_for_compaction_still_writes_a_new_stream_every_interval
     assert len(_streamed(storage, ends)) >= 4, storage.calls
 
 
+async def _staggered_streams(kernel: Any, sessions: list[Any]) -> None:
+    """Stream a ~400 ms turn in every session, each starting a few deltas after the one before."""
+    turns = []
+    for session in sessions:
+        turn = await session.submit("go [[tokens 80]] [[delay 5]]", owner="me")
+        turns.append(turn)
+        deltas = 0
+        async for event in turn.events():
+            deltas += type(event).__name__ == "TextDelta"
+            if deltas == 3:
+                break
+    for turn in turns:
+        await turn.outcome
+
+
 async def test_streaming_sessions_share_one_write_per_interval(tmp_path: Path) -> None:
     # Sessions that stream at once have their provisional chunks written together, one storage
     # call per FLUSH_S for all of them however their streams are staggered (not one call per
-    # session and interval: the writer's passes grew with the number of streams; the
-    # compactions at the end are one call per session).
+    # session and interval: the writer's passes grew with the number of streams).
     storage = Recording()
     kernel = kernel_on(storage)
     async with kernel.running():
         sessions, ends = await _stored_sessions(kernel, storage, tmp_path, 4, compacted=True)
-        turns = []
-        for session in sessions:  # each starts a few deltas after the one before
-            turn = await session.submit("go [[tokens 80]] [[delay 5]]", owner="me")
-            turns.append(turn)
-            deltas = 0
-            async for event in turn.events():
-                deltas += type(event).__name__ == "TextDelta"
-                if deltas == 3:
-                    break
-        for turn in turns:
-            await turn.outcome
+        await _staggered_streams(kernel, sessions)
     streamed = _streamed(storage, ends)
     assert len(streamed) >= 4, storage.calls
     assert sum(len(call) for call in streamed) >= 2 * len(streamed), storage.calls
+
+
+async def test_the_tick_stretches_when_many_sessions_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past CHUNKS_PER_TICK chunks in one tick, the tick grows (here: 4 streams, 1 per tick of
+    # 50 ms, so 200 ms): each chunk holds more of its stream.
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "CHUNKS_PER_TICK", 1)
+    storage = Recording()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        sessions, ends = await _stored_sessions(kernel, storage, tmp_path, 4, compacted=True)
+        started = time.monotonic()
+        await _staggered_streams(kernel, sessions)
+        took = time.monotonic() - started
+    streamed = _streamed(storage, ends)
+    assert len(streamed) >= 2, storage.calls
+    assert len(streamed) <= took / (2 * writer.FLUSH_S), (took, storage.calls)
