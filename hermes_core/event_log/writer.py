@@ -4,9 +4,10 @@
 ``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
 more, so the turn's hot path pays a few hundred nanoseconds per event. One kernel-wide task
 (:class:`~hermes_core.event_log.writer_task.LogWriter`) writes what is queued, for every session
-at once, in one storage call per pass; a session's queued events are written ``FLUSH_S`` after
-the first of them was queued (at once when it closes or a reader waits on them), so a short turn
-is written once and a streaming one makes a chunk per interval, not per token.
+at once, in one storage call per pass; a session's queued events are written at the first tick
+of the writer's shared ``FLUSH_S`` clock after the first of them was queued (at once when it
+closes or a reader waits on them), so a short turn is mostly written once, a streaming one makes a
+chunk per interval, not per token, and all the sessions streaming at once are written together.
 
 Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
 events of the open tail (everything since the last compaction) stay in memory meanwhile. A
@@ -46,9 +47,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.event_log")
 
-#: A queued event is written within this long (at once for a closing log or a reader waiting on
-#: ``durable``), so a streaming turn makes one provisional chunk per interval, not per token.
+#: A queued event is written at the next multiple of this (of the monotonic clock: one tick for
+#: every log), so within this long (at once for a closing log or a reader waiting on ``durable``):
+#: a streaming turn makes one provisional chunk per interval, not per token.
 FLUSH_S = 0.05
+#: About how many provisional chunks one tick writes at most: with more sessions streaming at once
+#: the tick stretches (up to ``MAX_FLUSH_S``), so that each chunk holds more of its stream instead
+#: of the log writing a chunk per token (1,000 streams at 10 tok/s, at 50 ms).
+CHUNKS_PER_TICK = 100
+MAX_FLUSH_S = 0.5
 FLUSH_EVENTS = 1024
 COMPACT_AFTER_S = 0.5
 TAIL_MAX_EVENTS = 4096
@@ -61,6 +68,19 @@ COMPACT_LEVEL = 6
 
 State = Literal["open", "broken", "closed"]
 _set = object.__setattr__  # how an event gets its number (events are frozen)
+
+
+def flush_tick(now: float, interval: float = FLUSH_S) -> float:
+    """The first tick of the writer's shared clock after ``now``: when events queued at ``now``
+    are written. Every session's provisional chunk of an interval is due at the same tick, so the
+    writer makes one pass (one storage call) per tick for all of them."""
+    return (now // interval + 1.0) * interval
+
+
+def flush_interval(chunks: int) -> float:
+    """The tick's length after a tick wrote ``chunks`` provisional chunks: ``FLUSH_S``, stretched
+    when there were more than ``CHUNKS_PER_TICK`` of them (at most ``MAX_FLUSH_S``)."""
+    return min(MAX_FLUSH_S, FLUSH_S * max(1.0, chunks / CHUNKS_PER_TICK))
 
 
 class SessionLog:
@@ -110,7 +130,7 @@ class SessionLog:
         self.turn_ended = False
         self.open_turn: tuple[str, int] | None = None
         self.last_append = time.monotonic()
-        self.pending_since = 0.0
+        self.pending_due = 0.0
         self.urgent = False
         self.state: State = "open"
         # Taking events: open and not closing (one test on the hot path instead of two).
@@ -145,8 +165,6 @@ class SessionLog:
         self.next_seq = seq + 1
         _set(event, "seq", seq)
         pending = self.pending
-        if not pending:
-            self.pending_since = time.monotonic()
         pending.append(event)
         kind = type(event)
         if kind is TurnStarted:
@@ -154,10 +172,16 @@ class SessionLog:
         elif kind is TurnCompleted and self.open_turn is not None:
             self.open_turn = None
             self.turn_ended = True
-        if not self.woken:
-            self.woken = True
-            self.writer.wake(self)
         count = len(pending)
+        if count == 1:
+            # The first event since the last write: due at the next tick (the writer is woken
+            # only when it planned to look later than that).
+            self.pending_due = flush_tick(time.monotonic(), self.writer.interval)
+            self.woken = True
+            self.writer.wake(self, self.pending_due)
+        elif not self.woken:
+            self.woken = True
+            self.writer.wake(self, self.pending_due)
         if count >= FLUSH_EVENTS or (self.failing and count > MAX_PENDING):
             self._many(count)
 
@@ -197,7 +221,7 @@ class SessionLog:
         if self.closing or (self.pending and self.urgent):
             return now
         if self.pending:
-            return self.pending_since + FLUSH_S
+            return self.pending_due
         if self.tail and self.open_turn is None and (self.turn_ended or self.tail_chunks > 1):
             return self.last_append + COMPACT_AFTER_S
         return None
@@ -223,11 +247,7 @@ class SessionLog:
             or self.tail_bytes > self.tail_max_bytes
             or (quiet and (self.turn_ended or self.tail_chunks > 1))
         )
-        if (
-            not compact
-            and not self.closing
-            and (not events or (not self.urgent and now < self.pending_since + FLUSH_S))
-        ):
+        if not compact and not self.closing and (not events or (not self.urgent and now < self.pending_due)):
             return []  # nothing due yet
         if compact:
             writes = self._writes([*self.tail, *events], replace=bool(self.tail), level=COMPACT_LEVEL)

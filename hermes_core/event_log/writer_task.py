@@ -4,22 +4,28 @@ Each pass asks every log woken since the last pass for the write it wants, sends
 ``write_event_chunks`` call, and hands each log its outcome; events appended meanwhile wait for
 the next pass, so batches grow with the load. A call that raises is retried after ``RETRY_S``.
 
-A log's queued events are written ``FLUSH_S`` after the first of them was queued (at once when
-the log is closing or a reader waits on ``durable``): the events that open a turn are written
-after its first token went out, not in its way, a turn shorter than that is written in one go,
-and a streaming turn makes one chunk per interval.
+A log's queued events are written at the first tick of a clock shared by every log (every
+``FLUSH_S``, longer while a tick writes more than ``CHUNKS_PER_TICK`` chunks: see
+``flush_interval``) after the first of them was queued (at once when the log is closing or a reader waits
+on ``durable``): a turn shorter than that is mostly written in one go, and a streaming turn makes
+one chunk per interval. Every session streaming at once is written in the same pass, one storage
+call per tick, rather than each on a clock of its own (a pass, a storage round trip and two
+thread hand-offs per session and interval, which with hundreds of streams cost more than the
+chunks themselves). An event that makes a log due sooner than the writer planned to look wakes
+it; any other event only joins the next pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
 from hermes_core.event_log.store import ChunkWrite, EventChunk, EventLogStore
-from hermes_core.event_log.writer import SessionLog
+from hermes_core.event_log.writer import FLUSH_S, SessionLog, flush_interval
 
 log = logging.getLogger("hermes.event_log")
 RETRY_S = 0.5
@@ -39,12 +45,31 @@ class LogWriter:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
+        # When the sleeping writer plans its next pass (inf: only when woken); None while it
+        # runs a pass (it looks at every log before it sleeps again).
+        self._until: float | None = None
+        #: The length of the tick on which provisional chunks are due (see ``flush_interval``).
+        self.interval = FLUSH_S
+        self._rang = False  # the sleeping writer's planned time came (set by its timer)
 
-    def wake(self, session_log: SessionLog) -> None:
-        """Have the writer look at ``session_log`` again now."""
+    def _ring(self) -> None:
+        self._rang = True
+        self._wake.set()
+
+    def wake(self, session_log: SessionLog, at: float | None = None) -> None:
+        """Have the writer look at ``session_log`` again: now, or at ``at`` (a monotonic time)
+        when that is soon enough.
+
+        With ``at``, the writer is woken only when it sleeps until later than that; otherwise
+        its next pass, planned for ``at`` or earlier, looks at the log anyway (the provisional
+        chunks of all streaming sessions are due at the same ticks: one pass each).
+        """
         self._dirty[session_log] = None
         if self._idle.is_set():
             self._idle.clear()
+        until = self._until
+        if at is not None and until is not None and at >= until:
+            return
         if not self._wake.is_set():
             self._wake.set()
 
@@ -65,6 +90,7 @@ class LogWriter:
     async def run(self) -> None:
         """Write until cancelled (the kernel runs this as a background task, cancelled at
         shutdown once every session is closed)."""
+        timed = False  # the pass runs because the planned time came (a tick), not on a wake-up
         while True:
             now = time.monotonic()
             writes: list[tuple[SessionLog, list[ChunkWrite]]] = []
@@ -84,19 +110,25 @@ class LogWriter:
                 if not any(s.pending for s in self._dirty):
                     self._idle.set()
                 self._wake.clear()
-                if nearest is None:
-                    await self._wake.wait()
-                else:
+                self._until = math.inf if nearest is None else nearest
+                self._rang = False
+                timer = None
+                if nearest is not None:
                     # A timer that wakes us like an event would, rather than wait_for: that runs
                     # the wait in a task of its own, a task and a loop pass per turn of a session.
-                    timer = asyncio.get_running_loop().call_later(
-                        max(0.0, nearest - time.monotonic()), self._wake.set
-                    )
-                    try:
-                        await self._wake.wait()
-                    finally:
+                    timer = asyncio.get_running_loop().call_later(max(0.0, nearest - time.monotonic()), self._ring)
+                try:
+                    await self._wake.wait()
+                finally:
+                    self._until = None
+                    if timer is not None:
                         timer.cancel()
+                timed = self._rang
                 continue
+            if timed:
+                # A tick's pass: as many provisional chunks as sessions streaming at once.
+                self.interval = flush_interval(sum(s.inflight_kind == "provisional" for s, _ in writes))
+                timed = False
             try:
                 results = await self.store.write_event_chunks([w for _, built in writes for w in built])
             except asyncio.CancelledError:

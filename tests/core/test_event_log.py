@@ -289,3 +289,100 @@ async def test_a_log_whose_writes_keep_failing_stops_instead_of_growing(
         head = kernel.events.head(session.id)
     assert any("stopped" in p.message for p in problems.seen), [p.message for p in problems.seen]
     assert events[-1].seq == 0 and head is not None and head < events[0].seq + 40
+
+
+class Recording(MemoryStorage):
+    """Memory storage noting the first number of each chunk of each ``write_event_chunks`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[dict[str, int]] = []
+        self.compacted: set[str] = set()
+
+    async def write_event_chunks(self, writes: Any) -> list[bool]:
+        # A compaction's rewrite (from the start of its tail) shows as number 0.
+        self.calls.append({w.session_id: 0 if w.replace_from else w.chunk.first_seq for w in writes})
+        self.compacted.update(w.session_id for w in writes if w.replace_from is not None)
+        return await super().write_event_chunks(writes)
+
+
+async def _stored_sessions(
+    kernel: Any, storage: Recording, tmp_path: Path, count: int, *, compacted: bool
+) -> tuple[list[Any], dict[str, int]]:
+    """Open ``count`` sessions, each with a stored turn and its events written (``compacted``:
+    and rewritten by the compaction after the turn); forget those writes."""
+    sessions = [
+        await kernel.open_session(f"tick{i}", source="embed", owner="me", cwd=tmp_path) for i in range(count)
+    ]
+    for session in sessions:
+        await (await session.submit("hello", owner="me")).outcome
+    await kernel.events.flush()
+    if compacted:
+        await eventually(lambda: storage.compacted >= {session.id for session in sessions})
+    storage.calls.clear()
+    return sessions, {session.id: kernel.events.head(session.id) or 0 for session in sessions}
+
+
+def _streamed(storage: Recording, ends: dict[str, int]) -> list[dict[str, int]]:
+    """The calls writing only events after ``ends`` (not compactions rewriting a log's tail)."""
+    return [call for call in storage.calls if all(first > ends[name] for name, first in call.items())]
+
+
+async def test_a_log_due_for_compaction_still_writes_a_new_stream_every_interval(tmp_path: Path) -> None:
+    # A new turn in a session whose last turn waits for its compaction: what it streams is
+    # written every FLUSH_S, not held until the compaction is due.
+    storage = Recording()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        (session,), ends = await _stored_sessions(kernel, storage, tmp_path, 1, compacted=False)
+        await (await session.submit("go [[tokens 80]] [[delay 5]]", owner="me")).outcome  # >= 400 ms
+    assert len(_streamed(storage, ends)) >= 4, storage.calls
+
+
+async def _staggered_streams(kernel: Any, sessions: list[Any]) -> None:
+    """Stream a ~400 ms turn in every session, each starting a few deltas after the one before."""
+    turns = []
+    for session in sessions:
+        turn = await session.submit("go [[tokens 80]] [[delay 5]]", owner="me")
+        turns.append(turn)
+        deltas = 0
+        async for event in turn.events():
+            deltas += type(event).__name__ == "TextDelta"
+            if deltas == 3:
+                break
+    for turn in turns:
+        await turn.outcome
+
+
+async def test_streaming_sessions_share_one_write_per_interval(tmp_path: Path) -> None:
+    # Sessions that stream at once have their provisional chunks written together, one storage
+    # call per FLUSH_S for all of them however their streams are staggered (not one call per
+    # session and interval: the writer's passes grew with the number of streams).
+    storage = Recording()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        sessions, ends = await _stored_sessions(kernel, storage, tmp_path, 4, compacted=True)
+        await _staggered_streams(kernel, sessions)
+    streamed = _streamed(storage, ends)
+    assert len(streamed) >= 4, storage.calls
+    assert sum(len(call) for call in streamed) >= 2 * len(streamed), storage.calls
+
+
+async def test_the_tick_stretches_when_many_sessions_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past CHUNKS_PER_TICK chunks in one tick, the tick grows (here: 4 streams, 1 per tick of
+    # 50 ms, so 200 ms): each chunk holds more of its stream.
+    from hermes_core.event_log import writer
+
+    monkeypatch.setattr(writer, "CHUNKS_PER_TICK", 1)
+    storage = Recording()
+    kernel = kernel_on(storage)
+    async with kernel.running():
+        sessions, ends = await _stored_sessions(kernel, storage, tmp_path, 4, compacted=True)
+        started = time.monotonic()
+        await _staggered_streams(kernel, sessions)
+        took = time.monotonic() - started
+    streamed = _streamed(storage, ends)
+    assert len(streamed) >= 2, storage.calls
+    assert len(streamed) <= took / (2 * writer.FLUSH_S), (took, storage.calls)
