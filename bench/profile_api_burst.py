@@ -9,8 +9,8 @@ event-loop thread: self time, and inclusive time for the frames named with ``--f
 per-token path instead: rounds of N streams of 50 deltas (``--deltas``) at 50 tok/s, CPU per 1000 tokens.
 Not a test.
 
-Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--concurrency 50] [--streams 200] [--postgres]
-[--out stacks.txt]``.
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--concurrency 50] [--streams 200]
+[--postgres] [--gc] [--out stacks.txt]``.
 """
 
 from __future__ import annotations
@@ -148,11 +148,15 @@ def print_gc(before: dict[str, Any], after: dict[str, Any], count: float) -> Non
         n = after["count"][gen] - before["count"][gen]
         ms = after["ms"][gen] - before["ms"][gen]
         freed = after["freed"][gen] - before["freed"][gen]
+        cpu = after["cpu_ms"][gen] - before["cpu_ms"][gen]
         parts.append(
-            f"gen{gen} {n} x, {ms:.0f} ms, freed {freed} (longest since start {after['max_ms'][gen]:.1f} ms)"
+            f"gen{gen} {n} x, {ms:.0f} ms ({cpu:.0f} ms CPU), freed {freed} (longest since start "
+            f"{after['max_ms'][gen]:.1f} ms, {after['max_cpu_ms'][gen]:.1f} ms CPU)"
         )
     total = sum(after["ms"][g] - before["ms"][g] for g in range(3))
-    print("gc: " + "; ".join(parts) + f"; {total / count:.3f} ms per unit")
+    cpu_total = sum(after["cpu_ms"][g] - before["cpu_ms"][g] for g in range(3))
+    print("gc: " + "; ".join(parts))
+    print(f"gc per unit: {total / count:.3f} ms, {cpu_total / count:.3f} ms CPU")
 
 
 async def _profile(
