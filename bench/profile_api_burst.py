@@ -9,8 +9,8 @@ event-loop thread: self time, and inclusive time for the frames named with ``--f
 per-token path instead: rounds of N streams of 50 deltas (``--deltas``) at 50 tok/s, CPU per 1000 tokens.
 Not a test.
 
-Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--concurrency 50] [--streams 200] [--postgres]
-[--out stacks.txt]``.
+Run: ``.venv/bin/python bench/profile_api_burst.py [--bursts 40] [--concurrency 50] [--streams 200]
+[--postgres] [--gc] [--out stacks.txt]``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_api
 from bench_api_ratio import KEY, PATH, _schema, burst, start_hermes, streams
+
+#: Extra py-spy flags (``--gil``: only samples holding the GIL, near CPU time on a loaded machine).
+SPY_FLAGS: list[str] = []
+#: Extra environment of the server (``--env``).
+SERVER_ENV: dict[str, str] = {}
 
 
 def thread_cpu(pid: int) -> dict[str, float]:
@@ -148,11 +153,15 @@ def print_gc(before: dict[str, Any], after: dict[str, Any], count: float) -> Non
         n = after["count"][gen] - before["count"][gen]
         ms = after["ms"][gen] - before["ms"][gen]
         freed = after["freed"][gen] - before["freed"][gen]
+        cpu = after["cpu_ms"][gen] - before["cpu_ms"][gen]
         parts.append(
-            f"gen{gen} {n} x, {ms:.0f} ms, freed {freed} (longest since start {after['max_ms'][gen]:.1f} ms)"
+            f"gen{gen} {n} x, {ms:.0f} ms ({cpu:.0f} ms CPU), freed {freed} (longest since start "
+            f"{after['max_ms'][gen]:.1f} ms, {after['max_cpu_ms'][gen]:.1f} ms CPU)"
         )
     total = sum(after["ms"][g] - before["ms"][g] for g in range(3))
-    print("gc: " + "; ".join(parts) + f"; {total / count:.3f} ms per unit")
+    cpu_total = sum(after["cpu_ms"][g] - before["cpu_ms"][g] for g in range(3))
+    print("gc: " + "; ".join(parts))
+    print(f"gc per unit: {total / count:.3f} ms, {cpu_total / count:.3f} ms CPU")
 
 
 async def _profile(
@@ -177,7 +186,7 @@ async def _profile(
         if gc_stats:
             site = str(Path(__file__).resolve().parent / "gc_site")
             env = {**env, "PYTHONPATH": site, "GC_PROBE_FILE": str(gc_file)}
-        proc, port = start_hermes(Path(tmp) / "home", fake_port, config, env, binary)
+        proc, port = start_hermes(Path(tmp) / "home", fake_port, config, {**env, **SERVER_ENV}, binary)
         hermes = bench_api.Target(f"http://127.0.0.1:{port}{PATH}", KEY, "fake:")
         stacks = out or Path(tmp) / "stacks.txt"
         try:
@@ -188,7 +197,7 @@ async def _profile(
             if spy_on:
                 recorder = subprocess.Popen(
                     [spy, "record", "--pid", str(proc.pid), "--rate", "1000", "--format", "raw",
-                     "--threads", "--nonblocking", "--output", str(stacks)],
+                     "--threads", "--nonblocking", *SPY_FLAGS, "--output", str(stacks)],
                     stdout=subprocess.DEVNULL,
                 )  # fmt: skip
                 await asyncio.sleep(1.0)
@@ -274,7 +283,24 @@ if __name__ == "__main__":
         action="store_true",
         help="also report the server's garbage collections during the bursts (bench/gc_site)",
     )
+    parser.add_argument(
+        "--gil",
+        action="store_true",
+        help="py-spy samples only the thread holding the GIL: CPU rather than wall time (waiting for "
+        "a core, a socket or the database is left out)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set this in the server's environment (e.g. HERMES_GC_THRESHOLD=5000,10,10; HERMES_ "
+        "variables are otherwise not passed on)",
+    )
     args = parser.parse_args()
+    SERVER_ENV.update(item.split("=", 1) for item in args.env)
+    if args.gil:
+        SPY_FLAGS.append("--gil")
     asyncio.run(
         main(
             args.bursts,

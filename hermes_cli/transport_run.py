@@ -19,7 +19,7 @@ import signal
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_cli import event_loop, startup_gc
+from hermes_cli import event_loop, server_gc, startup_gc
 from hermes_cli.state import CliState
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class TransportRun:
                     ready.set_result(None)
                     # After the factory's next step (a gateway builds its tables there).
                     loop = asyncio.get_running_loop()
-                    loop.call_soon(startup_gc.settle)
+                    loop.call_soon(self._settle)
                     loop.call_later(REMEMBER_AFTER_S, self._remember)
                 await stop.wait()
         except asyncio.CancelledError:
@@ -114,6 +114,12 @@ class TransportRun:
                 ready.set_exception(exc)
             else:
                 log.error("transport %s: kernel failed: %s", self.spec.name, exc)
+
+    def _settle(self) -> None:
+        """Start-up is over: freeze what it made; a server also gets its collector policy."""
+        startup_gc.settle()
+        if self.spec.long_running:
+            server_gc.apply()
 
     async def run(self) -> int:
         """Call the factory at once, start the kernel behind it and return the factory's code."""

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes_core import ChunkInfo, ChunkWrite, EventChunk
-from hermes_postgres.event_sql import LOG_LOCK_CLASS, WRITE_CHUNKS
+from hermes_postgres import inline
+from hermes_postgres.event_sql import LOG_LOCK_CLASS, WRITE_CHUNKS_TYPES, write_chunks_sql
 
 _END = "SELECT last_seq FROM hermes_event_chunks WHERE session_id = %s ORDER BY last_seq DESC LIMIT 1"
 Fence = tuple[str, int] | None
@@ -31,8 +32,8 @@ async def write_all(cur: Any, items: Sequence[ChunkWrite], fences: Sequence[Fenc
 
     :raises psycopg.Error: for a chunk that does not follow the log's end (nothing is kept).
     """
-    await cur.execute(
-        WRITE_CHUNKS,
+    arrays, params = inline.arrays(
+        WRITE_CHUNKS_TYPES,
         (
             [item.session_id for item in items],
             [item.after for item in items],
@@ -44,6 +45,7 @@ async def write_all(cur: Any, items: Sequence[ChunkWrite], fences: Sequence[Fenc
             [None if fence is None else fence[1] for fence in fences],
         ),
     )
+    await cur.execute(write_chunks_sql(arrays), params)
     row = await cur.fetchone()
     return [bool(done) for done in row[0]]
 

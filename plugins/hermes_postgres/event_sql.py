@@ -16,6 +16,8 @@ committed, as the former statement-by-statement transaction did.
 
 from __future__ import annotations
 
+from functools import cache
+
 #: The first key of the two-key advisory locks on event logs ("HEVL"); the second is the hash
 #: of the session id. Two-key locks never collide with the one-key migration lock.
 LOG_LOCK_CLASS = 0x4845564C
@@ -64,8 +66,11 @@ END
 $fn$
 """
 
-#: One call of the function: parameters are the eight arrays, one entry per write.
-WRITE_CHUNKS = (
-    "SELECT hermes_write_event_chunks(%s::text[], %s::bigint[], %s::bigint[], %s::bigint[], "
-    "%s::bigint[], %s::bytea[], %s::text[], %s::bigint[])"
-)
+#: The SQL types of the function's eight arrays (one entry per write).
+WRITE_CHUNKS_TYPES = ("text", "bigint", "bigint", "bigint", "bigint", "bytea", "text", "bigint")
+
+
+@cache
+def write_chunks_sql(arrays: tuple[str, ...]) -> str:
+    """One call of the function, given its eight array expressions (:mod:`hermes_postgres.inline`)."""
+    return f"SELECT hermes_write_event_chunks({', '.join(arrays)})"

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from hermes_core import NewRow, Row, SessionRecord, StorageError, storage_kit
-from hermes_postgres import session_ops
+from hermes_postgres import inline, session_ops
 from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
 from hermes_postgres.lease_ops import FENCE_CTE
 
@@ -21,11 +22,16 @@ ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
 
 _SEQUENCE = "'hermes_messages_id_seq'"  # the identity column's sequence (see schema)
-_UNNEST = ", ".join(f"%s::{kind}[]" for kind in INSERT_TYPES)
-_ROWS_CTE = (
-    f"r AS (SELECT nextval({_SEQUENCE}) AS id, u.* FROM unnest({_UNNEST}) WITH ORDINALITY "
-    f"AS u({', '.join(INSERT_COLUMNS)}, ord))"
-)
+
+
+def _rows_cte(unnest: Sequence[str]) -> str:
+    """The rows to insert, from one array per column (see :mod:`hermes_postgres.inline`)."""
+    return (
+        f"r AS (SELECT nextval({_SEQUENCE}) AS id, u.* FROM unnest({', '.join(unnest)}) WITH ORDINALITY "
+        f"AS u({', '.join(INSERT_COLUMNS)}, ord))"
+    )
+
+
 _INSERT_TARGET = f"INSERT INTO hermes_messages (id, session_id, {', '.join(INSERT_COLUMNS)})"
 _INSERT_SELECT = ", ".join(
     "coalesce(r.position, r.id)" if c == "position" else f"r.{c}" for c in INSERT_COLUMNS
@@ -123,16 +129,21 @@ async def insert_rows(cur: Any, session_id: str, rows: Sequence[NewRow], now: fl
     """Insert rows inside the caller's transaction (the session is known to exist)."""
     if not rows:
         return []
-    values = [row_values(row, now) for row in rows]
-    sql = (
-        f"WITH {_ROWS_CTE} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} FROM r ORDER BY r.ord "
-        "RETURNING id"
-    )
-    await cur.execute(sql, [*_columns(values), session_id])
+    unnest, params = inline.arrays(INSERT_TYPES, _columns([row_values(row, now) for row in rows]))
+    await cur.execute(_insert_sql(unnest), [*params, session_id])
     return sorted(row[0] for row in await cur.fetchall())
 
 
-def create_sql(fenced: bool) -> str:
+@cache
+def _insert_sql(unnest: tuple[str, ...]) -> str:
+    return (
+        f"WITH {_rows_cte(unnest)} {_INSERT_TARGET} SELECT r.id, %s, {_INSERT_SELECT} FROM r ORDER BY r.ord "
+        "RETURNING id"
+    )
+
+
+@cache
+def create_sql(fenced: bool, unnest: tuple[str, ...]) -> str:
     """Return one statement (one round trip, one implicit transaction) that inserts a session and
     its first rows, fenced on the writer lease when this storage holds it. Nothing is written when
     the id is taken or the lease moved; it answers how many sessions it inserted (0 or 1) and the
@@ -141,12 +152,10 @@ def create_sql(fenced: bool) -> str:
     where = " WHERE EXISTS (SELECT 1 FROM l)" if fenced else ""
     return (
         f"WITH {fence}s AS ({session_ops.INSERT_SELECT}{where} ON CONFLICT (id) DO NOTHING RETURNING id), "
-        f"{_ROWS_CTE}, m AS ({_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} FROM r CROSS JOIN s "
-        "ORDER BY r.ord RETURNING id) SELECT (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
+        f"{_rows_cte(unnest)}, m AS ({_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} "
+        "FROM r CROSS JOIN s ORDER BY r.ord RETURNING id) "
+        "SELECT (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
     )
-
-
-CREATE_SQL = {fenced: create_sql(fenced) for fenced in (False, True)}
 
 
 async def create_session(
@@ -155,10 +164,11 @@ async def create_session(
     """Insert a session and its rows in one statement; None (nothing written) when the id is taken
     or the fence refused it."""
     values = [row_values(row, now) for row in rows]
+    unnest, columns = inline.arrays(INSERT_TYPES, _columns(values))  # no rows: empty arrays
     params: list[Any] = [record.id, *fence] if fence is not None else []
     params += session_ops.insert_params(record, now)
-    params += _columns(values) if values else [[] for _ in INSERT_COLUMNS]
-    await cur.execute(CREATE_SQL[fence is not None], params)
+    params += columns
+    await cur.execute(create_sql(fence is not None, unnest), params)
     found = await cur.fetchone()
     return [int(i) for i in found[1]] if found[0] else None
 
