@@ -116,7 +116,9 @@ class LogWriter:
                 if nearest is not None:
                     # A timer that wakes us like an event would, rather than wait_for: that runs
                     # the wait in a task of its own, a task and a loop pass per turn of a session.
-                    timer = asyncio.get_running_loop().call_later(max(0.0, nearest - time.monotonic()), self._ring)
+                    timer = asyncio.get_running_loop().call_later(
+                        max(0.0, nearest - time.monotonic()), self._ring
+                    )
                 try:
                     await self._wake.wait()
                 finally:
