@@ -1,5 +1,5 @@
 """The access log's lines leave in batches: one write for every line of a short window
-(docs/protocols/api-server.md#http-rules).
+(docs/protocols/api-server.md#limits-and-browser-cors).
 
 Each ``hermes.api.access`` line used to be written to stderr on its own, at the end of its
 request. A write to a pipe wakes whoever reads it, and on a loaded machine that system call cost
