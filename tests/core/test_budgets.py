@@ -5,6 +5,7 @@ charge a child's calls to the root's buckets; the records ledger under concurren
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -204,33 +205,13 @@ async def test_without_a_configured_price_the_price_tables_are_used(workspace: P
 async def test_the_first_calls_reservation_runs_while_the_prompt_is_stored(workspace: Path) -> None:
     """The reservation's round trip overlaps the user row's write (it is not one more wait before
     the first token), and the request still goes out only once the reservation is held."""
-    from hermes_core import LedgerSpec, Verdict
-    from tests.timing import scaled
 
     writing = asyncio.Event()
     order: list[str] = []
 
-    class GatedLedger:
-        name = "gated"
-
-        async def apply(self, buckets: Any, call: LedgerCall) -> Verdict:
-            if call.op == "reserve":
-                # Held until the prompt's write has begun: a reservation made before the write
-                # would wait here for ever.
-                await asyncio.wait_for(writing.wait(), scaled(5))
-            order.append(call.op)
-            return Verdict(True)
-
-        async def read(self, bucket: str) -> dict[str, Any]:
-            return {}
-
-        async def aclose(self) -> None:
-            return None
-
-    class Plugin:
-        @hookimpl
-        def hermes_budget_ledgers(self) -> LedgerSpec:
-            return LedgerSpec(name="gated", factory=lambda kernel: GatedLedger())
+    # Held until the prompt's write has begun: a reservation made before the write would wait
+    # here for ever.
+    plugin = _gated_ledger(order, lambda call: writing if call.op == "reserve" else None)
 
     def script(request: Any) -> list[Any]:
         order.append("request")
@@ -239,7 +220,7 @@ async def test_the_first_calls_reservation_runs_while_the_prompt_is_stored(works
     provider = FakeProvider(script)
     kernel = make_kernel(
         FakeProviderPlugin(provider),
-        Plugin(),
+        plugin,
         settings={"model": "fake:model", "budgets": {"prices": PRICES, "key": {"spend_usd": 1000.0}}},
     )
     async with kernel.running():
@@ -295,33 +276,15 @@ async def test_a_calls_settlement_goes_to_the_ledger_beside_its_reply_and_ends_b
     """The reply is stored while the call's charge is being settled (on SQLite both reach the
     database thread in one hand-off), and the turn still ends only once the charge is counted;
     a tool round's next reservation comes after the previous call's settlement."""
-    from hermes_core import LedgerSpec, Verdict
-    from tests.timing import scaled
 
     replying = asyncio.Event()
     order: list[str] = []
 
-    class GatedLedger:
-        name = "gated"
-
-        async def apply(self, buckets: Any, call: LedgerCall) -> Verdict:
-            if call.op == "settle" and order.count("settle") == 1:
-                # The final call's settlement is held until its reply is being stored: a turn
-                # that waits for the settlement before storing the reply would wait here for ever.
-                await asyncio.wait_for(replying.wait(), scaled(5))
-            order.append(call.op)
-            return Verdict(True)
-
-        async def read(self, bucket: str) -> dict[str, Any]:
-            return {}
-
-        async def aclose(self) -> None:
-            return None
-
-    class Plugin:
-        @hookimpl
-        def hermes_budget_ledgers(self) -> LedgerSpec:
-            return LedgerSpec(name="gated", factory=lambda kernel: GatedLedger())
+    # The final call's settlement is held until its reply is being stored: a turn that waits for
+    # the settlement before storing the reply would wait here for ever.
+    plugin = _gated_ledger(
+        order, lambda call: replying if call.op == "settle" and order.count("settle") == 1 else None
+    )
 
     calls = 0
 
@@ -337,7 +300,7 @@ async def test_a_calls_settlement_goes_to_the_ledger_beside_its_reply_and_ends_b
     provider = FakeProvider(script)
     kernel = make_kernel(
         FakeProviderPlugin(provider),
-        Plugin(),
+        plugin,
         settings={"model": "fake:model", "budgets": {"prices": PRICES, "key": {"spend_usd": 1000.0}}},
     )
     async with kernel.running():
@@ -355,3 +318,33 @@ async def test_a_calls_settlement_goes_to_the_ledger_beside_its_reply_and_ends_b
         outcome = await (await session.submit("hello", owner="t")).outcome
         assert order == ["reserve", "request", "settle", "reserve", "request", "reply", "settle"]
     assert outcome.reason == "stop", outcome
+
+
+def _gated_ledger(order: list[str], gate: Callable[[LedgerCall], asyncio.Event | None]) -> object:
+    """A plugin whose budget ledger admits every call, noting each call's op in ``order``; a call
+    for which ``gate`` names an event waits for that event first (at most 5 s, scaled)."""
+    from hermes_core import LedgerSpec, Verdict
+    from tests.timing import scaled
+
+    class GatedLedger:
+        name = "gated"
+
+        async def apply(self, buckets: Any, call: LedgerCall) -> Verdict:
+            event = gate(call)
+            if event is not None:
+                await asyncio.wait_for(event.wait(), scaled(5))
+            order.append(call.op)
+            return Verdict(True)
+
+        async def read(self, bucket: str) -> dict[str, Any]:
+            return {}
+
+        async def aclose(self) -> None:
+            return None
+
+    class Plugin:
+        @hookimpl
+        def hermes_budget_ledgers(self) -> LedgerSpec:
+            return LedgerSpec(name="gated", factory=lambda kernel: GatedLedger())
+
+    return Plugin()
