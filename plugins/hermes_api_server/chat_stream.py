@@ -110,19 +110,13 @@ class ChatChunks:
         head_by = loop.time() + HEAD_WAIT_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
-        # The first frames wait one loop step for what the same upstream read still yields (the
-        # core hands the first delta over alone, the rest of that read a step later): the head,
-        # the role chunk and those deltas then leave in one write instead of two.
-        held: list[str] | None = None
-        settled = False
+        # The first frames leave as soon as they exist, with the head and the role chunk in the
+        # same write; what the same upstream read still yields follows a loop step later.
         while True:
             wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
-            batch = await pump.next(0.0 if held is not None else wait)
+            batch = await pump.next(wait)
             if batch is None:
-                if held is not None:
-                    await writer.open("".join(held))
-                    held = None
-                elif head is not None:
+                if head is not None:
                     if before_head is not None:
                         try:
                             await before_head()
@@ -137,8 +131,7 @@ class ChatChunks:
                 else:
                     await writer.raw(": keepalive\n\n")
                 continue
-            out: list[str] = held or []
-            held = None
+            out: list[str] = []
             ended = not batch
 
             for event in batch:
@@ -187,11 +180,6 @@ class ChatChunks:
                 return "".join(out)
             if not out:
                 continue
-            if not settled:
-                settled = True
-                if not writer.opened:
-                    held = out
-                    continue
             if writer.opened:
                 await writer.raw("".join(out))
             else:

@@ -1,13 +1,13 @@
-"""A streamed chat's first write carries the head, the role chunk and every delta the same upstream
-read yields, even when the core hands the first delta over a loop step ahead of the rest; it never
-waits longer than that step (plugins/hermes_api_server/chat_stream.py)."""
+"""A streamed chat's first write carries the head, the role chunk and the first delta, and leaves as
+soon as that delta is there: it never waits for the rest of the upstream read
+(plugins/hermes_api_server/chat_stream.py)."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Any, cast
 
-from hermes_api_server.chat_stream import ChatChunks
+from hermes_api_server.chat_stream import HEAD_WAIT_S, ChatChunks
 from hermes_api_server.model_select import ModelChoice
 from hermes_core import TextDelta
 
@@ -61,22 +61,21 @@ def contents(text: str) -> list[str]:
     return [line for line in text.split("\n\n") if '"content"' in line]
 
 
-async def test_the_rest_of_the_first_read_leaves_with_the_head() -> None:
+async def test_the_first_delta_leaves_with_the_head_without_waiting_for_the_rest() -> None:
     writer, pump = Writer(), Pump([[delta("t0")], [delta(" t1"), delta(" t2")], []])
     last = await chunks().pump(writer, pump, "m:x", "default", False)  # type: ignore[arg-type]
-    assert [kind for kind, _ in writer.writes] == ["open"]  # one write, not head+t0 then the rest
+    assert [kind for kind, _ in writer.writes] == ["open", "raw"]
     first = writer.writes[0][1]
-    assert (
-        first.index('"role":"assistant"') < first.index('"content":"t0"') < first.index('"content":" t1 t2"')
-    )
-    assert pump.timeouts[1] == 0.0  # the held frames waited for the next loop step only
+    assert first.index('"role":"assistant"') < first.index('"content":"t0"')
+    assert '"content":" t1 t2"' in writer.writes[1][1]  # the rest of the read: one frame, next write
+    assert 0.0 not in pump.timeouts  # no wait asked only for "the next loop step"
     assert last == "data: [DONE]\n\n"
 
 
-async def test_the_first_frames_leave_after_one_step_when_nothing_follows() -> None:
-    writer, pump = Writer(), Pump([[delta("t0")], None, [delta(" t1")], []])
+async def test_the_head_waits_for_the_first_frame_at_most_the_head_wait() -> None:
+    writer, pump = Writer(), Pump([None, [delta("t0")], []])
     await chunks().pump(writer, pump, "m:x", "default", False)  # type: ignore[arg-type]
     assert [kind for kind, _ in writer.writes] == ["open", "raw"]
-    assert contents(writer.writes[0][1]) and '"content":"t0"' in writer.writes[0][1]
-    assert '"content":" t1"' in writer.writes[1][1]  # later deltas are not held at all
-    assert pump.timeouts[1] == 0.0 and pump.timeouts[2] != 0.0
+    assert '"role":"assistant"' in writer.writes[0][1] and not contents(writer.writes[0][1])
+    assert '"content":"t0"' in writer.writes[1][1]
+    assert 0.0 < pump.timeouts[0] <= HEAD_WAIT_S
