@@ -92,6 +92,16 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
         self._rows.setdefault(record.id, [])
         return self._append(record.id, rows)
 
+    async def create_leased_session(
+        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+    ) -> list[int]:
+        held = self._leases.get(record.id)
+        if record.id not in self._sessions and held and held[0] != owner and held[1] > time.time():
+            raise StorageError(f"the writer lease of the new session {record.id} is held by {held[0]}")
+        ids = await self.create_session(record, rows)
+        self._leases[record.id] = (owner, time.time() + ttl_s)
+        return ids
+
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         rec = self._sessions.get(session_id)
         if rec is None:

@@ -201,3 +201,25 @@ class Storage(Protocol):
         lease refuses it with ``LeaseLost`` (changing nothing) once another process took it over.
         """
         ...
+
+
+class LeasedCreate(Protocol):
+    """Optional for a storage backend: a new session's lease taken by its first write.
+
+    A backend with this method saves a new session one write before its first token: the kernel
+    stores a session whose id it made with this instead of ``acquire_lease`` then
+    ``create_session`` (docs/reference/core.md#writer-lease). Without it, the lease is taken on
+    its own as the session opens.
+    """
+
+    async def create_leased_session(
+        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+    ) -> list[int]:
+        """Take the writer lease of ``record.id`` for ``owner`` (as ``acquire_lease`` would) and
+        insert the session and its first rows, all in one transaction; return the row ids.
+
+        A placeholder row that ``acquire_lease`` left is filled when its lease is ours, free or
+        expired. Raise ``StorageError`` (and write nothing) when the session is stored already or
+        another holder's unexpired lease reserves the id.
+        """
+        ...

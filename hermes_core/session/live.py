@@ -120,6 +120,7 @@ class Session:
     add_usage = forward("state", SessionState.add_usage)
     set_pending_title = forward("state", SessionState.set_pending_title)
     lease_held = forward("state", SessionState.lease_held)
+    take_lease_now = forward("state", SessionState.take_lease_now)
 
     # -- state -------------------------------------------------------------------------------
     @property

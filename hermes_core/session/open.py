@@ -15,13 +15,13 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse, StorageError
+from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
-from hermes_core.lease_owner import holder_is_gone
+from hermes_core.session.new_lease import Condition, NewLease, take_lease
 from hermes_core.workspace import check_workspace
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from hermes_core.session.types import BranchSeed
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
-LEASE_TTL_S = 30.0
 
 log = logging.getLogger("hermes.session")
 
@@ -159,12 +158,10 @@ async def _open_stored_or_new(
     )
     if new:
         # Nobody else can know the id yet, so nobody can hold its lease: the session is handed
-        # out while the lease is being taken and its first write waits for it instead, so a
-        # first turn's model call goes out meanwhile (docs/reference/core.md#writer-lease).
-        taking = asyncio.ensure_future(_take_new_lease(kernel, session_id))
-        taking.add_done_callback(_retrieve)
-        ready: asyncio.Future[None] = taking
-        also: list[tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]] = []
+        # out at once, and its lease is taken by its first write (in the same transaction where
+        # storage can), so a first turn's model call goes out meanwhile
+        # (docs/reference/core.md#writer-lease).
+        also: list[Condition] = []
         predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
         if preparing is not None and predicted is not None:
             # Its folder's resolved path is known already: it is made meanwhile too, and
@@ -181,21 +178,19 @@ async def _open_stored_or_new(
             # Its tenant's claim (nobody else can know the id either): the id is not revealed,
             # nor anything written, before the claim is stored.
             also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant", None))
-        if also:
-            ready = _settle_new(kernel, session_id, taking, also)
-            ready.add_done_callback(_retrieve)
+        lease = NewLease(kernel, session_id, also)
         try:
-            session = await _create(kernel, session_id, fresh, ready)
+            session = await _create(kernel, session_id, fresh, lease)
             await kernel.events.attach(session, None)
         except BaseException:
-            await _release_when_taken(kernel, session_id, ready)
+            await lease.abandon()
             raise
         kernel.sessions.add(session)
         return session
     # Both queued at once: storage answers them together (one wake-up instead of two).
     reading = asyncio.ensure_future(storage.get_session(session_id))
     try:
-        holder = await _lease(kernel, session_id)
+        holder = await take_lease(kernel, session_id)
     except BaseException:
         reading.cancel()
         with contextlib.suppress(BaseException):
@@ -250,12 +245,10 @@ class _Fresh:
     made: Path | None = None
 
 
-async def _create(
-    kernel: Kernel, session_id: str, fresh: _Fresh, taking: asyncio.Future[None] | None
-) -> Session:
+async def _create(kernel: Kernel, session_id: str, fresh: _Fresh, lease: NewLease | None) -> Session:
     """Make the live session of an id storage does not hold (written at its first row).
 
-    :param taking: the lease being taken, for a new id: the session writes nothing before it is.
+    :param lease: a new id's lease, taken by (or before) the session's first write.
     """
     from hermes_core.session.live import Session
     from hermes_core.storage import NewRow, SessionRecord
@@ -291,8 +284,8 @@ async def _create(
             system_overlay=branch.system_overlay,
         )
     session = Session(kernel, record, [], persisted=False)
-    if taking is not None:
-        session.state.expect_lease(taking)
+    if lease is not None:
+        session.state.expect_lease(lease)
     if fresh.title:
         from hermes_core.titles import clean_title
 
@@ -306,99 +299,8 @@ async def _create(
     return session
 
 
-async def _lease(kernel: Kernel, session_id: str) -> str | None:
-    """Take the writer lease; return None, or the live holder that keeps it."""
-    storage = kernel.storage
-    holder = await storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S)
-    if holder is not None and holder_is_gone(holder):
-        # The holder was killed without releasing (kill -9, a crash): take over now instead of
-        # making a restarted client wait for the lease to expire.
-        log.info("taking over the lease of %s from %s, which is no longer running", session_id, holder)
-        holder = await storage.acquire_lease(session_id, kernel.lease_owner, LEASE_TTL_S, take_over=holder)
-    return holder
-
-
-async def _take_new_lease(kernel: Kernel, session_id: str) -> None:
-    """Take a new id's writer lease; a holder (which nobody can be) fails the first write."""
-    holder = await _lease(kernel, session_id)
-    if holder is not None:
-        raise StorageError(f"the writer lease of the new session {session_id} is held by {holder}")
-
-
-_GIVING_BACK: set[asyncio.Future[None]] = set()
-
-
 def _not_where_predicted(predicted: Path, folder: Path) -> BaseException | None:
     """Return the failure of a new session's folder made elsewhere than predicted."""
     if folder != predicted:
         return InvalidValue("cwd", message=f"the folder resolves to {folder}, not {predicted}")
     return None
-
-
-def _settle_new(
-    kernel: Kernel,
-    session_id: str,
-    taking: asyncio.Future[None],
-    also: Sequence[tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]],
-) -> asyncio.Future[None]:
-    """Return a future of a new session's lease and every one of ``also`` (a condition, what
-    its failure means, and a check of its result: its failure, or None) done; a condition that
-    fails gives the lease back and fails it with a :class:`StorageError`, like a lease that
-    cannot be taken.
-
-    Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
-    loop a step of its own.
-    """
-    ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    waiting = len(also)
-
-    def copy(done: asyncio.Future[None]) -> None:
-        if ready.done():
-            return
-        if done.cancelled():
-            ready.cancel()
-        elif (failure := done.exception()) is not None:
-            ready.set_exception(failure)
-        else:
-            ready.set_result(None)
-
-    def copy_failure(failure: BaseException) -> None:
-        if not ready.done():
-            ready.set_exception(failure)
-
-    def condition_done(
-        done: asyncio.Future[Any], what: str, check: Callable[[Any], BaseException | None] | None
-    ) -> None:
-        nonlocal waiting
-        failure: BaseException | None = asyncio.CancelledError() if done.cancelled() else done.exception()
-        if failure is None and check is not None:
-            failure = check(done.result())
-        if failure is None:
-            waiting -= 1
-            if waiting == 0:
-                if taking.done():
-                    copy(taking)  # now, not one loop pass later through a callback
-                else:
-                    taking.add_done_callback(copy)
-            return
-        if waiting <= 0:
-            return  # another condition failed already: the lease is being given back
-        waiting = -1
-        message = f"{what}: {failure}"
-        giving_back = asyncio.ensure_future(_release_when_taken(kernel, session_id, taking))
-        _GIVING_BACK.add(giving_back)  # the loop keeps only a weak reference to a task
-        giving_back.add_done_callback(_GIVING_BACK.discard)
-        giving_back.add_done_callback(lambda _: copy_failure(StorageError(message)))
-
-    for condition, what, check in also:
-        condition.add_done_callback(functools.partial(condition_done, what=what, check=check))
-    return ready
-
-
-async def _release_when_taken(kernel: Kernel, session_id: str, taking: asyncio.Future[None]) -> None:
-    """Release a lease being taken for a session that was never handed out, once it is taken."""
-    try:
-        await asyncio.shield(taking)
-    except BaseException:
-        return  # not taken: nothing to release
-    await kernel.storage.release_lease(session_id, kernel.lease_owner)

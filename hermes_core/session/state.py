@@ -21,6 +21,7 @@ from hermes_core.outlive import outlive
 from hermes_core.storage import NewRow, Row, SessionRecord
 
 if TYPE_CHECKING:
+    from hermes_core.session.new_lease import NewLease
     from hermes_core.storage import Storage
 
 __all__ = ["SessionState"]
@@ -47,8 +48,8 @@ class SessionState:
         self._rows = rows
         self._persisted = persisted
         self._pending_title: str | None = None
-        # A new session's writer lease while it is being taken (see :meth:`expect_lease`).
-        self._lease: asyncio.Future[None] | None = None
+        # A new session's writer lease, taken by its first write (see :meth:`expect_lease`).
+        self._lease: NewLease | None = None
         self._usage = Usage(
             **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
         )
@@ -67,31 +68,41 @@ class SessionState:
         """Whether storage holds the session yet (new sessions are written at their first row)."""
         return self._persisted
 
-    def expect_lease(self, taking: asyncio.Future[None]) -> None:
-        """Write nothing before ``taking`` (the writer lease being taken) has succeeded.
+    def expect_lease(self, lease: NewLease) -> None:
+        """Take the writer lease with (or before) the first write, through ``lease``.
 
-        A session whose id was made for its open is handed out while its lease is still being
-        taken, so its first turn's model call need not wait for it; its first write waits
-        instead, and fails with what taking the lease raised.
+        A session whose id was made for its open is handed out before its lease is taken, so its
+        first turn's model call need not wait for it; its first write takes it (or waits for it),
+        and fails with what taking it raised.
         """
-        self._lease = taking
+        self._lease = lease
 
     async def lease_held(self) -> None:
-        """Return once the writer lease is ours; raise what taking it raised."""
-        taking = self._lease
-        if taking is not None:
-            await outlive(taking)  # a cancelled caller waits for it (one round trip) first
+        """Return once a lease being taken is ours, raising what taking it raised; at once when
+        nobody asked for it yet (a new session that wrote nothing)."""
+        if self._lease is not None:
+            await self._lease.settled()
+
+    async def take_lease_now(self) -> None:
+        """Return once the writer lease is ours, taking it now if a new session has not yet
+        (before its id is revealed); raise what taking it raised."""
+        if self._lease is not None:
+            await self._lease.held()
+
+    @property
+    def lease_started(self) -> bool:
+        """Whether this session holds (or is taking, or tried to take) its writer lease."""
+        return self._lease is None or self._lease.started
 
     @property
     def lease_pending(self) -> bool:
-        """Whether the writer lease is still being taken."""
-        return self._lease is not None and not self._lease.done()
+        """Whether the writer lease is not ours yet (a new session's, before its first write)."""
+        return self._lease is not None and self._lease.pending
 
     @property
     def lease_failed(self) -> bool:
         """Whether taking the writer lease failed (the session must write nothing)."""
-        taking = self._lease
-        return taking is not None and taking.done() and (taking.cancelled() or taking.exception() is not None)
+        return self._lease is not None and self._lease.failed
 
     @property
     def pending_title(self) -> str | None:
@@ -111,8 +122,9 @@ class SessionState:
         if self._memory_only:
             return self._keep_in_memory(rows)
         storage = self._storage
-        if self._lease is not None:
-            await outlive(self._lease)  # raises what taking the lease raised
+        lease = self._lease
+        if lease is not None and self._persisted and lease.pending:
+            await lease.settled()  # raises what taking the lease raised
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
         rows = [r if r.created_at is not None else evolve(r, created_at=now) for r in rows]
@@ -122,7 +134,10 @@ class SessionState:
             )
             if self._pending_title and not self._record.title:
                 record = evolve(record, title_origin=self._record.title_origin or "explicit")
-            ids = await storage.create_session(record, rows)
+            if lease is not None:
+                ids = await lease.create(record, rows)  # takes the lease too, or waits for it
+            else:
+                ids = await storage.create_session(record, rows)
             self._record = record
             self._pending_title = None
             self._persisted = True

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
 from hermes_core.session.folders import FolderBatch
-from hermes_core.session.open import LEASE_TTL_S, is_session_id, open_session, refuse_running_child
+from hermes_core.session.new_lease import LEASE_TTL_S
+from hermes_core.session.open import is_session_id, open_session, refuse_running_child
 
 if TYPE_CHECKING:
     from hermes_core.budgets import ChargeTo
@@ -190,6 +191,8 @@ class Sessions:
         async with self.holding(session.id):
             if session.id in self._live:
                 return  # opened again meanwhile: the lease is the new session's
+            if not session.state.lease_started:
+                return  # a new session that wrote nothing never took its lease
             try:
                 await session.lease_held()  # a new session's lease may still be being taken
             except Exception:

@@ -232,3 +232,37 @@ async def take_over_and_expiry(target: StorageTarget) -> None:
             return await storage.acquire_lease("l3", "later", 30) is None
 
         await until(expired, "an expired lease to be granted to someone else")
+
+
+@check("leases")
+async def a_leased_create_takes_the_lease_with_the_session(target: StorageTarget) -> None:
+    """``create_leased_session`` (optional, ``hermes_core.storage.LeasedCreate``): the session, its
+    rows and its lease in one write; an id leased by another live holder is refused untouched."""
+    async with World(target) as world:
+        first, second = await world.storage(), await world.storage()
+        create = getattr(first, "create_leased_session", None)
+        if create is None:
+            return  # optional: the kernel takes the lease on its own before the first write
+        ids = await create(_record("l4"), [NewRow(role="user", content="hi")], "owner-a", 30)
+        ensure(len(ids) == 1, f"the first rows are stored: {ids}")
+        ensure(await second.acquire_lease("l4", "owner-b", 30) == "owner-a", "the lease is the creator's")
+        ensure(await first.renew_lease("l4", "owner-a", 30), "the creator renews it")
+        try:
+            await create(_record("l4"), [], "owner-a", 30)
+        except HermesError:
+            pass
+        else:
+            ensure(False, "creating a stored session again must fail")
+        ensure(await second.acquire_lease("l5", "owner-b", 30) is None, "a placeholder lease is granted")
+        try:
+            await create(_record("l5"), [NewRow(role="user", content="hi")], "owner-a", 30)
+        except HermesError:
+            pass
+        else:
+            ensure(False, "an id leased by another live holder must be refused")
+        ensure(await first.get_session("l5") is None, "a refused create stores nothing")
+        ensure(await first.acquire_lease("l6", "owner-a", 30) is None, "our own placeholder lease")
+        await create(_record("l6"), [NewRow(role="user", content="hi")], "owner-a", 30)
+        got = await second.get_session("l6")
+        ensure(got is not None and got.message_count == 1, "our own placeholder is filled")
+        ensure(await second.acquire_lease("l6", "owner-b", 30) == "owner-a", "and its lease stays ours")

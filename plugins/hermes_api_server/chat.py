@@ -243,7 +243,7 @@ class _ChatJob:
                     writer = SseWriter(request, {**self._headers(model_ref), **warning})
                     try:
                         last = await chunks.pump(
-                            writer, pump, model_ref, source, include_usage, before_head=session.lease_held
+                            writer, pump, model_ref, source, include_usage, before_head=session.take_lease_now
                         )
                     except ClientGone:
                         pass

@@ -40,6 +40,11 @@ _INSERT_SESSION = (
     f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder) "
     f"VALUES ({', '.join('?' * len(SESSION_COLUMNS))}, 0)"
 )
+_INSERT_LEASED_SESSION = (
+    f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder, lease_owner, lease_heartbeat_at, "
+    f"lease_expires_at) VALUES ({', '.join('?' * len(SESSION_COLUMNS))}, 0, ?, ?, ?)"
+)
+_TAKE_LEASE = "UPDATE sessions SET lease_owner = ?, lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ?"
 _FILL_PLACEHOLDER = (
     f"UPDATE sessions SET {', '.join(c + ' = ?' for c in SESSION_COLUMNS[1:])}, placeholder = 0 "
     "WHERE id = ? AND placeholder = 1"
@@ -106,6 +111,43 @@ def create_session(state: DbState, record: SessionRecord, rows: Sequence[NewRow]
             conn.execute(_FILL_PLACEHOLDER, (*params[1:], record.id))
         else:
             raise StorageError(f"session {record.id} already exists")
+        inserted = insert_rows(state, record.id, rows, now) if rows else []
+    state.stamps.forget(record.id)
+    state.cache.forget(record.id)
+    return [values[0] for values in inserted]
+
+
+def create_leased_session(
+    state: DbState, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+) -> list[int]:
+    """Take the writer lease of a session not stored yet and store it with its first rows, in one
+    transaction.
+
+    :param state: the connection's state.
+    :param record: the session; zero timestamps mean now.
+    :param rows: its first rows.
+    :param owner: our owner string.
+    :param ttl_s: seconds until the lease expires unless renewed.
+    :returns: the new row ids.
+    :raises StorageError: when the session is stored already, or its placeholder is leased by
+        another live holder.
+    """
+    now = time.time()
+    params = storage_kit.session_params(record, now)
+    conn = state.conn
+    with write_transaction(conn):
+        existing = conn.execute(
+            "SELECT placeholder, lease_owner, lease_expires_at FROM sessions WHERE id = ?", (record.id,)
+        ).fetchone()
+        if existing is None:
+            conn.execute(_INSERT_LEASED_SESSION, (*params, owner, now, now + ttl_s))
+        elif not existing[0]:
+            raise StorageError(f"session {record.id} already exists")
+        elif existing[1] not in (None, owner) and existing[2] is not None and existing[2] >= now:
+            raise StorageError(f"the writer lease of the new session {record.id} is held by {existing[1]}")
+        else:
+            conn.execute(_FILL_PLACEHOLDER, (*params[1:], record.id))
+            conn.execute(_TAKE_LEASE, (owner, now, now + ttl_s, record.id))
         inserted = insert_rows(state, record.id, rows, now) if rows else []
     state.stamps.forget(record.id)
     state.cache.forget(record.id)
@@ -248,10 +290,7 @@ def acquire_lease(
             and expires_at >= now
         ):
             return str(holder)
-        conn.execute(
-            "UPDATE sessions SET lease_owner = ?, lease_heartbeat_at = ?, lease_expires_at = ? WHERE id = ?",
-            (owner, now, now + ttl_s, session_id),
-        )
+        conn.execute(_TAKE_LEASE, (owner, now, now + ttl_s, session_id))
         return None
 
 

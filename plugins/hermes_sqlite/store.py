@@ -175,6 +175,19 @@ class SqliteStorage(SqliteExtras):
 
         return await self._run(lambda _conn: session_ops.create_session(self._db(), record, rows))
 
+    async def create_leased_session(
+        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+    ) -> list[int]:
+        """Take a new session's writer lease and store it with its first rows, in one transaction
+        (docs/reference/core.md#writer-lease).
+
+        :raises StorageError: when the session exists, or another live holder leases its id.
+        """
+        rows = tuple(rows)
+        return await self._run(
+            lambda _conn: session_ops.create_leased_session(self._db(), record, rows, owner, ttl_s)
+        )
+
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         """Update session columns and bump ``updated_at``.
 

@@ -1,10 +1,11 @@
-"""A new stateless chat's first writes — the writer lease and the user row — run while its model
-call goes out (docs/reference/core.md#writer-lease, docs/reference/api-server.md#chat-completions).
+"""A new stateless chat's first write — the session with its writer lease and the user row, one
+transaction on SQLite — runs while its model call goes out (docs/reference/core.md#writer-lease,
+docs/reference/api-server.md#chat-completions).
 
 Seen from a client, through the ``openai`` provider to a fake upstream, on a real SQLite file
 whose triggers make those writes slow or fail: nothing of the reply is shown before the user row
-is stored, and a failed write ends the request with the error a failed open or user row always
-gave, with nothing of the turn stored.
+is stored, and a failed write ends the request with the storage error a failed user row always
+gave (a folder that cannot be made: the error of a failed open), with nothing of the turn stored.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ SLOW = (
     "(WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 300000) "
     "SELECT count(*) FROM n) > 0"
 )
-LEASE_TRIGGER = (
-    "CREATE TRIGGER test_lease BEFORE INSERT ON sessions WHEN NEW.placeholder = 1 AND {slow} "
-    "BEGIN {body}; END"
+# The write that stores a new session with its writer lease (placeholder = 0, a lease owner).
+SESSION_TRIGGER = (
+    "CREATE TRIGGER test_session BEFORE INSERT ON sessions WHEN NEW.placeholder = 0 "
+    "AND NEW.lease_owner IS NOT NULL AND {slow} BEGIN {body}; END"
 )
 ROW_TRIGGER = (
     "CREATE TRIGGER test_row BEFORE INSERT ON messages WHEN NEW.content LIKE '%doomed%' AND {slow} "
@@ -110,7 +112,7 @@ async def _echo(request: web.Request) -> web.StreamResponse:
 async def test_the_user_row_is_stored_before_any_of_the_reply_is_shown(
     make_server: Callable[..., Server],
 ) -> None:
-    """The lease is slow; the upstream answers at once and then waits: the client's first
+    """The first write is slow; the upstream answers at once and then waits: the client's first
     delta arrives only once the user row is durable, and the end only once the reply is."""
     go_on = asyncio.Event()
 
@@ -127,7 +129,7 @@ async def test_the_user_row_is_stored_before_any_of_the_reply_is_shown(
     async with FakeUpstream() as up:
         up.on("POST", OPENAI.chat_path, upstream)
         server = _server(make_server, up)
-        _sql(server.home, LEASE_TRIGGER.format(slow=SLOW, body="SELECT 1"))
+        _sql(server.home, SESSION_TRIGGER.format(slow=SLOW, body="SELECT 1"))
         reply = await _post(server, "remember me")
         try:
             assert reply.status == 200, await reply.text()
@@ -188,30 +190,32 @@ async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_store
         assert "exception was never retrieved" not in "".join(server.log)
 
 
-async def test_a_failing_lease_ends_the_request_with_the_open_error_and_stores_nothing(
+async def test_a_failing_session_write_ends_the_stream_with_a_storage_error_and_stores_nothing(
     make_server: Callable[..., Server],
 ) -> None:
-    """The lease fails after the call went out: the client gets the 500 a failed open always
-    gave (no stream begins), the call is dropped, and nothing of the turn is stored."""
+    """A new chat's first write stores the session with its writer lease and the user row in one
+    transaction: when it fails after the call went out, the client sees a storage error and
+    nothing of the upstream's answer, nothing of the turn is stored, and the next chat works."""
     async with FakeUpstream() as up:
         up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
         server = _server(make_server, up)
-        refuse = "SELECT RAISE(ABORT, 'lease refused by the test')"
-        _sql(server.home, LEASE_TRIGGER.format(slow=SLOW, body=refuse))
+        refuse = "SELECT RAISE(ABORT, 'session write refused by the test')"
+        _sql(server.home, SESSION_TRIGGER.format(slow=SLOW, body=refuse))
         reply = await _post(server, "first words")
         try:
-            assert reply.status == 500, await reply.text()
-            error = (await reply.json())["error"]
-            assert error["code"] == "internal_error"
-            assert "X-Hermes-Session-Id" not in reply.headers
+            assert reply.status == 200, await reply.text()
+            session_id = reply.headers["X-Hermes-Session-Id"]
+            frames = await _frames(reply)
         finally:
             await _close(reply)
         assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "first words"}
-        with sqlite3.connect(server.home / "hermes.sqlite3") as db:
-            assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
-            assert db.execute("SELECT count(*) FROM messages").fetchone() == (0,)
+        last = [f for f in frames[:-1] if f["choices"]][-1]
+        assert last["hermes"]["error_code"] == "storage_error"
+        assert "session write refused by the test" in last["hermes"]["error"]
+        assert _text(frames) == ""
+        assert _stored(server.home, session_id) == ([], [])
 
-        _sql(server.home, "DROP TRIGGER test_lease")
+        _sql(server.home, "DROP TRIGGER test_session")
         again = await _post(server, "second try")
         try:
             assert again.status == 200

@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 
-from hermes_core import InvalidValue, Kernel, RewindError, SeedMessage, SessionInUse, SessionNotFound
+from hermes_core import (
+    InvalidValue,
+    Kernel,
+    NewRow,
+    RewindError,
+    SeedMessage,
+    SessionInUse,
+    SessionNotFound,
+    StorageError,
+)
 from hermes_core.testing import make_kernel
 from tests.core.conftest import collect
 
@@ -95,17 +104,70 @@ async def test_a_new_id_opens_without_reading_storage(
     assert [r.role for r in again.rows] == ["user", "assistant"]
 
 
-async def test_a_new_id_holds_its_lease_before_its_first_write_and_gives_it_back(
+async def test_a_new_id_takes_its_lease_with_its_first_write(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``new=True`` session writes nothing as it opens: its first write stores the session, its
+    first row and its writer lease in one transaction (no ``acquire_lease`` of its own), and
+    another process is refused from then on."""
+    async with sqlite_kernel(tmp_path).running() as first, sqlite_kernel(tmp_path).running() as second:
+        asked: list[str] = []
+        real = first.storage.acquire_lease
+
+        async def counted(session_id: str, *args: Any, **kwargs: Any) -> str | None:
+            asked.append(session_id)
+            return await real(session_id, *args, **kwargs)
+
+        monkeypatch.setattr(first.storage, "acquire_lease", counted)
+        session = await first.open_session(
+            "api-00000000000000ab", source="api", owner="t", cwd=workspace, new=True
+        )
+        assert session.state.lease_pending and not session.state.lease_started
+        again = await second.open_session("api-00000000000000ab", source="api", owner="t", cwd=workspace)
+        await again.close()  # nothing was stored or leased: the id was free until the first write
+        await turn(session, "hello")
+        assert asked == [] and not session.state.lease_pending
+        with pytest.raises(SessionInUse):
+            await second.open_session("api-00000000000000ab", source="api", owner="t", cwd=workspace)
+        await first.sessions.renew_once()  # the lease the first write took renews
+        held = await second.storage.acquire_lease("api-00000000000000ab", second.lease_owner, 30.0)
+        assert held == first.lease_owner
+        await session.close()
+        reopened = await second.open_session("api-00000000000000ab", source="api", owner="t", cwd=workspace)
+        assert [r.role for r in reopened.rows] == ["user", "assistant"]
+
+
+async def test_a_new_ids_first_write_fails_on_a_lease_held_elsewhere(tmp_path: Path, workspace: Path) -> None:
+    """Should another live process hold the lease of an id made here (it cannot know it, but say
+    it does), the first write fails with a storage error and stores nothing."""
+    async with sqlite_kernel(tmp_path).running() as first, sqlite_kernel(tmp_path).running() as second:
+        session = await first.open_session(
+            "api-00000000000000ac", source="api", owner="t", cwd=workspace, new=True
+        )
+        assert await second.storage.acquire_lease("api-00000000000000ac", second.lease_owner, 30.0) is None
+        for _ in range(2):  # a failed first write took nothing: the next one asks again
+            with pytest.raises(StorageError, match="held by"):
+                await session.append_rows([NewRow(role="user", content="hi")])
+            assert await second.storage.get_session("api-00000000000000ac") is None
+        await second.storage.release_lease("api-00000000000000ac", second.lease_owner)
+        await session.append_rows([NewRow(role="user", content="hi")])
+        assert await second.storage.acquire_lease("api-00000000000000ac", second.lease_owner, 30.0) == (
+            first.lease_owner
+        )
+
+
+async def test_a_new_id_revealed_early_holds_its_lease_before_its_first_write_and_gives_it_back(
     tmp_path: Path, workspace: Path
 ) -> None:
-    """A ``new=True`` session is handed out while its lease is being taken: ``lease_held()``
-    returns once it is ours (another process is then refused), and closing the session before
-    it wrote anything gives the lease back (the id is free, no session is stored)."""
+    """A ``new=True`` session whose id must be revealed before its first write (a stream's head
+    leaving early) takes its lease on its own: ``take_lease_now()`` returns once it is ours
+    (another process is then refused), and closing the session before it wrote anything gives
+    the lease back (the id is free, no session is stored)."""
     async with sqlite_kernel(tmp_path).running() as first, sqlite_kernel(tmp_path).running() as second:
         session = await first.open_session(
             "api-00000000000000aa", source="api", owner="t", cwd=workspace, new=True
         )
-        await session.lease_held()
+        await session.take_lease_now()
         with pytest.raises(SessionInUse):
             await second.open_session("api-00000000000000aa", source="api", owner="t", cwd=workspace)
         await first.sessions.renew_once()  # a held lease renews; a session not stored yet is fine
