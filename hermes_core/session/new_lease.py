@@ -94,9 +94,7 @@ class NewLease:
         """Return once the lease is ours (taking it now if nobody asked yet); raise its failure."""
         writing = self._writing
         if writing is not None and not writing.done():
-            # The first write is taking it: wait for that (a failed write took nothing, and then
-            # the lease is taken on its own below).
-            await asyncio.wait((writing,))
+            await asyncio.wait((writing,))  # the first write is taking it: its outcome is the lease's
         await outlive(self.take_alone())
 
     async def settled(self) -> None:
@@ -123,19 +121,15 @@ class NewLease:
             return ids
         self._started = True
         conditions = settle_new(self._kernel, self._id, None, self._conditions)
-        try:
-            await outlive(conditions)
-        except BaseException as exc:
-            # A condition failed (or the wait was cancelled): the session must write nothing.
-            _fail(self._ready, exc)
-            raise
         writing = self._writing = asyncio.get_running_loop().create_future()
         try:
+            await outlive(conditions)
             ids = await storage.create_leased_session(record, rows, self._kernel.lease_owner, LEASE_TTL_S)
-        except BaseException:
-            # Nothing was written and no lease taken: the write failed as a row's write fails,
-            # and the session's next write tries again.
-            self._started = False
+        except BaseException as exc:
+            # A condition or the write failed: nothing was written and no lease taken, as when a
+            # lease cannot be taken. The session must write nothing, and a host answers as for
+            # a failed open (the API: 500, or 503 ``storage_unavailable``), before any frame.
+            _fail(self._ready, exc)
             raise
         else:
             self._ready.set_result(None)

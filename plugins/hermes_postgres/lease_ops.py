@@ -30,6 +30,22 @@ RETURNING epoch
 """
 
 
+# A new session's lease taken by the statement that stores the session (parameters: session id,
+# owner, ttl, session id): as ``_ACQUIRE`` without a takeover, and only while no session with the
+# id is stored; its RETURNING epoch is what the session insert waits for. That statement commits
+# with a flush: it stores the first rows too.
+LEASE_NEW_CTE = f"""l AS (
+INSERT INTO hermes_leases AS hl (session_id, owner, epoch, heartbeat_at, expires_at)
+SELECT %s, %s, 1, {_NOW}, {_NOW} + %s WHERE NOT EXISTS (SELECT 1 FROM hermes_sessions WHERE id = %s)
+ON CONFLICT (session_id) DO UPDATE
+SET owner = EXCLUDED.owner,
+    epoch = CASE WHEN hl.owner = EXCLUDED.owner THEN hl.epoch ELSE hl.epoch + 1 END,
+    heartbeat_at = EXCLUDED.heartbeat_at,
+    expires_at = EXCLUDED.expires_at
+WHERE hl.owner IS NULL OR hl.owner = EXCLUDED.owner OR hl.expires_at < {_NOW}
+RETURNING epoch)"""
+
+
 # A write's fence (parameters: session id, owner, epoch): the lease row, share-locked so that a
 # takeover waits for the write to commit; the write touches nothing unless ``EXISTS (SELECT 1 FROM l)``.
 FENCE_CTE = "l AS (SELECT 1 FROM hermes_leases WHERE session_id = %s AND owner = %s AND epoch = %s FOR SHARE)"

@@ -16,7 +16,7 @@ from typing import Any
 from hermes_core import NewRow, Row, SessionRecord, StorageError, storage_kit
 from hermes_postgres import inline, session_ops
 from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
-from hermes_postgres.lease_ops import FENCE_CTE
+from hermes_postgres.lease_ops import FENCE_CTE, LEASE_NEW_CTE
 
 ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
@@ -156,6 +156,37 @@ def create_sql(fenced: bool, unnest: tuple[str, ...]) -> str:
         "FROM r CROSS JOIN s ORDER BY r.ord RETURNING id) "
         "SELECT (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
     )
+
+
+@cache
+def leased_create_sql(unnest: tuple[str, ...]) -> str:
+    """Return one statement that takes a new session's writer lease and inserts the session and its
+    first rows; it answers the lease's epoch (None: not taken, nothing written), how many sessions
+    it inserted and the new rows' ids."""
+    return (
+        f"WITH {LEASE_NEW_CTE}, s AS ({session_ops.INSERT_SELECT} WHERE EXISTS (SELECT 1 FROM l) "
+        f"ON CONFLICT (id) DO NOTHING RETURNING id), "
+        f"{_rows_cte(unnest)}, m AS ({_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} "
+        "FROM r CROSS JOIN s ORDER BY r.ord RETURNING id) "
+        "SELECT (SELECT epoch FROM l), (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
+    )
+
+
+async def create_leased_session(
+    cur: Any, record: SessionRecord, rows: Sequence[NewRow], now: float, owner: str, ttl_s: float
+) -> tuple[int, list[int]] | None:
+    """Take a new session's lease and insert it with its rows in one statement; return the lease's
+    epoch and the row ids, or None (nothing written) when the lease is held or the id stored."""
+    values = [row_values(row, now) for row in rows]
+    unnest, columns = inline.arrays(INSERT_TYPES, _columns(values))
+    params: list[Any] = [record.id, owner, float(ttl_s), record.id]
+    params += session_ops.insert_params(record, now)
+    params += columns
+    await cur.execute(leased_create_sql(unnest), params)
+    found = await cur.fetchone()
+    if found[0] is None or not found[1]:
+        return None
+    return int(found[0]), [int(i) for i in found[2]]
 
 
 async def create_session(

@@ -276,6 +276,26 @@ class PostgresStorage(PostgresExtras):
             raise StorageError(f"session {record.id} already exists")
         return ids
 
+    async def create_leased_session(
+        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+    ) -> list[int]:
+        """Take a new session's writer lease and store it with its first rows, in one statement
+        (docs/reference/core.md#writer-lease); later writes are fenced on that lease.
+
+        :raises StorageError: when the session exists, or another live holder leases its id.
+        """
+        now = time.time()
+        async with self._cursor() as cur:
+            found = await message_ops.create_leased_session(cur, record, rows, now, owner, ttl_s)
+            holder = None if found is not None else (await lease_ops.holder(cur, record.id))[0]
+        if found is None:
+            if holder is not None and holder != owner:
+                raise StorageError(f"the writer lease of the new session {record.id} is held by {holder}")
+            raise StorageError(f"session {record.id} already exists")
+        epoch, ids = found
+        self._held[record.id] = (owner, epoch)
+        return ids
+
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
         fields = dict(fields)
         session_ops.check_fields(fields)

@@ -4,8 +4,9 @@ docs/reference/api-server.md#chat-completions).
 
 Seen from a client, through the ``openai`` provider to a fake upstream, on a real SQLite file
 whose triggers make those writes slow or fail: nothing of the reply is shown before the user row
-is stored, and a failed write ends the request with the storage error a failed user row always
-gave (a folder that cannot be made: the error of a failed open), with nothing of the turn stored.
+is stored; a failed first write (or folder) ends the request with the error of a failed open, and
+a failed user row of a stored session ends the stream with a storage error; nothing of the turn
+is stored.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from tests.api.api_helpers import Server
 from tests.providers.upstream_fakes import OPENAI_DONE, FakeUpstream
 from tests.providers.vendors import OPENAI, delta
-from tests.timing import eventually, scaled
+from tests.timing import scaled
 
 # SQLite evaluates this while the trigger's statement runs: a few hundred milliseconds on the
 # database thread, during which the loop sends the model call (it releases the GIL meanwhile).
@@ -70,10 +72,12 @@ def _calls(up: FakeUpstream) -> list[Any]:
     return [r for r in up.requests if r.path == OPENAI.chat_path]
 
 
-async def _post(server: Server, text: str) -> aiohttp.ClientResponse:
+async def _post(server: Server, text: str, headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
     session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=scaled(60)))
     body = {"model": "hermes-agent", "stream": True, "messages": [{"role": "user", "content": text}]}
-    reply = await session.post(f"{server.base}/v1/chat/completions", json=body, headers=server.auth())
+    reply = await session.post(
+        f"{server.base}/v1/chat/completions", json=body, headers={**server.auth(), **(headers or {})}
+    )
     reply.release_later = session  # type: ignore[attr-defined]
     return reply
 
@@ -155,32 +159,42 @@ async def test_the_user_row_is_stored_before_any_of_the_reply_is_shown(
         assert _stored(server.home, session_id)[1] == [("user", "remember me"), ("assistant", "Hello.")]
 
 
-async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_stores_nothing(
+async def test_a_failing_user_row_of_a_stored_session_ends_the_stream_with_a_storage_error(
     make_server: Callable[..., Server],
 ) -> None:
+    """A session the caller names, stored already: its user row fails after the call went out,
+    and the stream ends with a storage error, nothing of the upstream's answer, nothing stored."""
     async with FakeUpstream() as up:
-        up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
+        up.replies(
+            OPENAI.chat_path, [OPENAI.reply("Hi."), OPENAI.reply("Never shown."), OPENAI.reply("Fine.")]
+        )
         server = _server(make_server, up)
+        named = {"X-Hermes-Session-Id": "named-chat"}
+        first = await _post(server, "hello", named)
+        try:
+            assert first.status == 200
+            await _frames(first)
+        finally:
+            await _close(first)
         _sql(server.home, ROW_TRIGGER.format(slow=SLOW))
-        reply = await _post(server, "doomed prompt")
+        reply = await _post(server, "doomed prompt", named)
         try:
             assert reply.status == 200, await reply.text()
-            session_id = reply.headers["X-Hermes-Session-Id"]
             frames = await _frames(reply)
         finally:
             await _close(reply)
         # The call went out while the row was being written, with the prompt as its last message.
-        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "doomed prompt"}
+        assert _calls(up)[1].body["messages"][-1] == {"role": "user", "content": "doomed prompt"}
         assert frames[-1] == "[DONE]"
         last = [f for f in frames[:-1] if f["choices"]][-1]
         assert last["choices"][0]["finish_reason"] == "error"
         assert last["hermes"]["error_code"] == "storage_error"
         assert "disk I/O refused by the test" in last["hermes"]["error"]
         assert _text(frames) == ""  # nothing of the upstream's answer
-        await eventually(lambda: _stored(server.home, session_id) == ([], []), what="nothing stored")
+        assert _stored(server.home, "named-chat")[1] == [("user", "hello"), ("assistant", "Hi.")]
 
         _sql(server.home, "DROP TRIGGER test_row")
-        again = await _post(server, "a fine prompt")
+        again = await _post(server, "a fine prompt", named)
         try:
             assert again.status == 200
             text = _text(await _frames(again))
@@ -190,32 +204,35 @@ async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_store
         assert "exception was never retrieved" not in "".join(server.log)
 
 
-async def test_a_failing_session_write_ends_the_stream_with_a_storage_error_and_stores_nothing(
-    make_server: Callable[..., Server],
+@pytest.mark.parametrize("where", ["session", "row"])
+async def test_a_failing_first_write_ends_the_request_with_the_open_error_and_stores_nothing(
+    make_server: Callable[..., Server], where: str
 ) -> None:
-    """A new chat's first write stores the session with its writer lease and the user row in one
-    transaction: when it fails after the call went out, the client sees a storage error and
-    nothing of the upstream's answer, nothing of the turn is stored, and the next chat works."""
+    """A new chat's first write stores the session, its writer lease and the user row in one
+    transaction: when it fails (at the session or at the row) after the call went out, the client
+    gets the 500 a failed open always gave (no stream begins), the call is dropped, and nothing of
+    the turn is stored; the next chat works."""
     async with FakeUpstream() as up:
         up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
         server = _server(make_server, up)
-        refuse = "SELECT RAISE(ABORT, 'session write refused by the test')"
-        _sql(server.home, SESSION_TRIGGER.format(slow=SLOW, body=refuse))
-        reply = await _post(server, "first words")
+        if where == "session":
+            refuse = "SELECT RAISE(ABORT, 'session write refused by the test')"
+            _sql(server.home, SESSION_TRIGGER.format(slow=SLOW, body=refuse))
+        else:
+            _sql(server.home, ROW_TRIGGER.format(slow=SLOW))
+        reply = await _post(server, "doomed first words")
         try:
-            assert reply.status == 200, await reply.text()
-            session_id = reply.headers["X-Hermes-Session-Id"]
-            frames = await _frames(reply)
+            assert reply.status == 500, await reply.text()
+            assert (await reply.json())["error"]["code"] == "internal_error"
+            assert "X-Hermes-Session-Id" not in reply.headers
         finally:
             await _close(reply)
-        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "first words"}
-        last = [f for f in frames[:-1] if f["choices"]][-1]
-        assert last["hermes"]["error_code"] == "storage_error"
-        assert "session write refused by the test" in last["hermes"]["error"]
-        assert _text(frames) == ""
-        assert _stored(server.home, session_id) == ([], [])
+        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "doomed first words"}
+        with sqlite3.connect(server.home / "hermes.sqlite3") as db:
+            assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+            assert db.execute("SELECT count(*) FROM messages").fetchone() == (0,)
 
-        _sql(server.home, "DROP TRIGGER test_session")
+        _sql(server.home, f"DROP TRIGGER test_{where}")
         again = await _post(server, "second try")
         try:
             assert again.status == 200

@@ -139,21 +139,19 @@ async def test_a_new_id_takes_its_lease_with_its_first_write(
 
 async def test_a_new_ids_first_write_fails_on_a_lease_held_elsewhere(tmp_path: Path, workspace: Path) -> None:
     """Should another live process hold the lease of an id made here (it cannot know it, but say
-    it does), the first write fails with a storage error and stores nothing."""
+    it does), the first write fails with a storage error, stores nothing, and the session counts
+    as one whose lease could not be taken."""
     async with sqlite_kernel(tmp_path).running() as first, sqlite_kernel(tmp_path).running() as second:
         session = await first.open_session(
             "api-00000000000000ac", source="api", owner="t", cwd=workspace, new=True
         )
         assert await second.storage.acquire_lease("api-00000000000000ac", second.lease_owner, 30.0) is None
-        for _ in range(2):  # a failed first write took nothing: the next one asks again
-            with pytest.raises(StorageError, match="held by"):
-                await session.append_rows([NewRow(role="user", content="hi")])
-            assert await second.storage.get_session("api-00000000000000ac") is None
-        await second.storage.release_lease("api-00000000000000ac", second.lease_owner)
-        await session.append_rows([NewRow(role="user", content="hi")])
-        assert await second.storage.acquire_lease("api-00000000000000ac", second.lease_owner, 30.0) == (
-            first.lease_owner
-        )
+        with pytest.raises(StorageError, match="held by"):
+            await session.append_rows([NewRow(role="user", content="hi")])
+        assert session.state.lease_failed  # as a lease that cannot be taken: nothing more is written
+        with pytest.raises(StorageError, match="held by"):
+            await session.lease_held()
+        assert await second.storage.get_session("api-00000000000000ac") is None
 
 
 async def test_a_new_id_revealed_early_holds_its_lease_before_its_first_write_and_gives_it_back(
