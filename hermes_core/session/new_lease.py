@@ -46,10 +46,19 @@ class NewLease:
     :param kernel: the kernel (storage, lease owner).
     :param session_id: the new id.
     :param conditions: what must have succeeded before anything is written.
+    :param before_write: called (once) when the lease is first needed, before the conditions are
+        awaited: what brings one of them about at that moment (a new session's folder).
     """
 
-    def __init__(self, kernel: Kernel, session_id: str, conditions: Sequence[Condition]) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        session_id: str,
+        conditions: Sequence[Condition],
+        before_write: Callable[[], None] | None = None,
+    ) -> None:
         self._kernel = kernel
+        self._before_write = before_write
         self._id = session_id
         self._conditions = tuple(conditions)
         for condition, _, _ in self._conditions:
@@ -85,6 +94,7 @@ class NewLease:
         """Start taking the lease on its own (once); return the future of it and the conditions."""
         if not self._started:
             self._started = True
+            self._prepare()
             taking = asyncio.ensure_future(take_new_lease(self._kernel, self._id))
             taking.add_done_callback(_retrieve)
             _chain(settle_new(self._kernel, self._id, taking, self._conditions), self._ready)
@@ -103,6 +113,11 @@ class NewLease:
         if self._started:
             await outlive(self._ready)
 
+    def _prepare(self) -> None:
+        before, self._before_write = self._before_write, None
+        if before is not None:
+            before()
+
     async def abandon(self) -> None:
         """Give back a lease being taken for a session that is not handed out after all."""
         if self._started:
@@ -120,6 +135,7 @@ class NewLease:
             ids: list[int] = await storage.create_session(record, rows)
             return ids
         self._started = True
+        self._prepare()
         conditions = settle_new(self._kernel, self._id, None, self._conditions)
         writing = self._writing = asyncio.get_running_loop().create_future()
         try:
@@ -177,7 +193,13 @@ def settle_new(
         return taking
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     ready.add_done_callback(_retrieve)
-    if not also:
+    if taking is None and all(condition.done() for condition, _, _ in also):
+        # Settled already (a lone new session's folder is made at once): no callback, no loop pass.
+        for condition, what, check in also:
+            failure = _failure(condition, check)
+            if failure is not None:
+                ready.set_exception(StorageError(f"{what}: {failure}"))
+                return ready
         ready.set_result(None)
         return ready
     waiting = len(also)
@@ -193,9 +215,7 @@ def settle_new(
         done: asyncio.Future[Any], what: str, check: Callable[[Any], BaseException | None] | None
     ) -> None:
         nonlocal waiting
-        failure: BaseException | None = asyncio.CancelledError() if done.cancelled() else done.exception()
-        if failure is None and check is not None:
-            failure = check(done.result())
+        failure = _failure(done, check)
         if failure is None:
             waiting -= 1
             if waiting == 0:
@@ -231,6 +251,16 @@ async def release_when_taken(kernel: Kernel, session_id: str, taking: asyncio.Fu
     except BaseException:
         return  # not taken: nothing to release
     await kernel.storage.release_lease(session_id, kernel.lease_owner)
+
+
+def _failure(
+    done: asyncio.Future[Any], check: Callable[[Any], BaseException | None] | None
+) -> BaseException | None:
+    """Return the failure of a settled condition (its exception, or its check's), else None."""
+    failure: BaseException | None = asyncio.CancelledError() if done.cancelled() else done.exception()
+    if failure is None and check is not None:
+        failure = check(done.result())
+    return failure
 
 
 def _chain(source: asyncio.Future[None], target: asyncio.Future[None]) -> None:

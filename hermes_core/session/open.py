@@ -15,7 +15,7 @@ import functools
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -147,11 +147,19 @@ async def _open_stored_or_new(
     from hermes_core.session.live import Session
 
     storage = kernel.storage
+    folders = kernel.sessions.folders
     preparing: asyncio.Future[Path] | None = None
-    if create_cwd and cwd is not None:
+    make_folder: Callable[[], None] | None = None
+    predicted = folders.predict(Path(cwd)) if new and create_cwd and cwd is not None else None
+    if predicted is not None and cwd is not None:
+        # A new session's folder whose resolved path is known already: made on the loop when
+        # its first write needs it, after its model call went out (a tool cannot run before).
+        preparing, make_folder = folders.defer(Path(cwd))
+        preparing.add_done_callback(_retrieve)  # a session that writes nothing never makes it
+    elif create_cwd and cwd is not None:
         # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
         # made and checked on the executor while storage is read, off the loop's path.
-        preparing = kernel.sessions.folders.prepare(Path(cwd))
+        preparing = folders.prepare(Path(cwd))
         preparing.add_done_callback(_retrieve)  # a stored session never awaits it
     fresh = _Fresh(
         source, cwd, preparing, profile, model, title, seed, channel_key, parent_session_id, branch
@@ -162,10 +170,7 @@ async def _open_stored_or_new(
         # storage can), so a first turn's model call goes out meanwhile
         # (docs/reference/core.md#writer-lease).
         also: list[Condition] = []
-        predicted = kernel.sessions.folders.predict(Path(cwd)) if preparing and cwd else None
         if preparing is not None and predicted is not None:
-            # Its folder's resolved path is known already: it is made meanwhile too, and
-            # checked before the first write (a tool cannot run before then).
             also.append(
                 (
                     preparing,
@@ -178,7 +183,7 @@ async def _open_stored_or_new(
             # Its tenant's claim (nobody else can know the id either): the id is not revealed,
             # nor anything written, before the claim is stored.
             also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant", None))
-        lease = NewLease(kernel, session_id, also)
+        lease = NewLease(kernel, session_id, also, before_write=make_folder)
         try:
             session = await _create(kernel, session_id, fresh, lease)
             await kernel.events.attach(session, None)

@@ -50,3 +50,26 @@ async def test_one_folder_failing_fails_only_its_session(tmp_path: Path) -> None
             await bad
     finally:
         executor.shutdown()
+
+
+async def test_a_deferred_folder_is_made_on_the_loop_when_asked(tmp_path: Path) -> None:
+    """A new session's folder in a known parent waits for its first write, then is made at once,
+    without an executor job; one that cannot be made fails its future."""
+    executor = CountingExecutor()
+    try:
+        batch = FolderBatch(executor)
+        assert (await batch.prepare(tmp_path / "first")).is_dir()  # the parent is known from now
+        assert batch.predict(tmp_path / "later") == tmp_path.resolve() / "later"
+        future, make = batch.defer(tmp_path / "later")
+        await asyncio.sleep(0)
+        assert not future.done() and not (tmp_path / "later").exists()
+        make()
+        assert future.result() == tmp_path.resolve() / "later" and (tmp_path / "later").is_dir()
+        make()  # once only: a second call changes nothing
+        (tmp_path / "taken").write_text("a file where the folder goes")
+        refused, make_refused = batch.defer(tmp_path / "taken")
+        make_refused()
+        assert isinstance(refused.exception(), WorkspaceError)
+        assert executor.jobs == 1
+    finally:
+        executor.shutdown()
