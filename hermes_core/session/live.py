@@ -115,6 +115,7 @@ class Session:
     background = forward("transcript", SessionTranscript.background)
 
     append_rows = forward("state", SessionState.append_rows)
+    start_append = forward("state", SessionState.start_append)
     update_record = forward("state", SessionState.update_record)
     replace_rows = forward("state", SessionState.replace_rows)
     add_usage = forward("state", SessionState.add_usage)

@@ -116,7 +116,12 @@ class SessionState:
     async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
         """Append rows (creating the session on the first write) and cache them; cancel-safe:
         a cancelled caller waits for the write to end, then gets its ``CancelledError``."""
-        return await outlive(asyncio.ensure_future(self._persist_now(list(rows))))
+        return await outlive(self.start_append(rows))
+
+    def start_append(self, rows: Sequence[NewRow]) -> asyncio.Future[list[Row]]:
+        """Start :meth:`append_rows` as a task of its own and return it: it runs from the next
+        loop pass, after what was scheduled before it (await it with ``outlive``)."""
+        return asyncio.ensure_future(self._persist_now(list(rows)))
 
     async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
         if self._memory_only:

@@ -16,6 +16,7 @@ from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
 from hermes_core.history import materialize
+from hermes_core.outlive import outlive
 from hermes_core.storage import NewRow
 from hermes_core.turn.head_start import HeadStart
 from hermes_core.turn.model_call import TurnFailed
@@ -57,15 +58,12 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
     head: HeadStart | None = None
     try:
         head = await open_first_call(run, row)
-        if head is not None:
-            # One pass of the loop sends the request before the write is queued. The write runs
-            # on the database thread but needs the GIL between its SQLite calls: queued first,
-            # it waited behind the loop's ~0.7 ms of HTTP client work, which left it (and so
-            # TurnStarted and the first delta) finishing after the first chunk had arrived from
-            # a fast upstream. Queued while the loop waits for the answer, it is done long before.
-            await asyncio.sleep(0)
-        # Awaited here, not in a task of its own: the write is shielded already (a cancel waits
-        # for it, then re-raises), and a task would cost the loop one more pass before it.
+        # The write's task starts after the call's, which was scheduled first: the request goes
+        # out before the write is queued, in the same loop pass. The write runs on the database
+        # thread but needs the GIL between its SQLite calls: queued first, it waited behind the
+        # loop's ~0.7 ms of HTTP client work, which left it (and so TurnStarted and the first
+        # delta) finishing after the first chunk had arrived from a fast upstream. Queued while
+        # the loop waits for the answer, it is done sooner.
         await store_user_row(run, row)
     except BaseException:
         if head is not None:
@@ -125,7 +123,7 @@ async def store_user_row(run: TurnRun, row: NewRow) -> None:
 
         derive_title_if_needed(session, row.content)
     try:
-        made = await session.append_rows([row])
+        made = await outlive(session.start_append([row]))
     except StorageError as exc:
         run.emit_started()
         raise TurnFailed(
