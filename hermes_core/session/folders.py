@@ -1,12 +1,11 @@
-"""New sessions' folders: made and checked on the executor, a loop pass's worth per job, or made on
-the loop when the first write needs them (docs/reference/core.md#sessions-and-storage)."""
+"""New sessions' folders: made and checked on the executor, a loop pass's worth per job; a new
+session's own folder only once a tool is about to run in it (docs/reference/core.md#workspace)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 
@@ -33,7 +32,10 @@ def _prepare_folder(path: Path) -> Path:
                 return parent / path.name
     with contextlib.suppress(OSError):
         path.mkdir(parents=True, exist_ok=True)  # a failure is named by the check
-    return check_workspace(path)
+    made = check_workspace(path)
+    if path.is_absolute():
+        _resolved_parent(path.parent)  # known from now on (the first session made the parent too)
+    return made
 
 
 # A folder's text -> (its device and inode, its resolved path); a handful of folders per process.
@@ -83,26 +85,6 @@ class FolderBatch:
             loop.call_soon(self._send)
         self._asked.append((path, future))
         return future
-
-    def defer(self, path: Path) -> tuple[asyncio.Future[Path], Callable[[], None]]:
-        """Return a future of ``path`` made and checked, and the call that makes it on the loop.
-
-        For a new session's folder in a parent made before (:meth:`predict` knows its path): one
-        ``mkdir`` and one ``stat``, 50-90 µs, left for the moment its first write needs the
-        folder, which is after its model call went out. Made through the executor instead, the
-        folder of a lone new session came back ~1.3 ms later, behind the loop's own work and a
-        thread's wake-up, and its first write (and first token) waited for it.
-        """
-        future: asyncio.Future[Path] = asyncio.get_running_loop().create_future()
-
-        def make() -> None:
-            if not future.done():
-                try:
-                    future.set_result(_prepare_folder(path))
-                except Exception as exc:
-                    future.set_exception(exc)
-
-        return future, make
 
     def predict(self, path: Path) -> Path | None:
         """Return what :meth:`prepare` will hand back for a folder it makes, when known now.
@@ -156,3 +138,36 @@ def _prepare_folders(paths: list[Path]) -> list[Path | BaseException]:
         except Exception as exc:
             out.append(exc)
     return out
+
+
+class LazyFolder:
+    """A new session's folder, made the first time a tool is about to run in it.
+
+    A new API chat's folder (the server's workspaces folder plus the session id) is needed by
+    tools only, and most chats run none: made as the session opened it cost every chat an
+    ``mkdir`` (0.1-0.4 ms on this machine's disk, more as the workspaces folder grows) and, on the
+    executor, a thread's wake-up its first write waited for. Its resolved path is known before it
+    exists (:meth:`FolderBatch.predict`), so the session is stored with it at once.
+
+    :param batch: makes the folder (on the executor).
+    :param path: the folder asked for.
+    :param predicted: its resolved path, which the session records.
+    """
+
+    def __init__(self, batch: FolderBatch, path: Path, predicted: Path) -> None:
+        self._batch = batch
+        self._path = path
+        self._predicted = predicted
+        self._made = False
+
+    async def ready(self) -> None:
+        """Make the folder when missing (once); raise ``WorkspaceError`` when it cannot be made,
+        or ``InvalidValue`` when it resolves elsewhere than the session recorded."""
+        if self._made:
+            return
+        made = await self._batch.prepare(self._path)
+        if made != self._predicted:
+            from hermes_core.errors import InvalidValue
+
+            raise InvalidValue("cwd", message=f"the folder resolves to {made}, not {self._predicted}")
+        self._made = True

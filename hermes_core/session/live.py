@@ -35,6 +35,7 @@ from hermes_core.storage import Row, SessionRecord
 if TYPE_CHECKING:
     from hermes_core.event_log.writer import SessionLog
     from hermes_core.kernel import Kernel
+    from hermes_core.session.folders import LazyFolder
     from hermes_core.subagents import Lineage
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
@@ -82,6 +83,8 @@ class Session:
         self._problems_reported: set[str] = set()
         # The session's event log, attached by kernel.events when the session table opens it.
         self._log: SessionLog | None = None
+        # A new session's folder, made when a tool first needs it (see defer_folder).
+        self._folder: LazyFolder | None = None
 
     # -- the parts' methods, offered on the session ------------------------------------------
     submit = forward("queue", SessionQueue.submit)
@@ -160,6 +163,16 @@ class Session:
     def closed(self) -> bool:
         """Whether :meth:`close` ran."""
         return self._closed
+
+    def defer_folder(self, folder: LazyFolder) -> None:
+        """Make this new session's folder (``cwd``) only once a tool is about to run in it."""
+        self._folder = folder
+
+    async def workspace_ready(self) -> None:
+        """Make sure the session's folder exists when it was left to be made on first use;
+        raise ``WorkspaceError`` (or ``InvalidValue``) when it cannot be made."""
+        if self._folder is not None:
+            await self._folder.ready()
 
     @property
     def cwd(self) -> Path:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
+from hermes_core.session.folders import LazyFolder
 from hermes_core.session.new_lease import Condition, NewLease, take_lease
 from hermes_core.workspace import check_workspace
 
@@ -149,13 +149,12 @@ async def _open_stored_or_new(
     storage = kernel.storage
     folders = kernel.sessions.folders
     preparing: asyncio.Future[Path] | None = None
-    make_folder: Callable[[], None] | None = None
+    lazy: LazyFolder | None = None
     predicted = folders.predict(Path(cwd)) if new and create_cwd and cwd is not None else None
     if predicted is not None and cwd is not None:
-        # A new session's folder whose resolved path is known already: made on the loop when
-        # its first write needs it, after its model call went out (a tool cannot run before).
-        preparing, make_folder = folders.defer(Path(cwd))
-        preparing.add_done_callback(_retrieve)  # a session that writes nothing never makes it
+        # A new session's folder whose resolved path is known already: made once a tool is
+        # about to run in it (most chats run none), never on the way to the first token.
+        lazy = LazyFolder(folders, Path(cwd), predicted)
     elif create_cwd and cwd is not None:
         # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
         # made and checked on the executor while storage is read, off the loop's path.
@@ -170,22 +169,17 @@ async def _open_stored_or_new(
         # storage can), so a first turn's model call goes out meanwhile
         # (docs/reference/core.md#writer-lease).
         also: list[Condition] = []
-        if preparing is not None and predicted is not None:
-            also.append(
-                (
-                    preparing,
-                    f"the workspace folder of the new session {session_id} cannot be made",
-                    functools.partial(_not_where_predicted, predicted),
-                )
-            )
-            fresh = dataclasses.replace(fresh, preparing=None, made=predicted)
+        if lazy is not None:
+            fresh = dataclasses.replace(fresh, made=predicted)
         if claiming is not None:
             # Its tenant's claim (nobody else can know the id either): the id is not revealed,
             # nor anything written, before the claim is stored.
             also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant", None))
-        lease = NewLease(kernel, session_id, also, before_write=make_folder)
+        lease = NewLease(kernel, session_id, also)
         try:
             session = await _create(kernel, session_id, fresh, lease)
+            if lazy is not None:
+                session.defer_folder(lazy)
             await kernel.events.attach(session, None)
         except BaseException:
             await lease.abandon()
@@ -302,10 +296,3 @@ async def _create(kernel: Kernel, session_id: str, fresh: _Fresh, lease: NewLeas
 
         await copy_rows(session, branch.rows)
     return session
-
-
-def _not_where_predicted(predicted: Path, folder: Path) -> BaseException | None:
-    """Return the failure of a new session's folder made elsewhere than predicted."""
-    if folder != predicted:
-        return InvalidValue("cwd", message=f"the folder resolves to {folder}, not {predicted}")
-    return None

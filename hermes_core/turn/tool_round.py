@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core import tool_policy
+from hermes_core.errors import HermesError
 from hermes_core.events import (
     QuestionRequested,
     SteerDelivered,
@@ -184,6 +185,12 @@ class ToolRound:
         allowed, why = await self._decide(call)
         if not allowed:
             self._completed(call, ToolResult(why, is_error=True))
+            return
+        try:
+            await session.workspace_ready()  # a new session's folder is made on first use
+        except HermesError as exc:
+            failure = f"the session's workspace folder {session.cwd} cannot be made: {exc}"
+            self._completed(call, ToolResult(failure, is_error=True))
             return
         session.set_status("working")
         session.emit(ToolExecuting(session_id=session.id, turn_id=run.turn_id, call_id=call.stored.call_id))

@@ -4,9 +4,9 @@ docs/reference/api-server.md#chat-completions).
 
 Seen from a client, through the ``openai`` provider to a fake upstream, on a real SQLite file
 whose triggers make those writes slow or fail: nothing of the reply is shown before the user row
-is stored; a failed first write (or folder) ends the request with the error of a failed open, and
-a failed user row of a stored session ends the stream with a storage error; nothing of the turn
-is stored.
+is stored; a failed first write ends the request with the error of a failed open, and a failed
+user row of a stored session ends the stream with a storage error; nothing of the turn is stored.
+A new chat's folder waits for its first tool.
 """
 
 from __future__ import annotations
@@ -243,42 +243,56 @@ async def test_a_failing_first_write_ends_the_request_with_the_open_error_and_st
         assert "exception was never retrieved" not in "".join(server.log)
 
 
-async def test_a_folder_that_cannot_be_made_ends_the_request_with_the_open_error(
+def _tool_call(name: str, arguments: dict[str, str]) -> list[bytes]:
+    """A streamed reply that calls one tool."""
+    call = {"index": 0, "id": f"call_{name}", "type": "function"}
+    call["function"] = {"name": name, "arguments": json.dumps(arguments)}  # type: ignore[assignment]
+    return [delta(tool_calls=[call]), delta(finish_reason="tool_calls"), OPENAI_DONE]
+
+
+def _tool_result(up: FakeUpstream, at: int) -> str:
+    """The tool message the ``at``-th upstream call carried back."""
+    return str([m for m in _calls(up)[at].body["messages"] if m["role"] == "tool"][-1]["content"])
+
+
+async def _chat_session(server: Server, text: str) -> tuple[str, str]:
+    """Stream a new chat; return its session id and the text it streamed."""
+    reply = await _post(server, text)
+    try:
+        assert reply.status == 200, await reply.text()
+        return reply.headers["X-Hermes-Session-Id"], _text(await _frames(reply))
+    finally:
+        await _close(reply)
+
+
+async def test_a_new_chats_folder_is_made_by_its_first_tool_and_a_failure_is_that_tools_error(
     make_server: Callable[..., Server],
 ) -> None:
-    """A new chat's folder is made while its call goes out: when it cannot be made, the client
-    gets the 500 a failed open gave, and nothing is stored."""
+    """A new chat's folder is made only when a tool is about to run in it: a chat without tools
+    leaves none behind; when it cannot be made, the tool's result says so (the model reads it)
+    and the chat ends normally (docs/reference/core.md#workspace)."""
     async with FakeUpstream() as up:
-        up.on("POST", OPENAI.chat_path, _echo)
+        listing = _tool_call("list_dir", {"path": "."})
+        replies = [OPENAI.reply("First."), OPENAI.reply("No tools.")]
+        replies += [listing, OPENAI.reply("Could not look."), listing, OPENAI.reply("Looked.")]
+        up.replies(OPENAI.chat_path, replies)
         server = _server(make_server, up)
-        first = await _post(server, "one")
-        try:
-            assert first.status == 200
-            await _frames(first)
-        finally:
-            await _close(first)
         folders = server.home / "workspaces"
-        assert folders.is_dir()
+        assert (await _chat_session(server, "one"))[1] == "First."  # its parent is made for it
+        plain, said = await _chat_session(server, "two")
+        assert said == "No tools." and not (folders / plain).exists()
+
         shutil.rmtree(folders)
         folders.write_text("not a folder")  # every new session's folder fails to be made
-        reply = await _post(server, "two")
-        try:
-            assert reply.status == 500, await reply.text()
-            assert (await reply.json())["error"]["code"] == "internal_error"
-        finally:
-            await _close(reply)
-        # The call may have gone out meanwhile (it is dropped), or not yet when the folder failed.
-        assert [c.body["messages"][-1]["content"] for c in _calls(up)][1:] in ([], ["two"])
+        broken, said = await _chat_session(server, "three")
+        assert said == "Could not look."
+        assert "workspace folder" in _tool_result(up, 3) and "cannot be made" in _tool_result(up, 3)
         with sqlite3.connect(server.home / "hermes.sqlite3") as db:
-            assert db.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
-            assert db.execute("SELECT count(*) FROM messages WHERE content = 'two'").fetchone() == (0,)
+            stored = db.execute("SELECT count(*) FROM messages WHERE session_id = ?", (broken,)).fetchone()
+        assert stored == (4,)  # the prompt, the call, its error and the answer
 
         folders.unlink()
-        again = await _post(server, "three")
-        try:
-            assert again.status == 200
-            text = _text(await _frames(again))
-        finally:
-            await _close(again)
-        assert text == "Re: three"
+        looked, said = await _chat_session(server, "four")
+        assert said == "Looked." and (folders / looked).is_dir()
+        assert "cannot be made" not in _tool_result(up, 5)
         assert "exception was never retrieved" not in "".join(server.log)

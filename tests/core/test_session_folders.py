@@ -1,5 +1,5 @@
 """New sessions' folders asked for in one loop pass are made by one executor job (issue #30),
-each failure kept to its own session."""
+each failure kept to its own session; a new session's own folder is made on first use only."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hermes_core import WorkspaceError
-from hermes_core.session.folders import FolderBatch
+from hermes_core.session.folders import FolderBatch, LazyFolder
 
 
 class CountingExecutor(ThreadPoolExecutor):
@@ -52,24 +52,26 @@ async def test_one_folder_failing_fails_only_its_session(tmp_path: Path) -> None
         executor.shutdown()
 
 
-async def test_a_deferred_folder_is_made_on_the_loop_when_asked(tmp_path: Path) -> None:
-    """A new session's folder in a known parent waits for its first write, then is made at once,
-    without an executor job; one that cannot be made fails its future."""
+async def test_a_lazy_folder_is_made_once_when_asked(tmp_path: Path) -> None:
+    """A new session's folder left for its first tool: nothing exists before ``ready()``; then it
+    is made (once) where it was predicted; one that cannot be made raises every time asked."""
     executor = CountingExecutor()
     try:
         batch = FolderBatch(executor)
         assert (await batch.prepare(tmp_path / "first")).is_dir()  # the parent is known from now
-        assert batch.predict(tmp_path / "later") == tmp_path.resolve() / "later"
-        future, make = batch.defer(tmp_path / "later")
+        predicted = batch.predict(tmp_path / "later")
+        assert predicted == tmp_path.resolve() / "later"
+        lazy = LazyFolder(batch, tmp_path / "later", predicted)
         await asyncio.sleep(0)
-        assert not future.done() and not (tmp_path / "later").exists()
-        make()
-        assert future.result() == tmp_path.resolve() / "later" and (tmp_path / "later").is_dir()
-        make()  # once only: a second call changes nothing
+        assert not (tmp_path / "later").exists() and executor.jobs == 1
+        await lazy.ready()
+        assert (tmp_path / "later").is_dir() and executor.jobs == 2
+        await lazy.ready()
+        assert executor.jobs == 2  # made once
         (tmp_path / "taken").write_text("a file where the folder goes")
-        refused, make_refused = batch.defer(tmp_path / "taken")
-        make_refused()
-        assert isinstance(refused.exception(), WorkspaceError)
-        assert executor.jobs == 1
+        refused = LazyFolder(batch, tmp_path / "taken", tmp_path.resolve() / "taken")
+        for _ in range(2):
+            with pytest.raises(WorkspaceError):
+                await refused.ready()
     finally:
         executor.shutdown()
