@@ -8,9 +8,9 @@ is taken on its own (``acquire_lease``, as for any other storage) only when some
 it before the first write: the id about to be revealed (a stream's head leaving early), or a
 storage without that method, where it is taken at once as before.
 
-What a new session waits for before its first write (its folder being made, its tenant claim
-being stored) is checked the same way in both cases: a failed condition fails the first write
-with a :class:`~hermes_core.errors.StorageError`, and nothing is written.
+What a new session waits for before its first write (its tenant claim being stored) is checked the
+same way in both cases: a failed condition fails the first write with a
+:class:`~hermes_core.errors.StorageError`, and nothing is written.
 """
 
 from __future__ import annotations
@@ -46,19 +46,10 @@ class NewLease:
     :param kernel: the kernel (storage, lease owner).
     :param session_id: the new id.
     :param conditions: what must have succeeded before anything is written.
-    :param before_write: called (once) when the lease is first needed, before the conditions are
-        awaited: what brings one of them about at that moment (a new session's folder).
     """
 
-    def __init__(
-        self,
-        kernel: Kernel,
-        session_id: str,
-        conditions: Sequence[Condition],
-        before_write: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, kernel: Kernel, session_id: str, conditions: Sequence[Condition]) -> None:
         self._kernel = kernel
-        self._before_write = before_write
         self._id = session_id
         self._conditions = tuple(conditions)
         for condition, _, _ in self._conditions:
@@ -94,7 +85,6 @@ class NewLease:
         """Start taking the lease on its own (once); return the future of it and the conditions."""
         if not self._started:
             self._started = True
-            self._prepare()
             taking = asyncio.ensure_future(take_new_lease(self._kernel, self._id))
             taking.add_done_callback(_retrieve)
             _chain(settle_new(self._kernel, self._id, taking, self._conditions), self._ready)
@@ -113,11 +103,6 @@ class NewLease:
         if self._started:
             await outlive(self._ready)
 
-    def _prepare(self) -> None:
-        before, self._before_write = self._before_write, None
-        if before is not None:
-            before()
-
     async def abandon(self) -> None:
         """Give back a lease being taken for a session that is not handed out after all."""
         if self._started:
@@ -135,7 +120,6 @@ class NewLease:
             ids: list[int] = await storage.create_session(record, rows)
             return ids
         self._started = True
-        self._prepare()
         conditions = settle_new(self._kernel, self._id, None, self._conditions)
         writing = self._writing = asyncio.get_running_loop().create_future()
         try:
@@ -194,7 +178,7 @@ def settle_new(
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     ready.add_done_callback(_retrieve)
     if taking is None and all(condition.done() for condition, _, _ in also):
-        # Settled already (a lone new session's folder is made at once): no callback, no loop pass.
+        # Settled already (a tenant claim stored before the first write): no callback, no pass.
         for condition, what, check in also:
             failure = _failure(condition, check)
             if failure is not None:
