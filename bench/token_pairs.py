@@ -52,8 +52,16 @@ async def main(args: argparse.Namespace) -> None:
             chunks: dict[str, list[float]] = {"a": [], "b": []}
             for i in range(args.rounds):
                 order = ("a", "b") if i % 2 == 0 else ("b", "a")
-                for name in order:
-                    got = await streams(targets[name], args.streams, args.deltas, 20, procs[name].pid)
+                if args.together:  # both at once: the machine's load falls on both alike
+                    results = await asyncio.gather(
+                        *(streams(targets[n], args.streams, args.deltas, 20, procs[n].pid) for n in order)
+                    )
+                    got_by = dict(zip(order, results, strict=True))
+                else:
+                    got_by = {}
+                    for n in order:
+                        got_by[n] = await streams(targets[n], args.streams, args.deltas, 20, procs[n].pid)
+                for name, got in got_by.items():
                     cpu[name].append(got["cpu_per_1k"])
                     chunks[name].append(got["chunks"])
                 load = " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -88,4 +96,7 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--base-bin", help="the hermes of server a (default: this checkout's)")
     parser.add_argument("--env-b", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument(
+        "--together", action="store_true", help="stream to both servers at once in each round (not in turn)"
+    )
     asyncio.run(main(parser.parse_args()))

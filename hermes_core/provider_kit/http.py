@@ -264,10 +264,10 @@ class HttpClient:
 def _stop_read_timeout(response: Any) -> None:
     """Stop aiohttp's ``sock_read`` timer for the rest of ``response`` (its reader bounds each read).
 
-    The timer armed by the last packet stays until the next packet, so a body that never starts
-    still fails after the stall timeout either way.
+    ``start_timeout`` re-arms the timer with the timeout now in force: none, so it is dropped.
     """
     connection = getattr(response, "connection", None)
     protocol = getattr(connection, "protocol", None)
-    if protocol is not None and hasattr(protocol, "read_timeout"):
+    if protocol is not None and hasattr(protocol, "read_timeout") and hasattr(protocol, "start_timeout"):
         protocol.read_timeout = None
+        protocol.start_timeout()

@@ -111,17 +111,27 @@ async def iter_events(stream: ByteStream, stall_timeout: float | None) -> AsyncI
     line by line does), and ``data: `` lines, nearly all of a model's stream, take a short path.
 
     :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised
-        (None: the stream bounds its reads itself, see :func:`read_some`); one timer serves
-        every read of the stream (:class:`~hermes_core.provider_kit.stall.StallWatch`).
+        (None: the stream bounds its reads itself, see :func:`read_some`). On a stream that
+        can be failed from outside (aiohttp's body reader) one timer serves every read
+        (:class:`~hermes_core.provider_kit.stall.StallWatch`), else each read has its own.
     """
-    watch = StallWatch(stall_timeout, StreamStalled) if stall_timeout is not None else None
+    watch = None
+    if stall_timeout is not None and StallWatch.fits(stream):
+        watch = StallWatch(stall_timeout, stream, StreamStalled)
     try:
         name = ""
         data: list[str] = []
         held: list[bytes] = []  # what was read after the last line break (joined once, not per read)
         eof = False
         while not eof:
-            chunk = await (watch.read(stream) if watch is not None else read_some(stream, None))
+            if watch is None:
+                chunk = await read_some(stream, stall_timeout)
+            else:
+                watch.start()
+                try:
+                    chunk = await stream.readany()
+                finally:
+                    watch.reading = False
             if chunk:
                 end = chunk.rfind(b"\n")
                 if end < 0:
