@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from hermes_core.session.live import Session
 
 _DONE = object()
-log = logging.getLogger("hermes.session")
 
 
 @dataclass(slots=True)
@@ -64,11 +62,9 @@ class _EventBuffer:
     timer, when it fires early, re-arms itself at the deadline then in force.
     """
 
-    __slots__ = ("_deadline", "_expired", "_items", "_timer", "_waiter", "sink")
+    __slots__ = ("_deadline", "_expired", "_items", "_timer", "_waiter")
 
     def __init__(self) -> None:
-        #: Offered each item before it is queued, while none is queued (see ``Turn.set_sink``).
-        self.sink: Callable[[Any], bool] | None = None
         self._items: collections.deque[Any] = collections.deque()
         self._waiter: asyncio.Future[None] | None = None
         self._deadline = 0.0
@@ -76,9 +72,6 @@ class _EventBuffer:
         self._expired = False
 
     def put_nowait(self, item: Any) -> None:
-        sink = self.sink
-        if sink is not None and not self._items and item is not _DONE and _taken(sink, item):
-            return
         self._items.append(item)
         waiter = self._waiter
         if waiter is not None and not waiter.done():
@@ -140,15 +133,6 @@ class _EventBuffer:
             self._timer = None
 
 
-def _taken(sink: Callable[[Any], bool], item: Any) -> bool:
-    """Offer ``item`` to a turn's sink; a sink that fails leaves the item queued (and is logged)."""
-    try:
-        return sink(item)
-    except Exception:
-        log.exception("a turn's event sink failed; the event is queued instead")
-        return False
-
-
 class Turn:
     """A handle on one submitted prompt: its events and its outcome."""
 
@@ -167,22 +151,6 @@ class Turn:
     def position(self) -> int:
         """0 while running (or finished); 1 = next to run; …"""
         return self._session.position_of(self._item)
-
-    def set_sink(self, sink: Callable[[AnyEvent], bool] | None) -> None:
-        """Offer this turn's events to ``sink`` as they are emitted, before they are queued.
-
-        While a sink is set and no event is queued, each new event is handed to it inside
-        ``Session.emit``, after the event log numbered it: a sink that returns True took the
-        event (:meth:`next_events` will not return it); False queues it as usual. So a host that
-        can write an event at once (a delta to an idle stream) does so without a wake-up of its
-        reading task, and one queued event keeps every later one behind it, in order.
-
-        A sink runs inside the emitter's step: it must not block, and an exception it raises is
-        logged and the event queued. None removes it (do so before the reader stops reading).
-        """
-        if self._queue is None:
-            raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
-        self._queue.sink = sink
 
     async def events(self) -> AsyncIterator[AnyEvent]:
         """Yield this turn's events, ``TurnStarted`` … ``TurnCompleted``."""

@@ -8,7 +8,6 @@ import asyncio
 from typing import TYPE_CHECKING, assert_never, cast
 
 from hermes_api_server.chat_progress import ProgressFrames
-from hermes_api_server.chat_sink import DeltaSink
 from hermes_api_server.chunk_models import (
     ChatCompletionChunk,
     ChunkChoice,
@@ -111,124 +110,100 @@ class ChatChunks:
         head_by = loop.time() + HEAD_WAIT_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
-        # Once the head is out, a delta that finds this loop waiting with nothing queued is
-        # written by the turn's own step, without waking this one (one wake-up per token less).
-        sink = DeltaSink(self, writer, settings.show_reasoning)
-        if not writer.can_write_now or not pump.set_sink(sink):
-            sink.off = True
-        try:
-            # The first frames leave as soon as they exist, with the head and the role chunk in
-            # the same write; what the same upstream read still yields follows a loop step later.
-            while True:
+        # The first frames leave as soon as they exist, with the head and the role chunk in the
+        # same write; what the same upstream read still yields follows a loop step later.
+        while True:
+            wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
+            batch = await pump.next(wait)
+            if batch is None:
                 if head is not None:
-                    wait = max(0.0, head_by - loop.time())
-                else:  # a keep-alive once the stream wrote nothing for KEEPALIVE_S
-                    wait = max(0.0, sink.last_write + KEEPALIVE_S - loop.time())
-                    sink.parked = not sink.off
-                batch = await pump.next(wait)
-                sink.parked = False
-                if batch is None:
-                    if head is not None:
-                        if before_head is not None:
-                            try:
-                                await before_head()
-                            except Exception:
-                                # Nothing leaves: the turn ends at once, and the caller answers.
-                                head_by = loop.time() + KEEPALIVE_S
-                                continue
-                            finally:
-                                before_head = None
-                        await writer.open(head)
-                        head = None
-                    else:
-                        await writer.raw(": keepalive\n\n")
-                    sink.last_write = loop.time()
-                    continue
-                out: list[str] = []
-                ended = not batch
-
-                for event in batch:
-                    if deltas.add(event):
-                        continue
-                    match event:
-                        case ToolAnnounced() | ToolCompleted() | SubagentEvent():
-                            frame = progress.frame(event) if progress else None
-                            if frame is not None:
-                                self._flush(out, deltas)
-                                out.append(frame)
-                        case ToolDecision() | QuestionClosed():
-                            if progress:
-                                progress.note(event)
-                        case TurnCompleted():
-                            self._flush(out, deltas)
-                            out.extend(self._final(event, model_ref, source, include_usage))
-                            ended = True
-                        case TextDelta() | ReasoningDelta():
-                            pass  # taken by the coalescer above
-                        case (
-                            TurnStarted()
-                            | SegmentStarted()
-                            | Retrying()
-                            | QuestionRequested()
-                            | ToolExecuting()
-                            | ToolProgress()
-                            | SteerDelivered()
-                            | UsageUpdated()
-                            | TitleChanged()
-                            | SessionChanged()
-                            | SessionProblem()
-                            | BackgroundCompleted()
-                        ):
-                            pass  # no chunk of their own (usage leaves with the outcome)
-                        case _:
-                            assert_never(event)
-                self._flush(out, deltas)
-                if head is not None and (out or ended):
-                    out.insert(0, head)
+                    if before_head is not None:
+                        try:
+                            await before_head()
+                        except Exception:
+                            # Nothing leaves: the turn ends at once, and the caller answers.
+                            head_by = loop.time() + KEEPALIVE_S
+                            continue
+                        finally:
+                            before_head = None
+                    await writer.open(head)
                     head = None
-                if ended:
-                    # An empty batch means the events stopped without an outcome (a discarded queue
-                    # item); the stream still ends the way clients expect.
-                    out.append("data: [DONE]\n\n")
-                    return "".join(out)
-                if not out:
-                    continue
-                if writer.opened:
-                    await writer.raw("".join(out))
                 else:
-                    await writer.open("".join(out))
-                sink.last_write = loop.time()
-        finally:
-            if not sink.off:
-                pump.set_sink(None)
+                    await writer.raw(": keepalive\n\n")
+                continue
+            out: list[str] = []
+            ended = not batch
+
+            for event in batch:
+                if deltas.add(event):
+                    continue
+                match event:
+                    case ToolAnnounced() | ToolCompleted() | SubagentEvent():
+                        frame = progress.frame(event) if progress else None
+                        if frame is not None:
+                            self._flush(out, deltas)
+                            out.append(frame)
+                    case ToolDecision() | QuestionClosed():
+                        if progress:
+                            progress.note(event)
+                    case TurnCompleted():
+                        self._flush(out, deltas)
+                        out.extend(self._final(event, model_ref, source, include_usage))
+                        ended = True
+                    case TextDelta() | ReasoningDelta():
+                        pass  # taken by the coalescer above
+                    case (
+                        TurnStarted()
+                        | SegmentStarted()
+                        | Retrying()
+                        | QuestionRequested()
+                        | ToolExecuting()
+                        | ToolProgress()
+                        | SteerDelivered()
+                        | UsageUpdated()
+                        | TitleChanged()
+                        | SessionChanged()
+                        | SessionProblem()
+                        | BackgroundCompleted()
+                    ):
+                        pass  # no chunk of their own (usage leaves with the outcome)
+                    case _:
+                        assert_never(event)
+            self._flush(out, deltas)
+            if head is not None and (out or ended):
+                out.insert(0, head)
+                head = None
+            if ended:
+                # An empty batch means the events stopped without an outcome (a discarded queue
+                # item); the stream still ends the way clients expect.
+                out.append("data: [DONE]\n\n")
+                return "".join(out)
+            if not out:
+                continue
+            if writer.opened:
+                await writer.raw("".join(out))
+            else:
+                await writer.open("".join(out))
 
     def _flush(self, out: list[str], deltas: DeltaCoalescer) -> None:
         """Turn pending text and reasoning into one content chunk."""
         text, reasoning = deltas.take()
         if text is not None or reasoning is not None:
-            out.append(self.delta_frame(text, reasoning))
+            # The same bytes as _frame(self.chunk(ChunkDelta(content=…, reasoning_content=…))),
+            # without building and encoding the whole chunk for every delta: the chunk around
+            # an empty delta is encoded once and split where the delta's fields go.
+            fields: list[str] = []
             if text is not None:
-                self.sent(text)
-
-    def sent(self, text: str) -> None:
-        """Note content written to the client (see :attr:`answered`)."""
-        self._sent.append(text)
-
-    def delta_frame(self, text: str | None, reasoning: str | None) -> str:
-        """The content chunk of ``text`` and ``reasoning`` (each left out when None)."""
-        # The same bytes as _frame(self.chunk(ChunkDelta(content=…, reasoning_content=…))),
-        # without building and encoding the whole chunk for every delta: the chunk around an
-        # empty delta is encoded once and split where the delta's fields go.
-        around = self._around
-        if around is None:
-            around = self._around = _frame(self.chunk(ChunkDelta())).split('"delta":{}', 1)
-            around[0] += '"delta":{'
-            around[1] = "}" + around[1]
-        if reasoning is None:
-            return around[0] + '"content":' + dumps(text) + around[1]
-        if text is None:
-            return around[0] + '"reasoning_content":' + dumps(reasoning) + around[1]
-        return around[0] + '"content":' + dumps(text) + ',"reasoning_content":' + dumps(reasoning) + around[1]
+                self._sent.append(text)
+                fields.append('"content":' + dumps(text))
+            if reasoning is not None:
+                fields.append('"reasoning_content":' + dumps(reasoning))
+            around = self._around
+            if around is None:
+                around = self._around = _frame(self.chunk(ChunkDelta())).split('"delta":{}', 1)
+                around[0] += '"delta":{'
+                around[1] = "}" + around[1]
+            out.append(around[0] + ",".join(fields) + around[1])
 
     def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
         finish, block, _ = chat_finish(done)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Generator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,6 @@ class SseWriter:
             home = Path(configured) if configured is not None else None
             self._faults = scenarios.frame_faults(settings.model, "api", data_dir=home)
         self._restart = state.restart_listener
-        self._draining: asyncio.Future[None] | None = None
         self.response = _SseResponse(
             status=200,
             headers={
@@ -71,12 +70,6 @@ class SseWriter:
                 **dict(headers or {}),
             },
         )
-
-    @property
-    def can_write_now(self) -> bool:
-        """Whether :meth:`write_now` may write at all (not with frame faults, which count
-        frames as they go through :meth:`raw`)."""
-        return self._faults is None
 
     @property
     def opened(self) -> bool:
@@ -117,49 +110,7 @@ class SseWriter:
                     self._restart(fault.delay_ms)
                 raise ClientGone(f"injected fault: {fault.action}")
 
-    def write_now(self, text: str) -> bool:
-        """Write ``text`` (frames) at once, from a plain function, when the write cannot wait.
-
-        For the turn's own step (``Turn.set_sink``): True once the bytes are handed to the
-        transport; False, with nothing written, when the stream is not open, has frame faults,
-        an earlier write is still draining, or the transport is backed up or closing (the caller
-        then writes them with :meth:`raw`, which waits, or reports the client gone).
-        """
-        if self._faults is not None or self._draining is not None or not self.response.prepared:
-            return False
-        transport = self.request.transport
-        data = text.encode("utf-8")
-        if (
-            transport is None
-            or transport.is_closing()
-            or transport.get_write_buffer_size() + len(data) >= _NO_WAIT_BYTES
-        ):
-            return False
-        write = self.response.write(data)
-        try:
-            waits_on = write.send(None)
-        except StopIteration:
-            return True
-        except (ConnectionError, RuntimeError):
-            return False  # raised before any byte was written: raw() reports it
-        # Far below the high-water mark the write never waits; should it (the bytes are in the
-        # transport already), it is finished by a task that the next write waits for.
-        self._draining = asyncio.ensure_future(_finish(write, waits_on))
-        return True
-
-    async def _drained(self) -> None:
-        """Wait for the write that :meth:`write_now` left draining, if any."""
-        draining, self._draining = self._draining, None
-        if draining is not None:
-            try:
-                async with asyncio.timeout(WRITE_STALL_S):
-                    await draining
-            except (ConnectionError, TimeoutError, RuntimeError) as exc:
-                raise ClientGone(str(exc)) from exc
-
     async def _write(self, text: str) -> None:
-        if self._draining is not None:
-            await self._drained()
         data = text.encode("utf-8")
         try:
             transport = self.request.transport
@@ -183,8 +134,6 @@ class SseWriter:
                 await self.open()
             await self.raw(text)
             text = ""
-        if self._draining is not None:
-            await self._drained()  # the end follows what write_now left
         try:
             if not self.response.prepared:
                 await self.response.prepare(self.request)
@@ -201,32 +150,3 @@ class SseWriter:
         if event_id is not None:
             head += f"id: {event_id}\n"
         await self.raw(head + "data: " + dumps(payload) + "\n\n")
-
-
-class _Suspended:
-    """Awaiting it waits on what a coroutine yielded when it suspended (as its task would)."""
-
-    __slots__ = ("waits_on",)
-
-    def __init__(self, waits_on: Any) -> None:
-        self.waits_on = waits_on
-
-    def __await__(self) -> Generator[Any, None, None]:
-        yield self.waits_on
-
-
-async def _finish(coro: Coroutine[Any, Any, None], waits_on: Any) -> None:
-    """Run a coroutine that suspended on ``waits_on`` (driven by hand so far) to its end."""
-    while True:
-        try:
-            await _Suspended(waits_on)
-        except BaseException as exc:  # this task cancelled: the coroutine gets it
-            try:
-                waits_on = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                waits_on = coro.send(None)
-            except StopIteration:
-                return

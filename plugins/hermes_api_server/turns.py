@@ -20,7 +20,7 @@ from hermes_core import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from hermes_api_server.convert import Conversation
     from hermes_api_server.model_select import ModelChoice
@@ -44,14 +44,6 @@ class EventPump:
         """Return the next ready events; [] once they are over, None when ``timeout`` passed first."""
         batch: list[AnyEvent] | None = await self.turn.next_events(timeout)
         return batch
-
-    def set_sink(self, sink: Callable[[AnyEvent], bool] | None) -> bool:
-        """Offer the turn's events to ``sink`` first (``Turn.set_sink``); False when the turn
-        cannot (a stand-in with only ``events()``)."""
-        if isinstance(self.turn, _Copier):
-            return False
-        self.turn.set_sink(sink)
-        return True
 
     async def batches(self, keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[list[AnyEvent] | None]:
         """Yield lists of ready events, or None after ``keepalive_s`` of silence."""

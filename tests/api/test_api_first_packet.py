@@ -15,8 +15,6 @@ from hermes_core import TextDelta
 class Writer:
     """Records the writes a stream makes: ("open" | "raw", text)."""
 
-    can_write_now = False  # no turn sink: every write goes through the pump
-
     def __init__(self) -> None:
         self.writes: list[tuple[str, str]] = []
 
