@@ -50,6 +50,8 @@ async def main(args: argparse.Namespace) -> None:
                 await streams(targets[name], args.streams, 10, 20, procs[name].pid)
             cpu: dict[str, list[float]] = {"a": [], "b": []}
             chunks: dict[str, list[float]] = {"a": [], "b": []}
+            gaps: dict[str, list[float]] = {"a": [], "b": []}
+            ttfts: dict[str, list[float]] = {"a": [], "b": []}
             for i in range(args.rounds):
                 order = ("a", "b") if i % 2 == 0 else ("b", "a")
                 if args.together:  # both at once: the machine's load falls on both alike
@@ -64,10 +66,14 @@ async def main(args: argparse.Namespace) -> None:
                 for name, got in got_by.items():
                     cpu[name].append(got["cpu_per_1k"])
                     chunks[name].append(got["chunks"])
+                    gaps[name].append(got["gap_p99"])
+                    ttfts[name].append(got["ttft_p99"])
                 load = " ".join(f"{x:.2f}" for x in os.getloadavg())
                 print(
                     f"round {i + 1}: CPU per 1k tokens a {cpu['a'][-1]:.1f}  b {cpu['b'][-1]:.1f} ms; "
-                    f"chunks per stream a {chunks['a'][-1]:.1f}  b {chunks['b'][-1]:.1f}; load {load}",
+                    f"chunks per stream a {chunks['a'][-1]:.1f}  b {chunks['b'][-1]:.1f}; "
+                    f"gap p99 a {gaps['a'][-1]:.0f}  b {gaps['b'][-1]:.0f} ms; "
+                    f"TTFT p99 a {ttfts['a'][-1]:.0f}  b {ttfts['b'][-1]:.0f} ms; load {load}",
                     flush=True,
                 )
             for name in ("a", "b"):
@@ -75,10 +81,16 @@ async def main(args: argparse.Namespace) -> None:
                 print(
                     f"{name} ({bins[name]}{extra}): "
                     f"median CPU per 1k tokens {statistics.median(cpu[name]):.1f} ms "
-                    f"(min {min(cpu[name]):.1f}), chunks per stream {statistics.median(chunks[name]):.1f}"
+                    f"(min {min(cpu[name]):.1f}), chunks per stream {statistics.median(chunks[name]):.1f}, "
+                    f"median gap p99 {statistics.median(gaps[name]):.0f} ms, "
+                    f"median TTFT p99 {statistics.median(ttfts[name]):.0f} ms"
                 )
             diffs = [b - a for a, b in zip(cpu["a"], cpu["b"], strict=True)]
-            print(f"b - a per round: median {statistics.median(diffs):+.1f} ms per 1k tokens")
+            spread = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("nan")
+            print(
+                f"b - a per round: median {statistics.median(diffs):+.1f}, "
+                f"mean {statistics.mean(diffs):+.1f} (standard error {spread:.1f}) ms per 1k tokens"
+            )
         finally:
             for target in targets.values():
                 await target.close()
