@@ -114,11 +114,19 @@ class HttpClient:
 
     @contextlib.asynccontextmanager
     async def post_stream(
-        self, url: str, body: dict[str, Any] | bytes, headers: Mapping[str, str]
+        self,
+        url: str,
+        body: dict[str, Any] | bytes,
+        headers: Mapping[str, str],
+        *,
+        reads_bounded: bool = False,
     ) -> AsyncIterator[Any]:
         """POST ``body`` as JSON and yield the response once its status is known to be a success.
 
-        ``body`` is a JSON-ready dict, or JSON already encoded as UTF-8 bytes.
+        ``body`` is a JSON-ready dict, or JSON already encoded as UTF-8 bytes. With
+        ``reads_bounded`` the caller bounds every read of the body itself (``iter_events`` or
+        ``read_body`` with a stall timeout): the connection's own read timeout, which re-arms a
+        timer on every packet, then stops once the status is in.
 
         Whatever fails inside the block becomes a ``ProviderError``: an HTTP error status, an
         :class:`UpstreamError`, a broken or stalled stream, a transport failure.
@@ -130,6 +138,8 @@ class HttpClient:
             async with response:
                 if response.status >= 400:
                     raise await self.status_error(response)
+                if reads_bounded:
+                    _stop_read_timeout(response)
                 yield response
         except UpstreamError as exc:
             raise self.errors.from_stream_error(exc.payload) from None
@@ -249,3 +259,15 @@ class HttpClient:
         session, self._session = self._session, None
         if session is not None and not session.closed:
             await session.close()
+
+
+def _stop_read_timeout(response: Any) -> None:
+    """Stop aiohttp's ``sock_read`` timer for the rest of ``response`` (its reader bounds each read).
+
+    ``start_timeout`` re-arms the timer with the timeout now in force: none, so it is dropped.
+    """
+    connection = getattr(response, "connection", None)
+    protocol = getattr(connection, "protocol", None)
+    if protocol is not None and hasattr(protocol, "read_timeout") and hasattr(protocol, "start_timeout"):
+        protocol.read_timeout = None
+        protocol.start_timeout()

@@ -14,6 +14,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from hermes_core.provider_kit.stall import StallWatch
+
 T = TypeVar("T")
 
 
@@ -109,53 +111,69 @@ async def iter_events(stream: ByteStream, stall_timeout: float | None) -> AsyncI
     line by line does), and ``data: `` lines, nearly all of a model's stream, take a short path.
 
     :param stall_timeout: seconds each read may wait before :class:`StreamStalled` is raised
-        (None: the stream bounds its reads itself, see :func:`read_some`).
+        (None: the stream bounds its reads itself, see :func:`read_some`). On a stream that
+        can be failed from outside (aiohttp's body reader) one timer serves every read
+        (:class:`~hermes_core.provider_kit.stall.StallWatch`), else each read has its own.
     """
-    name = ""
-    data: list[str] = []
-    held: list[bytes] = []  # what was read after the last line break (joined once, not per read)
-    eof = False
-    while not eof:
-        chunk = await read_some(stream, stall_timeout)
-        if chunk:
-            end = chunk.rfind(b"\n")
-            if end < 0:
-                held.append(chunk)
-                continue
-            if held:
-                held.append(chunk[:end])
-                head = b"".join(held)
+    watch = None
+    if stall_timeout is not None and StallWatch.fits(stream):
+        watch = StallWatch(stall_timeout, stream, StreamStalled)
+    try:
+        name = ""
+        data: list[str] = []
+        held: list[bytes] = []  # what was read after the last line break (joined once, not per read)
+        eof = False
+        while not eof:
+            if watch is None:
+                chunk = await read_some(stream, stall_timeout)
             else:
-                head = chunk[:end]
-            rest = chunk[end + 1 :]
-            held = [rest] if rest else []
-            text = head.decode("utf-8", errors="replace")
-            lines = text.split("\n")
-            if "\r" in text:
-                lines = [line.rstrip("\r") for line in lines]
-        else:
-            eof = True
-            lines = [b"".join(held).rstrip(b"\r").decode("utf-8", errors="replace")] if held else []
-        for line in lines:
-            if line.startswith("data: "):
-                data.append(line[6:])
-                continue
-            if not line:
-                if data:
-                    yield SseEvent(name or "message", data[0] if len(data) == 1 else "\n".join(data))
-                name, data = "", []
-                continue
-            if line.startswith(":"):
-                continue  # a comment, used by servers as keep-alive
-            field, _, value = line.partition(":")
-            if value.startswith(" "):
-                value = value[1:]
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                name = value
-    if data:
-        yield SseEvent(name or "message", "\n".join(data))
+                watch.start()
+                try:
+                    chunk = await stream.readany()
+                finally:
+                    watch.reading = False
+            if chunk:
+                end = chunk.rfind(b"\n")
+                if end < 0:
+                    held.append(chunk)
+                    continue
+                if held:
+                    held.append(chunk[:end])
+                    head = b"".join(held)
+                else:
+                    head = chunk[:end]
+                rest = chunk[end + 1 :]
+                held = [rest] if rest else []
+                text = head.decode("utf-8", errors="replace")
+                lines = text.split("\n")
+                if "\r" in text:
+                    lines = [line.rstrip("\r") for line in lines]
+            else:
+                eof = True
+                lines = [b"".join(held).rstrip(b"\r").decode("utf-8", errors="replace")] if held else []
+            for line in lines:
+                if line.startswith("data: "):
+                    data.append(line[6:])
+                    continue
+                if not line:
+                    if data:
+                        yield SseEvent(name or "message", data[0] if len(data) == 1 else "\n".join(data))
+                    name, data = "", []
+                    continue
+                if line.startswith(":"):
+                    continue  # a comment, used by servers as keep-alive
+                field, _, value = line.partition(":")
+                if value.startswith(" "):
+                    value = value[1:]
+                if field == "data":
+                    data.append(value)
+                elif field == "event":
+                    name = value
+        if data:
+            yield SseEvent(name or "message", "\n".join(data))
+    finally:
+        if watch is not None:
+            watch.close()
 
 
 # A \uD800-\uDFFF escape. json pairs valid ones into one character; a lone one stays a surrogate,

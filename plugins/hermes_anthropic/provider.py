@@ -77,7 +77,8 @@ class AnthropicProvider:
         body = build_body(request, self.settings.max_tokens)
         decoder = MessageStreamDecoder()
         url = f"{self._api_root}/messages"
-        async with self._http.post_stream(url, body, self._headers("text/event-stream")) as response:
+        headers = self._headers("text/event-stream")
+        async with self._http.post_stream(url, body, headers, reads_bounded=True) as response:
             async for event in provider_kit.iter_events(response.content, self.settings.stall_timeout_s):
                 if not event.data.strip():
                     continue

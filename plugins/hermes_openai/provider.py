@@ -86,7 +86,8 @@ class OpenAIProvider:
         body = encode_body(request, self.dialect)
         decoder = ChatStreamDecoder()
         url = f"{self.base_url}/chat/completions"
-        async with self._http.post_stream(url, body, self._headers("text/event-stream")) as response:
+        headers = self._headers("text/event-stream")
+        async with self._http.post_stream(url, body, headers, reads_bounded=True) as response:
             if response.content_type == "application/json":
                 # A server that ignores stream=true answers with one whole completion.
                 raw = await provider_kit.read_body(response.content, self.settings.stall_timeout_s)
@@ -102,8 +103,8 @@ class OpenAIProvider:
         self, content: provider_kit.ByteStream, decoder: ChatStreamDecoder
     ) -> AsyncIterator[Chunk]:
         done = False
-        # The HTTP session's sock_read timeout (stall_timeout_s) bounds every read of the body.
-        async for event in provider_kit.iter_events(content, None):
+        # One stall timer for the whole body (the session's per-packet sock_read is stopped).
+        async for event in provider_kit.iter_events(content, self.settings.stall_timeout_s):
             data = event.data.strip()
             if data == "[DONE]":
                 done = True
