@@ -46,14 +46,20 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hermes_core import StorageError
+from hermes_sqlite.inline import is_busy
 from hermes_sqlite.loop_waker import Item, LoopWaker, Outcome, drain_and_close
 from hermes_sqlite.schema import GROUPING
+from hermes_sqlite.wal_watch import WalWatch
 
 T = TypeVar("T")
 
 BATCH_WINDOW_S = 0.001
 #: At most this many jobs share one transaction.
 GROUP_MAX = 64
+#: At most this many jobs run inline in one loop step; the next ones are queued. An inline
+#: job's future is done when ``call`` returns, so awaiting it does not give the loop a turn: a
+#: caller awaiting job after job would otherwise keep every other task waiting.
+INLINE_STREAK = 16
 
 
 class DbThread:
@@ -63,6 +69,8 @@ class DbThread:
     :param opener: makes the connection; it runs on the thread as the first job of ``start``.
     :param on_group_failure: called on the thread when a group's transaction did not commit
         (what the connection's companions remember of its writes is then untrue).
+    :param wal: when given, the thread checkpoints the write-ahead log itself (the connection's
+        automatic checkpoint must be off: the loop never runs one).
     """
 
     def __init__(
@@ -70,10 +78,22 @@ class DbThread:
         name: str,
         opener: Callable[[], sqlite3.Connection],
         on_group_failure: Callable[[], None] | None = None,
+        wal: WalWatch | None = None,
     ) -> None:
         self._name = name
         self._opener = opener
         self._on_group_failure = on_group_failure
+        self._wal = wal
+        # Held by the thread except while it waits for work; a job runs only under it, on the
+        # thread or inline on a loop, so the connection and its companions have one user.
+        self._lock = threading.Lock()
+        # What the connection's busy timeout is on the thread (in ms), and whether an inline
+        # job has set it to 0 since the thread last ran.
+        self._busy_ms = 0
+        self._quick = False
+        self._changes = 0  # the connection's total_changes when the WAL was last looked at
+        self._wal_due = False  # an inline job found the WAL due: the loop queues a checkpoint
+        self.inline_runs = 0  # jobs run inline so far (for tests and benchmarks)
         # Each item is the jobs one loop step submitted; None tells the thread to end.
         self._queue: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
         self._conn: sqlite3.Connection | None = None
@@ -100,7 +120,9 @@ class DbThread:
             raise
 
     def _open(self, _conn: sqlite3.Connection) -> None:
-        self._conn = self._opener()
+        conn = self._opener()
+        self._busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        self._conn = conn
 
     def _waker(self, loop: asyncio.AbstractEventLoop) -> LoopWaker:
         """Return the waker of ``loop``, making it on first use (runs on that loop)."""
@@ -112,15 +134,26 @@ class DbThread:
             waker = self._wakers[loop] = LoopWaker(loop)
         return waker
 
-    def call(self, job: Callable[[sqlite3.Connection], T], *, group: bool = False) -> asyncio.Future[T]:
+    def call(
+        self, job: Callable[[sqlite3.Connection], T], *, group: bool = False, inline: bool = False
+    ) -> asyncio.Future[T]:
         """Queue ``job(connection)`` and return a future for its result.
 
         Cancelling the future does not stop a job that is already queued; it only drops its
         result.
 
+        With ``inline``, the job runs right here on the loop instead when the thread is idle
+        (waiting for work) and nothing this loop submitted is still pending, queued, running or
+        waiting to be handed back, so it never overtakes a job of its loop; the future is then
+        done on return. It runs with a busy timeout of 0: when another connection holds the lock
+        it needs, it is queued after all, as if it had not run.
+
         :param job: a function of the connection; it runs on the database thread.
         :param group: the job may share one transaction with other such jobs queued with it
             (its own transactions must be :func:`~hermes_sqlite.schema.write_transaction`'s).
+        :param inline: the job may run on the loop. Only for small jobs that, failing with
+            SQLITE_BUSY, have had no effect: one ``write_transaction`` (its ``BEGIN IMMEDIATE``
+            is what meets another writer), or reads.
         :returns: a future resolved on the calling loop.
         :raises StorageError: when the thread has been stopped.
         """
@@ -129,11 +162,70 @@ class DbThread:
         loop = asyncio.get_running_loop()
         waker = self._wakers.get(loop) or self._waker(loop)
         future: asyncio.Future[T] = loop.create_future()
+        if (
+            inline
+            and not waker.outstanding
+            and waker.streak < INLINE_STREAK
+            and self._lock.acquire(blocking=False)
+        ):
+            try:
+                ran = self._inline(job, future)
+            finally:
+                self._lock.release()
+            if ran:
+                if not waker.streak:
+                    loop.call_soon(waker.end_streak)
+                waker.streak += 1
+                if self._wal_due:
+                    self._wal_due = False
+                    self._enqueue(waker, self._checkpoint, loop.create_future(), False)
+                return future
+        self._enqueue(waker, job, future, group)
+        return future
+
+    def _enqueue(
+        self, waker: LoopWaker, job: Callable[[sqlite3.Connection], T], future: asyncio.Future[T], group: bool
+    ) -> None:
         pending = waker.pending
         if not pending:
-            loop.call_soon(self._flush, waker)
+            waker.loop.call_soon(self._flush, waker)
         pending.append((job, waker, future, group))
-        return future
+        waker.outstanding += 1
+
+    def _inline(self, job: Callable[[sqlite3.Connection], T], future: asyncio.Future[T]) -> bool:
+        """Run ``job`` on the loop, holding the lock; say False when it met a busy lock."""
+        conn = self._conn
+        if conn is None:
+            return False
+        if not self._quick:
+            conn.execute("PRAGMA busy_timeout = 0")
+            self._quick = True
+        try:
+            result = job(conn)
+        except Exception as exc:
+            if is_busy(exc):
+                if conn.in_transaction:  # not by a job fit to run inline; be safe anyway
+                    conn.execute("ROLLBACK")
+                return False
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+        self.inline_runs += 1
+        if self._wal_grew(conn):
+            self._wal_due = True
+        return True
+
+    def _wal_grew(self, conn: sqlite3.Connection) -> bool:
+        """Say whether the last job wrote and the WAL is now due for a checkpoint (under the lock)."""
+        if self._wal is None or conn.total_changes == self._changes:
+            return False
+        self._changes = conn.total_changes
+        return self._wal.due()
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        """The job the loop queues when an inline write found the WAL due."""
+        if self._wal is not None:
+            self._wal.checkpoint(conn)
 
     def _flush(self, waker: LoopWaker) -> None:
         """Hand the jobs ``waker``'s loop submitted this step to the thread (runs on that loop)."""
@@ -145,6 +237,7 @@ class DbThread:
             self._queue.put(items)
             return
         # Submitted on another loop while this one stopped the thread: nothing will run them.
+        waker.outstanding -= len(items)
         for _, _, future, _ in items:
             if not future.done():
                 future.set_exception(StorageError("storage is closed"))
@@ -207,6 +300,32 @@ class DbThread:
                 waker.close()  # closed meanwhile
 
     def _run(self) -> None:
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._serve()
+        finally:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._wal is not None:
+                self._wal.close()
+            lock.release()
+
+    def _idle_get(self) -> list[Item] | None:
+        """Wait for work with the lock let go, so a loop may run small jobs inline meanwhile."""
+        lock = self._lock
+        lock.release()
+        try:
+            items = self._queue.get()
+        finally:
+            lock.acquire()
+        if self._quick and self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        self._quick = False
+        return items
+
+    def _serve(self) -> None:
         get, empty, clock = self._queue.get, self._queue.empty, time.perf_counter
         # Wakers holding results whose loops have not been told yet.
         untold: set[LoopWaker] = set()
@@ -223,7 +342,7 @@ class DbThread:
                         waker.notify()  # nothing more queued: hand back what is done
                     untold.clear()
                 # Blocks only when everything done has been handed back.
-                items = get()
+                items = self._idle_get() if empty() else get()
                 if items is None:
                     break
                 backlog.extend(items)
@@ -248,15 +367,18 @@ class DbThread:
             for (_, waker, _, _), outcome in zip(batch, outcomes, strict=True):
                 waker.inbox.append(outcome)
                 untold.add(waker)
+            conn = self._conn
+            if conn is not None and self._wal_grew(conn):
+                for waker in untold:
+                    waker.notify()  # the answers need not wait for the checkpoint
+                untold.clear()
+                self._wal.checkpoint(conn)  # type: ignore[union-attr]  # _wal_grew: it is set
             if clock() - started > BATCH_WINDOW_S:
                 for waker in untold:
                     waker.notify()
                 untold.clear()
         for waker in untold:
             waker.notify()
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
 
     def _one(self, item: Item) -> list[Outcome]:
         job, _, future, _ = item
