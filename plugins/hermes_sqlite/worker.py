@@ -32,6 +32,17 @@ loop's for the GIL. On a new chat with a tenant's stored key and budgets
 add fell in six paired runs of seven (by 0.07-0.46 ms, most at load 4-4.5; the seventh: equal)
 and TTFT with them in seven of seven, although nearly every hand-off there
 held one job (counted: 710 of one job and 70 of two): that path awaits each job before the next.
+
+Inline jobs: a round trip through the thread costs a lone job 1-1.7 ms on 2 shared cores, most
+of it waiting for the thread to get a core and the GIL. A small job submitted with
+``inline=True`` while the thread waits for work, and while nothing of its loop is pending,
+queued, running or waiting to be handed back, runs on the loop at once. The thread holds a lock
+at all times except while it waits for work, and an inline job runs only if the loop can take
+that lock without waiting; so jobs still run one at a time, the connection's companions (row
+cache, write memos) keep a single user, and no job overtakes an earlier one of its loop. The
+loop never waits on another process: an inline job sees a busy timeout of 0, and one that meets
+a lock is queued as if it had not run (:mod:`hermes_sqlite.inline` says which jobs that is safe
+for). Nor does it run a checkpoint (:mod:`hermes_sqlite.wal_watch`).
 """
 
 from __future__ import annotations
@@ -118,6 +129,11 @@ class DbThread:
             self._end()
             self._close_wakers()
             raise
+
+    @property
+    def idle(self) -> bool:
+        """Whether the thread is waiting for work (a loop may run jobs inline meanwhile)."""
+        return not self._lock.locked()
 
     def _open(self, _conn: sqlite3.Connection) -> None:
         conn = self._opener()
@@ -211,12 +227,12 @@ class DbThread:
         else:
             future.set_result(result)
         self.inline_runs += 1
-        if self._wal_grew(conn):
+        if self._checkpoint_due(conn):
             self._wal_due = True
         return True
 
-    def _wal_grew(self, conn: sqlite3.Connection) -> bool:
-        """Say whether the last job wrote and the WAL is now due for a checkpoint (under the lock)."""
+    def _checkpoint_due(self, conn: sqlite3.Connection) -> bool:
+        """Say whether the last job wrote and left the WAL due for a checkpoint (under the lock)."""
         if self._wal is None or conn.total_changes == self._changes:
             return False
         self._changes = conn.total_changes
@@ -312,11 +328,15 @@ class DbThread:
                 self._wal.close()
             lock.release()
 
-    def _idle_get(self) -> list[Item] | None:
-        """Wait for work with the lock let go, so a loop may run small jobs inline meanwhile."""
+    def _idle_get(self, untold: set[LoopWaker]) -> list[Item] | None:
+        """Hand back what is done and wait for work, with the lock let go meanwhile so that a
+        loop may run small jobs inline (let go first: the loop woken next may submit at once)."""
         lock = self._lock
         lock.release()
         try:
+            for waker in untold:
+                waker.notify()
+            untold.clear()
             items = self._queue.get()
         finally:
             lock.acquire()
@@ -337,12 +357,8 @@ class DbThread:
             if not backlog:
                 if ending:
                     break
-                if untold and empty():
-                    for waker in untold:
-                        waker.notify()  # nothing more queued: hand back what is done
-                    untold.clear()
-                # Blocks only when everything done has been handed back.
-                items = self._idle_get() if empty() else get()
+                # With nothing more queued, hand back what is done; block only after that.
+                items = self._idle_get(untold) if empty() else get()
                 if items is None:
                     break
                 backlog.extend(items)
@@ -368,11 +384,11 @@ class DbThread:
                 waker.inbox.append(outcome)
                 untold.add(waker)
             conn = self._conn
-            if conn is not None and self._wal_grew(conn):
+            if conn is not None and self._checkpoint_due(conn):
                 for waker in untold:
                     waker.notify()  # the answers need not wait for the checkpoint
                 untold.clear()
-                self._wal.checkpoint(conn)  # type: ignore[union-attr]  # _wal_grew: it is set
+                self._wal.checkpoint(conn)  # type: ignore[union-attr]  # _checkpoint_due: it is set
             if clock() - started > BATCH_WINDOW_S:
                 for waker in untold:
                     waker.notify()
