@@ -5,6 +5,10 @@ Seen from a client, through the ``openai`` provider to a fake upstream, on a rea
 whose triggers make those writes slow or fail: nothing of the reply is shown before the user row
 is stored, and a failed write ends the request with the error a failed open or user row always
 gave, with nothing of the turn stored.
+
+A write made while the database thread is idle may run inline on the loop (hermes_sqlite.inline):
+then the slow writes here hold the loop, and the call goes out after them, or, when they fail,
+not at all. Where that matters, a test accepts either.
 """
 
 from __future__ import annotations
@@ -157,7 +161,7 @@ async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_store
     make_server: Callable[..., Server],
 ) -> None:
     async with FakeUpstream() as up:
-        up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
+        up.on("POST", OPENAI.chat_path, _echo)
         server = _server(make_server, up)
         _sql(server.home, ROW_TRIGGER.format(slow=SLOW))
         reply = await _post(server, "doomed prompt")
@@ -167,8 +171,10 @@ async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_store
             frames = await _frames(reply)
         finally:
             await _close(reply)
-        # The call went out while the row was being written, with the prompt as its last message.
-        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "doomed prompt"}
+        # The call went out while the row was being written, with the prompt as its last message
+        # (or, the write run inline on the loop, not at all).
+        sent = [c.body["messages"][-1] for c in _calls(up)]
+        assert sent in ([], [{"role": "user", "content": "doomed prompt"}])
         assert frames[-1] == "[DONE]"
         last = [f for f in frames[:-1] if f["choices"]][-1]
         assert last["choices"][0]["finish_reason"] == "error"
@@ -184,7 +190,7 @@ async def test_a_failing_user_row_ends_the_stream_with_a_storage_error_and_store
             text = _text(await _frames(again))
         finally:
             await _close(again)
-        assert text == "Fine."
+        assert text == "Re: a fine prompt"
         assert "exception was never retrieved" not in "".join(server.log)
 
 
@@ -194,7 +200,7 @@ async def test_a_failing_lease_ends_the_request_with_the_open_error_and_stores_n
     """The lease fails after the call went out: the client gets the 500 a failed open always
     gave (no stream begins), the call is dropped, and nothing of the turn is stored."""
     async with FakeUpstream() as up:
-        up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
+        up.on("POST", OPENAI.chat_path, _echo)
         server = _server(make_server, up)
         refuse = "SELECT RAISE(ABORT, 'lease refused by the test')"
         _sql(server.home, LEASE_TRIGGER.format(slow=SLOW, body=refuse))
@@ -206,7 +212,9 @@ async def test_a_failing_lease_ends_the_request_with_the_open_error_and_stores_n
             assert "X-Hermes-Session-Id" not in reply.headers
         finally:
             await _close(reply)
-        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "first words"}
+        # Or, the lease taken inline on the loop, it failed before the call could go out.
+        sent = [c.body["messages"][-1] for c in _calls(up)]
+        assert sent in ([], [{"role": "user", "content": "first words"}])
         with sqlite3.connect(server.home / "hermes.sqlite3") as db:
             assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
             assert db.execute("SELECT count(*) FROM messages").fetchone() == (0,)
@@ -218,7 +226,7 @@ async def test_a_failing_lease_ends_the_request_with_the_open_error_and_stores_n
             text = _text(await _frames(again))
         finally:
             await _close(again)
-        assert text == "Fine."
+        assert text == "Re: second try"
         assert "exception was never retrieved" not in "".join(server.log)
 
 
