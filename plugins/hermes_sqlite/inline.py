@@ -21,11 +21,12 @@ Inline: ``get_session``, ``find_session_by_title``, ``latest_session_for_channel
 with small rows, ``update_session``, ``update_row_meta``, ``load_rows`` of a session whose
 active rows are cached, and the records written or read by key (``get``, ``put``,
 ``update`` of a few keys, ``insert``, ``claim``, ``touch``, ``release``, ``delete``: the API's
-key lookups and the budgets' reservations).
+key lookups and the budgets' reservations), and event log writes of a few small chunks
+(:func:`small_chunks`).
 
 Queued as before: listings and counts (their size has no bound), ``rewrite`` (it may archive
-any number of rows), evictions and sweeps, the event log's chunks, and every load that has to
-decode rows.
+any number of rows), evictions, sweeps and trims, the event log's reads, and every load that
+has to decode rows.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from hermes_core import NewRow
+from hermes_core import ChunkWrite, NewRow
 
 #: At most this many rows, and this many characters of content and reasoning, make a write small.
 INLINE_ROWS = 8
@@ -54,6 +55,15 @@ def small_rows(rows: Sequence[NewRow]) -> bool:
             return False
         chars += len(row.content) + len(row.reasoning or "")
     return chars <= INLINE_CHARS
+
+
+def small_chunks(writes: Sequence[ChunkWrite]) -> bool:
+    """Say whether an event log write is small enough to run inline.
+
+    :param writes: the chunks a job writes.
+    :returns: True for a few chunks of little data.
+    """
+    return len(writes) <= INLINE_ROWS and sum(len(w.chunk.data) for w in writes) <= INLINE_CHARS
 
 
 def is_busy(exc: BaseException) -> bool:

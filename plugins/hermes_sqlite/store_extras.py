@@ -20,7 +20,7 @@ from hermes_core import (
     StoredRecord,
 )
 from hermes_sqlite import event_ops, record_ops
-from hermes_sqlite.inline import INLINE_ROWS
+from hermes_sqlite.inline import INLINE_ROWS, small_chunks
 
 T = TypeVar("T")
 
@@ -145,7 +145,7 @@ class SqliteExtras:
     async def write_event_chunks(self, writes: Sequence[ChunkWrite]) -> list[bool]:
         """Apply each write whose condition holds, in one transaction."""
         items = tuple(writes)
-        return await self._run(lambda conn: event_ops.write(conn, items))
+        return await self._run(lambda conn: event_ops.write(conn, items), inline=small_chunks(items))
 
     async def read_event_chunks(self, session_id: str, *, after: int, limit: int) -> list[EventChunk]:
         """Return up to ``limit`` chunks after ``after``."""

@@ -69,8 +69,12 @@ BATCH_WINDOW_S = 0.001
 GROUP_MAX = 64
 #: At most this many jobs run inline in one loop step; the next ones are queued. An inline
 #: job's future is done when ``call`` returns, so awaiting it does not give the loop a turn: a
-#: caller awaiting job after job would otherwise keep every other task waiting.
-INLINE_STREAK = 16
+#: caller awaiting job after job would otherwise keep every other task waiting. And a burst of
+#: requests (c=50) would run its writes one commit each on the loop, where queued they share
+#: one commit on the thread while the loop goes on: with 16, a burst's leases ran 16 a step
+#: inline and c=50's p95 and CPU per request were higher than main's in four paired runs of
+#: four. A lone request's jobs come one per loop step, two at most (a record insert and put).
+INLINE_STREAK = 2
 
 
 class DbThread:

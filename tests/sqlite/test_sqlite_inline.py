@@ -193,6 +193,7 @@ async def test_an_inline_job_that_fails_fails_alone(tmp_path: Path) -> None:
     try:
         outcomes = []
         for job in (_insert("a"), _insert("b", fail=True), _insert("c"), _insert("a")):
+            await asyncio.sleep(0)  # a loop step of its own each (see INLINE_STREAK)
             await eventually(lambda: thread.idle, what="the thread waiting for work")
             future = thread.call(job, inline=True)
             assert future.done()
