@@ -13,11 +13,8 @@ compete with this thread for the GIL. With 5,000 one-row appends in flight, batc
 1.5-2x the throughput of waking the loop per result.
 
 Group commit: jobs queued with ``group=True`` that find others queued behind them run in one
-transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), each in a savepoint of its own, so a burst of
-many sessions' writes pays for one commit instead of one each (see
-:func:`hermes_sqlite.schema.write_transaction`). A job that fails rolls back to its savepoint
-and fails alone; when the group's ``COMMIT`` fails, every job of the group fails. No result of
-a grouped job reaches its caller before the group's ``COMMIT`` has returned, so what a caller was
+transaction, each in a savepoint of its own (:mod:`hermes_sqlite.group_commit`). No result of a
+grouped job reaches its caller before the group's ``COMMIT`` has returned, so what a caller was
 told is stored is exactly as durable as with one transaction per job.
 
 Coalesced hand-off: :meth:`DbThread.call` does not put each job on the queue. The first call
@@ -57,9 +54,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hermes_core import StorageError
+from hermes_sqlite.group_commit import run_group, run_one
 from hermes_sqlite.inline import is_busy
-from hermes_sqlite.loop_waker import Item, LoopWaker, Outcome, drain_and_close
-from hermes_sqlite.schema import GROUPING
+from hermes_sqlite.loop_waker import Item, LoopWaker, drain_and_close
 from hermes_sqlite.wal_watch import WalWatch
 
 T = TypeVar("T")
@@ -383,11 +380,12 @@ class DbThread:
                     if not backlog[0][3]:
                         break
                     batch.append(backlog.popleft())
-            outcomes = self._one(item) if len(batch) == 1 else self._group(batch)
+            conn = self._conn
+            outcomes = run_one(conn, item) if len(batch) == 1 else run_group(conn, batch, self._forget)
             for (_, waker, _, _), outcome in zip(batch, outcomes, strict=True):
                 waker.inbox.append(outcome)
                 untold.add(waker)
-            conn = self._conn
+            conn = self._conn  # opened or closed by the job, maybe
             if conn is not None and self._checkpoint_due(conn):
                 for waker in untold:
                     waker.notify()  # the answers need not wait for the checkpoint
@@ -399,55 +397,6 @@ class DbThread:
                 untold.clear()
         for waker in untold:
             waker.notify()
-
-    def _one(self, item: Item) -> list[Outcome]:
-        job, _, future, _ = item
-        try:
-            return [(future, job(self._conn), None)]  # type: ignore[arg-type]
-        except BaseException as exc:
-            return [(future, None, exc)]
-
-    def _group(self, batch: list[Item]) -> list[Outcome]:
-        """Run ``batch`` in one transaction, each job in a savepoint; return their outcomes."""
-        conn = self._conn
-        assert conn is not None
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            return [outcome for item in batch for outcome in self._one(item)]
-        outcomes: list[Outcome] = []
-        GROUPING.active = True
-        try:
-            for at, (job, _, future, _) in enumerate(batch):
-                conn.execute("SAVEPOINT hermes_job")
-                try:
-                    outcomes.append((future, job(conn), None))
-                    conn.execute("RELEASE hermes_job")
-                    continue
-                except BaseException as exc:
-                    outcomes.append((future, None, exc))
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK TO hermes_job")
-                        conn.execute("RELEASE hermes_job")
-                        continue
-                # SQLite rolled the whole transaction back (e.g. disk full): the jobs before
-                # this one are undone too, and the rest run one transaction each.
-                self._forget()
-                lost = outcomes[-1][2]
-                outcomes = [(f, None, lost) for f, _, _ in outcomes]
-                GROUPING.active = False
-                for item in batch[at + 1 :]:
-                    outcomes.extend(self._one(item))
-                return outcomes
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._forget()
-            return [(item[2], None, exc) for item in batch]
-        finally:
-            GROUPING.active = False
-        return outcomes
 
     def _forget(self) -> None:
         if self._on_group_failure is not None:
