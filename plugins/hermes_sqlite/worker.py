@@ -165,7 +165,7 @@ class DbThread:
         done on return. It runs with a busy timeout of 0: when another connection holds the lock
         it needs, it is queued after all, as if it had not run.
 
-        :param job: a function of the connection; it runs on the database thread.
+        :param job: a function of the connection; it runs on the database thread (or inline).
         :param group: the job may share one transaction with other such jobs queued with it
             (its own transactions must be :func:`~hermes_sqlite.schema.write_transaction`'s).
         :param inline: the job may run on the loop. Only for small jobs that, failing with
