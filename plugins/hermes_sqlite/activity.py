@@ -6,10 +6,11 @@ a one-row append wrote to the WAL, and over a quarter of its database time. List
 activity; a second's granularity is plenty for that, so an append skips the bump when this
 storage already moved that session's ``updated_at`` to a time less than a second before.
 
-The stamps live on the database thread (no locking). They only describe writes made through
-this connection, so :class:`~hermes_sqlite.db_state.DbState` drops them whenever another
-connection has committed (it may have set ``updated_at`` itself), and they are dropped per
-session when an ``update_session``, ``rewrite`` or ``create_session`` here writes the column.
+The stamps are touched only by jobs, which run one at a time (no locking of their own). They
+only describe writes made through this connection, so :class:`~hermes_sqlite.db_state.DbState`
+drops them whenever another connection has committed (it may have set ``updated_at`` itself),
+and they are dropped per session when an ``update_session``, ``rewrite`` or ``create_session``
+here writes the column.
 """
 
 from __future__ import annotations

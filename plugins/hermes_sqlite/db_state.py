@@ -1,8 +1,9 @@
 """What the database thread keeps beside its connection, and what it may assume between writes.
 
-All of it is touched only on the database thread (no locking). Whatever describes the database
-itself (the next row id, the activity stamps) holds only as long as no other connection has
-committed; ``PRAGMA data_version`` — which changes exactly when another connection commits —
+All of it is touched only by jobs, which run one at a time under the database thread's lock (on
+the thread, or inline on the loop; see :mod:`hermes_sqlite.worker`). Whatever describes the
+database itself (the next row id, the activity stamps) holds only as long as no other connection
+has committed; ``PRAGMA data_version`` — which changes exactly when another connection commits —
 tells, and :meth:`DbState.check_writes` drops it all when it moved.
 """
 

@@ -1,8 +1,9 @@
 """Sessions' event logs in the ``event_chunks`` table (docs/plugin-hooks.md#the-event-log).
 
-Every function here runs on the database thread with its connection. A chunk's numbers only
-grow within a session, so the index on ``(session_id, last_seq)`` orders chunks and finds the
-log's end; the compare-and-set of a write reads that end inside the write transaction.
+Every function here runs as a job of the database thread (on it, or inline on the loop) with its
+connection. A chunk's numbers only grow within a session, so the index on ``(session_id,
+last_seq)`` orders chunks and finds the log's end; the compare-and-set of a write reads that end
+inside the write transaction.
 """
 
 from __future__ import annotations

@@ -42,6 +42,11 @@ class LoopWaker:
         self.inbox: collections.deque[Outcome] = collections.deque()
         #: Jobs submitted on this loop in the current step, not yet handed to the thread.
         self.pending: list[Item] = []
+        #: Jobs this loop queued whose outcome it has not taken from the inbox yet (pending,
+        #: queued, running, or done and waiting to be handed back). Touched only on the loop.
+        self.outstanding = 0
+        #: Jobs run inline on this loop in the current step (see DbThread.call).
+        self.streak = 0
         self._signalled = False
         # Guards the pipe's write end against closing while the database thread writes.
         self._lock = threading.Lock()
@@ -99,6 +104,7 @@ class LoopWaker:
                 self.loop.call_soon(self._settle)
                 return
             future, result, exc = inbox.popleft()
+            self.outstanding -= 1
             if future.cancelled():
                 continue
             left -= 1
@@ -106,6 +112,10 @@ class LoopWaker:
                 future.set_result(result)
             else:
                 future.set_exception(exc)
+
+    def end_streak(self) -> None:
+        """Start counting inline jobs afresh (scheduled at the first of a loop step)."""
+        self.streak = 0
 
     def close(self) -> None:
         """Stop watching the pipe and close it (runs on the loop, or after it has closed)."""

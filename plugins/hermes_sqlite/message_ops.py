@@ -1,8 +1,8 @@
 """Message rows: append, load, soft-archive and meta updates
 (docs/reference/core.md#messages-and-the-projection, #rewind-and-reconcile).
 
-Every function here runs on the database thread with its connection. Rows are never deleted;
-archiving sets ``active = 0`` and ``archived_reason``.
+Every function here runs as a job of the database thread (on it, or inline on the loop) with its
+connection. Rows are never deleted; archiving sets ``active = 0`` and ``archived_reason``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Durable records in the ``records`` table (docs/reference/core.md#records).
 
-Every function here runs on the database thread with its connection; each mutating one is a
-``BEGIN IMMEDIATE`` transaction, so a check and the write it guards are one step. An expired
-record counts as absent everywhere and is deleted when a write meets it.
+Every function here runs as a job of the database thread (on it, or inline on the loop) with its
+connection; each mutating one is a ``BEGIN IMMEDIATE`` transaction, so a check and the write it
+guards are one step. An expired record counts as absent everywhere and is deleted when a write
+meets it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """A cache of decoded active rows for recently loaded sessions.
 
 Decoding a long history costs far more than reading it, and hosts such as the API server load
-the same history on every request. The cache lives on the database thread (no locking). It stays
-correct by construction: this connection's own writes update or drop the affected session after
-they commit, and ``PRAGMA data_version`` — which changes whenever another connection commits —
-drops everything when some other process (or another storage object) wrote to the file.
+the same history on every request. The cache is touched only by jobs, one at a time (no locking
+of its own). It stays correct by construction: this connection's own writes update or drop the
+affected session after they commit, and ``PRAGMA data_version`` — which changes whenever another
+connection commits — drops everything when some other process (or another storage object) wrote
+to the file.
 """
 
 from __future__ import annotations

@@ -23,7 +23,9 @@ BUSY_TIMEOUT_MS = 5000
 # checkpoint copies each page once however often the WAL holds it, so a longer WAL costs less
 # per row: one-row append transactions ran at 11,000 rows/s with 1,000 pages and 13,500 with
 # 8,000 on the 2-core reference machine. The price is a WAL file of up to 32 MiB beside the
-# database while it is open, and a commit that pays for a longer checkpoint now and then.
+# database while it is open, and a longer checkpoint now and then. The database thread runs
+# that checkpoint itself (hermes_sqlite.wal_watch): the connection's automatic one is off, as it
+# would run inside whichever COMMIT crossed the length, and small jobs may commit on the loop.
 WAL_CHECKPOINT_PAGES = 8000
 
 _SCHEMA_V1 = """
@@ -178,7 +180,8 @@ def describe_error(path: Path, exc: BaseException, *, opening: bool = False) -> 
 
 class _Grouping(threading.local):
     """Whether the database thread is running jobs inside one group transaction (see
-    :mod:`hermes_sqlite.worker`): per thread, as each connection has a thread of its own."""
+    :mod:`hermes_sqlite.worker`): per thread, as each connection has a thread of its own. A job
+    run inline on the event loop is never part of a group, and reads False there."""
 
     active = False
 
@@ -283,7 +286,8 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
 
     :param path: the database file; its folder is created when missing (not when read-only).
     :param read_only: open without write access and without migrating.
-    :returns: an autocommit-mode connection owned by the calling thread.
+    :returns: an autocommit-mode connection, not tied to the thread that opened it (one thread
+        at a time may use it).
     :raises StorageError: naming the path when the file cannot be used.
     """
     if read_only and not path.exists():
@@ -308,6 +312,8 @@ class _Transient(Exception):
 
 
 def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    # The database thread owns the connection but lends it to the event loop for small jobs
+    # while it is idle (hermes_sqlite.worker): its lock, not the thread, keeps them apart.
     conn: sqlite3.Connection | None = None
     try:
         if read_only:
@@ -316,16 +322,19 @@ def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
                 uri=True,
                 isolation_level=None,
                 timeout=BUSY_TIMEOUT_MS / 1000,
+                check_same_thread=False,
             )
         else:
-            conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+            conn = sqlite3.connect(
+                path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            )
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         # Reading the schema is what detects a file that is not a database.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         if not read_only:
             conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # see WAL_CHECKPOINT_PAGES
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.create_function("hermes_casefold", 1, _casefold, deterministic=True)
         _migrate(conn, path, read_only=read_only)
@@ -348,7 +357,7 @@ def _empty_read_only() -> sqlite3.Connection:
     A read-only open of a database that does not exist yet reads as a store with no sessions
     (``hermes acp --check`` on a fresh machine), and creates nothing on disk.
     """
-    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.create_function("hermes_casefold", 1, _casefold, deterministic=True)
     _migrate(conn, Path(":memory:"), read_only=False)

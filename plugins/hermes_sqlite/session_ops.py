@@ -1,9 +1,9 @@
 """Session rows: create, read, update, list, rewrite, and the writer lease
 (docs/reference/core.md#sessions-and-storage).
 
-Every function here runs on the database thread with its connection. A session row with
-``placeholder = 1`` only reserves an id for a lease holder: it is invisible to reads until
-``create_session`` fills it.
+Every function here runs as a job of the database thread (on it, or inline on the loop) with its
+connection. A session row with ``placeholder = 1`` only reserves an id for a lease holder: it is
+invisible to reads until ``create_session`` fills it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Every method queues a job for the thread that owns the connection and awaits its result, so
 the event loop never waits on SQLite. Mutating jobs are one ``BEGIN IMMEDIATE`` transaction
 each (jobs queued together share one, each in a savepoint: group commit); a failure rolls the
-whole job back and surfaces as ``StorageError``.
+whole job back and surfaces as ``StorageError``. Small jobs run on the loop instead while the
+thread is idle (see :mod:`hermes_sqlite.inline` for which, and why that is safe).
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from typing import Any, TypeVar
 from hermes_core import HermesError, NewRow, Row, SessionPage, SessionRecord, StorageError
 from hermes_sqlite import message_ops, session_ops
 from hermes_sqlite.db_state import DbState
+from hermes_sqlite.inline import small_rows
 from hermes_sqlite.schema import connect, describe_error
 from hermes_sqlite.store_extras import SqliteExtras
+from hermes_sqlite.wal_watch import WalWatch
 from hermes_sqlite.worker import DbThread
 
 T = TypeVar("T")
@@ -38,7 +41,8 @@ class SqliteStorage(SqliteExtras):
         self.read_only = read_only
         self._thread: DbThread | None = None
         self._closed = False
-        # Made by the opener and touched only by jobs, i.e. only on the database thread.
+        # Made by the opener and touched only by jobs, which run one at a time (under the
+        # database thread's lock, on the thread or inline on the loop).
         self._state: DbState | None = None
 
     async def open(self) -> None:
@@ -50,7 +54,8 @@ class SqliteStorage(SqliteExtras):
             raise StorageError(f"storage at {self.path} is closed")
         if self._thread is not None:
             return
-        thread = DbThread(f"hermes-sqlite:{self.path.name}", self._connect, self._forget)
+        wal = None if self.read_only else WalWatch(self.path)
+        thread = DbThread(f"hermes-sqlite:{self.path.name}", self._connect, self._forget, wal)
         try:
             await thread.start()
         except (OSError, sqlite3.Error) as exc:
@@ -120,14 +125,20 @@ class SqliteStorage(SqliteExtras):
 
         return await self._run(read)
 
-    def _submit(self, job: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        """Queue ``job`` on the database thread; raise ``StorageError`` when not open."""
+    @property
+    def inline_runs(self) -> int:
+        """How many jobs have run inline on the loop so far (for tests and benchmarks)."""
+        return self._thread.inline_runs if self._thread is not None else 0
+
+    def _submit(self, job: Callable[[sqlite3.Connection], T], inline: bool = False) -> asyncio.Future[T]:
+        """Queue ``job`` on the database thread (or run it inline, when it may and the thread is
+        idle); raise ``StorageError`` when not open."""
         thread = self._thread
         if thread is None:
             state = "closed" if self._closed else "not open"
             raise StorageError(f"storage at {self.path} is {state}")
         # Writes queued together share one commit (group commit, see hermes_sqlite.worker).
-        return thread.call(job, group=not self.read_only)
+        return thread.call(job, group=not self.read_only, inline=inline)
 
     def _failure(self, exc: Exception) -> StorageError:
         """Turn a job's failure that is not already typed into a ``StorageError``."""
@@ -137,9 +148,12 @@ class SqliteStorage(SqliteExtras):
         # whatever it was, the job's transaction was rolled back.
         return StorageError(f"storage at {self.path} failed: {type(exc).__name__}: {exc}")
 
-    async def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``job`` on the database thread, turning every failure into a typed error."""
-        future = self._submit(job)
+    async def _run(self, job: Callable[[sqlite3.Connection], T], inline: bool = False) -> T:
+        """Run ``job`` on the database thread, turning every failure into a typed error.
+
+        :param inline: the job may run on the loop (:mod:`hermes_sqlite.inline` says which may).
+        """
+        future = self._submit(job, inline)
         try:
             return await future
         except HermesError:
@@ -153,7 +167,7 @@ class SqliteStorage(SqliteExtras):
         :param session_id: the session id.
         :returns: the record with its active message count.
         """
-        return await self._run(lambda conn: session_ops.get_session(conn, session_id))
+        return await self._run(lambda conn: session_ops.get_session(conn, session_id), inline=True)
 
     async def find_session_by_title(self, title: str) -> SessionRecord | None:
         """Return the most recently active session with exactly this title.
@@ -161,7 +175,7 @@ class SqliteStorage(SqliteExtras):
         :param title: the exact title.
         :returns: the record, or None.
         """
-        return await self._run(lambda conn: session_ops.find_session_by_title(conn, title))
+        return await self._run(lambda conn: session_ops.find_session_by_title(conn, title), inline=True)
 
     async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
         """Insert a session and its first rows in one transaction.
@@ -173,7 +187,9 @@ class SqliteStorage(SqliteExtras):
         """
         rows = tuple(rows)
 
-        return await self._run(lambda _conn: session_ops.create_session(self._db(), record, rows))
+        return await self._run(
+            lambda _conn: session_ops.create_session(self._db(), record, rows), inline=small_rows(rows)
+        )
 
     async def create_leased_session(
         self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
@@ -203,7 +219,7 @@ class SqliteStorage(SqliteExtras):
             self._db().stamps.forget(session_id)
             session_ops.update_session(conn, session_id, fields)
 
-        await self._run(job)
+        await self._run(job, inline=True)
 
     async def list_sessions(
         self,
@@ -236,7 +252,9 @@ class SqliteStorage(SqliteExtras):
         :param channel_key: the channel key.
         :returns: the session id, or None.
         """
-        return await self._run(lambda conn: session_ops.latest_session_for_channel(conn, channel_key))
+        return await self._run(
+            lambda conn: session_ops.latest_session_for_channel(conn, channel_key), inline=True
+        )
 
     async def acquire_lease(
         self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
@@ -250,7 +268,7 @@ class SqliteStorage(SqliteExtras):
         :returns: None on success, else the current holder's owner string.
         """
         return await self._run(
-            lambda conn: session_ops.acquire_lease(conn, session_id, owner, ttl_s, take_over)
+            lambda conn: session_ops.acquire_lease(conn, session_id, owner, ttl_s, take_over), inline=True
         )
 
     async def renew_lease(self, session_id: str, owner: str, ttl_s: float) -> bool:
@@ -258,11 +276,13 @@ class SqliteStorage(SqliteExtras):
 
         :returns: False if we no longer hold it.
         """
-        return await self._run(lambda conn: session_ops.renew_lease(conn, session_id, owner, ttl_s))
+        return await self._run(
+            lambda conn: session_ops.renew_lease(conn, session_id, owner, ttl_s), inline=True
+        )
 
     async def release_lease(self, session_id: str, owner: str) -> None:
         """Drop the lease if we hold it."""
-        await self._run(lambda conn: session_ops.release_lease(conn, session_id, owner))
+        await self._run(lambda conn: session_ops.release_lease(conn, session_id, owner), inline=True)
 
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         """Append rows in one transaction.
@@ -274,7 +294,9 @@ class SqliteStorage(SqliteExtras):
         """
         rows = tuple(rows)
         # What _run does, written out: this is the call made once per message.
-        future = self._submit(lambda _conn: message_ops.append_rows(self._db(), session_id, rows))
+        future = self._submit(
+            lambda _conn: message_ops.append_rows(self._db(), session_id, rows), small_rows(rows)
+        )
         try:
             return await future
         except HermesError:
@@ -289,7 +311,13 @@ class SqliteStorage(SqliteExtras):
         :param include_archived: also return soft-archived rows.
         :returns: the rows (empty for an unknown session).
         """
-        return await self._run(lambda _conn: message_ops.load_rows(self._db(), session_id, include_archived))
+        # Only a cached session is cheap to load; a glance at the cache off the lock is only a
+        # guess (the job checks again), which is all the choice needs.
+        state = self._state
+        cached = not include_archived and state is not None and state.cache.has(session_id)
+        return await self._run(
+            lambda _conn: message_ops.load_rows(self._db(), session_id, include_archived), inline=cached
+        )
 
     async def rewrite(
         self,
@@ -326,4 +354,4 @@ class SqliteStorage(SqliteExtras):
         :raises StorageError: when there is no such row.
         """
         meta = dict(meta)
-        await self._run(lambda _conn: message_ops.update_row_meta(self._db(), row_id, meta))
+        await self._run(lambda _conn: message_ops.update_row_meta(self._db(), row_id, meta), inline=True)

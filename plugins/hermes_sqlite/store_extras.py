@@ -20,20 +20,24 @@ from hermes_core import (
     StoredRecord,
 )
 from hermes_sqlite import event_ops, record_ops
+from hermes_sqlite.inline import INLINE_ROWS, small_chunks
 
 T = TypeVar("T")
 
 
 class SqliteExtras:
-    """Mixed into :class:`~hermes_sqlite.store.SqliteStorage`, which provides ``_run``."""
+    """Mixed into :class:`~hermes_sqlite.store.SqliteStorage`, which provides ``_run``.
 
-    async def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
+    The records read or written by key may run inline on the loop (see :mod:`hermes_sqlite.inline`).
+    """
+
+    async def _run(self, job: Callable[[sqlite3.Connection], T], inline: bool = False) -> T:
         raise NotImplementedError  # pragma: no cover - SqliteStorage's
 
     # -- records ------------------------------------------------------------------------------
     async def get_record(self, namespace: str, key: str) -> StoredRecord | None:
         """Return the unexpired record, or None."""
-        return await self._run(lambda conn: record_ops.get(conn, namespace, key))
+        return await self._run(lambda conn: record_ops.get(conn, namespace, key), inline=True)
 
     async def put_record(
         self,
@@ -46,20 +50,26 @@ class SqliteExtras:
         expect: Expect | None = None,
     ) -> StoredRecord | None:
         """Write the value; None when ``expect`` did not match."""
-        return await self._run(lambda conn: record_ops.put(conn, namespace, key, data, scope, ttl_s, expect))
+        return await self._run(
+            lambda conn: record_ops.put(conn, namespace, key, data, scope, ttl_s, expect), inline=True
+        )
 
     async def update_records(
         self, namespace: str, keys: Sequence[str], change: RecordChange
     ) -> list[StoredRecord] | None:
         """Write what ``change`` makes of several records' values, in one transaction."""
         names = tuple(keys)
-        return await self._run(lambda conn: record_ops.update(conn, namespace, names, change))
+        return await self._run(
+            lambda conn: record_ops.update(conn, namespace, names, change), inline=len(names) <= INLINE_ROWS
+        )
 
     async def insert_record(
         self, namespace: str, key: str, data: str, *, scope: str = "", ttl_s: float | None = None
     ) -> Claim:
         """Add the record unless an unexpired one is there (then hand that back)."""
-        return await self._run(lambda conn: record_ops.insert(conn, namespace, key, data, scope, ttl_s))
+        return await self._run(
+            lambda conn: record_ops.insert(conn, namespace, key, data, scope, ttl_s), inline=True
+        )
 
     async def claim_record(
         self,
@@ -74,14 +84,17 @@ class SqliteExtras:
     ) -> Claim:
         """Take the record when absent, expired or held and stale."""
         return await self._run(
-            lambda conn: record_ops.claim(conn, namespace, key, data, owner, scope, ttl_s, stale_after_s)
+            lambda conn: record_ops.claim(conn, namespace, key, data, owner, scope, ttl_s, stale_after_s),
+            inline=True,
         )
 
     async def touch_record(
         self, namespace: str, key: str, *, expect: Expect | None = None, ttl_s: float | None = None
     ) -> StoredRecord | None:
         """Mark the record alive."""
-        return await self._run(lambda conn: record_ops.touch(conn, namespace, key, expect, ttl_s))
+        return await self._run(
+            lambda conn: record_ops.touch(conn, namespace, key, expect, ttl_s), inline=True
+        )
 
     async def release_record(
         self,
@@ -93,11 +106,13 @@ class SqliteExtras:
         ttl_s: float | None = None,
     ) -> StoredRecord | None:
         """Let go of a claim."""
-        return await self._run(lambda conn: record_ops.release(conn, namespace, key, expect, data, ttl_s))
+        return await self._run(
+            lambda conn: record_ops.release(conn, namespace, key, expect, data, ttl_s), inline=True
+        )
 
     async def delete_record(self, namespace: str, key: str, *, expect: Expect | None = None) -> bool:
         """Delete the record."""
-        return await self._run(lambda conn: record_ops.delete(conn, namespace, key, expect))
+        return await self._run(lambda conn: record_ops.delete(conn, namespace, key, expect), inline=True)
 
     async def list_records(
         self,
@@ -130,7 +145,7 @@ class SqliteExtras:
     async def write_event_chunks(self, writes: Sequence[ChunkWrite]) -> list[bool]:
         """Apply each write whose condition holds, in one transaction."""
         items = tuple(writes)
-        return await self._run(lambda conn: event_ops.write(conn, items))
+        return await self._run(lambda conn: event_ops.write(conn, items), inline=small_chunks(items))
 
     async def read_event_chunks(self, session_id: str, *, after: int, limit: int) -> list[EventChunk]:
         """Return up to ``limit`` chunks after ``after``."""

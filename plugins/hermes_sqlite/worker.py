@@ -13,11 +13,8 @@ compete with this thread for the GIL. With 5,000 one-row appends in flight, batc
 1.5-2x the throughput of waking the loop per result.
 
 Group commit: jobs queued with ``group=True`` that find others queued behind them run in one
-transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), each in a savepoint of its own, so a burst of
-many sessions' writes pays for one commit instead of one each (see
-:func:`hermes_sqlite.schema.write_transaction`). A job that fails rolls back to its savepoint
-and fails alone; when the group's ``COMMIT`` fails, every job of the group fails. No result of
-a grouped job reaches its caller before the group's ``COMMIT`` has returned, so what a caller was
+transaction, each in a savepoint of its own (:mod:`hermes_sqlite.group_commit`). No result of a
+grouped job reaches its caller before the group's ``COMMIT`` has returned, so what a caller was
 told is stored is exactly as durable as with one transaction per job.
 
 Coalesced hand-off: :meth:`DbThread.call` does not put each job on the queue. The first call
@@ -32,6 +29,17 @@ loop's for the GIL. On a new chat with a tenant's stored key and budgets
 add fell in six paired runs of seven (by 0.07-0.46 ms, most at load 4-4.5; the seventh: equal)
 and TTFT with them in seven of seven, although nearly every hand-off there
 held one job (counted: 710 of one job and 70 of two): that path awaits each job before the next.
+
+Inline jobs: a round trip through the thread costs a lone job 1-1.7 ms on 2 shared cores, most
+of it waiting for the thread to get a core and the GIL. A small job submitted with
+``inline=True`` while the thread waits for work, and while nothing of its loop is pending,
+queued, running or waiting to be handed back, runs on the loop at once. The thread holds a lock
+at all times except while it waits for work, and an inline job runs only if the loop can take
+that lock without waiting; so jobs still run one at a time, the connection's companions (row
+cache, write memos) keep a single user, and no job overtakes an earlier one of its loop. The
+loop never waits on another process: an inline job sees a busy timeout of 0, and one that meets
+a lock is queued as if it had not run (:mod:`hermes_sqlite.inline` says which jobs that is safe
+for). Nor does it run a checkpoint (:mod:`hermes_sqlite.wal_watch`).
 """
 
 from __future__ import annotations
@@ -46,14 +54,24 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from hermes_core import StorageError
-from hermes_sqlite.loop_waker import Item, LoopWaker, Outcome, drain_and_close
-from hermes_sqlite.schema import GROUPING
+from hermes_sqlite.group_commit import run_group, run_one
+from hermes_sqlite.inline import is_busy
+from hermes_sqlite.loop_waker import Item, LoopWaker, drain_and_close
+from hermes_sqlite.wal_watch import WalWatch
 
 T = TypeVar("T")
 
 BATCH_WINDOW_S = 0.001
 #: At most this many jobs share one transaction.
 GROUP_MAX = 64
+#: At most this many jobs run inline in one loop step; the next ones are queued. An inline
+#: job's future is done when ``call`` returns, so awaiting it does not give the loop a turn: a
+#: caller awaiting job after job would otherwise keep every other task waiting. And a burst of
+#: requests (c=50) would run its writes one commit each on the loop, where queued they share
+#: one commit on the thread while the loop goes on: with 16, a burst's leases ran 16 a step
+#: inline and c=50's p95 and CPU per request were higher than main's in four paired runs of
+#: four. A lone request's jobs come one per loop step, two at most (a record insert and put).
+INLINE_STREAK = 2
 
 
 class DbThread:
@@ -63,6 +81,8 @@ class DbThread:
     :param opener: makes the connection; it runs on the thread as the first job of ``start``.
     :param on_group_failure: called on the thread when a group's transaction did not commit
         (what the connection's companions remember of its writes is then untrue).
+    :param wal: when given, the thread checkpoints the write-ahead log itself (the connection's
+        automatic checkpoint must be off: the loop never runs one).
     """
 
     def __init__(
@@ -70,10 +90,22 @@ class DbThread:
         name: str,
         opener: Callable[[], sqlite3.Connection],
         on_group_failure: Callable[[], None] | None = None,
+        wal: WalWatch | None = None,
     ) -> None:
         self._name = name
         self._opener = opener
         self._on_group_failure = on_group_failure
+        self._wal = wal
+        # Held by the thread except while it waits for work; a job runs only under it, on the
+        # thread or inline on a loop, so the connection and its companions have one user.
+        self._lock = threading.Lock()
+        # What the connection's busy timeout is on the thread (in ms), and whether an inline
+        # job has set it to 0 since the thread last ran.
+        self._busy_ms = 0
+        self._quick = False
+        self._changes = 0  # the connection's total_changes when the WAL was last looked at
+        self._wal_due = False  # an inline job found the WAL due: the loop queues a checkpoint
+        self.inline_runs = 0  # jobs run inline so far (for tests and benchmarks)
         # Each item is the jobs one loop step submitted; None tells the thread to end.
         self._queue: queue.SimpleQueue[list[Item] | None] = queue.SimpleQueue()
         self._conn: sqlite3.Connection | None = None
@@ -99,8 +131,15 @@ class DbThread:
             self._close_wakers()
             raise
 
+    @property
+    def idle(self) -> bool:
+        """Whether the thread is waiting for work (a loop may run jobs inline meanwhile)."""
+        return not self._lock.locked()
+
     def _open(self, _conn: sqlite3.Connection) -> None:
-        self._conn = self._opener()
+        conn = self._opener()
+        self._busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        self._conn = conn
 
     def _waker(self, loop: asyncio.AbstractEventLoop) -> LoopWaker:
         """Return the waker of ``loop``, making it on first use (runs on that loop)."""
@@ -112,15 +151,26 @@ class DbThread:
             waker = self._wakers[loop] = LoopWaker(loop)
         return waker
 
-    def call(self, job: Callable[[sqlite3.Connection], T], *, group: bool = False) -> asyncio.Future[T]:
+    def call(
+        self, job: Callable[[sqlite3.Connection], T], *, group: bool = False, inline: bool = False
+    ) -> asyncio.Future[T]:
         """Queue ``job(connection)`` and return a future for its result.
 
         Cancelling the future does not stop a job that is already queued; it only drops its
         result.
 
-        :param job: a function of the connection; it runs on the database thread.
+        With ``inline``, the job runs right here on the loop instead when the thread is idle
+        (waiting for work) and nothing this loop submitted is still pending, queued, running or
+        waiting to be handed back, so it never overtakes a job of its loop; the future is then
+        done on return. It runs with a busy timeout of 0: when another connection holds the lock
+        it needs, it is queued after all, as if it had not run.
+
+        :param job: a function of the connection; it runs on the database thread (or inline).
         :param group: the job may share one transaction with other such jobs queued with it
             (its own transactions must be :func:`~hermes_sqlite.schema.write_transaction`'s).
+        :param inline: the job may run on the loop. Only for small jobs that, failing with
+            SQLITE_BUSY, have had no effect: one ``write_transaction`` (its ``BEGIN IMMEDIATE``
+            is what meets another writer), or reads.
         :returns: a future resolved on the calling loop.
         :raises StorageError: when the thread has been stopped.
         """
@@ -129,11 +179,70 @@ class DbThread:
         loop = asyncio.get_running_loop()
         waker = self._wakers.get(loop) or self._waker(loop)
         future: asyncio.Future[T] = loop.create_future()
+        if (
+            inline
+            and not waker.outstanding
+            and waker.streak < INLINE_STREAK
+            and self._lock.acquire(blocking=False)
+        ):
+            try:
+                ran = self._inline(job, future)
+            finally:
+                self._lock.release()
+            if ran:
+                if not waker.streak:
+                    loop.call_soon(waker.end_streak)
+                waker.streak += 1
+                if self._wal_due:
+                    self._wal_due = False
+                    self._enqueue(waker, self._checkpoint, loop.create_future(), False)
+                return future
+        self._enqueue(waker, job, future, group)
+        return future
+
+    def _enqueue(
+        self, waker: LoopWaker, job: Callable[[sqlite3.Connection], T], future: asyncio.Future[T], group: bool
+    ) -> None:
         pending = waker.pending
         if not pending:
-            loop.call_soon(self._flush, waker)
+            waker.loop.call_soon(self._flush, waker)
         pending.append((job, waker, future, group))
-        return future
+        waker.outstanding += 1
+
+    def _inline(self, job: Callable[[sqlite3.Connection], T], future: asyncio.Future[T]) -> bool:
+        """Run ``job`` on the loop, holding the lock; say False when it met a busy lock."""
+        conn = self._conn
+        if conn is None:
+            return False
+        if not self._quick:
+            conn.execute("PRAGMA busy_timeout = 0")
+            self._quick = True
+        try:
+            result = job(conn)
+        except Exception as exc:
+            if is_busy(exc):
+                if conn.in_transaction:  # not by a job fit to run inline; be safe anyway
+                    conn.execute("ROLLBACK")
+                return False
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+        self.inline_runs += 1
+        if self._checkpoint_due(conn):
+            self._wal_due = True
+        return True
+
+    def _checkpoint_due(self, conn: sqlite3.Connection) -> bool:
+        """Say whether the last job wrote and left the WAL due for a checkpoint (under the lock)."""
+        if self._wal is None or conn.total_changes == self._changes:
+            return False
+        self._changes = conn.total_changes
+        return self._wal.due()
+
+    def _checkpoint(self, conn: sqlite3.Connection) -> None:
+        """The job the loop queues when an inline write found the WAL due."""
+        if self._wal is not None:
+            self._wal.checkpoint(conn)
 
     def _flush(self, waker: LoopWaker) -> None:
         """Hand the jobs ``waker``'s loop submitted this step to the thread (runs on that loop)."""
@@ -145,6 +254,7 @@ class DbThread:
             self._queue.put(items)
             return
         # Submitted on another loop while this one stopped the thread: nothing will run them.
+        waker.outstanding -= len(items)
         for _, _, future, _ in items:
             if not future.done():
                 future.set_exception(StorageError("storage is closed"))
@@ -207,6 +317,36 @@ class DbThread:
                 waker.close()  # closed meanwhile
 
     def _run(self) -> None:
+        lock = self._lock
+        lock.acquire()
+        try:
+            self._serve()
+        finally:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._wal is not None:
+                self._wal.close()
+            lock.release()
+
+    def _idle_get(self, untold: set[LoopWaker]) -> list[Item] | None:
+        """Hand back what is done and wait for work, with the lock let go meanwhile so that a
+        loop may run small jobs inline (let go first: the loop woken next may submit at once)."""
+        lock = self._lock
+        lock.release()
+        try:
+            for waker in untold:
+                waker.notify()
+            untold.clear()
+            items = self._queue.get()
+        finally:
+            lock.acquire()
+        if self._quick and self._conn is not None:
+            self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        self._quick = False
+        return items
+
+    def _serve(self) -> None:
         get, empty, clock = self._queue.get, self._queue.empty, time.perf_counter
         # Wakers holding results whose loops have not been told yet.
         untold: set[LoopWaker] = set()
@@ -218,12 +358,8 @@ class DbThread:
             if not backlog:
                 if ending:
                     break
-                if untold and empty():
-                    for waker in untold:
-                        waker.notify()  # nothing more queued: hand back what is done
-                    untold.clear()
-                # Blocks only when everything done has been handed back.
-                items = get()
+                # With nothing more queued, hand back what is done; block only after that.
+                items = self._idle_get(untold) if empty() else get()
                 if items is None:
                     break
                 backlog.extend(items)
@@ -244,68 +380,23 @@ class DbThread:
                     if not backlog[0][3]:
                         break
                     batch.append(backlog.popleft())
-            outcomes = self._one(item) if len(batch) == 1 else self._group(batch)
+            conn = self._conn
+            outcomes = run_one(conn, item) if len(batch) == 1 else run_group(conn, batch, self._forget)
             for (_, waker, _, _), outcome in zip(batch, outcomes, strict=True):
                 waker.inbox.append(outcome)
                 untold.add(waker)
+            conn = self._conn  # opened or closed by the job, maybe
+            if conn is not None and self._checkpoint_due(conn):
+                for waker in untold:
+                    waker.notify()  # the answers need not wait for the checkpoint
+                untold.clear()
+                self._wal.checkpoint(conn)  # type: ignore[union-attr]  # _checkpoint_due: it is set
             if clock() - started > BATCH_WINDOW_S:
                 for waker in untold:
                     waker.notify()
                 untold.clear()
         for waker in untold:
             waker.notify()
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _one(self, item: Item) -> list[Outcome]:
-        job, _, future, _ = item
-        try:
-            return [(future, job(self._conn), None)]  # type: ignore[arg-type]
-        except BaseException as exc:
-            return [(future, None, exc)]
-
-    def _group(self, batch: list[Item]) -> list[Outcome]:
-        """Run ``batch`` in one transaction, each job in a savepoint; return their outcomes."""
-        conn = self._conn
-        assert conn is not None
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except BaseException:
-            return [outcome for item in batch for outcome in self._one(item)]
-        outcomes: list[Outcome] = []
-        GROUPING.active = True
-        try:
-            for at, (job, _, future, _) in enumerate(batch):
-                conn.execute("SAVEPOINT hermes_job")
-                try:
-                    outcomes.append((future, job(conn), None))
-                    conn.execute("RELEASE hermes_job")
-                    continue
-                except BaseException as exc:
-                    outcomes.append((future, None, exc))
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK TO hermes_job")
-                        conn.execute("RELEASE hermes_job")
-                        continue
-                # SQLite rolled the whole transaction back (e.g. disk full): the jobs before
-                # this one are undone too, and the rest run one transaction each.
-                self._forget()
-                lost = outcomes[-1][2]
-                outcomes = [(f, None, lost) for f, _, _ in outcomes]
-                GROUPING.active = False
-                for item in batch[at + 1 :]:
-                    outcomes.extend(self._one(item))
-                return outcomes
-            conn.execute("COMMIT")
-        except BaseException as exc:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            self._forget()
-            return [(item[2], None, exc) for item in batch]
-        finally:
-            GROUPING.active = False
-        return outcomes
 
     def _forget(self) -> None:
         if self._on_group_failure is not None:

@@ -7,6 +7,10 @@ whose triggers make those writes slow or fail: nothing of the reply is shown bef
 is stored; a failed first write ends the request with the error of a failed open, and a failed
 user row of a stored session ends the stream with a storage error; nothing of the turn is stored.
 A new chat's folder waits for its first tool.
+
+A write made while the database thread is idle may run inline on the loop (hermes_sqlite.inline):
+then the slow writes here hold the loop, and the call goes out after them, or, when they fail,
+not at all. Where that matters, a test accepts either.
 """
 
 from __future__ import annotations
@@ -165,9 +169,7 @@ async def test_a_failing_user_row_of_a_stored_session_ends_the_stream_with_a_sto
     """A session the caller names, stored already: its user row fails after the call went out,
     and the stream ends with a storage error, nothing of the upstream's answer, nothing stored."""
     async with FakeUpstream() as up:
-        up.replies(
-            OPENAI.chat_path, [OPENAI.reply("Hi."), OPENAI.reply("Never shown."), OPENAI.reply("Fine.")]
-        )
+        up.on("POST", OPENAI.chat_path, _echo)
         server = _server(make_server, up)
         named = {"X-Hermes-Session-Id": "named-chat"}
         first = await _post(server, "hello", named)
@@ -184,14 +186,16 @@ async def test_a_failing_user_row_of_a_stored_session_ends_the_stream_with_a_sto
         finally:
             await _close(reply)
         # The call went out while the row was being written, with the prompt as its last message.
-        assert _calls(up)[1].body["messages"][-1] == {"role": "user", "content": "doomed prompt"}
+        # (Or, the write run inline on the loop before the call could go out, not at all.)
+        sent = [c.body["messages"][-1] for c in _calls(up)[1:]]
+        assert sent in ([], [{"role": "user", "content": "doomed prompt"}])
         assert frames[-1] == "[DONE]"
         last = [f for f in frames[:-1] if f["choices"]][-1]
         assert last["choices"][0]["finish_reason"] == "error"
         assert last["hermes"]["error_code"] == "storage_error"
         assert "disk I/O refused by the test" in last["hermes"]["error"]
         assert _text(frames) == ""  # nothing of the upstream's answer
-        assert _stored(server.home, "named-chat")[1] == [("user", "hello"), ("assistant", "Hi.")]
+        assert _stored(server.home, "named-chat")[1] == [("user", "hello"), ("assistant", "Re: hello")]
 
         _sql(server.home, "DROP TRIGGER test_row")
         again = await _post(server, "a fine prompt", named)
@@ -200,7 +204,7 @@ async def test_a_failing_user_row_of_a_stored_session_ends_the_stream_with_a_sto
             text = _text(await _frames(again))
         finally:
             await _close(again)
-        assert text == "Fine."
+        assert text == "Re: a fine prompt"
         assert "exception was never retrieved" not in "".join(server.log)
 
 
@@ -213,7 +217,7 @@ async def test_a_failing_first_write_ends_the_request_with_the_open_error_and_st
     gets the 500 a failed open always gave (no stream begins), the call is dropped, and nothing of
     the turn is stored; the next chat works."""
     async with FakeUpstream() as up:
-        up.replies(OPENAI.chat_path, [OPENAI.reply("Never shown."), OPENAI.reply("Fine.")])
+        up.on("POST", OPENAI.chat_path, _echo)
         server = _server(make_server, up)
         if where == "session":
             refuse = "SELECT RAISE(ABORT, 'session write refused by the test')"
@@ -227,7 +231,9 @@ async def test_a_failing_first_write_ends_the_request_with_the_open_error_and_st
             assert "X-Hermes-Session-Id" not in reply.headers
         finally:
             await _close(reply)
-        assert _calls(up)[0].body["messages"][-1] == {"role": "user", "content": "doomed first words"}
+        # (Or, the write run inline on the loop before the call could go out, not at all.)
+        sent = [c.body["messages"][-1] for c in _calls(up)]
+        assert sent in ([], [{"role": "user", "content": "doomed first words"}])
         with sqlite3.connect(server.home / "hermes.sqlite3") as db:
             assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
             assert db.execute("SELECT count(*) FROM messages").fetchone() == (0,)
@@ -239,7 +245,7 @@ async def test_a_failing_first_write_ends_the_request_with_the_open_error_and_st
             text = _text(await _frames(again))
         finally:
             await _close(again)
-        assert text == "Fine."
+        assert text == "Re: second try"
         assert "exception was never retrieved" not in "".join(server.log)
 
 
