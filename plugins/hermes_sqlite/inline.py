@@ -17,12 +17,12 @@ time. Two things make a job fit for that:
   before failing is a forgetting (``check_writes``, ``stamps.forget``), which is harmless twice.
 
 Inline: ``get_session``, ``find_session_by_title``, ``latest_session_for_channel``,
-``acquire_lease``, ``renew_lease``, ``release_lease``, ``create_session`` and ``append_rows``
-with small rows, ``update_session``, ``update_row_meta``, ``load_rows`` of a session whose
-active rows are cached, and the records written or read by key (``get``, ``put``,
-``update`` of a few keys, ``insert``, ``claim``, ``touch``, ``release``, ``delete``: the API's
-key lookups and the budgets' reservations), and event log writes of a few small chunks
-(:func:`small_chunks`).
+``acquire_lease``, ``renew_lease``, ``release_lease``, ``create_session``,
+``create_leased_session`` and ``append_rows`` with small rows, ``update_session``,
+``update_row_meta``, ``load_rows`` of a session whose active rows are cached, and the records
+written or read by key (``get``, ``put``, ``update`` of a few keys, ``insert``, ``claim``,
+``touch``, ``release``, ``delete``: the API's key lookups and the budgets' reservations), and
+event log writes of a few small chunks (:func:`small_chunks`).
 
 Queued as before: listings and counts (their size has no bound), ``rewrite`` (it may archive
 any number of rows), evictions, sweeps and trims, the event log's reads, and every load that

@@ -201,7 +201,8 @@ class SqliteStorage(SqliteExtras):
         """
         rows = tuple(rows)
         return await self._run(
-            lambda _conn: session_ops.create_leased_session(self._db(), record, rows, owner, ttl_s)
+            lambda _conn: session_ops.create_leased_session(self._db(), record, rows, owner, ttl_s),
+            inline=small_rows(rows),
         )
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
