@@ -83,3 +83,16 @@ def eventually_sync(
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what} did not happen within {scaled(timeout):.1f} s (last: {value!r})")
         time.sleep(interval)
+
+
+async def within_one_budget_minute(seconds: float = 12.0) -> None:
+    """Return once at least ``seconds`` of the current per-minute budget window are left.
+
+    Per-minute budgets count in fixed windows of the clock's minutes (``budget_ledger.WINDOW_S``):
+    a test that charges a request and expects the next one refused fails when a new minute starts
+    in between. This waits for the next minute when the current one is nearly over (at most
+    ``seconds``), so such a test starts with room. Not scaled: it bounds the wait, not a result.
+    """
+    left = 60.0 - time.time() % 60.0
+    if left < seconds:
+        await asyncio.sleep(left + 0.05)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.api.api_helpers import Server, call
 from tests.redis.test_redis_instances import start_run, wait_status
+from tests.timing import within_one_budget_minute
 
 ONE_RUN = """[budgets.key]
 concurrent_runs = 1
@@ -56,6 +57,7 @@ async def test_a_scoped_key_charges_its_own_key_and_tenant(make_server: Callable
     first, _ = cli_key(srv.home, "acme", "control")
     second, _ = cli_key(srv.home, "acme", "control")
     chat = {"model": "hermes-agent", "messages": [{"role": "user", "content": "hi"}]}
+    await within_one_budget_minute()
     ok = await call(srv, "POST", "/v1/chat/completions", chat, auth=f"Bearer {first}")
     assert ok.status == 200, ok.text
     again = await call(srv, "POST", "/v1/chat/completions", chat, auth=f"Bearer {second}")
@@ -77,6 +79,7 @@ async def test_a_scoped_keys_own_limit_names_its_key_id(
     secret, key_id = cli_key(home, "acme", "control")  # made in the storage before the start
     srv = make_server(f'[budgets.keys."{key_id}"]\nrequests_per_minute = 1\n', home=home)
     chat = {"model": "hermes-agent", "messages": [{"role": "user", "content": "hi"}]}
+    await within_one_budget_minute()
     ok = await call(srv, "POST", "/v1/chat/completions", chat, auth=f"Bearer {secret}")
     assert ok.status == 200, ok.text
     refused = await call(srv, "POST", "/v1/chat/completions", chat, auth=f"Bearer {secret}")

@@ -16,6 +16,7 @@ from hermes_core.budget_ledger import BucketLimits, LedgerCall
 from hermes_core.budget_records import RecordsLedger
 from hermes_core.providers import FinishChunk, TextChunk, ToolCallChunk, ToolCallRequest, UsageChunk
 from hermes_core.testing import FakeProvider, FakeProviderPlugin, make_kernel
+from tests.timing import within_one_budget_minute
 
 # $1 per million input tokens, $2 per million output tokens: easy sums.
 PRICES = {"fake": {"input": 1_000_000.0, "output": 2_000_000.0}}  # $1 / $2 per token
@@ -111,6 +112,7 @@ async def test_requests_per_minute_refuses_the_next_turn_with_a_retry_after(work
     kernel = kernel_with(provider, {"tenant": {"requests_per_minute": 2}})
     async with kernel.running():
         session = await kernel.open_session(source="test", owner="t", cwd=workspace)
+        await within_one_budget_minute()
         first = await (await session.submit("a", owner="t")).outcome
         second = await (await session.submit("b", owner="t")).outcome
         third = await (await session.submit("c", owner="t")).outcome

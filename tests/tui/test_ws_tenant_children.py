@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_api_scoped_keys import cli_key
-from tests.timing import scaled
+from tests.timing import scaled, within_one_budget_minute
 from tests.tui.client import WsClient, WsServer, write_config
 from tests.tui.test_ws_tenants import UNKNOWN, answer, comparable, turn
 
@@ -168,6 +168,7 @@ async def test_a_turn_a_slash_command_starts_charges_the_tenant(budgeted: Setup)
     the same connection: it charges the connection's key and tenant, never the default."""
     a = await budgeted.connect(budgeted.acme)
     a_sid = (await a.call("session.create", {}))["session_id"]
+    await within_one_budget_minute()  # one request a minute: the refusals below are in its window
     assert (await turn(a, a_sid, "one"))["status"] == "complete"
 
     async def refused_after(params: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.api.test_api_scoped_keys import cli_key
-from tests.timing import scaled
+from tests.timing import scaled, within_one_budget_minute
 from tests.tui.client import RpcFailure, WsClient, WsServer, write_config
 
 UNKNOWN = "20260101_000000_abcdef"
@@ -177,6 +177,7 @@ async def test_a_tenant_key_charges_its_tenant_bucket(tmp_path: Path) -> None:
         g = await WsClient.connect(srv.url, headers={"Authorization": f"Bearer {globex}"})
         try:
             a_sid = (await a.call("session.create", {}))["session_id"]
+            await within_one_budget_minute()
             assert (await turn(a, a_sid, "one"))["status"] == "complete"
             refused = await turn(a, a_sid, "two")
             assert refused["status"] == "error" and refused["error"]["code"] == "budget_exceeded"
