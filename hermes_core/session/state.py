@@ -128,8 +128,6 @@ class SessionState:
             return self._keep_in_memory(rows)
         storage = self._storage
         lease = self._lease
-        if lease is not None and self._persisted and lease.pending:
-            await lease.settled()  # raises what taking the lease raised
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
         rows = [r if r.created_at is not None else evolve(r, created_at=now) for r in rows]

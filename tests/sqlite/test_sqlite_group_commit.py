@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def _opener(path: Path, commits: list[str]) -> DbThread:
     return DbThread("test-db", open_)
 
 
-def _insert(key: str, fail: bool = False):  # type: ignore[no-untyped-def]
+def _insert(key: str, fail: bool = False) -> Callable[[sqlite3.Connection], str]:
     def job(conn: sqlite3.Connection) -> str:
         with write_transaction(conn):
             conn.execute("INSERT INTO t VALUES (?)", (key,))

@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_core import SessionNotFound
-from hermes_sqlite.schema import GROUPING, connect, write_transaction
+from hermes_sqlite.schema import GROUPING, connect
 from hermes_sqlite.store import SqliteStorage
 from hermes_sqlite.wal_watch import WalWatch
 from hermes_sqlite.worker import INLINE_STREAK, DbThread
+from tests.sqlite.test_sqlite_group_commit import _insert
 from tests.timing import eventually, scaled
 
 from .helpers import record, user
@@ -31,17 +32,6 @@ def _thread(path: Path, wal: WalWatch | None = None) -> DbThread:
         return conn
 
     return DbThread("test-db", open_, wal=wal)
-
-
-def _insert(key: str, fail: bool = False) -> Job:
-    def job(conn: sqlite3.Connection) -> str:
-        with write_transaction(conn):
-            conn.execute("INSERT INTO t VALUES (?)", (key,))
-            if fail:
-                raise ValueError(f"job {key} fails after its insert")
-        return key
-
-    return job
 
 
 def _keys(path: Path) -> set[str]:
