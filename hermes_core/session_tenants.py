@@ -41,12 +41,6 @@ _CACHE_MAX = 100_000
 _READS_AT_ONCE = 16
 
 
-def _retrieve(future: asyncio.Future[None]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()
-
-
 def tenant_of(holder: str | None) -> str:
     """Return the tenant an owner label belongs to: ``tenant:<name>`` → name, else ``default``."""
     if holder is not None and holder.startswith(_TENANT):
@@ -135,21 +129,21 @@ class SessionTenants:
         claim = await self._space.claim(session_id, {}, owner=who.owner)
         self._remember(session_id, claim.record.owner or who.owner)
 
-    def claim_soon(self, session_id: str, owner: str) -> asyncio.Future[None] | None:
-        """Start what :meth:`check` with ``new`` does, without waiting for it: return the claim of
-        an id made for this request being stored for ``owner``, for the new session's first write
-        to wait for (``claiming`` of :meth:`Sessions.open`) instead of its first model call; or
-        None for a configured key's owner, which claims nothing.
+    def claim_later(self, session_id: str, owner: str) -> Callable[[], asyncio.Future[None]] | None:
+        """Return what does what :meth:`check` with ``new`` does, started by whoever calls it: the
+        new session's first write (``claiming`` of :meth:`Sessions.open`), once its first model
+        call is out, rather than ahead of that call; None for a configured key's owner, which
+        claims nothing.
 
-        Nobody else can know such an id, so nothing is read first. The future fails with a
-        :class:`StorageError` when the claim cannot be stored (or, which cannot happen, the id
-        is another owner's); the cache learns the owner only once it is stored.
+        Nobody else can know such an id, so nothing is read first, and nothing can use the id
+        before the first write (or the lease, before the id is revealed) starts the claim and
+        waits for it. The future fails with a :class:`StorageError` when the claim cannot be
+        stored (or, which cannot happen, the id is another owner's); the cache learns the owner
+        only once it is stored.
         """
         if owner.startswith(_LEGACY):
             return None
-        claiming = asyncio.ensure_future(self._claim_made(session_id, owner))
-        claiming.add_done_callback(_retrieve)  # an open that fails first never awaits it
-        return claiming
+        return lambda: asyncio.ensure_future(self._claim_made(session_id, owner))
 
     async def _claim_made(self, session_id: str, owner: str) -> None:
         try:

@@ -8,9 +8,10 @@ is taken on its own (``acquire_lease``, as for any other storage) only when some
 it before the first write: the id about to be revealed (a stream's head leaving early), or a
 storage without that method, where it is taken at once as before.
 
-What a new session waits for before its first write (its tenant claim being stored) is checked the
-same way in both cases: a failed condition fails the first write with a
-:class:`~hermes_core.errors.StorageError`, and nothing is written.
+What a new session waits for before its first write (its tenant claim being stored) is started by
+whichever of the two comes first (so at c=1 it runs while the first model call is out, not on the
+way to it) and checked the same way in both cases: a failed condition fails the first write with
+a :class:`~hermes_core.errors.StorageError`, and nothing is written.
 """
 
 from __future__ import annotations
@@ -29,11 +30,23 @@ if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.storage import NewRow, SessionRecord
 
-__all__ = ["LEASE_TTL_S", "Condition", "NewLease", "release_when_taken", "take_lease"]
+__all__ = [
+    "LEASE_TTL_S",
+    "Condition",
+    "LateCondition",
+    "NewLease",
+    "Start",
+    "release_when_taken",
+    "take_lease",
+]
 
+#: What starts a condition's work and returns its future (called at most once).
+Start = Callable[[], asyncio.Future[Any]]
 #: A condition of a new session's first write: a future, what its failure means, and a check of
 #: its result (a failure, or None).
 Condition = tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]
+#: A condition not started yet: what starts it, what its failure means, the check of its result.
+LateCondition = tuple[Start, str, Callable[[Any], BaseException | None] | None]
 
 LEASE_TTL_S = 30.0
 
@@ -45,15 +58,16 @@ class NewLease:
 
     :param kernel: the kernel (storage, lease owner).
     :param session_id: the new id.
-    :param conditions: what must have succeeded before anything is written.
+    :param conditions: what must have succeeded before anything is written; each is started
+        when the lease starts being taken (by the first write, or on its own), never before: a
+        session that writes nothing (refused, abandoned) leaves nothing of them behind.
     """
 
-    def __init__(self, kernel: Kernel, session_id: str, conditions: Sequence[Condition]) -> None:
+    def __init__(self, kernel: Kernel, session_id: str, conditions: Sequence[LateCondition]) -> None:
         self._kernel = kernel
         self._id = session_id
-        self._conditions = tuple(conditions)
-        for condition, _, _ in self._conditions:
-            condition.add_done_callback(_retrieve)  # asked for only by a first write, if any
+        self._late = tuple(conditions)
+        self._conditions: tuple[Condition, ...] | None = None
         # Done once the lease is ours and every condition holds; failed otherwise. Set by the
         # first write, or by taking the lease on its own.
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -87,8 +101,19 @@ class NewLease:
             self._started = True
             taking = asyncio.ensure_future(take_new_lease(self._kernel, self._id))
             taking.add_done_callback(_retrieve)
-            _chain(settle_new(self._kernel, self._id, taking, self._conditions), self._ready)
+            _chain(settle_new(self._kernel, self._id, taking, self._begin()), self._ready)
         return self._ready
+
+    def _begin(self) -> tuple[Condition, ...]:
+        """Start the conditions (once) and return them."""
+        if self._conditions is None:
+            started = []
+            for start, what, check in self._late:
+                future = start()
+                future.add_done_callback(_retrieve)  # a failure is reported through the lease
+                started.append((future, what, check))
+            self._conditions = tuple(started)
+        return self._conditions
 
     async def held(self) -> None:
         """Return once the lease is ours (taking it now if nobody asked yet); raise its failure."""
@@ -120,7 +145,7 @@ class NewLease:
             ids: list[int] = await storage.create_session(record, rows)
             return ids
         self._started = True
-        conditions = settle_new(self._kernel, self._id, None, self._conditions)
+        conditions = settle_new(self._kernel, self._id, None, self._begin())
         writing = self._writing = asyncio.get_running_loop().create_future()
         try:
             await outlive(conditions)

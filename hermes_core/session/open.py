@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
 from hermes_core.session.folders import LazyFolder
-from hermes_core.session.new_lease import Condition, NewLease, take_lease
+from hermes_core.session.new_lease import LateCondition, NewLease, Start, take_lease
 from hermes_core.workspace import check_workspace
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ async def open_session(
     create_cwd: bool,
     branch: BranchSeed | None = None,
     new: bool = False,
-    claiming: asyncio.Future[None] | None = None,
+    claiming: Start | None = None,
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
     from hermes_core.session.live import PROFILES
@@ -137,12 +137,13 @@ async def _open_stored_or_new(
     create_cwd: bool,
     branch: BranchSeed | None,
     new: bool,
-    claiming: asyncio.Future[None] | None = None,
+    claiming: Start | None = None,
 ) -> Session:
     """Take the lease and read (or create) the session; the caller holds the id's lock.
 
     ``new``: the id was made for this open, so storage cannot hold it and is not read.
-    ``claiming``: with ``new``, the id's tenant claim being made; the first write waits for it.
+    ``claiming``: with ``new``, what starts the id's tenant claim; the first write (or the lease
+    taken on its own) starts it and waits for it.
     """
     from hermes_core.session.live import Session
 
@@ -168,7 +169,7 @@ async def _open_stored_or_new(
         # out at once, and its lease is taken by its first write (in the same transaction where
         # storage can), so a first turn's model call goes out meanwhile
         # (docs/reference/core.md#writer-lease).
-        also: list[Condition] = []
+        also: list[LateCondition] = []
         if lazy is not None:
             fresh = dataclasses.replace(fresh, made=predicted)
         if claiming is not None:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,7 +91,7 @@ class SessionPool:
         workspace: Path | None,
         seed: Sequence[SeedMessage],
         new: bool = False,
-        claiming: asyncio.Future[None] | None = None,
+        claiming: Callable[[], asyncio.Future[None]] | None = None,
     ) -> Session:
         live = self.kernel.live_session(session_id)
         if live is not None and live.lineage is None:
@@ -170,8 +170,8 @@ class SessionPool:
         async with self._lock(session_id):
             claiming = None
             if self.owners is not None and new:
-                # Nobody else can know a new id: its tenant's claim is stored while the first
-                # model call goes out, and the first write (and the id's reveal) waits for it.
+                # Nobody else can know a new id: its tenant's claim is started by the first
+                # write (or the id's reveal), after the first model call went out.
                 claiming = self.owners.claim_new(session_id, owner)
             if self.owners is not None and claiming is None:
                 await self.owners.check(session_id, owner, self.exists, new=new)

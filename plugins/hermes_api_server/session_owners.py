@@ -44,8 +44,8 @@ class SessionOwners:
         if not await self.tenants.check(session_id, owner, exists, new=new):
             raise not_found(session_id)
 
-    def claim_new(self, session_id: str, owner: str) -> asyncio.Future[None] | None:
-        """Start claiming an id made for this request for ``owner`` (None: a configured key
-        claims nothing); the new session's first write, and
-        the reveal of its id, wait for the claim (docs/reference/api-server.md#tenants)."""
-        return self.tenants.claim_soon(session_id, owner)
+    def claim_new(self, session_id: str, owner: str) -> Callable[[], asyncio.Future[None]] | None:
+        """Return what claims an id made for this request for ``owner`` (None: a configured key
+        claims nothing); the new session's first write, or the reveal of its id, starts the claim
+        and waits for it (docs/reference/api-server.md#tenants)."""
+        return self.tenants.claim_later(session_id, owner)
