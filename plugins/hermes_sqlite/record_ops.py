@@ -148,11 +148,15 @@ def update(
         # A record already there changes in place (only its activity index moves); a new one, or
         # one expired, is replaced whole.
         pairs = list(zip(written, olds, strict=True))
-        conn.executemany(
-            "UPDATE records SET data = ?, version = ?, updated_at = ? WHERE namespace = ? AND key = ?",
-            [(r.data, r.version, now, namespace, r.key) for r, old in pairs if old is not None],
-        )
-        conn.executemany(_REPLACE, [_values(r) for r, old in pairs if old is None])
+        changed = [(r.data, r.version, now, namespace, r.key) for r, old in pairs if old is not None]
+        if changed:  # a statement run on no rows still costs its preparation and a step
+            conn.executemany(
+                "UPDATE records SET data = ?, version = ?, updated_at = ? WHERE namespace = ? AND key = ?",
+                changed,
+            )
+        added = [_values(r) for r, old in pairs if old is None]
+        if added:
+            conn.executemany(_REPLACE, added)
         return written
 
 
