@@ -116,6 +116,7 @@ _EXPORTS: dict[str, str] = {
     "no_reply_note": "hermes_core.history",
     "StoredToolCall": "hermes_core.storage",
     "NewRow": "hermes_core.storage",
+    "RecordClaim": "hermes_core.storage",
     "Row": "hermes_core.storage",
     "SessionRecord": "hermes_core.storage",
     "SessionPage": "hermes_core.storage",

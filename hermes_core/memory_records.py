@@ -8,7 +8,9 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from hermes_core.errors import StorageError
 from hermes_core.record_store import (
     Claim,
     Expect,
@@ -18,6 +20,9 @@ from hermes_core.record_store import (
     page_cursor,
     read_cursor,
 )
+
+if TYPE_CHECKING:
+    from hermes_core.storage import RecordClaim
 
 
 def _expiry(now: float, ttl_s: float | None) -> float | None:
@@ -36,6 +41,21 @@ class MemoryRecords:
             del self._records[(namespace, key)]
             return None
         return record
+
+    def check_claims(self, claims: Sequence[RecordClaim], now: float) -> None:
+        """Raise ``StorageError`` when a live record is under one of ``claims``' keys (a new
+        session's first write checks before it writes anything)."""
+        for claim in claims:
+            there = self._live(claim.namespace, claim.key, now)
+            if there is not None:
+                raise StorageError(f"the record {claim.namespace}/{claim.key} is held by {there.owner}")
+
+    def store_claims(self, claims: Sequence[RecordClaim], now: float) -> None:
+        """Store each claim's record for its owner (after :meth:`check_claims`, in the same step)."""
+        for claim in claims:
+            self._records[(claim.namespace, claim.key)] = StoredRecord(
+                claim.namespace, claim.key, "{}", "", claim.owner, 1, 1, now, now, None
+            )
 
     async def get_record(self, namespace: str, key: str) -> StoredRecord | None:
         return self._live(namespace, key, time.time())

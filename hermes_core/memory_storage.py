@@ -17,7 +17,7 @@ from hermes_core.evolve import evolve
 from hermes_core.history import materialize
 from hermes_core.memory_event_log import MemoryEventLog
 from hermes_core.memory_records import MemoryRecords
-from hermes_core.storage import PREVIEW_CHARS, NewRow, Row, SessionPage, SessionRecord
+from hermes_core.storage import PREVIEW_CHARS, NewRow, RecordClaim, Row, SessionPage, SessionRecord
 
 
 class MemoryStorage(MemoryRecords, MemoryEventLog):
@@ -93,13 +93,22 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
         return self._append(record.id, rows)
 
     async def create_leased_session(
-        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+        self,
+        record: SessionRecord,
+        rows: Sequence[NewRow],
+        owner: str,
+        ttl_s: float,
+        claims: Sequence[RecordClaim] = (),
     ) -> list[int]:
+        now = time.time()
         held = self._leases.get(record.id)
-        if record.id not in self._sessions and held and held[0] != owner and held[1] > time.time():
+        if record.id not in self._sessions and held and held[0] != owner and held[1] > now:
             raise StorageError(f"the writer lease of the new session {record.id} is held by {held[0]}")
+        self.check_claims(claims, now)
+        # Nothing awaits between the checks and the writes: one step, as one transaction.
         ids = await self.create_session(record, rows)
-        self._leases[record.id] = (owner, time.time() + ttl_s)
+        self._leases[record.id] = (owner, now + ttl_s)
+        self.store_claims(claims, now)
         return ids
 
     async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:

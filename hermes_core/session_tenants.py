@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from hermes_core.access_keys import DEFAULT_TENANT
-from hermes_core.errors import StorageError
 from hermes_core.record_store import Expect
+from hermes_core.storage import RecordClaim
 
 if TYPE_CHECKING:
     from hermes_core.access_keys import Principal
@@ -129,33 +129,19 @@ class SessionTenants:
         claim = await self._space.claim(session_id, {}, owner=who.owner)
         self._remember(session_id, claim.record.owner or who.owner)
 
-    def claim_later(self, session_id: str, owner: str) -> Callable[[], asyncio.Future[None]] | None:
-        """Return what does what :meth:`check` with ``new`` does, started by whoever calls it: the
-        new session's first write (``claiming`` of :meth:`Sessions.open`), once its first model
-        call is out, rather than ahead of that call; None for a configured key's owner, which
-        claims nothing.
+    def new_claim(self, session_id: str, owner: str) -> RecordClaim | None:
+        """Return the claim of an id made for this request for ``owner``, for the new session's
+        first write to store with it (``claims`` of :meth:`Sessions.open`): what :meth:`check`
+        with ``new`` does, in the same transaction, with no write on the way to the first model
+        call; None for a configured key's owner, which claims nothing.
 
         Nobody else can know such an id, so nothing is read first, and nothing can use the id
-        before the first write (or the lease, before the id is revealed) starts the claim and
-        waits for it. The future fails with a :class:`StorageError` when the claim cannot be
-        stored (or, which cannot happen, the id is another owner's); the cache learns the owner
-        only once it is stored.
+        before that write (or the lease taken for the id's reveal, which stores the claim
+        beside it). The cache learns the owner on the first read of it.
         """
         if owner.startswith(_LEGACY):
             return None
-        return lambda: asyncio.ensure_future(self._claim_made(session_id, owner))
-
-    async def _claim_made(self, session_id: str, owner: str) -> None:
-        try:
-            claim = await self._space.claim(session_id, {}, owner=owner)
-        except StorageError:
-            raise
-        except Exception as exc:
-            raise StorageError(f"the tenant claim of {session_id} cannot be stored: {exc}") from exc
-        holder = claim.record.owner or owner
-        if not _compatible(holder, owner):
-            raise StorageError(f"the new session {session_id} is claimed by another tenant already")
-        self._remember(session_id, holder)
+        return RecordClaim(NAMESPACE, session_id, owner)
 
     async def inherit(self, child_id: str, parent_id: str) -> None:
         """Claim a session a delegation just made (``child_id``) for the owner of the session that

@@ -105,6 +105,21 @@ class SessionRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordClaim:
+    """A record a new session's first write claims in its own transaction (the ``claims`` of
+    :meth:`LeasedCreate.create_leased_session`): ``namespace``/``key`` is stored for ``owner``
+    with the value ``{}``, epoch 1, no expiry, as ``claim_record`` stores an absent key.
+
+    Only for keys nobody can hold yet (a tenant's claim of an id made for that very session): a
+    live record already there, whoever holds it, fails the whole write.
+    """
+
+    namespace: str
+    key: str
+    owner: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionPage:
     """One page of a session listing; ``next_cursor`` is None on the last page."""
 
@@ -213,13 +228,21 @@ class LeasedCreate(Protocol):
     """
 
     async def create_leased_session(
-        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+        self,
+        record: SessionRecord,
+        rows: Sequence[NewRow],
+        owner: str,
+        ttl_s: float,
+        claims: Sequence[RecordClaim] = (),
     ) -> list[int]:
         """Take the writer lease of ``record.id`` for ``owner`` (as ``acquire_lease`` would) and
-        insert the session and its first rows, all in one transaction; return the row ids.
+        insert the session, its first rows and the records ``claims`` names, all in one
+        transaction; return the row ids.
 
         A placeholder row that ``acquire_lease`` left is filled when its lease is ours, free or
-        expired. Raise ``StorageError`` (and write nothing) when the session is stored already or
-        another holder's unexpired lease reserves the id.
+        expired. Raise ``StorageError`` (and write no session, row or record) when the session is
+        stored already, another holder's unexpired lease reserves the id, or a live record is
+        already stored under a claim's key (an expired one counts as absent and is replaced).
+        The kernel passes ``claims`` only when there are some.
         """
         ...

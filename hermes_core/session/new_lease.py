@@ -8,10 +8,10 @@ is taken on its own (``acquire_lease``, as for any other storage) only when some
 it before the first write: the id about to be revealed (a stream's head leaving early), or a
 storage without that method, where it is taken at once as before.
 
-What a new session waits for before its first write (its tenant claim being stored) is started by
-whichever of the two comes first (so at c=1 it runs while the first model call is out, not on the
-way to it) and checked the same way in both cases: a failed condition fails the first write with
-a :class:`~hermes_core.errors.StorageError`, and nothing is written.
+The records a new session claims (its tenant's claim of the id, :class:`RecordClaim`) go into
+that same write; when the lease is taken on its own they are claimed beside it, and the first
+write waits for them. Either way a claim that cannot be stored fails the first write with a
+:class:`~hermes_core.errors.StorageError`, and nothing is written.
 """
 
 from __future__ import annotations
@@ -28,25 +28,13 @@ from hermes_core.outlive import outlive
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
-    from hermes_core.storage import NewRow, SessionRecord
+    from hermes_core.storage import NewRow, RecordClaim, SessionRecord
 
-__all__ = [
-    "LEASE_TTL_S",
-    "Condition",
-    "LateCondition",
-    "NewLease",
-    "Start",
-    "release_when_taken",
-    "take_lease",
-]
+__all__ = ["LEASE_TTL_S", "Condition", "NewLease", "release_when_taken", "take_lease"]
 
-#: What starts a condition's work and returns its future (called at most once).
-Start = Callable[[], asyncio.Future[Any]]
 #: A condition of a new session's first write: a future, what its failure means, and a check of
 #: its result (a failure, or None).
 Condition = tuple[asyncio.Future[Any], str, Callable[[Any], BaseException | None] | None]
-#: A condition not started yet: what starts it, what its failure means, the check of its result.
-LateCondition = tuple[Start, str, Callable[[Any], BaseException | None] | None]
 
 LEASE_TTL_S = 30.0
 
@@ -58,16 +46,14 @@ class NewLease:
 
     :param kernel: the kernel (storage, lease owner).
     :param session_id: the new id.
-    :param conditions: what must have succeeded before anything is written; each is started
-        when the lease starts being taken (by the first write, or on its own), never before: a
-        session that writes nothing (refused, abandoned) leaves nothing of them behind.
+    :param claims: records stored with the session (see :class:`RecordClaim`); claimed on their
+        own, beside the lease, only when the lease is taken on its own.
     """
 
-    def __init__(self, kernel: Kernel, session_id: str, conditions: Sequence[LateCondition]) -> None:
+    def __init__(self, kernel: Kernel, session_id: str, claims: Sequence[RecordClaim] = ()) -> None:
         self._kernel = kernel
         self._id = session_id
-        self._late = tuple(conditions)
-        self._conditions: tuple[Condition, ...] | None = None
+        self._claims = tuple(claims)
         # Done once the lease is ours and every condition holds; failed otherwise. Set by the
         # first write, or by taking the lease on its own.
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -101,19 +87,9 @@ class NewLease:
             self._started = True
             taking = asyncio.ensure_future(take_new_lease(self._kernel, self._id))
             taking.add_done_callback(_retrieve)
-            _chain(settle_new(self._kernel, self._id, taking, self._begin()), self._ready)
+            claiming = [_claim_alone(self._kernel, self._id, claim) for claim in self._claims]
+            _chain(settle_new(self._kernel, self._id, taking, claiming), self._ready)
         return self._ready
-
-    def _begin(self) -> tuple[Condition, ...]:
-        """Start the conditions (once) and return them."""
-        if self._conditions is None:
-            started = []
-            for start, what, check in self._late:
-                future = start()
-                future.add_done_callback(_retrieve)  # a failure is reported through the lease
-                started.append((future, what, check))
-            self._conditions = tuple(started)
-        return self._conditions
 
     async def held(self) -> None:
         """Return once the lease is ours (taking it now if nobody asked yet); raise its failure."""
@@ -145,13 +121,15 @@ class NewLease:
             ids: list[int] = await storage.create_session(record, rows)
             return ids
         self._started = True
-        conditions = settle_new(self._kernel, self._id, None, self._begin())
         writing = self._writing = asyncio.get_running_loop().create_future()
+        owner = self._kernel.lease_owner
         try:
-            await outlive(conditions)
-            ids = await storage.create_leased_session(record, rows, self._kernel.lease_owner, LEASE_TTL_S)
+            if self._claims:
+                ids = await storage.create_leased_session(record, rows, owner, LEASE_TTL_S, self._claims)
+            else:
+                ids = await storage.create_leased_session(record, rows, owner, LEASE_TTL_S)
         except BaseException as exc:
-            # A condition or the write failed: nothing was written and no lease taken, as when a
+            # The write (or a claim in it) failed: nothing was written and no lease taken, as when a
             # lease cannot be taken. The session must write nothing, and a host answers as for
             # a failed open (the API: 500, or 503 ``storage_unavailable``), before any frame.
             _fail(self._ready, exc)
@@ -161,6 +139,20 @@ class NewLease:
         finally:
             writing.set_result(None)
         return ids
+
+
+def _claim_alone(kernel: Kernel, session_id: str, claim: RecordClaim) -> Condition:
+    """Start storing ``claim`` on its own (the lease is taken on its own too); return it as a
+    condition of the first write: stored for its owner, or held by it already."""
+
+    async def store() -> None:
+        got = await kernel.records.space(claim.namespace).claim(claim.key, {}, owner=claim.owner)
+        if not got.won and got.record.owner != claim.owner:
+            raise StorageError(f"{claim.namespace}/{claim.key} is held by {got.record.owner}")
+
+    started = asyncio.ensure_future(store())
+    started.add_done_callback(_retrieve)  # a failure is reported through the lease
+    return (started, f"the new session {session_id} cannot store its claim", None)
 
 
 async def take_lease(kernel: Kernel, session_id: str) -> str | None:
@@ -188,29 +180,20 @@ _GIVING_BACK: set[asyncio.Future[None]] = set()
 def settle_new(
     kernel: Kernel,
     session_id: str,
-    taking: asyncio.Future[None] | None,
+    taking: asyncio.Future[None],
     also: Sequence[Condition],
 ) -> asyncio.Future[None]:
-    """Return a future of a new session's lease (``taking``; None: no lease, only the conditions)
-    and every one of ``also`` done; a condition that fails gives the lease back and fails it with
-    a :class:`StorageError`, like a lease that cannot be taken.
+    """Return a future of a new session's lease (``taking``) and every one of ``also`` done; a
+    condition that fails gives the lease back and fails it with a :class:`StorageError`, like a
+    lease that cannot be taken.
 
-    Done callbacks, not a task: this runs for every new stateless chat, and a task costs the
-    loop a step of its own.
+    Done callbacks, not a task: this runs for every new session whose lease is taken on its own,
+    and a task costs the loop a step of its own.
     """
-    if not also and taking is not None:
+    if not also:
         return taking
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     ready.add_done_callback(_retrieve)
-    if taking is None and all(condition.done() for condition, _, _ in also):
-        # Settled already (a tenant claim stored before the first write): no callback, no pass.
-        for condition, what, check in also:
-            failure = _failure(condition, check)
-            if failure is not None:
-                ready.set_exception(StorageError(f"{what}: {failure}"))
-                return ready
-        ready.set_result(None)
-        return ready
     waiting = len(also)
 
     def copy(done: asyncio.Future[None]) -> None:
@@ -228,10 +211,7 @@ def settle_new(
         if failure is None:
             waiting -= 1
             if waiting == 0:
-                if taking is None:
-                    if not ready.done():
-                        ready.set_result(None)
-                elif taking.done():
+                if taking.done():
                     copy(taking)  # now, not one loop pass later through a callback
                 else:
                     taking.add_done_callback(copy)
@@ -240,9 +220,6 @@ def settle_new(
             return  # another condition failed already: the lease is being given back
         waiting = -1
         message = f"{what}: {failure}"
-        if taking is None:
-            copy_failure(StorageError(message))
-            return
         giving_back = asyncio.ensure_future(release_when_taken(kernel, session_id, taking))
         _GIVING_BACK.add(giving_back)  # the loop keeps only a weak reference to a task
         giving_back.add_done_callback(_GIVING_BACK.discard)

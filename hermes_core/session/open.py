@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
 from hermes_core.session.folders import LazyFolder
-from hermes_core.session.new_lease import LateCondition, NewLease, Start, take_lease
+from hermes_core.session.new_lease import NewLease, take_lease
 from hermes_core.workspace import check_workspace
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
     from hermes_core.session.types import BranchSeed
+    from hermes_core.storage import RecordClaim
 
 ID_RE = re.compile(r"^[A-Za-z0-9_:.\-]{1,256}$")
 
@@ -83,7 +84,7 @@ async def open_session(
     create_cwd: bool,
     branch: BranchSeed | None = None,
     new: bool = False,
-    claiming: Start | None = None,
+    claims: Sequence[RecordClaim] = (),
 ) -> Session:
     """Do what :meth:`Kernel.open_session` promises (its docstring has the parameters)."""
     from hermes_core.session.live import PROFILES
@@ -118,7 +119,7 @@ async def open_session(
             create_cwd=create_cwd,
             branch=branch,
             new=new,
-            claiming=claiming,
+            claims=claims,
         )
 
 
@@ -137,13 +138,13 @@ async def _open_stored_or_new(
     create_cwd: bool,
     branch: BranchSeed | None,
     new: bool,
-    claiming: Start | None = None,
+    claims: Sequence[RecordClaim] = (),
 ) -> Session:
     """Take the lease and read (or create) the session; the caller holds the id's lock.
 
     ``new``: the id was made for this open, so storage cannot hold it and is not read.
-    ``claiming``: with ``new``, what starts the id's tenant claim; the first write (or the lease
-    taken on its own) starts it and waits for it.
+    ``claims``: with ``new``, records stored with the session in its first write (the id's
+    tenant claim); nothing is written when one cannot be.
     """
     from hermes_core.session.live import Session
 
@@ -169,14 +170,11 @@ async def _open_stored_or_new(
         # out at once, and its lease is taken by its first write (in the same transaction where
         # storage can), so a first turn's model call goes out meanwhile
         # (docs/reference/core.md#writer-lease).
-        also: list[LateCondition] = []
         if lazy is not None:
             fresh = dataclasses.replace(fresh, made=predicted)
-        if claiming is not None:
-            # Its tenant's claim (nobody else can know the id either): the id is not revealed,
-            # nor anything written, before the claim is stored.
-            also.append((claiming, f"the new session {session_id} cannot be claimed for its tenant", None))
-        lease = NewLease(kernel, session_id, also)
+        # Its tenant's claim (nobody else can know the id either) is stored with it: the id is
+        # not revealed, nor anything written, without it.
+        lease = NewLease(kernel, session_id, claims)
         try:
             session = await _create(kernel, session_id, fresh, lease)
             if lazy is not None:

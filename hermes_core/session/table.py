@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from hermes_core.background import start as start_background_task
 from hermes_core.errors import InvalidValue, SessionInUse, SessionNotFound, StorageError
 from hermes_core.session.folders import FolderBatch
-from hermes_core.session.new_lease import LEASE_TTL_S, Start
+from hermes_core.session.new_lease import LEASE_TTL_S
 from hermes_core.session.open import is_session_id, open_session, refuse_running_child
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
     from hermes_core.session.live import Session
     from hermes_core.session.types import BranchSeed, StoredSession
-    from hermes_core.storage import SessionPage, SessionRecord
+    from hermes_core.storage import RecordClaim, SessionPage, SessionRecord
     from hermes_core.subagents import Subagents
 
 log = logging.getLogger("hermes.kernel")
@@ -123,7 +123,7 @@ class Sessions:
         create_cwd: bool = False,
         branch: BranchSeed | None = None,
         new: bool = False,
-        claiming: Start | None = None,
+        claims: Sequence[RecordClaim] = (),
     ) -> Session:
         """Open a stored or live session, or create one; take its writer lease
         (docs/reference/core.md#sessions-and-storage).
@@ -133,10 +133,9 @@ class Sessions:
         from 64 random bits), so storage cannot hold it and is not read, and the session is
         handed out while its lease (and its new folder, when its parent is known) is being
         taken: its first write waits for them (docs/reference/core.md#writer-lease).
-        ``claiming`` (with ``new``) starts one more such condition, e.g. the id's tenant claim
-        (:meth:`SessionTenants.claim_later`), once the first write (or the lease) is under way:
-        when it fails, the lease is given back and the first write fails as with a lease that
-        cannot be taken.
+        ``claims`` (with ``new``) are records stored in that first write too, e.g. the id's tenant
+        claim (:meth:`SessionTenants.new_claim`): when one cannot be stored, nothing is, and the
+        first write fails as with a lease that cannot be taken.
         """
         return await open_session(
             self._kernel,
@@ -153,7 +152,7 @@ class Sessions:
             create_cwd=create_cwd,
             branch=branch,
             new=new,
-            claiming=claiming if new else None,
+            claims=claims if new else (),
         )
 
     async def lookup(self, id_or_title: str) -> SessionRecord | None:

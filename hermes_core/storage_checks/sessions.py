@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from hermes_core.errors import HermesError
-from hermes_core.storage import NewRow, SessionRecord, StoredToolCall
+from hermes_core.storage import NewRow, RecordClaim, SessionRecord, StoredToolCall
 from hermes_core.storage_checks import StorageTarget, World, check, ensure, until
 
 
@@ -266,3 +267,61 @@ async def a_leased_create_takes_the_lease_with_the_session(target: StorageTarget
         got = await second.get_session("l6")
         ensure(got is not None and got.message_count == 1, "our own placeholder is filled")
         ensure(await second.acquire_lease("l6", "owner-b", 30) == "owner-a", "and its lease stays ours")
+
+
+@check("leases")
+async def a_leased_create_stores_its_claims_with_the_session(target: StorageTarget) -> None:
+    """``create_leased_session(..., claims=...)``: each claimed record is stored for its owner in
+    the same write; a live record under a claimed key refuses the whole write (no session, no
+    rows, the record untouched); an expired one is replaced."""
+    async with World(target) as world:
+        first, second = await world.storage(), await world.storage()
+        records: Any = second  # a storage that offers create_leased_session keeps records too
+        create = getattr(first, "create_leased_session", None)
+        if create is None:
+            return
+        space = "checks.claims"
+        ids = await create(
+            _record("c1"),
+            [NewRow(role="user", content="hi")],
+            "owner-a",
+            30,
+            [RecordClaim(space, "c1", "tenant:a")],
+        )
+        ensure(len(ids) == 1, f"the first rows are stored: {ids}")
+        claimed = await records.get_record(space, "c1")
+        ensure(claimed is not None and claimed.owner == "tenant:a", f"the claim is stored: {claimed}")
+        ensure(claimed is not None and claimed.data == "{}", "with an empty value")
+        ensure(await second.acquire_lease("c1", "owner-b", 30) == "owner-a", "with the lease")
+        await records.claim_record(space, "c2", '{"k": 1}', owner="tenant:b")
+        try:
+            await create(
+                _record("c2"),
+                [NewRow(role="user", content="hi")],
+                "owner-a",
+                30,
+                [RecordClaim(space, "c2", "tenant:a")],
+            )
+        except HermesError:
+            pass
+        else:
+            ensure(False, "a claimed key that holds a live record must refuse the write")
+        ensure(await second.get_session("c2") is None, "a refused create stores no session")
+        held = await records.get_record(space, "c2")
+        ensure(
+            held is not None and held.owner == "tenant:b" and held.data == '{"k": 1}',
+            "nor touches the record",
+        )
+        await records.claim_record(space, "c3", "{}", owner="tenant:b", ttl_s=0.2)
+
+        async def expired() -> bool:
+            return await records.get_record(space, "c3") is None
+
+        await until(expired, "the record under c3 to expire")
+        await create(_record("c3"), [], "owner-a", 30, [RecordClaim(space, "c3", "tenant:a")])
+        replaced = await records.get_record(space, "c3")
+        ensure(
+            replaced is not None and replaced.owner == "tenant:a",
+            f"an expired record is replaced: {replaced}",
+        )
+        ensure(replaced is not None and replaced.expires_at is None, "by one that does not expire")

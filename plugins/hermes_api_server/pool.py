@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from hermes_core import check_workspace as core_check_workspace
 
 if TYPE_CHECKING:
     from hermes_api_server.session_owners import SessionOwners
-    from hermes_core import Kernel, Session
+    from hermes_core import Kernel, RecordClaim, Session
 
 log = logging.getLogger("hermes.api")
 
@@ -91,7 +91,7 @@ class SessionPool:
         workspace: Path | None,
         seed: Sequence[SeedMessage],
         new: bool = False,
-        claiming: Callable[[], asyncio.Future[None]] | None = None,
+        claims: Sequence[RecordClaim] = (),
     ) -> Session:
         live = self.kernel.live_session(session_id)
         if live is not None and live.lineage is None:
@@ -113,7 +113,7 @@ class SessionPool:
                 seed=seed,
                 create_cwd=chosen is None,
                 new=new,
-                claiming=claiming,
+                claims=claims,
             )
             if not new and workspace is None and session.cwd != cwd and not session.cwd.is_dir():
                 await self._move_in(session, cwd)
@@ -168,12 +168,13 @@ class SessionPool:
             read for it.
         """
         async with self._lock(session_id):
-            claiming = None
+            claim = None
             if self.owners is not None and new:
-                # Nobody else can know a new id: its tenant's claim is started by the first
-                # write (or the id's reveal), after the first model call went out.
-                claiming = self.owners.claim_new(session_id, owner)
-            if self.owners is not None and claiming is None:
+                # Nobody else can know a new id: its tenant's claim is stored with the session
+                # by its first write (or beside the lease taken for the id's reveal).
+                claim = self.owners.claim_new(session_id, owner)
+            claims = (claim,) if claim is not None else ()
+            if self.owners is not None and claim is None:
                 await self.owners.check(session_id, owner, self.exists, new=new)
             # A session this pool already holds is live: opening it again waits on nothing.
             gate = contextlib.nullcontext() if session_id in self._users else self._opening
@@ -185,7 +186,7 @@ class SessionPool:
                     workspace=workspace,
                     seed=seed,
                     new=new,
-                    claiming=claiming,
+                    claims=claims,
                 )
             self._users[session_id] = self._users.get(session_id, 0) + 1
         try:

@@ -11,7 +11,6 @@ A refused id answers 404 ``session_not_found``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ from hermes_api_server.errors import ApiError
 from hermes_core import SessionTenants
 
 if TYPE_CHECKING:
-    from hermes_core import Records
+    from hermes_core import RecordClaim, Records
 
 
 def not_found(session_id: str) -> ApiError:
@@ -44,8 +43,8 @@ class SessionOwners:
         if not await self.tenants.check(session_id, owner, exists, new=new):
             raise not_found(session_id)
 
-    def claim_new(self, session_id: str, owner: str) -> Callable[[], asyncio.Future[None]] | None:
-        """Return what claims an id made for this request for ``owner`` (None: a configured key
-        claims nothing); the new session's first write, or the reveal of its id, starts the claim
-        and waits for it (docs/reference/api-server.md#tenants)."""
-        return self.tenants.claim_later(session_id, owner)
+    def claim_new(self, session_id: str, owner: str) -> RecordClaim | None:
+        """Return the claim of an id made for this request for ``owner`` (None: a configured key
+        claims nothing), stored in the new session's first write, which the reveal of its id
+        waits for (docs/reference/api-server.md#tenants)."""
+        return self.tenants.new_claim(session_id, owner)

@@ -13,10 +13,12 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from hermes_core import NewRow, Row, SessionRecord, StorageError, storage_kit
+from hermes_core import NewRow, RecordClaim, Row, SessionRecord, StorageError, storage_kit
 from hermes_postgres import inline, session_ops
 from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
 from hermes_postgres.lease_ops import FENCE_CTE, LEASE_NEW_CTE
+from hermes_postgres.record_single import COLUMNS as RECORD_COLUMNS
+from hermes_postgres.record_single import NOW as RECORD_NOW
 
 ACTIVITY_INTERVAL_S = 1
 Fence = tuple[str, int] | None  # (owner, epoch) of the lease this storage holds, if any
@@ -158,32 +160,79 @@ def create_sql(fenced: bool, unnest: tuple[str, ...]) -> str:
     )
 
 
+# A new session's claimed records (parameters: one array each of namespaces, keys and owners):
+# stored with the session only when none of the keys holds a live record, an expired one being
+# replaced. Only keys nobody can hold yet are claimed this way (``RecordClaim``).
+_CLAIMS_CTE = (
+    "x AS (SELECT * FROM unnest({ns}, {keys}, {owners}) AS x(ns, k, o)), "
+    f"t AS (SELECT {RECORD_NOW} AS now), "
+    f"c AS (INSERT INTO hermes_records AS hr ({RECORD_COLUMNS}) "
+    "SELECT x.ns, x.k, '{{}}', '', x.o, 1, 1, t.now, t.now, NULL FROM x CROSS JOIN t "
+    "WHERE EXISTS (SELECT 1 FROM l) AND NOT EXISTS (SELECT 1 FROM hermes_records e "
+    "JOIN x y ON e.namespace = y.ns AND e.key = y.k CROSS JOIN t u "
+    "WHERE e.expires_at IS NULL OR e.expires_at > u.now) "
+    "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data, scope = EXCLUDED.scope, "
+    "owner = EXCLUDED.owner, epoch = 1, version = hr.version + 1, created_at = EXCLUDED.created_at, "
+    "updated_at = EXCLUDED.updated_at, expires_at = NULL "
+    "WHERE hr.expires_at IS NOT NULL AND hr.expires_at <= EXCLUDED.created_at RETURNING 1)"
+)
+
+
 @cache
-def leased_create_sql(unnest: tuple[str, ...]) -> str:
-    """Return one statement that takes a new session's writer lease and inserts the session and its
-    first rows; it answers the lease's epoch (None: not taken, nothing written), how many sessions
-    it inserted and the new rows' ids."""
+def leased_create_sql(unnest: tuple[str, ...], claims: tuple[str, ...] = ()) -> str:
+    """Return one statement that takes a new session's writer lease and inserts the session, its
+    first rows and (given the three array expressions of ``claims``) its claimed records; it
+    answers the lease's epoch (None: not taken, nothing written), how many sessions it inserted,
+    the new rows' ids and how many records it claimed."""
+    claimed, counted, claim_count = "", "", "0"
+    if claims:
+        ns, keys, owners = claims
+        claimed = ", " + _CLAIMS_CTE.format(ns=ns, keys=keys, owners=owners)
+        counted, claim_count = " AND (SELECT count(*) FROM c) = %s", "(SELECT count(*) FROM c)"
     return (
-        f"WITH {LEASE_NEW_CTE}, s AS ({session_ops.INSERT_SELECT} WHERE EXISTS (SELECT 1 FROM l) "
-        f"ON CONFLICT (id) DO NOTHING RETURNING id), "
+        f"WITH {LEASE_NEW_CTE}{claimed}, s AS ({session_ops.INSERT_SELECT} WHERE EXISTS (SELECT 1 FROM l)"
+        f"{counted} ON CONFLICT (id) DO NOTHING RETURNING id), "
         f"{_rows_cte(unnest)}, m AS ({_INSERT_TARGET} SELECT r.id, s.id, {_INSERT_SELECT} "
         "FROM r CROSS JOIN s ORDER BY r.ord RETURNING id) "
-        "SELECT (SELECT epoch FROM l), (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id)"
+        "SELECT (SELECT epoch FROM l), (SELECT count(*) FROM s), ARRAY(SELECT id FROM m ORDER BY id), "
+        f"{claim_count}"
     )
 
 
 async def create_leased_session(
-    cur: Any, record: SessionRecord, rows: Sequence[NewRow], now: float, owner: str, ttl_s: float
+    cur: Any,
+    record: SessionRecord,
+    rows: Sequence[NewRow],
+    now: float,
+    owner: str,
+    ttl_s: float,
+    claims: Sequence[RecordClaim] = (),
 ) -> tuple[int, list[int]] | None:
-    """Take a new session's lease and insert it with its rows in one statement; return the lease's
-    epoch and the row ids, or None (nothing written) when the lease is held or the id stored."""
+    """Take a new session's lease and insert it with its rows (and claimed records) in one
+    statement; return the lease's epoch and the row ids, or None (nothing written) when the lease
+    is held or the id stored.
+
+    :raises StorageError: a claimed key holds a live record (nothing of the session is written).
+    """
     values = [row_values(row, now) for row in rows]
     unnest, columns = inline.arrays(INSERT_TYPES, _columns(values))
     params: list[Any] = [record.id, owner, float(ttl_s), record.id]
+    claim_sql: tuple[str, ...] = ()
+    if claims:
+        claim_sql, claim_params = inline.arrays(
+            ("text", "text", "text"),
+            [[c.namespace for c in claims], [c.key for c in claims], [c.owner for c in claims]],
+        )
+        params += claim_params
     params += session_ops.insert_params(record, now)
+    if claims:
+        params.append(len(claims))
     params += columns
-    await cur.execute(leased_create_sql(unnest), params)
+    await cur.execute(leased_create_sql(unnest, claim_sql), params)
     found = await cur.fetchone()
+    if found[0] is not None and claims and found[3] != len(claims):
+        taken = ", ".join(f"{c.namespace}/{c.key}" for c in claims)
+        raise StorageError(f"a record the new session {record.id} claims is held already ({taken})")
     if found[0] is None or not found[1]:
         return None
     return int(found[0]), [int(i) for i in found[2]]

@@ -16,6 +16,7 @@ from hermes_core import (
     HermesError,
     LeaseLost,
     NewRow,
+    RecordClaim,
     Row,
     SessionNotFound,
     SessionPage,
@@ -277,16 +278,23 @@ class PostgresStorage(PostgresExtras):
         return ids
 
     async def create_leased_session(
-        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+        self,
+        record: SessionRecord,
+        rows: Sequence[NewRow],
+        owner: str,
+        ttl_s: float,
+        claims: Sequence[RecordClaim] = (),
     ) -> list[int]:
-        """Take a new session's writer lease and store it with its first rows, in one statement
-        (docs/reference/core.md#writer-lease); later writes are fenced on that lease.
+        """Take a new session's writer lease and store it with its first rows (and the records it
+        claims), in one statement (docs/reference/core.md#writer-lease); later writes are fenced
+        on that lease.
 
-        :raises StorageError: when the session exists, or another live holder leases its id.
+        :raises StorageError: when the session exists, another live holder leases its id, or a
+            claimed record is there.
         """
         now = time.time()
         async with self._cursor() as cur:
-            found = await message_ops.create_leased_session(cur, record, rows, now, owner, ttl_s)
+            found = await message_ops.create_leased_session(cur, record, rows, now, owner, ttl_s, claims)
             holder = None if found is not None else (await lease_ops.holder(cur, record.id))[0]
         if found is None:
             if holder is not None and holder != owner:

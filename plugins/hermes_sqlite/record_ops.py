@@ -13,7 +13,16 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_core import Claim, Expect, RecordChange, RecordPage, StoredRecord, storage_kit
+from hermes_core import (
+    Claim,
+    Expect,
+    RecordChange,
+    RecordClaim,
+    RecordPage,
+    StorageError,
+    StoredRecord,
+    storage_kit,
+)
 from hermes_sqlite.schema import write_transaction
 
 COLUMNS = "namespace, key, data, scope, owner, epoch, version, created_at, updated_at, expires_at"
@@ -64,6 +73,16 @@ def _values(record: StoredRecord) -> tuple[Any, ...]:
 def _store(conn: sqlite3.Connection, record: StoredRecord) -> StoredRecord:
     conn.execute(_REPLACE, _values(record))
     return record
+
+
+def claim_absent(conn: sqlite3.Connection, claims: Sequence[RecordClaim], now: float) -> None:
+    """Store each claim's record for its owner, inside the caller's transaction (a new session's
+    first write, see ``LeasedCreate``); raise ``StorageError`` when a live record is there."""
+    for claim in claims:
+        old = _current(conn, claim.namespace, claim.key, now)
+        if old is not None:
+            raise StorageError(f"the record {claim.namespace}/{claim.key} is held by {old.owner}")
+        _store(conn, StoredRecord(claim.namespace, claim.key, "{}", "", claim.owner, 1, 1, now, now, None))
 
 
 def get(conn: sqlite3.Connection, namespace: str, key: str) -> StoredRecord | None:

@@ -16,12 +16,14 @@ from typing import Any
 from hermes_core import (
     InvalidValue,
     NewRow,
+    RecordClaim,
     SessionNotFound,
     SessionPage,
     SessionRecord,
     StorageError,
     storage_kit,
 )
+from hermes_sqlite import record_ops
 from hermes_sqlite.db_state import DbState
 from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
 from hermes_sqlite.schema import write_transaction
@@ -118,24 +120,32 @@ def create_session(state: DbState, record: SessionRecord, rows: Sequence[NewRow]
 
 
 def create_leased_session(
-    state: DbState, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+    state: DbState,
+    record: SessionRecord,
+    rows: Sequence[NewRow],
+    owner: str,
+    ttl_s: float,
+    claims: Sequence[RecordClaim] = (),
 ) -> list[int]:
-    """Take the writer lease of a session not stored yet and store it with its first rows, in one
-    transaction.
+    """Take the writer lease of a session not stored yet and store it with its first rows and the
+    records it claims, in one transaction.
 
     :param state: the connection's state.
     :param record: the session; zero timestamps mean now.
     :param rows: its first rows.
     :param owner: our owner string.
     :param ttl_s: seconds until the lease expires unless renewed.
+    :param claims: records to store for their owners (see ``RecordClaim``).
     :returns: the new row ids.
-    :raises StorageError: when the session is stored already, or its placeholder is leased by
-        another live holder.
+    :raises StorageError: when the session is stored already, its placeholder is leased by
+        another live holder, or a claimed record is there.
     """
     now = time.time()
     params = storage_kit.session_params(record, now)
     conn = state.conn
     with write_transaction(conn):
+        if claims:
+            record_ops.claim_absent(conn, claims, now)
         existing = conn.execute(
             "SELECT placeholder, lease_owner, lease_expires_at FROM sessions WHERE id = ?", (record.id,)
         ).fetchone()

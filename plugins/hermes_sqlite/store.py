@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hermes_core import HermesError, NewRow, Row, SessionPage, SessionRecord, StorageError
+from hermes_core import HermesError, NewRow, RecordClaim, Row, SessionPage, SessionRecord, StorageError
 from hermes_sqlite import message_ops, session_ops
 from hermes_sqlite.db_state import DbState
 from hermes_sqlite.inline import small_rows
@@ -192,16 +192,22 @@ class SqliteStorage(SqliteExtras):
         )
 
     async def create_leased_session(
-        self, record: SessionRecord, rows: Sequence[NewRow], owner: str, ttl_s: float
+        self,
+        record: SessionRecord,
+        rows: Sequence[NewRow],
+        owner: str,
+        ttl_s: float,
+        claims: Sequence[RecordClaim] = (),
     ) -> list[int]:
-        """Take a new session's writer lease and store it with its first rows, in one transaction
-        (docs/reference/core.md#writer-lease).
+        """Take a new session's writer lease and store it with its first rows (and the records it
+        claims), in one transaction (docs/reference/core.md#writer-lease).
 
-        :raises StorageError: when the session exists, or another live holder leases its id.
+        :raises StorageError: when the session exists, another live holder leases its id, or a
+            claimed record is there.
         """
-        rows = tuple(rows)
+        rows, claims = tuple(rows), tuple(claims)
         return await self._run(
-            lambda _conn: session_ops.create_leased_session(self._db(), record, rows, owner, ttl_s),
+            lambda _conn: session_ops.create_leased_session(self._db(), record, rows, owner, ttl_s, claims),
             inline=small_rows(rows),
         )
 

@@ -1,5 +1,5 @@
-"""A tenant's stored key starting a new stateless chat: the session's tenant claim is stored while
-its first model call goes out, and nothing is written or revealed before it is
+"""A tenant's stored key starting a new stateless chat: the session's tenant claim is stored by its
+first write, with the session, and nothing is written or revealed without it
 (docs/reference/api-server.md#tenants, docs/reference/core.md#writer-lease).
 
 Seen from a client, through the ``openai`` provider to a fake upstream, on a real SQLite file

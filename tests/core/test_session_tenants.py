@@ -61,18 +61,3 @@ async def test_a_tenants_new_session_is_claimed_without_asking_whether_it_exists
         # An id the caller chose may name a session made before: that is still asked.
         assert await tenants.check("chosen", "tenant:acme", exists)
         assert asked == ["chosen"]
-
-
-async def test_a_new_ids_claim_is_made_only_when_started() -> None:
-    # The API hands a new chat's first write what claims its id for its tenant (started after
-    # the first model call went out); a configured key's owner claims nothing (no record).
-    kernel = make_kernel(FakeProviderPlugin(FakeProvider()), settings={"model": "fake:model"})
-    async with kernel.running():
-        tenants = SessionTenants(kernel.records)
-        assert tenants.claim_later("api-legacy", "principal:abc") is None
-        start = tenants.claim_later("api-new", "tenant:acme")
-        assert start is not None
-        assert await kernel.records.space("tenants").get("api-new") is None  # not started yet
-        await start()
-        assert await SessionTenants(kernel.records).tenant("api-new") == "acme"
-        assert await SessionTenants(kernel.records).tenant("api-legacy") == DEFAULT_TENANT
