@@ -312,6 +312,19 @@ async def a_leased_create_stores_its_claims_with_the_session(target: StorageTarg
             held is not None and held.owner == "tenant:b" and held.data == '{"k": 1}',
             "nor touches the record",
         )
+        two = [RecordClaim(space, "c2a", "tenant:a"), RecordClaim(space, "c2", "tenant:a")]
+        try:
+            await create(_record("c2a"), [], "owner-a", 30, two)
+        except HermesError:
+            pass
+        else:
+            ensure(False, "one claimed key that holds a live record must refuse every claim")
+        ensure(await records.get_record(space, "c2a") is None, "so the other claim is not stored either")
+        both = [RecordClaim(space, "c4a", "tenant:a"), RecordClaim(space, "c4b", "tenant:a")]
+        await create(_record("c4"), [], "owner-a", 30, both)
+        for key in ("c4a", "c4b"):
+            found = await records.get_record(space, key)
+            ensure(found is not None and found.owner == "tenant:a", f"every claim is stored: {key}")
         await records.claim_record(space, "c3", "{}", owner="tenant:b", ttl_s=0.2)
 
         async def expired() -> bool:

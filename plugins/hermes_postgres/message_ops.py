@@ -163,6 +163,20 @@ def create_sql(fenced: bool, unnest: tuple[str, ...]) -> str:
 # A new session's claimed records (parameters: one array each of namespaces, keys and owners):
 # stored with the session only when none of the keys holds a live record, an expired one being
 # replaced. Only keys nobody can hold yet are claimed this way (``RecordClaim``).
+_CLAIM_CONFLICT = (
+    "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data, scope = EXCLUDED.scope, "
+    "owner = EXCLUDED.owner, epoch = 1, version = hr.version + 1, created_at = EXCLUDED.created_at, "
+    "updated_at = EXCLUDED.updated_at, expires_at = NULL "
+    "WHERE hr.expires_at IS NOT NULL AND hr.expires_at <= EXCLUDED.created_at RETURNING 1)"
+)
+# One claim (parameters: namespace, key, owner): its conflict rule alone makes it all or nothing.
+_CLAIM_CTE = (
+    f"c AS (INSERT INTO hermes_records AS hr ({RECORD_COLUMNS}) "
+    f"SELECT %s, %s, '{{}}', '', %s, 1, 1, t.now, t.now, NULL FROM (SELECT {RECORD_NOW} AS now) t "
+    f"WHERE EXISTS (SELECT 1 FROM l) {_CLAIM_CONFLICT}"
+)
+# Several (parameters: one array each of namespaces, keys and owners): stored only when none of
+# the keys holds a live record.
 _CLAIMS_CTE = (
     "x AS (SELECT * FROM unnest({ns}, {keys}, {owners}) AS x(ns, k, o)), "
     f"t AS (SELECT {RECORD_NOW} AS now), "
@@ -171,23 +185,23 @@ _CLAIMS_CTE = (
     "WHERE EXISTS (SELECT 1 FROM l) AND NOT EXISTS (SELECT 1 FROM hermes_records e "
     "JOIN x y ON e.namespace = y.ns AND e.key = y.k CROSS JOIN t u "
     "WHERE e.expires_at IS NULL OR e.expires_at > u.now) "
-    "ON CONFLICT (namespace, key) DO UPDATE SET data = EXCLUDED.data, scope = EXCLUDED.scope, "
-    "owner = EXCLUDED.owner, epoch = 1, version = hr.version + 1, created_at = EXCLUDED.created_at, "
-    "updated_at = EXCLUDED.updated_at, expires_at = NULL "
-    "WHERE hr.expires_at IS NOT NULL AND hr.expires_at <= EXCLUDED.created_at RETURNING 1)"
-)
+) + _CLAIM_CONFLICT.replace("{", "{{").replace("}", "}}")
 
 
 @cache
 def leased_create_sql(unnest: tuple[str, ...], claims: tuple[str, ...] = ()) -> str:
     """Return one statement that takes a new session's writer lease and inserts the session, its
-    first rows and (given the three array expressions of ``claims``) its claimed records; it
+    first rows and its claimed records (``claims``: ``("one",)`` for one, given as three scalar
+    parameters, else the three array expressions of several); it
     answers the lease's epoch (None: not taken, nothing written), how many sessions it inserted,
     the new rows' ids and how many records it claimed."""
     claimed, counted, claim_count = "", "", "0"
-    if claims:
+    if claims == ("one",):
+        claimed = ", " + _CLAIM_CTE
+    elif claims:
         ns, keys, owners = claims
         claimed = ", " + _CLAIMS_CTE.format(ns=ns, keys=keys, owners=owners)
+    if claims:
         counted, claim_count = " AND (SELECT count(*) FROM c) = %s", "(SELECT count(*) FROM c)"
     return (
         f"WITH {LEASE_NEW_CTE}{claimed}, s AS ({session_ops.INSERT_SELECT} WHERE EXISTS (SELECT 1 FROM l)"
@@ -218,7 +232,10 @@ async def create_leased_session(
     unnest, columns = inline.arrays(INSERT_TYPES, _columns(values))
     params: list[Any] = [record.id, owner, float(ttl_s), record.id]
     claim_sql: tuple[str, ...] = ()
-    if claims:
+    if len(claims) == 1:
+        claim_sql = ("one",)
+        params += [claims[0].namespace, claims[0].key, claims[0].owner]
+    elif claims:
         claim_sql, claim_params = inline.arrays(
             ("text", "text", "text"),
             [[c.namespace for c in claims], [c.key for c in claims], [c.owner for c in claims]],
