@@ -17,7 +17,7 @@ from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
 from hermes_core.history import materialize
 from hermes_core.outlive import outlive
-from hermes_core.storage import NewRow
+from hermes_core.storage import NewRow, Row
 from hermes_core.turn.head_start import HeadStart
 from hermes_core.turn.model_call import TurnFailed
 
@@ -56,20 +56,34 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
     run.warnings.extend(await run.kernel.tool_sources.settle(run.session.id))
     row = user_row(run)
     head: HeadStart | None = None
+    writing: asyncio.Future[list[Row]] | None = None
     try:
+        if run.kernel.records.shared:
+            # Storage on a database server: the write is a round trip, not work for this loop,
+            # and the first frame waits for it (a stored prompt is shown, never one that may be
+            # lost). Its query leaves first, and the call goes out while it is under way.
+            writing = begin_user_row(run, row)
         head = await open_first_call(run, row)
-        # The write's task starts after the call's, which was scheduled first: the request goes
-        # out before the write is queued, in the same loop pass. The write runs on the database
-        # thread but needs the GIL between its SQLite calls: queued first, it waited behind the
-        # loop's ~0.7 ms of HTTP client work, which left it (and so TurnStarted and the first
-        # delta) finishing after the first chunk had arrived from a fast upstream. Queued while
-        # the loop waits for the answer, it is done sooner.
-        await store_user_row(run, row)
+        # Otherwise the write's task starts after the call's, which was scheduled first: the
+        # request goes out before the write is queued, in the same loop pass. A local write is
+        # the loop's own work (SQLite inline, or on its thread needing the GIL between calls):
+        # queued first, it waited behind the loop's ~0.7 ms of HTTP client work, which left it
+        # (and so TurnStarted and the first delta) finishing after the first chunk had arrived
+        # from a fast upstream. Queued while the loop waits for the answer, it is done sooner.
+        await end_user_row(run, writing if writing is not None else begin_user_row(run, row))
     except BaseException:
+        if writing is not None and not writing.done():
+            writing.add_done_callback(_retrieve)  # the turn reports the first failure
         if head is not None:
             await head.discard()
         raise
     return head
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
+    if not future.cancelled():
+        future.exception()
 
 
 async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
@@ -114,16 +128,23 @@ def user_row(run: TurnRun) -> NewRow:
     return NewRow(role="user", content=text, parts=all_parts, display_kind=items[0].display_kind)
 
 
-async def store_user_row(run: TurnRun, row: NewRow) -> None:
-    """Store the user row (deriving the title on a first turn), then emit ``TurnStarted``."""
+def begin_user_row(run: TurnRun, row: NewRow) -> asyncio.Future[list[Row]]:
+    """Start storing the user row (deriving the title on a first turn); :func:`end_user_row`
+    waits for it."""
     session = run.session
     first_turn = not any(r.role == "user" for r in session.rows)
     if first_turn:
         from hermes_core.titles import derive_title_if_needed
 
         derive_title_if_needed(session, row.content)
+    return session.start_append([row])
+
+
+async def end_user_row(run: TurnRun, writing: asyncio.Future[list[Row]]) -> None:
+    """Wait for the user row :func:`begin_user_row` started, then emit ``TurnStarted``."""
+    session = run.session
     try:
-        made = await outlive(session.start_append([row]))
+        made = await outlive(writing)
     except StorageError as exc:
         run.emit_started()
         raise TurnFailed(
