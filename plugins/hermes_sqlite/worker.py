@@ -24,11 +24,7 @@ as one queue item, so jobs submitted together (many sessions' writes at once) wa
 once and reach it together, where group commit sees them as one burst. A job thus waits for
 the rest of its loop step before the thread sees it, and the thread is woken as the loop is
 about to go idle rather than in the middle of a step, where its Python would compete with the
-loop's for the GIL. On a new chat with a tenant's stored key and budgets
-(``bench/bench_budget_pairs.py --sqlite --scoped-key``, 2 shared cores) the TTFT that budgets
-add fell in six paired runs of seven (by 0.07-0.46 ms, most at load 4-4.5; the seventh: equal)
-and TTFT with them in seven of seven, although nearly every hand-off there
-held one job (counted: 710 of one job and 70 of two): that path awaits each job before the next.
+loop's for the GIL (the paired figures are in ``bench/README.md``).
 
 Inline jobs: a round trip through the thread costs a lone job 1-1.7 ms on 2 shared cores, most
 of it waiting for the thread to get a core and the GIL. A small job submitted with
