@@ -85,10 +85,10 @@ _EXPORTS: dict[str, str] = {
     "SubagentStatus": "hermes_core.events",
     # delegated children
     "DelegationLimits": "hermes_core.subagents",
-    "Lineage": "hermes_core.subagents",
-    "Subagent": "hermes_core.subagents",
+    "Lineage": "hermes_core.subagent",
+    "Subagent": "hermes_core.subagent",
     "Subagents": "hermes_core.subagents",
-    "subagent_payload": "hermes_core.subagents",
+    "subagent_payload": "hermes_core.subagent",
     # providers
     "ModelInfo": "hermes_core.providers",
     "ToolCallRequest": "hermes_core.providers",
@@ -361,13 +361,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
     from hermes_core.settings import CoreSettings  # noqa: F401
     from hermes_core.settings_store import SettingsStore  # noqa: F401
     from hermes_core.storage import *  # noqa: F403
-    from hermes_core.subagents import (  # noqa: F401
-        DelegationLimits,
-        Lineage,
-        Subagent,
-        Subagents,
-        subagent_payload,
-    )
+    from hermes_core.subagent import Lineage, Subagent, subagent_payload  # noqa: F401
+    from hermes_core.subagents import DelegationLimits, Subagents  # noqa: F401
     from hermes_core.tool_sources import ToolServerStatus, ToolSource, ToolSources  # noqa: F401
     from hermes_core.tools import *  # noqa: F403
     from hermes_core.tracing import Span, Tracer, TracerSpec, traceparent_from_meta, valid_traceparent  # noqa: F401

@@ -1,14 +1,14 @@
-"""Delegated child agents: their table, limits and lifecycle (docs/reference/core.md#subagents).
+"""The table of a kernel's delegated children, their limits and lifecycle (docs/reference/core.md#subagents).
 
 :class:`Subagents` is reached as ``kernel.sessions.children``. A delegating tool (the ``delegation``
 plugin's ``delegate_task``) asks it to :meth:`~Subagents.spawn` a child: a real session of its
 own, opened with ``source="tool"`` and ``parent_session_id`` set, the parent's workspace, profile,
-file access and tenant, and a :class:`Lineage` saying where it sits in the tree. Transports read the same
-table to show, interrupt and steer children. Closing a parent closes its children
-(``Sessions.forget`` calls :meth:`~Subagents.close_children`).
-
-A child's questions are asked on the session at the root of its tree, tagged with the child's id
-(``QuestionRequested.task_id``), so the host that drives the parent answers them.
+file access and tenant, and a :class:`~hermes_core.subagent.Lineage` saying where it sits in the
+tree. Transports read the same table to show, interrupt and steer children. Closing a parent
+closes its children (``Sessions.forget`` calls :meth:`~Subagents.close_children`). The
+``[delegation]`` settings are :class:`DelegationLimits`; a background child's result waits here
+as a note for its parent's model. One child, its entry and its event payload are
+:mod:`hermes_core.subagent`.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import dataclasses
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hermes_core.errors import ConfigError, StorageError
-from hermes_core.events import SubagentEvent, SubagentKind, SubagentStatus, Usage
+from hermes_core.events import SubagentEvent, SubagentKind, SubagentStatus
+from hermes_core.subagent import Lineage, Subagent
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
@@ -32,11 +32,9 @@ if TYPE_CHECKING:
     from hermes_core.session_tenants import SessionTenants
 
 log = logging.getLogger("hermes.subagents")
-TAIL_CHARS = 16 * 1024
 REMEMBERED_FINISHED = 256
 MAX_NOTES = 8
 NOTE_CHARS = 4000
-TERMINAL: frozenset[str] = frozenset({"completed", "error", "interrupted"})
 #: How background results taken at a tool boundary are appended to the round's last tool result.
 BACKGROUND_MARKER = "\n\n[Background results] "
 
@@ -65,113 +63,6 @@ class DelegationLimits:
 
     def as_dict(self) -> dict[str, int]:
         return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True, slots=True)
-class Lineage:
-    """Where a child session sits: its parent, its depth (1 under a top-level session), the
-    session its questions are asked on, and its own tool-round cap."""
-
-    subagent_id: str
-    parent_id: str
-    depth: int
-    asks_on: str
-    tool_round_limit: int | None = None
-
-
-@dataclass(slots=True, eq=False)
-class Subagent:
-    """One child in the table: what it was asked, its state, and its live session while it runs."""
-
-    subagent_id: str
-    parent_id: str
-    depth: int
-    goal: str
-    task_index: int = 0
-    task_count: int = 1
-    model: str | None = None
-    role: str = "leaf"
-    delegation_id: str | None = None
-    status: SubagentStatus = "queued"
-    started_at: float = field(default_factory=time.time)
-    ended_at: float | None = None
-    summary: str = ""
-    error: str | None = None
-    tool_calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    tail: str = ""
-    session: Session | None = None
-    task: asyncio.Task[Any] | None = None
-
-    @property
-    def active(self) -> bool:
-        return self.status not in TERMINAL
-
-    @property
-    def background(self) -> bool:
-        return self.delegation_id is not None
-
-    def add_tail(self, text: str) -> None:
-        """Keep the last ``TAIL_CHARS`` of what the child wrote."""
-        self.tail = (self.tail + text)[-TAIL_CHARS:]
-
-    def snapshot(self) -> dict[str, Any]:
-        """Return the JSON-ready view hosts list and spawn trees store."""
-        end = self.ended_at if self.ended_at is not None else time.time()
-        return {
-            "subagent_id": self.subagent_id,
-            "parent_id": self.parent_id,
-            "depth": self.depth,
-            "goal": self.goal,
-            "task_index": self.task_index,
-            "task_count": self.task_count,
-            "model": self.model,
-            "role": self.role,
-            "status": self.status,
-            "background": self.background,
-            "delegation_id": self.delegation_id,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "duration_s": round(end - self.started_at, 3),
-            "summary": self.summary,
-            "error": self.error,
-            "tool_calls": self.tool_calls,
-            "usage": {"input": self.usage.input, "output": self.usage.output, "total": self.usage.total},
-        }
-
-
-def subagent_payload(ev: SubagentEvent, redact: Callable[[str], str]) -> dict[str, Any]:
-    """Return the JSON object every transport sends for a ``subagent.<kind>`` event: the typed
-    fields, ``usage`` as ``{input, output, total}``, then the kind's payload (strings redacted)."""
-    payload: dict[str, Any] = {
-        "subagent_id": ev.subagent_id,
-        "parent_id": ev.parent_id,
-        "depth": ev.depth,
-        "goal": redact(ev.goal),
-        "task_index": ev.task_index,
-        "task_count": ev.task_count,
-        "model": ev.model,
-        "status": ev.status,
-    }
-    if ev.usage is not None:
-        payload["usage"] = {"input": ev.usage.input, "output": ev.usage.output, "total": ev.usage.total}
-    if ev.delegation_id is not None:
-        payload["delegation_id"] = ev.delegation_id
-    for key, value in ev.payload.items():
-        payload[key] = redact(value) if isinstance(value, str) else value
-    return payload
-
-
-def question_route(session: Session, turn_id: str | None) -> tuple[str, str | None, str | None]:
-    """Return where a question of ``session``'s turn ``turn_id`` is asked: the session id, the
-    ``task_id`` tag and the turn id. A child asks on the root session, during the turn running
-    there (so that turn's own listeners see it too), tagged with the child's id."""
-    lineage = session.lineage
-    if lineage is not None:
-        root = session.kernel.sessions.get(lineage.asks_on)
-        run = root.run if root is not None else None
-        return lineage.asks_on, lineage.subagent_id, run.turn_id if run is not None else None
-    return session.id, getattr(session, "task_id", None), turn_id
 
 
 class Subagents:

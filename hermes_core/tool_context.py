@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.events import QuestionRequested, ToolProgress
-from hermes_core.subagents import question_route
+from hermes_core.subagent import question_route
 from hermes_core.tools import ToolError, ToolResult, ToolSpec
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hermes_core.event_log.writer import SessionLog
     from hermes_core.kernel import Kernel
     from hermes_core.session.folders import LazyFolder
-    from hermes_core.subagents import Lineage
+    from hermes_core.subagent import Lineage
     from hermes_core.tools import FileAccess
     from hermes_core.turn import TurnRun
 

@@ -28,7 +28,8 @@ from hermes_core.events import (
     ToolExecuting,
 )
 from hermes_core.storage import NewRow, Row, StoredToolCall
-from hermes_core.subagents import BACKGROUND_MARKER, question_route
+from hermes_core.subagent import question_route
+from hermes_core.subagents import BACKGROUND_MARKER
 from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 from hermes_core.turn import trace

@@ -247,7 +247,7 @@ def subagent(ev: SubagentEvent, redact: Redact) -> dict[str, Any]:
     ``tool_name`` (``tool``), ``duration_seconds`` (``duration_s``), ``tool_count``
     (``tool_calls``), ``input_tokens``/``output_tokens`` (``usage``).
     """
-    from hermes_core import subagent_payload  # the subagent table's module: not needed to open a session
+    from hermes_core import subagent_payload  # the subagent module: not needed to open a session
 
     out = subagent_payload(ev, redact)
     if "tool" in out:

@@ -179,6 +179,7 @@ def hermes_lifespan(kernel):
 #: Needed later in a session's life (a delegation, closing it, a tool call), not to open it.
 NOT_TO_OPEN = (
     "hermes_core.subagents",
+    "hermes_core.subagent",
     # the approval policy and the allowlist file: read after start, or by the first tool call
     "hermes_core.approvals",
 )
