@@ -1,5 +1,5 @@
-"""Waiting for a future that must outlive a cancelled waiter, one loop pass cheaper than
-``asyncio.shield`` (issue #30).
+"""Waiting for a future that must outlive its waiter (cancelled, or out of time), a loop pass
+cheaper than ``asyncio.shield`` (issue #30).
 
 ``await asyncio.shield(fut)`` wakes its task two loop passes after ``fut`` is done: ``fut``'s
 callback completes the shield's outer future, whose own callback then wakes the task, each a pass
@@ -8,6 +8,9 @@ of the first token. :func:`outlive` hands the waiting task ``fut`` itself to wai
 one pass after ``fut`` is done, while a cancel of the waiting task still leaves ``fut`` alone:
 the task gets its ``CancelledError`` once ``fut`` is done (``shield`` raises it at once, and ``fut``
 goes on unwatched). Use it where a cancelled caller waits for the work anyway.
+
+:func:`within` waits for such a future up to a timeout instead, for a caller that gives up on it
+after a while but must not stop it.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import asyncio
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["outlive"]
+__all__ = ["outlive", "within"]
 
 T = TypeVar("T")
 
@@ -59,3 +62,28 @@ def outlive(fut: asyncio.Future[T]) -> _Outliving[T]:
     """Return an awaitable of ``fut``'s result that a cancel of the awaiting task never passes on
     to ``fut``: the cancel is raised in the task once ``fut`` is done."""
     return _Outliving(fut)
+
+
+async def within(fut: asyncio.Future[Any], timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``fut`` (never cancelling it); tell whether it is done.
+
+    Rather than ``wait_for(shield(fut))``, which wakes the waiter three loop passes after ``fut``
+    is done (the shield's two futures, then wait_for's own), where this takes two.
+    """
+    if fut.done() or timeout <= 0:
+        return fut.done()
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    fut.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        fut.remove_done_callback(wake)
+    return fut.done()

@@ -38,7 +38,7 @@ from hermes_core.event_log.store import EventChunk
 FORMAT = 1
 #: How far above its last number the writer of a chunk this version cannot read is assumed to
 #: have shown numbers (after a crash, numbering continues above it). This version's writer shows
-#: only stored numbers and notes its chunk's last number as the reservation (see writer.py).
+#: only stored numbers and notes its chunk's last number as the reservation (see chunk_writes.py).
 RESERVE = 65_536
 _set = object.__setattr__
 

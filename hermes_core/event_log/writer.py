@@ -1,4 +1,4 @@
-"""Writing the event log: numbers handed out at emit, chunks written behind the turn
+"""Writing one session's event log: numbers handed out at emit, chunks written behind the turn
 (docs/reference/core.md#the-event-log).
 
 ``SessionLog.append`` runs inside ``Session.emit``: it numbers the event and queues it, nothing
@@ -9,24 +9,13 @@ of the writer's shared ``FLUSH_S`` clock after the first of them was queued (at 
 closes or a reader waits on them), so a short turn is mostly written once, a streaming one makes a
 chunk per interval, not per token, and all the sessions streaming at once are written together.
 
-Chunks come in two kinds. A *provisional* chunk holds what was queued since the last write; the
-events of the open tail (everything since the last compaction) stay in memory meanwhile. A
-*compaction* rewrites the open tail as compressed chunks of at most ``tail_max_events`` events
-(replacing the provisional ones): once no turn
+The log decides when to write and what follows from each outcome; the chunks themselves
+(provisional ones, compactions of the open tail, the sealed last one, the reservation each notes)
+are made by :mod:`hermes_core.event_log.chunk_writes`. The open tail is compacted once no turn
 runs and the log has been quiet for ``COMPACT_AFTER_S`` after a turn ended (so turns end up
-compressed whole), when the tail grows past its limits (``TAIL_MAX_EVENTS`` events and
-``TAIL_MAX_BYTES``, or a quarter of the retention limits when those are smaller), and at close,
-where the final chunk is marked *sealed*: a session closed right after its turn (the API server
-closes one per request) writes that turn once. A log whose newest chunk is not sealed was not
-closed: its writer died.
-
-A number is final only once stored: transports show an event to a client only after
-``kernel.events.durable`` says it is stored (the TUI gateway holds its frames for the batch that
-stores them, the API for its runs and responses). So every chunk notes its own last number as
-its reservation (the newest number its writer may have shown), and a writer that finds an
-unsealed log after a crash continues right after it: no gap where nothing was shown. A log an
-older writer left with a reservation above its end (it showed numbers before storing them)
-still continues above that reservation, those numbers being a ``lost`` gap.
+compressed whole), when it grows past its limits (``TAIL_MAX_EVENTS`` events and
+``TAIL_MAX_BYTES``, or a quarter of the retention limits when those are smaller), and at close:
+a session closed right after its turn (the API server closes one per request) writes it once.
 """
 
 from __future__ import annotations
@@ -37,9 +26,18 @@ import time
 from typing import TYPE_CHECKING, Literal
 
 from hermes_core.backref import BackRef
-from hermes_core.event_log.codec import ChunkHeader, encode_events, make_chunk, split_chunk
+from hermes_core.event_log.chunk_writes import (
+    COMPACT_LEVEL,
+    PROVISIONAL_LEVEL,
+    chunk_writes,
+    is_sealed,
+    seal_write,
+)
 from hermes_core.event_log.store import ChunkWrite, EventChunk
+from hermes_core.event_log.waiters import StoredWaiters
+from hermes_core.event_log.writer_task import flush_tick
 from hermes_core.events import AnyEvent, TurnCompleted, TurnStarted
+from hermes_core.outlive import within
 
 if TYPE_CHECKING:
     from hermes_core.event_log.writer_task import LogWriter
@@ -47,40 +45,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.event_log")
 
-#: A queued event is written at the next multiple of this (of the monotonic clock: one tick for
-#: every log), so within this long (at once for a closing log or a reader waiting on ``durable``):
-#: a streaming turn makes one provisional chunk per interval, not per token.
-FLUSH_S = 0.05
-#: About how many provisional chunks one tick writes at most: with more sessions streaming at once
-#: the tick stretches (up to ``MAX_FLUSH_S``), so that each chunk holds more of its stream instead
-#: of the log writing a chunk per token (1,000 streams at 10 tok/s, at 50 ms).
-CHUNKS_PER_TICK = 100
-MAX_FLUSH_S = 0.5
 FLUSH_EVENTS = 1024
 COMPACT_AFTER_S = 0.5
 TAIL_MAX_EVENTS = 4096
 TAIL_MAX_BYTES = 1024 * 1024
 #: While writes fail, at most this many events wait in memory; past it the session stops logging.
 MAX_PENDING = 100_000
-#: zlib levels: provisional chunks are rewritten soon, compactions stay.
-PROVISIONAL_LEVEL = 1
-COMPACT_LEVEL = 6
 
 State = Literal["open", "broken", "closed"]
 _set = object.__setattr__  # how an event gets its number (events are frozen)
-
-
-def flush_tick(now: float, interval: float = FLUSH_S) -> float:
-    """The first tick of the writer's shared clock after ``now``: when events queued at ``now``
-    are written. Every session's provisional chunk of an interval is due at the same tick, so the
-    writer makes one pass (one storage call) per tick for all of them."""
-    return (now // interval + 1.0) * interval
-
-
-def flush_interval(chunks: int) -> float:
-    """The tick's length after a tick wrote ``chunks`` provisional chunks: ``FLUSH_S``, stretched
-    when there were more than ``CHUNKS_PER_TICK`` of them (at most ``MAX_FLUSH_S``)."""
-    return min(MAX_FLUSH_S, FLUSH_S * max(1.0, chunks / CHUNKS_PER_TICK))
 
 
 class SessionLog:
@@ -115,7 +88,7 @@ class SessionLog:
         self.next_seq = next_seq
         self.durable = last_chunk.last_seq if last_chunk is not None else 0
         self.last_chunk = last_chunk
-        self.last_sealed = last_chunk is None or _sealed(last_chunk)
+        self.last_sealed = last_chunk is None or is_sealed(last_chunk)
         self.pending: list[AnyEvent] = []
         self.inflight: list[AnyEvent] = []
         self.inflight_kind: Literal["provisional", "compact", "seal"] | None = None
@@ -139,7 +112,7 @@ class SessionLog:
         self.woken = False
         self.closing = False
         self._closed: asyncio.Future[None] | None = None
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._waiters = StoredWaiters()
         self.failing = False  # the last write raised (storage away): closing does not wait
         self.written_since_check = 0
 
@@ -258,11 +231,11 @@ class SessionLog:
             writes = self._writes(events, replace=False, level=level)
             self.inflight_kind = "compact" if self.closing else "provisional"
         elif self.closing:
-            seal = self._seal_rewrite()
-            if seal is None:
+            last = self.last_chunk
+            if last is None or self.last_sealed:
                 self._finish()
                 return []
-            writes = [seal]
+            writes = [seal_write(self.session_id, last, self.durable)]
             self.inflight_kind = "seal"
         else:
             return []
@@ -274,38 +247,19 @@ class SessionLog:
         return writes
 
     def _writes(self, events: list[AnyEvent], *, replace: bool, level: int) -> list[ChunkWrite]:
-        """The chunks of ``events`` (at most ``tail_max_events`` each), each following the last.
-
-        Only the newest chunk's header is ever read back (at the next open), so the turn running
-        and the seal are noted on the last one; a crash's loss on the first.
-        """
-        size = min(len(events), self.tail_max_events)
-        writes: list[ChunkWrite] = []
-        after = self.durable
-        for at in range(0, len(events), size):
-            piece = events[at : at + size]
-            first, last = piece[0].seq, piece[-1].seq
-            final = at + size >= len(events)
-            header = ChunkHeader(
-                reserve=last,  # nothing above it was shown (see the module's docstring)
-                sealed=self.closing and final,
-                open_turn=self.open_turn if final else None,
-                lost=self.tail_lost if at == 0 and (replace or not self.tail) else None,
-            )
-            chunk = make_chunk(first, last, header, encode_events(piece, level=level))
-            replace_from = first if replace and at == 0 else None
-            writes.append(ChunkWrite(self.session_id, chunk, after=after, replace_from=replace_from))
-            after = last
-        return writes
-
-    def _seal_rewrite(self) -> ChunkWrite | None:
-        last = self.last_chunk
-        if last is None or self.last_sealed:
-            return None
-        header, body = split_chunk(last.data)
-        sealed = ChunkHeader(header.reserve, True, header.open_turn, header.lost)
-        chunk = make_chunk(last.first_seq, last.last_seq, sealed, body)
-        return ChunkWrite(self.session_id, chunk, after=self.durable, replace_from=last.first_seq)
+        """The chunks of ``events`` after what is stored; a crash's loss is noted while the tail
+        it precedes is still unwritten or being replaced."""
+        return chunk_writes(
+            self.session_id,
+            events,
+            after=self.durable,
+            most=self.tail_max_events,
+            level=level,
+            replace=replace,
+            sealed=self.closing,
+            open_turn=self.open_turn,
+            lost=self.tail_lost if replace or not self.tail else None,
+        )
 
     def done(self, writes: list[ChunkWrite], applied: list[bool]) -> None:
         """Take the outcome of this log's writes (of one call)."""
@@ -382,8 +336,7 @@ class SessionLog:
         if seq <= self.durable or not self._persisted():
             return
         if self.state == "open":
-            future = asyncio.get_running_loop().create_future()
-            self._waiters.append((seq, future))
+            future = self._waiters.add(seq)
             if not self.urgent:
                 self.urgent = True
                 self.writer.wake(self)
@@ -395,15 +348,7 @@ class SessionLog:
         raise EventLogStopped(self.session_id, seq, self.durable)
 
     def _release_waiters(self) -> None:
-        keep = []
-        for seq, future in self._waiters:
-            if seq <= self.durable or self.state != "open":
-                if not future.done():
-                    future.set_result(None)
-            else:
-                keep.append((seq, future))
-        self._waiters = keep
-        if keep:
+        if self._waiters.release(self.durable, self.state != "open"):
             self.urgent = True  # someone still waits: the next write goes at once
 
     # -- closing ----------------------------------------------------------------------------------
@@ -419,7 +364,7 @@ class SessionLog:
         try:
             # With storage away, closing the session does not wait for it: the log stays
             # unsealed, and the next opener continues right after what it stored.
-            if not await _within(self._closed, 0 if self.failing else timeout):
+            if not await within(self._closed, 0 if self.failing else timeout):
                 log.warning("the event log of %s was closed without being sealed", self.session_id)
         finally:
             # Timed out, failed or cancelled: the log stops here. Nothing more is written (a
@@ -439,31 +384,6 @@ class SessionLog:
             self._closed.set_result(None)
 
 
-async def _within(fut: asyncio.Future[None], timeout: float) -> bool:
-    """Wait up to ``timeout`` seconds for ``fut`` (never cancelling it); tell whether it is done.
-
-    Rather than ``wait_for(shield(fut))``, which wakes the waiter three loop passes after ``fut``
-    is done (the shield's two futures, then wait_for's own), where this takes two.
-    """
-    if fut.done() or timeout <= 0:
-        return fut.done()
-    loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[None] = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    fut.add_done_callback(wake)
-    timer = loop.call_later(timeout, wake)
-    try:
-        await waiter
-    finally:
-        timer.cancel()
-        fut.remove_done_callback(wake)
-    return fut.done()
-
-
 class _Gone:
     """Where a log's reports go once its session is gone: nowhere."""
 
@@ -475,10 +395,3 @@ class _Gone:
 
 
 _GONE = _Gone()
-
-
-def _sealed(chunk: EventChunk) -> bool:
-    try:
-        return split_chunk(chunk.data)[0].sealed
-    except ValueError:
-        return True  # unreadable: never rewrite it (the next write starts above its reservation)

@@ -373,9 +373,9 @@ async def test_the_tick_stretches_when_many_sessions_stream(
 ) -> None:
     # Past CHUNKS_PER_TICK chunks in one tick, the tick grows (here: 4 streams, 1 per tick of
     # 50 ms, so 200 ms): each chunk holds more of its stream.
-    from hermes_core.event_log import writer
+    from hermes_core.event_log import writer_task
 
-    monkeypatch.setattr(writer, "CHUNKS_PER_TICK", 1)
+    monkeypatch.setattr(writer_task, "CHUNKS_PER_TICK", 1)
     storage = Recording()
     kernel = kernel_on(storage)
     async with kernel.running():
@@ -385,4 +385,4 @@ async def test_the_tick_stretches_when_many_sessions_stream(
         took = time.monotonic() - started
     streamed = _streamed(storage, ends)
     assert len(streamed) >= 2, storage.calls
-    assert len(streamed) <= took / (2 * writer.FLUSH_S), (took, storage.calls)
+    assert len(streamed) <= took / (2 * writer_task.FLUSH_S), (took, storage.calls)
