@@ -3,12 +3,17 @@
 Every call borrows one pooled connection (psycopg 3, async, autocommit) for one statement or
 one transaction. A call that finds no free connection within ``pool_timeout_s``, or a server
 that went away, fails with ``StorageUnavailable`` (HTTP 503 upstream) instead of waiting.
+
+This module holds the pool, the translation of failures, the writer leases and the fences on
+them, and the per-message row append; the other session reads and writes are in
+:mod:`hermes_postgres.store_sessions`, the records and the event log in
+:mod:`hermes_postgres.store_extras`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar
 
@@ -17,18 +22,17 @@ from hermes_core import (
     LeaseLost,
     NewRow,
     RecordClaim,
-    Row,
     SessionNotFound,
-    SessionPage,
     SessionRecord,
     StorageError,
     StorageUnavailable,
     storage_kit,
 )
-from hermes_postgres import lease_ops, message_ops, session_ops
+from hermes_postgres import lease_ops, message_ops
 from hermes_postgres.dsn import advice, describe_server, scrub
 from hermes_postgres.schema import SCHEMA_VERSION, current_version, migrate
 from hermes_postgres.store_extras import PostgresExtras
+from hermes_postgres.store_sessions import PostgresSessions
 
 T = TypeVar("T")
 
@@ -41,7 +45,7 @@ class ConnectionLost(StorageUnavailable):
     """
 
 
-class PostgresStorage(PostgresExtras):
+class PostgresStorage(PostgresSessions, PostgresExtras):
     """Sessions, messages, writer leases, records and event logs in a PostgreSQL database shared
     by many instances.
 
@@ -259,24 +263,7 @@ class PostgresStorage(PostgresExtras):
             },
         }
 
-    # -- sessions -----------------------------------------------------------------------------
-    async def get_session(self, session_id: str) -> SessionRecord | None:
-        return await self._read(lambda cur: session_ops.get_session(cur, session_id))
-
-    async def find_session_by_title(self, title: str) -> SessionRecord | None:
-        return await self._read(lambda cur: session_ops.find_session_by_title(cur, title))
-
-    async def create_session(self, record: SessionRecord, rows: Sequence[NewRow] = ()) -> list[int]:
-        now = time.time()
-        fence = self._fence(record.id)
-        async with self._cursor() as cur:  # one statement: the session and its rows commit together
-            ids = await message_ops.create_session(cur, record, rows, now, fence)
-            if ids is None and fence is not None and await lease_ops.holder(cur, record.id) != fence:
-                raise await self._refused(cur, record.id)
-        if ids is None:
-            raise StorageError(f"session {record.id} already exists")
-        return ids
-
+    # -- leases -------------------------------------------------------------------------------
     async def create_leased_session(
         self,
         record: SessionRecord,
@@ -304,34 +291,6 @@ class PostgresStorage(PostgresExtras):
         self._held[record.id] = (owner, epoch)
         return ids
 
-    async def update_session(self, session_id: str, fields: Mapping[str, Any]) -> None:
-        fields = dict(fields)
-        session_ops.check_fields(fields)
-        async with self._cursor() as cur:  # one statement, fenced
-            if not await session_ops.set_session_fields(
-                cur, session_id, fields, time.time(), self._fence(session_id)
-            ):
-                raise await self._refused(cur, session_id)
-
-    async def list_sessions(
-        self,
-        *,
-        limit: int = 50,
-        cursor: str | None = None,
-        cwd: str | None = None,
-        title: str | None = None,
-        hidden_sources: Sequence[str] = ("tool",),
-    ) -> SessionPage:
-        return await self._read(
-            lambda cur: session_ops.list_sessions(
-                cur, limit=limit, cursor=cursor, cwd=cwd, title=title, hidden_sources=tuple(hidden_sources)
-            )
-        )
-
-    async def latest_session_for_channel(self, channel_key: str) -> str | None:
-        return await self._read(lambda cur: session_ops.latest_session_for_channel(cur, channel_key))
-
-    # -- leases -------------------------------------------------------------------------------
     async def acquire_lease(
         self, session_id: str, owner: str, ttl_s: float, take_over: str | None = None
     ) -> str | None:
@@ -356,7 +315,7 @@ class PostgresStorage(PostgresExtras):
         if held is not None and held[0] == owner:
             del self._held[session_id]
 
-    # -- messages -----------------------------------------------------------------------------
+    # -- the row append, made once per message ------------------------------------------------
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         if not rows:
             return []
@@ -376,43 +335,3 @@ class PostgresStorage(PostgresExtras):
                 await pool.putconn(conn)
         except Exception as exc:
             self._reraise(exc)
-
-    async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
-        return await self._read(lambda cur: message_ops.load_rows(cur, session_id, include_archived))
-
-    async def rewrite(
-        self,
-        session_id: str,
-        *,
-        archive_row_ids: Sequence[int] = (),
-        archived_reason: str | None = None,
-        append: Sequence[NewRow] = (),
-        session_fields: Mapping[str, Any] | None = None,
-    ) -> list[int]:
-        fields = dict(session_fields) if session_fields else None
-        if fields:
-            session_ops.check_fields(fields)
-        now = time.time()
-        async with self._cursor(transaction=True) as cur:
-            await self._check_fence(cur, session_id)
-            await cur.execute("UPDATE hermes_sessions SET updated_at = %s WHERE id = %s", (now, session_id))
-            if cur.rowcount != 1:
-                raise SessionNotFound(session_id)
-            if archive_row_ids:
-                await message_ops.archive_rows(cur, session_id, archive_row_ids, archived_reason)
-            ids = await message_ops.insert_rows(cur, session_id, tuple(append), now)
-            if fields and not await session_ops.set_session_fields(cur, session_id, fields, now):
-                raise SessionNotFound(session_id)
-            return ids
-
-    async def update_row_meta(self, row_id: int, meta: Mapping[str, Any]) -> None:
-        """Merge keys into a row's ``meta``, fenced like every write to the row's session.
-
-        :raises StorageError: when there is no such row.
-        :raises LeaseLost: when this storage held the session's lease and another took it over.
-        """
-        meta = dict(meta)
-        async with self._cursor(transaction=True) as cur:
-            session_id, stored = await message_ops.row_session(cur, row_id)
-            await self._check_fence(cur, session_id)
-            await message_ops.update_row_meta(cur, row_id, stored, meta)
