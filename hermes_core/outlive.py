@@ -19,9 +19,16 @@ import asyncio
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
-__all__ = ["outlive", "within"]
+__all__ = ["outlive", "retrieve", "within"]
 
 T = TypeVar("T")
+
+
+def retrieve(future: asyncio.Future[Any]) -> None:
+    """Consume a finished future's outcome so that asyncio never reports it as unretrieved (a
+    done callback for work whose failure is reported some other way, or not needed)."""
+    if not future.cancelled():
+        future.exception()
 
 
 class _Outliving(Generic[T]):

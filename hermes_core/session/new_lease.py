@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.errors import StorageError
 from hermes_core.lease_owner import holder_is_gone
-from hermes_core.outlive import outlive
+from hermes_core.outlive import outlive, retrieve
 
 if TYPE_CHECKING:
     from hermes_core.kernel import Kernel
@@ -57,7 +57,7 @@ class NewLease:
         # Done once the lease is ours and every condition holds; failed otherwise. Set by the
         # first write, or by taking the lease on its own.
         self._ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._ready.add_done_callback(_retrieve)
+        self._ready.add_done_callback(retrieve)
         self._started = False
         # The first write while it takes the lease (see :meth:`held`).
         self._writing: asyncio.Future[None] | None = None
@@ -86,7 +86,7 @@ class NewLease:
         if not self._started:
             self._started = True
             taking = asyncio.ensure_future(take_new_lease(self._kernel, self._id))
-            taking.add_done_callback(_retrieve)
+            taking.add_done_callback(retrieve)
             claiming = [_claim_alone(self._kernel, self._id, claim) for claim in self._claims]
             _chain(settle_new(self._kernel, self._id, taking, claiming), self._ready)
         return self._ready
@@ -151,7 +151,7 @@ def _claim_alone(kernel: Kernel, session_id: str, claim: RecordClaim) -> Conditi
             raise StorageError(f"{claim.namespace}/{claim.key} is held by {got.record.owner}")
 
     started = asyncio.ensure_future(store())
-    started.add_done_callback(_retrieve)  # a failure is reported through the lease
+    started.add_done_callback(retrieve)  # a failure is reported through the lease
     return (started, f"the new session {session_id} cannot store its claim", None)
 
 
@@ -193,7 +193,7 @@ def settle_new(
     if not also:
         return taking
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-    ready.add_done_callback(_retrieve)
+    ready.add_done_callback(retrieve)
     waiting = len(also)
 
     def copy(done: asyncio.Future[None]) -> None:
@@ -274,9 +274,3 @@ def _fail(future: asyncio.Future[None], exc: BaseException) -> None:
             future.cancel()
         else:
             future.set_exception(exc)
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()

@@ -16,10 +16,11 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core.errors import InvalidValue, SessionBusy, SessionInUse
 from hermes_core.ids import mint_session_id
+from hermes_core.outlive import retrieve
 from hermes_core.session.folders import LazyFolder
 from hermes_core.session.new_lease import NewLease, take_lease
 from hermes_core.workspace import check_workspace
@@ -60,12 +61,6 @@ def refuse_running_child(session: Session) -> None:
             f"session {session.id} is a running subagent of session {lineage.parent_id}; steer or stop "
             "it through its parent, or open it once it has ended",
         )
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()
 
 
 async def open_session(
@@ -161,7 +156,7 @@ async def _open_stored_or_new(
         # Filesystem calls cost 15-100 µs each here (more while SQLite writes): the folder is
         # made and checked on the executor while storage is read, off the loop's path.
         preparing = folders.prepare(Path(cwd))
-        preparing.add_done_callback(_retrieve)  # a stored session never awaits it
+        preparing.add_done_callback(retrieve)  # a stored session never awaits it
     fresh = _Fresh(
         source, cwd, preparing, profile, model, title, seed, channel_key, parent_session_id, branch
     )
@@ -210,7 +205,7 @@ async def _open_stored_or_new(
             # session not stored yet has no log, so a new one costs no read.
             logged = kernel.events.read_last(session_id)
             if logged is not None:
-                logged.add_done_callback(_retrieve)
+                logged.add_done_callback(retrieve)
             rows = await storage.load_rows(session_id)
             session = Session(kernel, record, rows, persisted=True)
         else:

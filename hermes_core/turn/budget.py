@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.backref import BackRef
 from hermes_core.errors import BudgetExceeded
 from hermes_core.events import TurnOutcome
+from hermes_core.outlive import retrieve
 
 if TYPE_CHECKING:
     from collections.abc import Coroutine
@@ -194,7 +195,7 @@ class TurnBudget:
             else self._budgets.settle(held, usage.input, usage.output)
         )
         started: asyncio.Future[object] = asyncio.ensure_future(charging)
-        started.add_done_callback(_retrieve)  # raised again by :meth:`settled`
+        started.add_done_callback(retrieve)  # raised again by :meth:`settled`
         self._settling.append(started)
 
     async def settled(self) -> None:
@@ -229,9 +230,3 @@ class TurnBudget:
         owned, self._owned = self._owned, []
         for admission in owned:
             await self._budgets.release(admission)
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()

@@ -13,6 +13,8 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.outlive import retrieve
+
 if TYPE_CHECKING:
     from hermes_core.providers import ChatRequest
 
@@ -37,7 +39,7 @@ class HeadStart:
         self._cleared: asyncio.Future[None] | None = None
         if gate is not None:
             self._cleared = asyncio.get_running_loop().create_future()
-            self._cleared.add_done_callback(_retrieve)  # nobody asks when the turn ends first
+            self._cleared.add_done_callback(retrieve)  # nobody asks when the turn ends first
         self._first: asyncio.Future[Any] = asyncio.ensure_future(self._open())
 
     async def _open(self) -> Any:
@@ -89,12 +91,6 @@ class HeadStart:
 
 
 _NO_CHUNK = object()
-
-
-def _retrieve(future: asyncio.Future[None]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()
 
 
 async def _first_chunk(stream: AsyncIterator[Any]) -> Any:

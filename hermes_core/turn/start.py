@@ -16,7 +16,7 @@ from hermes_core.content import ImagePart, TextPart
 from hermes_core.errors import HermesError, StorageError
 from hermes_core.events import TurnOutcome
 from hermes_core.history import materialize
-from hermes_core.outlive import outlive
+from hermes_core.outlive import outlive, retrieve
 from hermes_core.storage import NewRow, Row
 from hermes_core.turn.head_start import HeadStart
 from hermes_core.turn.model_call import TurnFailed
@@ -73,17 +73,11 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
         await end_user_row(run, writing if writing is not None else begin_user_row(run, row))
     except BaseException:
         if writing is not None and not writing.done():
-            writing.add_done_callback(_retrieve)  # the turn reports the first failure
+            writing.add_done_callback(retrieve)  # the turn reports the first failure
         if head is not None:
             await head.discard()
         raise
     return head
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    """Consume a finished future's outcome so that asyncio never reports it as unretrieved."""
-    if not future.cancelled():
-        future.exception()
 
 
 async def open_first_call(run: TurnRun, row: NewRow) -> HeadStart | None:
