@@ -218,6 +218,21 @@ class Storage(Protocol):
         ...
 
 
+class LoopWrites(Protocol):
+    """Optional for a storage backend: say when a write would be the event loop's own work.
+
+    A backend whose small writes sometimes run on the event loop itself (SQLite runs them
+    inline while its database thread is idle) says so, and the kernel then sends a turn's first
+    model call before it starts the user row's write, rather than beside it: the request does not
+    wait behind the write (docs/reference/core.md#the-turn-loop). Without this method, the write
+    starts beside the call.
+    """
+
+    def writes_on_loop(self) -> bool:
+        """Whether a session's small write started now would run on the event loop."""
+        ...
+
+
 class LeasedCreate(Protocol):
     """Optional for a storage backend: a new session's lease taken by its first write.
 

@@ -15,11 +15,11 @@ hand, and the pending deltas are always emitted before the turn can be cancelled
 
 from __future__ import annotations
 
-import types
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.events import ReasoningDelta, TextDelta
+from hermes_core.turn.first_wait import before_first_wait
 
 if TYPE_CHECKING:
     from hermes_core.session import Session
@@ -67,38 +67,9 @@ class PendingDeltas:
         session.emit(kind(session_id=session.id, turn_id=self.turn_id, segment_id=self._segment, text=text))
 
 
-@types.coroutine
-def next_chunk(stream: AsyncIterator[Any], flush: Callable[[], None]) -> Generator[Any, Any, Any]:
+def next_chunk(stream: AsyncIterator[Any], flush: Callable[[], None]) -> Awaitable[Any]:
     """Await ``anext(stream)``, calling ``flush`` once, just before it would first suspend.
-
-    A generator-based coroutine that drives the stream's ``__anext__`` itself, so it sees the
-    first time it yields to the event loop (one object fewer per chunk than an awaitable class).
 
     :raises StopAsyncIteration: at the end of the stream, as ``anext`` does.
     """
-    inner = stream.__anext__().__await__()
-    try:
-        signal = inner.send(None)
-    except StopIteration as done:  # the chunk was already there: no wait
-        return done.value
-    try:
-        flush()  # the stream waits for the network: what is pending goes out now
-    except BaseException:
-        inner.close()  # not left half-awaited
-        raise
-    while True:
-        try:
-            sent = yield signal
-        except GeneratorExit:
-            inner.close()
-            raise
-        except BaseException as exc:  # e.g. the turn's cancellation, thrown into the wait
-            try:
-                signal = inner.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                signal = inner.send(sent)
-            except StopIteration as done:
-                return done.value
+    return before_first_wait(stream.__anext__(), flush)

@@ -130,6 +130,12 @@ class SqliteStorage(SqliteExtras):
         """How many jobs have run inline on the loop so far (for tests and benchmarks)."""
         return self._thread.inline_runs if self._thread is not None else 0
 
+    def writes_on_loop(self) -> bool:
+        """Whether a session's small write started now would run on the event loop: the
+        database thread is idle, so it runs inline (see :class:`hermes_core.storage.LoopWrites`)."""
+        thread = self._thread
+        return thread is not None and not self.read_only and thread.would_run_inline()
+
     def _submit(self, job: Callable[[sqlite3.Connection], T], inline: bool = False) -> asyncio.Future[T]:
         """Queue ``job`` on the database thread (or run it inline, when it may and the thread is
         idle); raise ``StorageError`` when not open."""

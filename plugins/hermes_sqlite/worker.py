@@ -132,6 +132,14 @@ class DbThread:
         """Whether the thread is waiting for work (a loop may run jobs inline meanwhile)."""
         return not self._lock.locked()
 
+    def would_run_inline(self) -> bool:
+        """Whether a job queued with ``inline`` now, on the running loop, would run on it (as
+        :meth:`call` decides, short of the lock being taken meanwhile)."""
+        waker = self._wakers.get(asyncio.get_running_loop())
+        if waker is not None and (waker.outstanding or waker.streak >= INLINE_STREAK):
+            return False
+        return self._accepting and not self._lock.locked()
+
     def _open(self, _conn: sqlite3.Connection) -> None:
         conn = self._opener()
         self._busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])

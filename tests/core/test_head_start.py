@@ -67,3 +67,62 @@ async def test_a_call_abandoned_before_its_gate_ran_sends_nothing_and_warns_noth
         with pytest.raises(asyncio.CancelledError):
             await head.cleared()
     assert upstream.sent == 0
+
+
+class DeferredSend:
+    """A provider whose request leaves from a task of its own, one loop pass after ``stream``
+    was called (aiohttp's client writes a request that way on Python 3.11)."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.log: list[str] = []
+        self.fail = fail
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        loop = asyncio.get_running_loop()
+        answered: asyncio.Future[None] = loop.create_future()
+
+        async def write() -> None:
+            self.log.append("sent")
+            answered.set_result(None)
+
+        sending = loop.create_task(write())
+        await answered
+        await sending
+        if self.fail:
+            raise RuntimeError("upstream refused")
+        yield TextChunk("hi")
+
+
+async def test_issued_comes_once_the_request_has_left_from_the_task_the_client_made() -> None:
+    upstream = DeferredSend()
+    head = HeadStart(upstream, request=None)  # type: ignore[arg-type]
+    await head.issued
+    upstream.log.append("issued")
+    assert upstream.log == ["sent", "issued"]
+    assert [chunk async for chunk in head.chunks()] == [TextChunk("hi")]
+
+
+async def test_issued_comes_when_the_call_ends_without_waiting_or_fails() -> None:
+    at_once = HeadStart(Upstream(), request=None)  # type: ignore[arg-type]
+    await at_once.issued
+    assert [chunk async for chunk in at_once.chunks()] == [TextChunk("hi")]
+
+    failing = HeadStart(DeferredSend(fail=True), request=None)  # type: ignore[arg-type]
+    await failing.issued
+    with pytest.raises(RuntimeError, match="upstream refused"):
+        [chunk async for chunk in failing.chunks()]
+
+
+async def test_issued_comes_while_the_gate_waits_so_the_row_write_overlaps_the_reservation() -> None:
+    answer: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def gate() -> None:
+        await answer
+
+    upstream = DeferredSend()
+    head = HeadStart(upstream, request=None, gate=gate())  # type: ignore[arg-type]
+    await head.issued
+    assert upstream.log == []  # nothing sent: the reservation is still on its way
+    answer.set_result(None)
+    assert [chunk async for chunk in head.chunks()] == [TextChunk("hi")]
+    assert upstream.log == ["sent"]

@@ -280,3 +280,55 @@ async def test_the_wal_index_says_how_many_frames_wait(tmp_path: Path) -> None:
     finally:
         conn.close()
         watch.close()
+
+
+async def test_the_thread_says_whether_a_job_submitted_now_would_run_inline(tmp_path: Path) -> None:
+    """``would_run_inline`` answers as ``call`` then decides: yes while the thread waits for work
+    and nothing of this loop is in flight, no while a job is queued or running, or once the
+    loop has had its inline streak in this step."""
+    thread = _thread(tmp_path / "w.sqlite3")
+    await thread.start()
+    try:
+        await eventually(lambda: thread.idle, what="the thread waiting for work")
+        assert thread.would_run_inline()
+        release = threading.Event()
+
+        def blocked(conn: sqlite3.Connection) -> None:
+            release.wait(scaled(10))
+
+        running = thread.call(blocked)  # queued: it runs on the thread
+        assert not thread.would_run_inline()
+        await eventually(lambda: not thread.idle, what="the thread running the job")
+        assert not thread.would_run_inline()
+        release.set()
+        await running
+        await eventually(lambda: thread.idle, what="the thread idle again")
+        assert thread.would_run_inline()
+        for n in range(INLINE_STREAK):
+            assert thread.call(_insert(f"s{n}"), inline=True).done()
+        assert not thread.would_run_inline()  # the rest of this step's jobs are queued
+        await asyncio.sleep(0)
+        await eventually(lambda: thread.would_run_inline(), what="a new loop step")
+    finally:
+        await thread.stop(lambda _conn: None)
+    assert not thread.would_run_inline()  # stopped: nothing runs anywhere
+
+
+async def test_the_store_tells_the_kernel_when_its_writes_run_on_the_loop(tmp_path: Path) -> None:
+    """``writes_on_loop``: yes while the database thread is idle (a small write runs inline), no
+    while a write is on its way through the thread (a burst's writes share its commit)."""
+    storage = SqliteStorage(tmp_path / "s.sqlite3")
+    await storage.open()
+    try:
+        await storage.create_session(record("s1"), [])
+        await eventually(storage.writes_on_loop, what="an idle database thread")
+        many = [user(f"row {n}") for n in range(200)]  # too many to run inline
+        writing = asyncio.create_task(storage.append_rows("s1", many))
+        await asyncio.sleep(0)  # the task submits the write and waits for it
+        assert not writing.done()
+        assert not storage.writes_on_loop()
+        assert len(await writing) == 200
+        await eventually(storage.writes_on_loop, what="the thread idle again")
+    finally:
+        await storage.close()
+    assert not storage.writes_on_loop()
