@@ -41,6 +41,10 @@ FLUSH_S = 0.05
 #: of the log writing a chunk per token (1,000 streams at 10 tok/s, at 50 ms).
 CHUNKS_PER_TICK = 100
 MAX_FLUSH_S = 0.5
+#: Longest a pass keeps the event loop before it lets the streams run: building (and settling)
+#: every streaming session's chunk in one step stalled them all, 46 ms a pass (118 ms at worst)
+#: at 1,000 streams and 6 ms (24 ms) at 200, measured on the 2-core reference machine.
+SLICE_S = 0.002
 
 
 def flush_tick(now: float, interval: float = FLUSH_S) -> float:
@@ -76,6 +80,24 @@ class LogWriter:
         #: The length of the tick on which provisional chunks are due (see ``flush_interval``).
         self.interval = FLUSH_S
         self._rang = False  # the sleeping writer's planned time came (set by its timer)
+
+    async def _settle(self, writes: list[tuple[SessionLog, list[ChunkWrite]]], results: list[Any]) -> None:
+        """Hand each log the outcome of its writes, letting the streams run every ``SLICE_S``
+        (a cancellation meanwhile settles the rest at once: no log is left in flight)."""
+        at = 0
+        slice_end = time.perf_counter() + SLICE_S
+        for index, (session_log, built) in enumerate(writes):
+            if time.perf_counter() > slice_end:
+                try:
+                    await asyncio.sleep(0)
+                except asyncio.CancelledError:
+                    for rest, rest_built in writes[index:]:
+                        rest.done(rest_built, [bool(r) for r in results[at : at + len(rest_built)]])
+                        at += len(rest_built)
+                    raise
+                slice_end = time.perf_counter() + SLICE_S
+            session_log.done(built, [bool(r) for r in results[at : at + len(built)]])
+            at += len(built)
 
     def _ring(self) -> None:
         self._rang = True
@@ -120,17 +142,26 @@ class LogWriter:
             now = time.monotonic()
             writes: list[tuple[SessionLog, list[ChunkWrite]]] = []
             nearest: float | None = None
-            for session_log in list(self._dirty):
-                built = session_log.build(now)
-                if built:
-                    writes.append((session_log, built))
-                    continue
-                due = session_log.due(now)
-                if due is None:
-                    del self._dirty[session_log]
-                    session_log.woken = False  # its next event wakes the writer again
-                else:
-                    nearest = due if nearest is None else min(nearest, due)
+            slice_end = time.perf_counter() + SLICE_S
+            try:
+                for session_log in list(self._dirty):
+                    if time.perf_counter() > slice_end:
+                        await asyncio.sleep(0)  # the streams' turn; events queued meanwhile wait
+                        now, slice_end = time.monotonic(), time.perf_counter() + SLICE_S
+                    built = session_log.build(now)
+                    if built:
+                        writes.append((session_log, built))
+                        continue
+                    due = session_log.due(now)
+                    if due is None:
+                        del self._dirty[session_log]
+                        session_log.woken = False  # its next event wakes the writer again
+                    else:
+                        nearest = due if nearest is None else min(nearest, due)
+            except asyncio.CancelledError:
+                for session_log, _ in writes:
+                    session_log.failed(RuntimeError("the kernel stopped"))
+                raise
             if not writes:
                 if not any(s.pending for s in self._dirty):
                     self._idle.set()
@@ -168,7 +199,4 @@ class LogWriter:
                     session_log.failed(exc)
                 await asyncio.sleep(RETRY_S)
                 continue
-            at = 0
-            for session_log, built in writes:
-                session_log.done(built, [bool(r) for r in results[at : at + len(built)]])
-                at += len(built)
+            await self._settle(writes, results)

@@ -4,6 +4,7 @@ it, a second writer, and storage that fails for a while."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from pathlib import Path
@@ -386,3 +387,48 @@ async def test_the_tick_stretches_when_many_sessions_stream(
     streamed = _streamed(storage, ends)
     assert len(streamed) >= 2, storage.calls
     assert len(streamed) <= took / (2 * writer_task.FLUSH_S), (took, storage.calls)
+
+
+async def test_a_pass_over_many_logs_lets_the_loop_run_between_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Building every streaming session's chunk in one step stalled every stream (46 ms a pass at
+    # 1,000 streams): a pass gives the loop back every SLICE_S, both while it builds the chunks
+    # and while it settles their outcomes. Here every log is its own slice.
+    from hermes_core.event_log import writer, writer_task
+
+    monkeypatch.setattr(writer_task, "SLICE_S", 0.0)
+    storage = Recording()
+    kernel = kernel_on(storage)
+    marks: list[str] = []
+    build, done = writer.SessionLog.build, writer.SessionLog.done
+
+    def noted_build(self: Any, now: float) -> Any:
+        built = build(self, now)
+        if built:
+            marks.append("build")
+        return built
+
+    def noted_done(self: Any, *args: Any) -> None:
+        marks.append("done")
+        done(self, *args)
+
+    async def ticker() -> None:
+        while True:
+            marks.append("tick")
+            await asyncio.sleep(0)
+
+    async with kernel.running():
+        sessions, _ = await _stored_sessions(kernel, storage, tmp_path, 5, compacted=True)
+        monkeypatch.setattr(writer.SessionLog, "build", noted_build)
+        monkeypatch.setattr(writer.SessionLog, "done", noted_done)
+        ticking = asyncio.create_task(ticker())
+        for session in sessions:
+            session.mark_changed("title")  # an event in every log, queued in one step
+        await kernel.events.flush()
+        ticking.cancel()
+    for kind in ("build", "done"):
+        at = [i for i, mark in enumerate(marks) if mark == kind][:5]  # the first pass's
+        assert len(at) == 5, marks
+        between = marks[at[0] : at[-1]]
+        assert between.count("tick") >= 4, marks  # the loop ran between every two
