@@ -6,8 +6,13 @@ requests run one after another (c=1), so the figures are the kernel's own per-tu
 queueing. Prints CPU per request and the wall time from ``submit`` to the first text delta.
 ``--profile`` prints the cProfile top functions instead. Not a test.
 
-Run: ``.venv/bin/python bench/turn_cpu.py [--storage memory|sqlite] [--requests 2000]``; pair it
-with another build's Python (``/other/.venv/bin/python bench/turn_cpu.py``).
+``--stream N`` measures the per-token path instead: ``--parallel`` sessions (10) each stream one
+turn of N tokens, one per millisecond (the mock's ``[[delay 1]]``, so every token is read after a
+wait and none are merged), and it prints the kernel's CPU per streamed token, the mock's timer
+included.
+
+Run: ``.venv/bin/python bench/turn_cpu.py [--storage memory|sqlite] [--requests 2000] [--stream 2000]``;
+pair it with another build's Python (``/other/.venv/bin/python bench/turn_cpu.py``).
 """
 
 from __future__ import annotations
@@ -74,10 +79,47 @@ async def main(storage: str, requests: int, profile: bool) -> None:
         stats.dump_stats("/tmp/turn_cpu.prof")
 
 
+async def _stream(kernel: Kernel, cwd: Path, tokens: int) -> int:
+    session_id = uuid.uuid4().hex
+    session = await kernel.open_session(
+        session_id, source="api", owner="me", cwd=cwd / session_id, create_cwd=True, new=True
+    )
+    turn = await session.submit(f"stream [[tokens {tokens}]] [[delay 1]]", owner="me")
+    deltas = 0
+    async for ev in turn.events():
+        deltas += isinstance(ev, TextDelta)
+    await session.close()
+    return deltas
+
+
+async def stream_main(storage: str, tokens: int, parallel: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        data.mkdir()
+        kernel = make_kernel(
+            entry_points=["mock", "tools", "sqlite"],
+            settings={"data_dir": str(data), "storage": {"backend": storage}},
+        )
+        async with kernel.running():
+            await asyncio.gather(*(_stream(kernel, Path(tmp), 200) for _ in range(parallel)))  # warm-up
+            cpu = time.process_time()
+            deltas = await asyncio.gather(*(_stream(kernel, Path(tmp), tokens) for _ in range(parallel)))
+            cpu = time.process_time() - cpu
+    print(
+        f"{sys.prefix} [{storage}]: {parallel} streams of {tokens} tokens, {sum(deltas)} deltas; "
+        f"CPU per token {cpu * 1e6 / (parallel * tokens):.1f} us"
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--storage", default="memory")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--stream", type=int, default=0, help="tokens per turn: the per-token path")
+    parser.add_argument("--parallel", type=int, default=10, help="with --stream: sessions at once")
     args = parser.parse_args()
-    asyncio.run(main(args.storage, args.requests, args.profile))
+    if args.stream:
+        asyncio.run(stream_main(args.storage, args.stream, args.parallel))
+    else:
+        asyncio.run(main(args.storage, args.requests, args.profile))
