@@ -20,6 +20,10 @@ with its own venv: ``git worktree add --detach /tmp/base main``, then ``python3 
 /tmp/base/.venv && /tmp/base/.venv/bin/pip install -e /tmp/base``) and interleaves it with this
 checkout's round by round: a paired before/after under the same load.
 
+``--stream-rounds N`` runs each stream figure N times per server, rotating the servers' order
+each round, and shows the medians: the stream rows of one round are a single run per server,
+one after the other, and move with the machine's drift.
+
 ``--scoped-key`` calls this checkout's server with a scoped key of a tenant (made with ``hermes
 keys create``) instead of the configured key: the key lookup and the tenant's session checks.
 
@@ -200,17 +204,36 @@ async def _ttft_rows(
     return rows
 
 
+#: How many times each server runs each stream figure (``--stream-rounds``); the rows show medians.
+STREAM_ROUNDS = 1
+
+
+async def _rounds_of(servers: Servers, count: int, tokens: int, pause_ms: int) -> dict[str, dict[str, float]]:
+    """Run ``streams`` on every server ``STREAM_ROUNDS`` times, the order rotated each round (the
+    machine's drift falls on each server alike); return each figure's median per server."""
+    names = list(servers)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    for round_ in range(STREAM_ROUNDS):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            target, pid = servers[name]
+            runs[name].append(await streams(target, count, tokens, pause_ms, pid))
+    return {
+        name: {key: statistics.median(r[key] for r in results) for key in results[0]}
+        for name, results in runs.items()
+    }
+
+
 async def _stream_rows(quick: bool, servers: Servers) -> list[tuple[str, ...]]:
     rows: list[tuple[str, ...]] = [(f"  (load average before the streams: {load()})",)]
+    if STREAM_ROUNDS > 1:
+        rows.append((f"  (stream figures: medians of {STREAM_ROUNDS} rounds, the servers' order rotated)",))
     figures: list[tuple[str, str, str, str]] = [
         ("200 streams @50 tok/s: TTFT p99 (ms)", "ttft_p99", "{:.1f}", "<= 250"),
         ("200 streams @50 tok/s: gap p99 (ms)", "gap_p99", "{:.1f}", "<= 50"),
         ("200 streams: server CPU per 1k tokens (ms)", "cpu_per_1k", "{:.1f}", ""),
         ("200 streams: content chunks per stream", "chunks", "{:.1f}", f"(of {50 if quick else 100})"),
     ]
-    results = {
-        name: await streams(t, 200, 50 if quick else 100, 20, pid) for name, (t, pid) in servers.items()
-    }
+    results = await _rounds_of(servers, 200, 50 if quick else 100, 20)
     rows += [(label, *_plain(results, key, form), budget) for label, key, form, budget in figures]
     rows.append((f"  (load average after the 200 streams: {load()})",))
     figures = [
@@ -219,9 +242,7 @@ async def _stream_rows(quick: bool, servers: Servers) -> list[tuple[str, ...]]:
         ("1000 streams: server peak RSS (MB)", "rss_peak", "{:.1f}", "<= 300"),
         ("1000 streams: server CPU per 1k tokens (ms)", "cpu_per_1k", "{:.1f}", ""),
     ]
-    results = {
-        name: await streams(t, 1000, 30 if quick else 100, 100, pid) for name, (t, pid) in servers.items()
-    }
+    results = await _rounds_of(servers, 1000, 30 if quick else 100, 100)
     rows += [(label, *_plain(results, key, form), budget) for label, key, form, budget in figures]
     rows.append((f"  (load average after the streams: {load()})",))
     return rows
@@ -385,6 +406,12 @@ if __name__ == "__main__":
         help="only the stream figures (200 and 1,000 streams) with the server CPU per 1k tokens",
     )
     parser.add_argument(
+        "--stream-rounds",
+        type=int,
+        default=1,
+        help="run each stream figure this many times per server, the order rotated; show medians",
+    )
+    parser.add_argument(
         "--upstream-ttfb",
         type=int,
         default=0,
@@ -393,6 +420,7 @@ if __name__ == "__main__":
         "model's time to first byte): what hermes does meanwhile is then off the first token's path",
     )
     args = parser.parse_args()
+    STREAM_ROUNDS = max(1, args.stream_rounds)
     if args.upstream_ttfb:
         TTFT_MODEL = f"fake-t5-d0-f{args.upstream_ttfb}"
     gc.freeze()  # the load client is the harness: see bench_api.py
