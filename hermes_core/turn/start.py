@@ -71,11 +71,10 @@ async def persist_user_row(run: TurnRun) -> HeadStart | None:
             # held the request back by as long (0.3-0.5 ms at c=1). A write that goes elsewhere
             # (a burst's, to the database thread with the others) starts at once.
             await head.issued
-        # Otherwise the write's task starts after the call's, which was scheduled first. A local
-        # write queued before the call waited behind the loop's ~0.7 ms of HTTP client work,
-        # which left it (and so TurnStarted and the first delta) finishing after the first chunk
-        # had arrived from a fast upstream. Queued while the loop waits for the answer, it is
-        # done sooner.
+        # Without that wait the write's task still runs after the call's task (made first): a
+        # local write queued before the call waited behind the loop's ~0.7 ms of HTTP client
+        # work, and so finished (with TurnStarted and the first delta) after a fast upstream's
+        # first chunk had arrived.
         await end_user_row(run, writing if writing is not None else begin_user_row(run, row))
     except BaseException:
         if writing is not None and not writing.done():
