@@ -5,12 +5,10 @@ per-loop :class:`LoopWaker` inbox; the thread wakes the loop only when the inbox
 and a reader callback on the loop settles everything the inbox holds.
 
 Why not ``call_soon_threadsafe`` per result: waking the loop is the dearest part of a small
-job. Measured on a 2-core machine, awaiting a no-op job cost 42-47 µs (28 µs of it on the
-loop's CPU) that way, and 22-26 µs (13-17 µs on the loop) with a pipe of our own, one byte per
-wake-up and one read. When jobs are already queued, the thread also keeps results back (for up
-to :data:`BATCH_WINDOW_S`) and hands them over in one wake-up: the woken loop would otherwise
-compete with this thread for the GIL. With 5,000 one-row appends in flight, batching gave
-1.5-2x the throughput of waking the loop per result.
+job, and a pipe of our own (one byte per wake-up, one read) costs about half. When jobs are
+already queued, the thread also keeps results back (for up to :data:`BATCH_WINDOW_S`) and hands
+them over in one wake-up, rather than have the woken loop compete with it for the GIL (the
+figures of both are in ``bench/README.md``, tenth pass).
 
 Group commit: jobs queued with ``group=True`` that find others queued behind them run in one
 transaction, each in a savepoint of its own (:mod:`hermes_sqlite.group_commit`). No result of a
@@ -26,16 +24,14 @@ the rest of its loop step before the thread sees it, and the thread is woken as 
 about to go idle rather than in the middle of a step, where its Python would compete with the
 loop's for the GIL (the paired figures are in ``bench/README.md``).
 
-Inline jobs: a round trip through the thread costs a lone job 1-1.7 ms on 2 shared cores, most
-of it waiting for the thread to get a core and the GIL. A small job submitted with
-``inline=True`` while the thread waits for work, and while nothing of its loop is pending,
-queued, running or waiting to be handed back, runs on the loop at once. The thread holds a lock
-at all times except while it waits for work, and an inline job runs only if the loop can take
-that lock without waiting; so jobs still run one at a time, the connection's companions (row
-cache, write memos) keep a single user, and no job overtakes an earlier one of its loop. The
-loop never waits on another process: an inline job sees a busy timeout of 0, and one that meets
-a lock is queued as if it had not run (:mod:`hermes_sqlite.inline` says which jobs that is safe
-for). Nor does it run a checkpoint (:mod:`hermes_sqlite.wal_watch`).
+Inline jobs: a round trip through the thread costs a lone job 1-1.7 ms on 2 shared cores. A
+small job submitted with ``inline=True`` while the thread waits for work, and while nothing of its
+loop is pending, queued, running or waiting to be handed back, runs on the loop at once, under the
+lock the thread holds except while it waits: jobs still run one at a time, the connection's
+companions (row cache, write memos) keep one user, and no job overtakes an earlier one of its
+loop. An inline job sees a busy timeout of 0, and one that meets a lock is queued as if it had
+not run (:mod:`hermes_sqlite.inline` says which jobs that is safe for); the loop never runs a
+checkpoint (:mod:`hermes_sqlite.wal_watch`).
 """
 
 from __future__ import annotations
@@ -61,12 +57,9 @@ BATCH_WINDOW_S = 0.001
 #: At most this many jobs share one transaction.
 GROUP_MAX = 64
 #: At most this many jobs run inline in one loop step; the next ones are queued. An inline
-#: job's future is done when ``call`` returns, so awaiting it does not give the loop a turn: a
-#: caller awaiting job after job would otherwise keep every other task waiting. And a burst of
-#: requests (c=50) would run its writes one commit each on the loop, where queued they share
-#: one commit on the thread while the loop goes on: with 16, a burst's leases ran 16 a step
-#: inline and c=50's p95 and CPU per request were higher than main's in four paired runs of
-#: four. A lone request's jobs come one per loop step, two at most (a record insert and put).
+#: job's future is done when ``call`` returns, so awaiting it does not give the loop a turn; and a
+#: burst's writes share one commit on the thread, where inline they took one each on the loop
+#: (16 made c=50 worse: bench/README.md, tenth pass). A lone request's jobs come one a step.
 INLINE_STREAK = 2
 
 
@@ -133,8 +126,8 @@ class DbThread:
         return not self._lock.locked()
 
     def would_run_inline(self) -> bool:
-        """Whether a job queued with ``inline`` now, on the running loop, would run on it (as
-        :meth:`call` decides, short of the lock being taken meanwhile)."""
+        """Whether a job submitted now with ``inline`` would run on this loop (as :meth:`call`
+        decides it)."""
         waker = self._wakers.get(asyncio.get_running_loop())
         if waker is not None and (waker.outstanding or waker.streak >= INLINE_STREAK):
             return False
