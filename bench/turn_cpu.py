@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import pstats
 import statistics
@@ -26,6 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from hermes_core import Kernel, TextDelta
@@ -47,7 +49,9 @@ async def _request(kernel: Kernel, cwd: Path, n: int) -> float:
     return first
 
 
-async def main(storage: str, requests: int, profile: bool) -> None:
+@contextlib.asynccontextmanager
+async def _running(storage: str) -> AsyncIterator[tuple[Kernel, Path]]:
+    """A running kernel on ``storage`` (mock model) and a folder for its sessions' workspaces."""
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
@@ -56,18 +60,23 @@ async def main(storage: str, requests: int, profile: bool) -> None:
             settings={"data_dir": str(data), "storage": {"backend": storage}},
         )
         async with kernel.running():
-            for n in range(200):  # warm-up
-                await _request(kernel, Path(tmp), n)
-            prof = cProfile.Profile() if profile else None
-            firsts = []
-            cpu = time.process_time()
-            if prof:
-                prof.enable()
-            for n in range(requests):
-                firsts.append(await _request(kernel, Path(tmp), n))
-            if prof:
-                prof.disable()
-            cpu = time.process_time() - cpu
+            yield kernel, Path(tmp)
+
+
+async def main(storage: str, requests: int, profile: bool) -> None:
+    async with _running(storage) as (kernel, cwd):
+        for n in range(200):  # warm-up
+            await _request(kernel, cwd, n)
+        prof = cProfile.Profile() if profile else None
+        firsts = []
+        cpu = time.process_time()
+        if prof:
+            prof.enable()
+        for n in range(requests):
+            firsts.append(await _request(kernel, cwd, n))
+        if prof:
+            prof.disable()
+        cpu = time.process_time() - cpu
     print(
         f"{sys.prefix} [{storage}]: CPU per request {cpu * 1000 / requests:.3f} ms; "
         f"submit->first delta median {statistics.median(firsts) * 1000:.3f} ms"
@@ -93,18 +102,11 @@ async def _stream(kernel: Kernel, cwd: Path, tokens: int) -> int:
 
 
 async def stream_main(storage: str, tokens: int, parallel: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp) / "data"
-        data.mkdir()
-        kernel = make_kernel(
-            entry_points=["mock", "tools", "sqlite"],
-            settings={"data_dir": str(data), "storage": {"backend": storage}},
-        )
-        async with kernel.running():
-            await asyncio.gather(*(_stream(kernel, Path(tmp), 200) for _ in range(parallel)))  # warm-up
-            cpu = time.process_time()
-            deltas = await asyncio.gather(*(_stream(kernel, Path(tmp), tokens) for _ in range(parallel)))
-            cpu = time.process_time() - cpu
+    async with _running(storage) as (kernel, cwd):
+        await asyncio.gather(*(_stream(kernel, cwd, 200) for _ in range(parallel)))  # warm-up
+        cpu = time.process_time()
+        deltas = await asyncio.gather(*(_stream(kernel, cwd, tokens) for _ in range(parallel)))
+        cpu = time.process_time() - cpu
     print(
         f"{sys.prefix} [{storage}]: {parallel} streams of {tokens} tokens, {sum(deltas)} deltas; "
         f"CPU per token {cpu * 1e6 / (parallel * tokens):.1f} us"
