@@ -10,7 +10,6 @@ way nothing of the call is shown before the row is stored.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -32,6 +31,7 @@ from hermes_core import (
 )
 from hermes_core.testing import make_kernel
 from tests.core.conftest import collect
+from tests.core.deferred_send import send_from_own_task
 from tests.core.vendor_kernels import vendor_kernel
 from tests.providers.upstream_fakes import FakeUpstream
 from tests.providers.vendors import VENDORS, Vendor
@@ -45,16 +45,7 @@ class DeferredSend(ProviderBase):
         self.log = log
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Chunk]:
-        loop = asyncio.get_running_loop()
-        answered: asyncio.Future[None] = loop.create_future()
-
-        async def write() -> None:
-            self.log.append("request sent")
-            answered.set_result(None)
-
-        sending = loop.create_task(write())
-        await answered
-        await sending
+        await send_from_own_task(self.log, "request sent")
         yield TextChunk("hello")
         yield FinishChunk("stop")
 

@@ -14,6 +14,7 @@ import pytest
 from hermes_core.errors import BudgetExceeded
 from hermes_core.providers import TextChunk
 from hermes_core.turn.head_start import HeadStart
+from tests.core.deferred_send import send_from_own_task
 
 
 class Upstream:
@@ -78,16 +79,7 @@ class DeferredSend:
         self.fail = fail
 
     async def stream(self, request: Any) -> AsyncIterator[Any]:
-        loop = asyncio.get_running_loop()
-        answered: asyncio.Future[None] = loop.create_future()
-
-        async def write() -> None:
-            self.log.append("sent")
-            answered.set_result(None)
-
-        sending = loop.create_task(write())
-        await answered
-        await sending
+        await send_from_own_task(self.log, "sent")
         if self.fail:
             raise RuntimeError("upstream refused")
         yield TextChunk("hi")
