@@ -12,12 +12,15 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hermes_core.errors import StorageError
+from hermes_core.errors import InvalidValue, SessionNotFound, StorageError
 from hermes_core.evolve import evolve
 from hermes_core.history import materialize
 from hermes_core.memory_event_log import MemoryEventLog
 from hermes_core.memory_records import MemoryRecords
 from hermes_core.storage import PREVIEW_CHARS, NewRow, RecordClaim, Row, SessionPage, SessionRecord
+
+#: The columns a session update may set.
+_UPDATABLE = frozenset(f.name for f in dataclasses.fields(SessionRecord)) - {"id"}
 
 
 class MemoryStorage(MemoryRecords, MemoryEventLog):
@@ -185,6 +188,20 @@ class MemoryStorage(MemoryRecords, MemoryEventLog):
 
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         return self._append(session_id, rows)
+
+    async def append_rows_and_update(
+        self, session_id: str, rows: Sequence[NewRow], fields: Mapping[str, Any]
+    ) -> list[int]:
+        """Append rows and set session columns together (``AppendUpdates``): all or nothing."""
+        if session_id not in self._sessions:
+            raise SessionNotFound(session_id)
+        unknown = sorted(set(fields) - _UPDATABLE)
+        if unknown:
+            raise InvalidValue("fields", sorted(_UPDATABLE), f"unknown session fields: {', '.join(unknown)}")
+        ids = await self.append_rows(session_id, rows)  # a subclass's append runs as well
+        stored = self._sessions[session_id]
+        self._sessions[session_id] = evolve(stored, **dict(fields), updated_at=time.time())
+        return ids
 
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         rows = [r for r in self._rows.get(session_id, ()) if include_archived or r.active]

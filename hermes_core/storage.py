@@ -233,6 +233,29 @@ class LoopWrites(Protocol):
         ...
 
 
+class AppendUpdates(Protocol):
+    """Optional for a storage backend: rows appended and session columns set in one write.
+
+    A turn ends with its reply's row and the session's new usage total. A backend with this
+    method stores both in one transaction (one commit, one round trip on a database server)
+    instead of ``append_rows`` then ``update_session`` (docs/reference/core.md#the-turn-loop).
+    Without it, the kernel makes those two calls.
+    """
+
+    async def append_rows_and_update(
+        self, session_id: str, rows: Sequence[NewRow], fields: Mapping[str, Any]
+    ) -> list[int]:
+        """Append ``rows`` and set the session columns ``fields`` (names as in
+        :class:`SessionRecord`; ``updated_at`` moves too) in one transaction; return the rows'
+        ids in order.
+
+        All or nothing: an unknown field (``InvalidValue``), a session that is not stored
+        (``SessionNotFound``) or a write the lease refuses (``LeaseLost``, where the backend
+        fences writes) stores no row and changes no column.
+        """
+        ...
+
+
 class LeasedCreate(Protocol):
     """Optional for a storage backend: a new session's lease taken by its first write.
 

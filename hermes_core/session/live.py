@@ -120,6 +120,7 @@ class Session:
     append_rows = forward("state", SessionState.append_rows)
     start_append = forward("state", SessionState.start_append)
     update_record = forward("state", SessionState.update_record)
+    save_usage = forward("state", SessionState.save_usage)
     replace_rows = forward("state", SessionState.replace_rows)
     add_usage = forward("state", SessionState.add_usage)
     set_pending_title = forward("state", SessionState.set_pending_title)

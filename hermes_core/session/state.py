@@ -53,6 +53,8 @@ class SessionState:
         self._usage = Usage(
             **{k: v for k, v in dict(record.usage).items() if k in Usage.__dataclass_fields__}
         )
+        # The usage total the stored record holds (a new session's is written with it).
+        self._stored_usage = self._usage
 
     @property
     def record(self) -> SessionRecord:
@@ -113,18 +115,29 @@ class SessionState:
     def usage(self) -> Usage:
         return self._usage
 
-    async def append_rows(self, rows: Sequence[NewRow]) -> list[Row]:
+    async def append_rows(self, rows: Sequence[NewRow], *, with_usage: bool = False) -> list[Row]:
         """Append rows (creating the session on the first write) and cache them; cancel-safe:
-        a cancelled caller waits for the write to end, then gets its ``CancelledError``."""
-        return await outlive(self.start_append(rows))
+        a cancelled caller waits for the write to end, then gets its ``CancelledError``.
 
-    def start_append(self, rows: Sequence[NewRow]) -> asyncio.Future[list[Row]]:
+        :param with_usage: store the session's usage total in the same write (a turn's reply:
+            one transaction instead of the row's and then the total's, see :meth:`save_usage`).
+        """
+        return await outlive(self.start_append(rows, with_usage=with_usage))
+
+    def start_append(self, rows: Sequence[NewRow], *, with_usage: bool = False) -> asyncio.Future[list[Row]]:
         """Start :meth:`append_rows` as a task of its own and return it: it runs from the next
         loop pass, after what was scheduled before it (await it with ``outlive``)."""
-        return asyncio.ensure_future(self._persist_now(list(rows)))
+        return asyncio.ensure_future(self._persist_now(list(rows), with_usage))
 
-    async def _persist_now(self, rows: list[NewRow]) -> list[Row]:
+    async def save_usage(self) -> None:
+        """Store the session's usage total, unless the stored record already holds it."""
+        if self._usage != self._stored_usage:
+            await self.update_record(usage=_usage_dict(self._usage))
+
+    async def _persist_now(self, rows: list[NewRow], with_usage: bool = False) -> list[Row]:
         if self._memory_only:
+            if with_usage:
+                self._record = evolve(self._record, usage=_usage_dict(self._usage))
             return self._keep_in_memory(rows)
         storage = self._storage
         lease = self._lease
@@ -137,24 +150,48 @@ class SessionState:
             )
             if self._pending_title and not self._record.title:
                 record = evolve(record, title_origin=self._record.title_origin or "explicit")
+            usage = self._usage
             if lease is not None:
                 ids = await lease.create(record, rows)  # takes the lease too, or waits for it
             else:
                 ids = await storage.create_session(record, rows)
             self._record = record
+            self._stored_usage = usage
             self._pending_title = None
             self._persisted = True
         else:
-            ids = await storage.append_rows(self._record.id, rows)
+            fields: dict[str, Any] = {}
+            if with_usage:
+                fields["usage"] = _usage_dict(self._usage)
             if self._pending_title and not self._record.title:
                 # Stored before its first turn (e.g. by /model): the derived title lands now.
-                await self.update_record(
-                    title=self._pending_title, title_origin=self._record.title_origin or "derived"
-                )
-                self._pending_title = None
+                fields["title"] = self._pending_title
+                fields["title_origin"] = self._record.title_origin or "derived"
+            ids = await self._append(rows, fields)
         made = [materialize(self._record.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
         self._rows.extend(made)
         return made
+
+    async def _append(self, rows: list[NewRow], fields: dict[str, Any]) -> list[int]:
+        """Store rows of the stored session, and ``fields`` with them: in one write where the
+        storage offers it (``hermes_core.storage.AppendUpdates``), else the rows then the fields."""
+        storage = self._storage
+        session_id = self._record.id
+        if not fields:
+            return await storage.append_rows(session_id, rows)
+        usage = self._usage
+        together = getattr(storage, "append_rows_and_update", None)
+        if together is not None:
+            ids: list[int] = await together(session_id, rows, fields)
+            self._record = evolve(self._record, **fields)
+        else:
+            ids = await storage.append_rows(session_id, rows)
+            await self.update_record(**fields)
+        if "usage" in fields:
+            self._stored_usage = usage
+        if "title" in fields:
+            self._pending_title = None
+        return ids
 
     def _keep_in_memory(self, rows: list[NewRow]) -> list[Row]:
         made = []
@@ -166,9 +203,12 @@ class SessionState:
 
     async def update_record(self, **fields: Any) -> None:
         """Change session columns in memory and (once persisted) in storage."""
+        usage = self._usage
         self._record = evolve(self._record, **fields)
         if self._persisted and not self._memory_only:
             await self._storage.update_session(self._record.id, fields)
+        if "usage" in fields and fields["usage"] == _usage_dict(usage):
+            self._stored_usage = usage
 
     def replace_rows(self, rows: list[Row]) -> None:
         """Make ``rows`` the active rows in memory (after rewind, compress or reconcile)."""

@@ -70,6 +70,52 @@ async def update_changes_fields(target: StorageTarget) -> None:
 
 
 @check("sessions")
+async def rows_and_fields_in_one_write(target: StorageTarget) -> None:
+    """``append_rows_and_update`` (optional, ``hermes_core.storage.AppendUpdates``): the rows and
+    the session's columns are stored together; a refused write stores neither."""
+    async with World(target) as world:
+        storage, other = await world.storage(), await world.storage()
+        together = getattr(storage, "append_rows_and_update", None)
+        if together is None:
+            return  # optional: the kernel appends, then updates
+        await storage.create_session(_record("au1", usage={"input": 1}))
+        first = await storage.append_rows("au1", [NewRow(role="user", content="question")])
+        ids = await together(
+            "au1",
+            [NewRow(role="assistant", content="answer", input_tokens=3, output_tokens=5)],
+            {"usage": {"input": 4, "output": 5}, "title": "Named now", "title_origin": "derived"},
+        )
+        ensure(len(ids) == 1 and ids[0] > first[0], f"the row's id follows the earlier ones: {ids}")
+        got = await other.get_session("au1")
+        ensure(got is not None, "the session stays")
+        assert got is not None
+        ensure(dict(got.usage) == {"input": 4, "output": 5}, f"the columns are set: {got.usage}")
+        ensure(got.title == "Named now" and got.title_origin == "derived", f"every one of them: {got}")
+        ensure(got.message_count == 2, f"and the row is stored: {got.message_count}")
+        found = await other.find_session_by_title("Named now")
+        ensure(found is not None and found.id == "au1", "the title is found as any other title")
+        rows = await other.load_rows("au1")
+        ensure([r.content for r in rows] == ["question", "answer"], f"rows in order: {rows}")
+        ensure(rows[-1].output_tokens == 5, "the row's own fields round-trip")
+        for bad in ({"no_such_column": 1}, {"id": "other"}):
+            try:
+                await together("au1", [NewRow(role="assistant", content="lost")], bad)
+            except HermesError:
+                pass
+            else:
+                ensure(False, f"a field that is not a session column must be refused: {bad}")
+        try:
+            await together("au-missing", [NewRow(role="assistant", content="lost")], {"title": "x"})
+        except HermesError:
+            pass
+        else:
+            ensure(False, "a session that is not stored must be refused")
+        rows = await other.load_rows("au1")
+        ensure([r.content for r in rows] == ["question", "answer"], f"a refused write adds no row: {rows}")
+        ensure(await other.load_rows("au-missing") == [], "nor rows of a session not stored")
+
+
+@check("sessions")
 async def listing_pages_newest_first(target: StorageTarget) -> None:
     async with World(target) as world:
         storage = await world.storage()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_core import vision
 from hermes_core.errors import ConfigError, HermesError, StorageError
@@ -285,6 +285,7 @@ class TurnRun:
 
     async def _save_final(self, result: CallResult) -> None:
         assert self.resolved is not None
+        # The session's usage total rides with the reply (one write, see _complete).
         made = await self.session.append_rows(
             [
                 NewRow(
@@ -295,7 +296,8 @@ class TurnRun:
                     input_tokens=result.usage.input if result.usage else None,
                     output_tokens=result.usage.output if result.usage else None,
                 )
-            ]
+            ],
+            with_usage=True,
         )
         self.assistant_row_id = made[0].id
 
@@ -344,7 +346,7 @@ class TurnRun:
             except Exception:
                 log.warning("could not release the budget of %s", self.turn_id, exc_info=True)
         try:
-            await session.update_record(usage=_usage_dict(session.usage))
+            await session.save_usage()  # written already with a complete turn's reply
         except Exception:
             log.warning("could not store usage of %s", session.id, exc_info=True)
         session.emit(
@@ -369,14 +371,6 @@ class TurnRun:
             trace.close_turn(self.span, outcome, self.turn_usage)
             self.span = None
         return outcome
-
-
-def _usage_dict(usage: Usage) -> dict[str, Any]:
-    # Every field is a scalar, so this equals dataclasses.asdict at a fraction of its cost.
-    return {name: getattr(usage, name) for name in _USAGE_FIELDS}
-
-
-_USAGE_FIELDS = tuple(Usage.__dataclass_fields__)
 
 
 def monotonic() -> float:

@@ -15,7 +15,14 @@ from typing import Any
 
 from hermes_core import NewRow, RecordClaim, Row, SessionRecord, StorageError, storage_kit
 from hermes_postgres import inline, session_ops
-from hermes_postgres.codec import INSERT_COLUMNS, INSERT_TYPES, LOAD_COLUMNS, row_from_values, row_values
+from hermes_postgres.codec import (
+    INSERT_COLUMNS,
+    INSERT_TYPES,
+    LOAD_COLUMNS,
+    fold,
+    row_from_values,
+    row_values,
+)
 from hermes_postgres.lease_ops import FENCE_CTE, LEASE_NEW_CTE
 from hermes_postgres.record_single import COLUMNS as RECORD_COLUMNS
 from hermes_postgres.record_single import NOW as RECORD_NOW
@@ -100,6 +107,36 @@ def append_sql(fenced: bool, one: bool) -> str:
 
 APPEND_SQL = {(fenced, one): append_sql(fenced, one) for fenced in (False, True) for one in (False, True)}
 
+_FLOAT_COLUMNS = frozenset({"created_at", "updated_at"})
+
+
+@cache
+def append_update_sql(fenced: bool, one: bool, columns: tuple[str, ...]) -> str:
+    """Return the one-statement append that also sets the session ``columns`` (their values follow
+    the rows' parameters, in order): the session's update replaces the activity bump, and the
+    rows are inserted only when it changed the session (stored, and the fence let it through)."""
+    ctes = [_FENCE_CTE] if fenced else []
+    first = 5 if fenced else 3
+    after = first + len(INSERT_COLUMNS)
+    sets = ", ".join(
+        f"{c} = ${after + i}::{'float8' if c in _FLOAT_COLUMNS else 'text'}" for i, c in enumerate(columns)
+    )
+    fence = " AND EXISTS (SELECT 1 FROM l)" if fenced else ""
+    update = f"UPDATE hermes_sessions SET updated_at = $2::float8, {sets} WHERE id = $1{fence} RETURNING 1"
+    ctes.append(f"s AS ({update})")
+    where = " WHERE EXISTS (SELECT 1 FROM s)"
+    if one:
+        ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
+        return (
+            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, $1, {_one_select(first)} "
+            f"FROM n{where} RETURNING id"
+        )
+    ctes.append(_many_rows(first))
+    return (
+        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, $1, {_INSERT_SELECT} "
+        f"FROM r{where} ORDER BY r.ord RETURNING id"
+    )
+
 
 def append_params(session_id: str, rows: Sequence[NewRow], fence: Fence, now: float) -> list[Any]:
     """Return the parameters of ``APPEND_SQL[fence is not None, len(rows) == 1]``.
@@ -114,16 +151,29 @@ def append_params(session_id: str, rows: Sequence[NewRow], fence: Fence, now: fl
     return params
 
 
-async def append_rows(conn: Any, session_id: str, rows: Sequence[NewRow], fence: Fence) -> list[int]:
+async def append_rows(
+    conn: Any, session_id: str, rows: Sequence[NewRow], fence: Fence, fields: Mapping[str, Any] | None = None
+) -> list[int]:
     """Append rows in one statement on an autocommit connection; return their ids in order.
 
+    ``fields`` (checked already): session columns set by the same statement.
     Empty when nothing was written: the session is not stored, or the fence refused the rows.
     """
     from psycopg import AsyncRawCursor
 
     params = append_params(session_id, rows, fence, time.time())
+    one = len(rows) == 1
+    if fields:
+        values = dict(fields)
+        if "title" in values:
+            values["title_folded"] = fold(values["title"])
+        columns = tuple(sorted(values))
+        params += [storage_kit.session_value(c, values[c]) for c in columns]
+        sql = append_update_sql(fence is not None, one, columns)
+    else:
+        sql = APPEND_SQL[fence is not None, one]
     async with AsyncRawCursor(conn) as cur:
-        await cur.execute(APPEND_SQL[fence is not None, len(rows) == 1], params)
+        await cur.execute(sql, params)
         return sorted(row[0] for row in await cur.fetchall())
 
 

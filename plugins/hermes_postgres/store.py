@@ -13,7 +13,7 @@ them, and the per-message row append; the other session reads and writes are in
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar
 
@@ -28,7 +28,7 @@ from hermes_core import (
     StorageUnavailable,
     storage_kit,
 )
-from hermes_postgres import lease_ops, message_ops
+from hermes_postgres import lease_ops, message_ops, session_ops
 from hermes_postgres.dsn import advice, describe_server, scrub
 from hermes_postgres.schema import SCHEMA_VERSION, current_version, migrate
 from hermes_postgres.store_extras import PostgresExtras
@@ -319,6 +319,22 @@ class PostgresStorage(PostgresSessions, PostgresExtras):
     async def append_rows(self, session_id: str, rows: Sequence[NewRow]) -> list[int]:
         if not rows:
             return []
+        return await self._append(session_id, rows, None)
+
+    async def append_rows_and_update(
+        self, session_id: str, rows: Sequence[NewRow], fields: Mapping[str, Any]
+    ) -> list[int]:
+        """Append rows and set session columns in the append's one statement (``AppendUpdates``)."""
+        values = dict(fields)
+        session_ops.check_fields(values)
+        if not rows:
+            await self.update_session(session_id, values)
+            return []
+        return await self._append(session_id, rows, values or None)
+
+    async def _append(
+        self, session_id: str, rows: Sequence[NewRow], fields: dict[str, Any] | None
+    ) -> list[int]:
         # What _cursor does, written out: this is the call made once per message.
         pool = self._open_pool()
         if self._check.running:
@@ -326,7 +342,7 @@ class PostgresStorage(PostgresSessions, PostgresExtras):
         try:
             conn = await pool.getconn()
             try:
-                ids = await message_ops.append_rows(conn, session_id, rows, self._fence(session_id))
+                ids = await message_ops.append_rows(conn, session_id, rows, self._fence(session_id), fields)
                 if not ids:
                     async with conn.cursor() as cur:
                         raise await self._refused(cur, session_id)

@@ -23,6 +23,7 @@ from hermes_sqlite.row_codec import (
     row_params,
 )
 from hermes_sqlite.schema import begin, commit, rollback, write_transaction
+from hermes_sqlite.session_fields import set_session_fields
 
 TOUCH_SESSION = "UPDATE sessions SET updated_at = ? WHERE id = ? AND placeholder = 0"
 # Each is one aggregate over the session's rows (see RowBuilder), which sorts them afterwards.
@@ -70,7 +71,9 @@ def insert_rows(state: DbState, session_id: str, rows: Sequence[NewRow], now: fl
     return _insert(state.cursor, rows, first, session_id, now)
 
 
-def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list[int]:
+def append_rows(
+    state: DbState, session_id: str, rows: Sequence[NewRow], fields: Mapping[str, Any] | None = None
+) -> list[int]:
     """Append rows to a session in one transaction and bump its ``updated_at`` when due.
 
     The transaction is spelled out rather than taken from ``write_transaction``: this runs
@@ -79,10 +82,12 @@ def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list
     :param state: the connection's state.
     :param session_id: a stored session.
     :param rows: the rows.
+    :param fields: session columns set in the same transaction (``updated_at`` moves to now).
     :returns: their ids, in order.
     :raises SessionNotFound: when the session is not stored.
+    :raises InvalidValue: a field that is not a session column (nothing is written).
     """
-    if not rows:
+    if not rows and not fields:
         return []
     now = time.time()
     cursor = state.cursor
@@ -90,17 +95,22 @@ def append_rows(state: DbState, session_id: str, rows: Sequence[NewRow]) -> list
     begin(cursor)
     try:
         state.check_writes()
-        # Without a bump the session is known to exist: this connection bumped it (so it was a
-        # real session, not a lease placeholder) and sessions are never deleted.
-        bump = stamps.bump_due(session_id, now)
-        if bump and cursor.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
-            raise SessionNotFound(session_id)
-        inserted = _insert(cursor, rows, state.claim_ids(len(rows)), session_id, now)
+        if fields:
+            set_session_fields(cursor, session_id, fields, now)
+            bump = True
+        else:
+            # Without a bump the session is known to exist: this connection bumped it (so it
+            # was a real session, not a lease placeholder) and sessions are never deleted.
+            bump = stamps.bump_due(session_id, now)
+            if bump and cursor.execute(TOUCH_SESSION, (now, session_id)).rowcount != 1:
+                raise SessionNotFound(session_id)
+        inserted = _insert(cursor, rows, state.claim_ids(len(rows)), session_id, now) if rows else []
         commit(cursor)
     except BaseException:
         rollback(state.conn, cursor)
         raise
-    state.committed()
+    if rows:
+        state.committed()
     if bump:
         stamps.bumped(session_id, now)
     cache = state.cache

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hermes_core import (
-    InvalidValue,
     NewRow,
     RecordClaim,
     SessionNotFound,
@@ -27,6 +26,7 @@ from hermes_sqlite import record_ops
 from hermes_sqlite.db_state import DbState
 from hermes_sqlite.message_ops import TOUCH_SESSION, archive_rows, insert_rows
 from hermes_sqlite.schema import write_transaction
+from hermes_sqlite.session_fields import set_session_fields
 
 SESSION_COLUMNS = storage_kit.SESSION_COLUMNS
 _COUNT = "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.active = 1)"
@@ -37,7 +37,6 @@ _PREVIEW = (
     "ORDER BY m.position, m.id LIMIT 1)"
 )
 _SELECT = f"SELECT {', '.join('s.' + c for c in SESSION_COLUMNS)}, {_COUNT}, {_PREVIEW} FROM sessions s"
-_UPDATABLE = frozenset(SESSION_COLUMNS) - {"id"}
 _INSERT_SESSION = (
     f"INSERT INTO sessions ({', '.join(SESSION_COLUMNS)}, placeholder) "
     f"VALUES ({', '.join('?' * len(SESSION_COLUMNS))}, 0)"
@@ -162,32 +161,6 @@ def create_leased_session(
     state.stamps.forget(record.id)
     state.cache.forget(record.id)
     return [values[0] for values in inserted]
-
-
-def set_session_fields(
-    conn: sqlite3.Connection, session_id: str, fields: Mapping[str, Any], now: float
-) -> None:
-    """Update session columns and bump ``updated_at``, inside the caller's transaction.
-
-    :param conn: the connection, inside a write transaction.
-    :param session_id: the session id.
-    :param fields: column names as in ``SessionRecord``; ``updated_at`` defaults to ``now``.
-    :param now: the current time.
-    :raises InvalidValue: for a field that is not a stored session column.
-    :raises SessionNotFound: when there is no such session.
-    """
-    unknown = sorted(set(fields) - _UPDATABLE)
-    if unknown:
-        raise InvalidValue("fields", sorted(_UPDATABLE), f"unknown session fields: {', '.join(unknown)}")
-    values = dict(fields)
-    values.setdefault("updated_at", now)
-    columns = sorted(values)
-    cursor = conn.execute(
-        f"UPDATE sessions SET {', '.join(c + ' = ?' for c in columns)} WHERE id = ? AND placeholder = 0",
-        (*(storage_kit.session_value(c, values[c]) for c in columns), session_id),
-    )
-    if cursor.rowcount != 1:
-        raise SessionNotFound(session_id)
 
 
 def update_session(conn: sqlite3.Connection, session_id: str, fields: Mapping[str, Any]) -> None:

@@ -317,6 +317,21 @@ class SqliteStorage(SqliteExtras):
         except Exception as exc:
             raise self._failure(exc) from exc
 
+    async def append_rows_and_update(
+        self, session_id: str, rows: Sequence[NewRow], fields: Mapping[str, Any]
+    ) -> list[int]:
+        """Append rows and set session columns in one transaction (``AppendUpdates``).
+
+        :raises SessionNotFound: when the session is not stored.
+        :raises InvalidValue: a field that is not a session column (nothing is written).
+        """
+        rows, fields = tuple(rows), dict(fields)
+
+        def job(_conn: object) -> list[int]:
+            return message_ops.append_rows(self._db(), session_id, rows, fields)
+
+        return await self._run(job, inline=small_rows(rows))
+
     async def load_rows(self, session_id: str, *, include_archived: bool = False) -> list[Row]:
         """Return rows ordered by ``(position, id)``.
 

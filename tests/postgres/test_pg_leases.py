@@ -67,19 +67,27 @@ async def test_an_expired_owner_cannot_write_after_a_takeover(pg_dsn: str) -> No
             await a.rewrite("s1", archive_row_ids=kept, archived_reason="rewind")
         with pytest.raises(LeaseLost):
             await a.update_session("s1", {"title": "a's title"})
+        with pytest.raises(LeaseLost):  # the reply's row and the usage total: neither is written
+            await a.append_rows_and_update(
+                "s1", [user("late reply")], {"title": "a's", "usage": {"output": 9}}
+            )
         assert await a.renew_lease("s1", "inst-a", 30) is False
 
         rows = await b.load_rows("s1", include_archived=True)
         assert [r.content for r in rows] == ["first", "while holding", "from b"]
         assert all(r.active for r in rows) and written[0] == rows[-1].id
         got = await b.get_session("s1")
-        assert got is not None and got.title is None
+        assert got is not None and got.title is None and not got.usage
         # b's writes go on; a can write again only by taking the lease back properly.
         assert await a.acquire_lease("s1", "inst-a", 30) == "inst-b"
         await b.release_lease("s1", "inst-b")
         assert await a.acquire_lease("s1", "inst-a", 30) is None
         await a.append_rows("s1", [user("a again")])
         assert [r.content for r in await b.load_rows("s1")][-1] == "a again"
+        await a.append_rows_and_update("s1", [user("a's reply")], {"usage": {"output": 2}})
+        got = await b.get_session("s1")
+        assert got is not None and dict(got.usage) == {"output": 2}
+        assert [r.content for r in await b.load_rows("s1")][-1] == "a's reply"
     finally:
         await a.close()
         await b.close()
