@@ -6,8 +6,8 @@
 command or pipeline sent on a connection), by the storage or bus call that sent them.
 
 Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite) whose database
-thread counts every job it is handed (``DbThread.call``) under the innermost non-SQLite frames
-that queued it, sends ``--requests`` first turns (bursts of 10, as ``bench_api_ratio.py`` does:
+thread counts every job it is handed (``DbThread.call``, run on the thread or inline on the loop)
+under the innermost non-SQLite frames that queued it, sends ``--requests`` first turns (bursts of 10, as ``bench_api_ratio.py`` does:
 no session header, so the chat index places and records each), and prints the counts. Each job
 is a trip to the database thread and back: a future, a wake-up of the loop, and the thread's
 share of the GIL. Not a test.
@@ -37,7 +37,7 @@ import collections, os, signal, sys
 import hermes_sqlite.worker as worker
 counts = collections.Counter()
 real = worker.DbThread.call
-def call(self, job, *, group=False):
+def call(self, job, *, group=False, inline=False):
     frame, names = sys._getframe(1), []
     while frame is not None and len(names) < 3:
         code = frame.f_code
@@ -45,7 +45,7 @@ def call(self, job, *, group=False):
             names.append(f"{os.path.basename(code.co_filename)}:{code.co_name}")
         frame = frame.f_back
     counts[" < ".join(names)] += 1
-    return real(self, job, group=group)
+    return real(self, job, group=group, inline=inline)
 worker.DbThread.call = call
 def dump(*_):
     with open(os.environ["COUNT_OUT"], "w") as out:
