@@ -130,7 +130,7 @@ async def _count(
         out = Path(tmp) / "counts.txt"
         wrapper = Path(tmp) / "hermes"
         python = binary.parent / "python"
-        wrapper.write_text(f'#!/bin/sh\nexec {python} -c "$HERMES_COUNT_PATCH" "$@"\n')
+        wrapper.write_text(f'#!/bin/sh\nexec {python} -P -c "$HERMES_COUNT_PATCH" "$@"\n')
         wrapper.chmod(0o755)
         env = {"COUNT_OUT": str(out), "HERMES_COUNT_PATCH": patch}
         os.environ.update(env)
