@@ -7,8 +7,9 @@ command or pipeline sent on a connection), by the storage or bus call that sent 
 
 Starts the fake upstream of ``bench_api.py`` and one ``hermes api`` (SQLite) whose database
 thread counts every job it is handed (``DbThread.call``, run on the thread or inline on the loop)
-under the innermost non-SQLite frames that queued it, sends ``--requests`` first turns (bursts of 10, as ``bench_api_ratio.py`` does:
-no session header, so the chat index places and records each), and prints the counts. Each job
+under the innermost non-SQLite frames that queued it, sends ``--requests`` first turns (bursts of
+10, as ``bench_api_ratio.py`` does: no session header, so the chat index places and records
+each), and prints the counts. Each job
 is a trip to the database thread and back: a future, a wake-up of the loop, and the thread's
 share of the GIL. Not a test.
 
