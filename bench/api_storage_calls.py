@@ -127,6 +127,22 @@ async def _count(
 ) -> None:
     fake_port = bench_api.free_port()
     fake = subprocess.Popen([sys.executable, bench_api.__file__, "--fake", str(fake_port)])
+    try:
+        rows = await _counted(requests, binary, patch, config, env_extra, fake_port)
+    finally:
+        fake.terminate()
+        fake.wait(10)
+    sent = max(1, requests // 10) * 10
+    total = sum(int(n) for n, _ in rows)
+    print(f"{what} per streamed first turn: {total / sent:.2f} ({sent} requests)")
+    for n, where in rows:
+        print(f"  {int(n) / sent:5.2f}  {where}")
+
+
+async def _counted(
+    requests: int, binary: Path, patch: str, config: str, env_extra: dict[str, str], fake_port: int
+) -> list[list[str]]:
+    """Run the counted server against the fake on ``fake_port``; return its counts' lines."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "counts.txt"
         wrapper = Path(tmp) / "hermes"
@@ -153,13 +169,7 @@ async def _count(
             await target.close()
             proc.terminate()
             proc.wait(30)
-            fake.terminate()
-            fake.wait(10)
-    sent = max(1, requests // 10) * 10
-    total = sum(int(n) for n, _ in rows)
-    print(f"{what} per streamed first turn: {total / sent:.2f} ({sent} requests)")
-    for n, where in rows:
-        print(f"  {int(n) / sent:5.2f}  {where}")
+    return rows
 
 
 if __name__ == "__main__":
