@@ -86,23 +86,29 @@ def _columns(values: Sequence[tuple[Any, ...]]) -> list[list[Any]]:
     return [list(column) for column in zip(*values, strict=True)]
 
 
+def _insert_rows_sql(ctes: list[str], first: int, one: bool, where: str) -> str:
+    """The append's INSERT after ``ctes``: the rows' values from parameter ``first`` on (one row,
+    or one array a column), inserted only where ``where`` holds."""
+    if one:
+        ctes = [*ctes, f"n AS (SELECT nextval({_SEQUENCE}) AS id)"]
+        return (
+            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, $1, {_one_select(first)} "
+            f"FROM n{where} RETURNING id"
+        )
+    ctes = [*ctes, _many_rows(first)]
+    return (
+        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, $1, {_INSERT_SELECT} "
+        f"FROM r{where} ORDER BY r.ord RETURNING id"
+    )
+
+
 def append_sql(fenced: bool, one: bool) -> str:
     """Return the one-statement append: with or without the lease fence, one row or many."""
     ctes = [_FENCE_CTE] if fenced else []
     where = f" WHERE {_SESSION_EXISTS}" + (" AND EXISTS (SELECT 1 FROM l)" if fenced else "")
     ctes.append(_BUMP.format(fence=" AND EXISTS (SELECT 1 FROM l)" if fenced else ""))
     first = 5 if fenced else 3
-    if one:
-        ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
-        return (
-            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, $1, {_one_select(first)} "
-            f"FROM n{where} RETURNING id"
-        )
-    ctes.append(_many_rows(first))
-    return (
-        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, $1, {_INSERT_SELECT} "
-        f"FROM r{where} ORDER BY r.ord RETURNING id"
-    )
+    return _insert_rows_sql(ctes, first, one, where)
 
 
 APPEND_SQL = {(fenced, one): append_sql(fenced, one) for fenced in (False, True) for one in (False, True)}
@@ -125,17 +131,7 @@ def append_update_sql(fenced: bool, one: bool, columns: tuple[str, ...]) -> str:
     update = f"UPDATE hermes_sessions SET updated_at = $2::float8, {sets} WHERE id = $1{fence} RETURNING 1"
     ctes.append(f"s AS ({update})")
     where = " WHERE EXISTS (SELECT 1 FROM s)"
-    if one:
-        ctes.append(f"n AS (SELECT nextval({_SEQUENCE}) AS id)")
-        return (
-            f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT n.id, $1, {_one_select(first)} "
-            f"FROM n{where} RETURNING id"
-        )
-    ctes.append(_many_rows(first))
-    return (
-        f"WITH {', '.join(ctes)} {_INSERT_TARGET} SELECT r.id, $1, {_INSERT_SELECT} "
-        f"FROM r{where} ORDER BY r.ord RETURNING id"
-    )
+    return _insert_rows_sql(ctes, first, one, where)
 
 
 def append_params(session_id: str, rows: Sequence[NewRow], fence: Fence, now: float) -> list[Any]:
