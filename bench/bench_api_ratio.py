@@ -286,6 +286,7 @@ async def main(
     with_config: Path | None = None,
     ttft_only: bool = False,
     streams_only: bool = False,
+    durable_floor: bool = False,
 ) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 16384)), hard))  # inherited
@@ -305,6 +306,20 @@ async def main(
         extra_config = '[storage]\nbackend = "postgres"\n[bus]\nbackend = "redis"\n'
     procs: list[subprocess.Popen[str]] = []
     servers: Servers = {"relay": (Target(f"http://127.0.0.1:{relay_port}{PATH}", None, ""), relay_proc.pid)}
+    if durable_floor:
+        floor_port = free_port()
+        floor = subprocess.Popen(
+            [
+                sys.executable,
+                str(here / "bench_durable_floor.py"),
+                "--serve",
+                str(floor_port),
+                str(fake_port),
+            ],
+            text=True,
+        )
+        procs.append(floor)
+        servers["durable"] = (Target(f"http://127.0.0.1:{floor_port}{PATH}", None, "fake:"), floor.pid)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             builds = {"hermes": BIN} if base_bin is None else {"base": base_bin, "hermes": BIN}
@@ -419,6 +434,13 @@ if __name__ == "__main__":
         help="the fake upstream waits MS milliseconds before answering in the TTFT rounds (a real "
         "model's time to first byte): what hermes does meanwhile is then off the first token's path",
     )
+    parser.add_argument(
+        "--durable-floor",
+        action="store_true",
+        help="also run bench_durable_floor.py: the relay plus the durable work every turn must do "
+        "(prompt stored before the first frame, reply and event log stored before the end, chunks "
+        "re-encoded); what hermes adds beyond it is the framework's own",
+    )
     args = parser.parse_args()
     STREAM_ROUNDS = max(1, args.stream_rounds)
     if args.upstream_ttfb:
@@ -436,5 +458,6 @@ if __name__ == "__main__":
             args.with_config,
             args.ttft_only,
             args.streams_only,
+            args.durable_floor,
         )
     )
