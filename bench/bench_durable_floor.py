@@ -12,8 +12,11 @@ cheapest way we know on the same stack (aiohttp server and client, SQLite in WAL
   the first frame waits for that commit;
 - every upstream ``data:`` line is decoded and each text delta re-encoded as a chat chunk of
   our own, and kept as an event;
-- at the end, the reply row and the turn's events (JSON, zlib) are stored by one transaction,
-  then the last chunk and ``[DONE]`` are written.
+- while turns stream, a tick every 50 ms (stretched when more than 100 turns stream, at most
+  0.5 s, as hermes's log writer does) stores each streaming turn's new events as an
+  uncompressed provisional chunk, all in one job;
+- at the end, the reply row and the turn's events (JSON, zlib), replacing its provisional
+  chunks, are stored by one transaction, then the last chunk and ``[DONE]`` are written.
 
 No agent loop, no leases, no titles, no chat index, no plugins. What it adds over the relay is
 what any durable server on this stack pays; what ``hermes api`` adds over it is ours.
@@ -55,6 +58,55 @@ CREATE UNIQUE INDEX event_chunks_by_session ON event_chunks (session_id, last_se
 """
 
 Statements = Sequence[tuple[str, tuple[Any, ...]]]
+
+#: The provisional chunks' tick, as hermes's log writer (``hermes_core.event_log.writer_task``).
+FLUSH_S = 0.05
+CHUNKS_PER_TICK = 100
+MAX_FLUSH_S = 0.5
+SLICE_S = 0.002
+
+
+class Log:
+    """One streaming turn's events and how many of them are stored in provisional chunks."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.events: list[dict[str, Any]] = []
+        self.stored = 0
+
+    def provisional(self) -> tuple[str, tuple[Any, ...]] | None:
+        """The INSERT of the events not stored yet, or None."""
+        if self.stored == len(self.events):
+            return None
+        first, self.stored = self.stored, len(self.events)
+        data = zlib.compress(_dumps(self.events[first:]).encode(), 0)
+        return (
+            "INSERT INTO event_chunks VALUES (?, ?, ?, ?)",
+            (self.session_id, first + 1, self.stored, data),
+        )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+async def tick(writer: Writer, streaming: set[Log]) -> None:
+    """Store the streaming turns' new events every tick, in one job."""
+    interval = FLUSH_S
+    while True:
+        await asyncio.sleep(interval)
+        inserts = []
+        slice_end = time.perf_counter() + SLICE_S
+        for log in list(streaming):
+            if time.perf_counter() > slice_end:  # let the streams run, as hermes's writer does
+                await asyncio.sleep(0)
+                slice_end = time.perf_counter() + SLICE_S
+            insert = log.provisional() if log in streaming else None  # not one that ended meanwhile
+            if insert is not None:
+                inserts.append(insert)
+        if inserts:
+            await writer.write(inserts)
+        interval = min(MAX_FLUSH_S, FLUSH_S * max(1.0, len(inserts) / CHUNKS_PER_TICK))
 
 
 class Writer:
@@ -104,7 +156,7 @@ def _chunk(ident: str, created: int, model: str, delta: dict[str, Any], finish: 
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
-    return "data: " + json.dumps(body, separators=(",", ":"), ensure_ascii=False) + "\n\n"
+    return "data: " + _dumps(body) + "\n\n"
 
 
 def run_server(port: int, upstream_port: int) -> None:
@@ -131,7 +183,11 @@ def run_server(port: int, upstream_port: int) -> None:
         out = json.dumps({"model": model, "messages": messages, "stream": True}).encode()
         session: ClientSession = request.app["client"]
         ident, created = f"chatcmpl-{random.getrandbits(96):024x}", int(now)
-        events: list[dict[str, Any]] = [{"type": "TurnStarted", "ts": now}]
+        log = Log(session_id)
+        events = log.events
+        events.append({"type": "TurnStarted", "ts": now})
+        streaming: set[Log] = request.app["streaming"]
+        streaming.add(log)
         texts: list[str] = []
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         async with session.post(upstream, data=out, headers={"Content-Type": "application/json"}) as up:
@@ -161,14 +217,16 @@ def run_server(port: int, upstream_port: int) -> None:
                     if not response.prepared:
                         await response.prepare(request)
                     await response.write("".join(frames).encode())
+        streaming.discard(log)
         reply = "".join(texts)
         events.append({"type": "TurnCompleted", "ts": time.time(), "text": reply})
-        log = zlib.compress(json.dumps(events, separators=(",", ":")).encode(), 6)
+        compacted = zlib.compress(_dumps(events).encode(), 6)
         end = time.time()
         await writer.write(
             [
                 ("INSERT INTO messages VALUES (NULL, ?, 1, 'assistant', ?, ?)", (session_id, reply, end)),
-                ("INSERT INTO event_chunks VALUES (?, 1, ?, ?)", (session_id, len(events), log)),
+                ("DELETE FROM event_chunks WHERE session_id = ?", (session_id,)),
+                ("INSERT INTO event_chunks VALUES (?, 1, ?, ?)", (session_id, len(events), compacted)),
                 ("UPDATE sessions SET updated_at = ? WHERE id = ?", (end, session_id)),
             ]
         )
@@ -181,7 +239,10 @@ def run_server(port: int, upstream_port: int) -> None:
     async def context(app: web.Application) -> AsyncIterator[None]:
         app["client"] = ClientSession(connector=TCPConnector(limit=0))
         app["writer"] = Writer(folder / "floor.sqlite3", asyncio.get_running_loop())
+        app["streaming"] = set()
+        ticker = asyncio.ensure_future(tick(app["writer"], app["streaming"]))
         yield
+        ticker.cancel()
         await app["client"].close()
         shutil.rmtree(folder, ignore_errors=True)
 
