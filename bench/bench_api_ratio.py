@@ -200,6 +200,13 @@ async def _ttft_rows(
     rows.append(("server CPU per c=50 request (ms)", *_with_ratio(per), "(ratio to the relay)"))
     per1 = {name: used * 1000 / (rounds * 10) for name, used in cpu1.items()}
     rows.append(("server CPU per c=1 request (ms)", *_with_ratio(per1), "(ratio to the relay)"))
+    if "durable" in per:
+        # What the framework costs beyond the durable work a turn needs (bench/README.md,
+        # fifteenth pass): the figure to watch as the request path gets shorter.
+        beyond = ", ".join(
+            f"{name} +{per[name] - per['durable']:.2f} ms" for name in per if name not in ("relay", "durable")
+        )
+        rows.append((f"  (CPU per c=50 request beyond the durable floor: {beyond})",))
     rows.append((f"  (load average after the TTFT rounds: {load()})",))
     return rows
 
