@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_api
 from bench_api import BIN, Target, cpu_s, free_port, pct, rss_mb
+from bench_durable_floor import start_floor
 
 PATH = "/v1/chat/completions"
 KEY = "hk_" + secrets.token_urlsafe(32)
@@ -314,17 +315,7 @@ async def main(
     procs: list[subprocess.Popen[str]] = []
     servers: Servers = {"relay": (Target(f"http://127.0.0.1:{relay_port}{PATH}", None, ""), relay_proc.pid)}
     if durable_floor:
-        floor_port = free_port()
-        floor = subprocess.Popen(
-            [
-                sys.executable,
-                str(here / "bench_durable_floor.py"),
-                "--serve",
-                str(floor_port),
-                str(fake_port),
-            ],
-            text=True,
-        )
+        floor, floor_port = start_floor(fake_port)
         procs.append(floor)
         servers["durable"] = (Target(f"http://127.0.0.1:{floor_port}{PATH}", None, "fake:"), floor.pid)
     try:

@@ -22,7 +22,8 @@ No agent loop, no leases, no titles, no chat index, no plugins. What it adds ove
 what any durable server on this stack pays; what ``hermes api`` adds over it is ours.
 ``bench_api_ratio.py --durable-floor`` runs it beside the relay. Not a test.
 
-Run alone: ``.venv/bin/python bench/bench_durable_floor.py --serve PORT UPSTREAM_PORT``.
+Run alone: ``.venv/bin/python bench/bench_durable_floor.py --serve PORT UPSTREAM_PORT``; other
+benches start it with :func:`start_floor`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import queue
 import random
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import threading
@@ -255,6 +257,17 @@ def run_server(port: int, upstream_port: int) -> None:
     factory = loop_factory()
     loop = factory() if factory is not None else asyncio.new_event_loop()
     web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, loop=loop)
+
+
+def start_floor(upstream_port: int) -> tuple[subprocess.Popen[str], int]:
+    """Start the durable floor in a process of its own, on a free port; return it and the port."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(upstream_port)], text=True)
+    return proc, port
 
 
 if __name__ == "__main__":
