@@ -261,11 +261,9 @@ def run_server(port: int, upstream_port: int) -> None:
 
 def start_floor(upstream_port: int) -> tuple[subprocess.Popen[str], int]:
     """Start the durable floor in a process of its own, on a free port; return it and the port."""
-    import socket
+    from bench_api import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(upstream_port)], text=True)
     return proc, port
 
