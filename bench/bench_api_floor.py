@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -48,7 +49,14 @@ def run_relay(port: int, fake_port: int) -> None:
     app = web.Application()
     app.cleanup_ctx.append(client)
     app.router.add_post(PATH, relay)
-    # The loop hermes api runs on (uvloop where installed), so the floor is measured alike.
+    serve(app, port)
+
+
+def serve(app: Any, port: int) -> None:
+    """Run an aiohttp app on loopback until terminated, on the loop ``hermes api`` runs on
+    (uvloop where installed), so a floor is measured alike."""
+    from aiohttp import web
+
     from hermes_cli.event_loop import loop_factory
 
     factory = loop_factory()

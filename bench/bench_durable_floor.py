@@ -44,6 +44,8 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_core.event_log.writer_task import FLUSH_S, SLICE_S, flush_interval
+
 PATH = "/v1/chat/completions"
 
 SCHEMA = """
@@ -60,12 +62,6 @@ CREATE UNIQUE INDEX event_chunks_by_session ON event_chunks (session_id, last_se
 """
 
 Statements = Sequence[tuple[str, tuple[Any, ...]]]
-
-#: The provisional chunks' tick, as hermes's log writer (``hermes_core.event_log.writer_task``).
-FLUSH_S = 0.05
-CHUNKS_PER_TICK = 100
-MAX_FLUSH_S = 0.5
-SLICE_S = 0.002
 
 
 class Log:
@@ -94,7 +90,7 @@ def _dumps(value: Any) -> str:
 
 async def tick(writer: Writer, streaming: set[Log]) -> None:
     """Store the streaming turns' new events every tick, in one job."""
-    interval = FLUSH_S
+    interval = FLUSH_S  # the provisional chunks' tick and pass slices are hermes's own
     while True:
         await asyncio.sleep(interval)
         inserts = []
@@ -108,7 +104,7 @@ async def tick(writer: Writer, streaming: set[Log]) -> None:
                 inserts.append(insert)
         if inserts:
             await writer.write(inserts)
-        interval = min(MAX_FLUSH_S, FLUSH_S * max(1.0, len(inserts) / CHUNKS_PER_TICK))
+        interval = flush_interval(len(inserts))
 
 
 class Writer:
@@ -251,12 +247,9 @@ def run_server(port: int, upstream_port: int) -> None:
     app = web.Application()
     app.cleanup_ctx.append(context)
     app.router.add_post(PATH, turn)
-    # The loop hermes api runs on (uvloop where installed), so the floor is measured alike.
-    from hermes_cli.event_loop import loop_factory
+    from bench_api_floor import serve
 
-    factory = loop_factory()
-    loop = factory() if factory is not None else asyncio.new_event_loop()
-    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None, loop=loop)
+    serve(app, port)
 
 
 def start_floor(upstream_port: int) -> tuple[subprocess.Popen[str], int]:
