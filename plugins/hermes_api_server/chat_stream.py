@@ -52,7 +52,12 @@ if TYPE_CHECKING:
     from hermes_api_server.state import ServerState
     from hermes_api_server.turns import EventPump
 
-HEAD_WAIT_S = 0.05  # longest the response head waits to leave with the first frame
+#: Longest the response head waits to leave with the first frame (docs/reference/api-server.md#sse-streams).
+#: A head sent on its own costs a write, a wake-up of the client and the new session's lease
+#: taken early; 50 ms made most first turns of a burst pay that (their first token comes later
+#: than 50 ms while the server works through the burst), and so did nearly every turn of a real
+#: model, which takes longer than that to think. One second covers both (issue #30).
+HEAD_WAIT_S = 1.0
 
 
 class ChatChunks:
@@ -108,12 +113,15 @@ class ChatChunks:
         # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
         head: str | None = _frame(self.chunk(ChunkDelta(role="assistant")))
         head_by = loop.time() + HEAD_WAIT_S
+        # The first keep-alive comes KEEPALIVE_S after the request, not after a head sent alone.
+        quiet_s = KEEPALIVE_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
         # The first frames leave as soon as they exist, with the head and the role chunk in the
         # same write; what the same upstream read still yields follows a loop step later.
         while True:
-            wait = max(0.0, head_by - loop.time()) if head is not None else KEEPALIVE_S
+            wait = max(0.0, head_by - loop.time()) if head is not None else quiet_s
+            quiet_s = KEEPALIVE_S
             batch = await pump.next(wait)
             if batch is None:
                 if head is not None:
@@ -128,6 +136,7 @@ class ChatChunks:
                             before_head = None
                     await writer.open(head)
                     head = None
+                    quiet_s = max(0.0, KEEPALIVE_S - HEAD_WAIT_S)
                 else:
                     await writer.raw(": keepalive\n\n")
                 continue
