@@ -111,7 +111,7 @@ class ChatChunks:
         loop = asyncio.get_running_loop()
         # The head and the role chunk leave with the first frame (one packet on the path to the
         # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
-        head: str | None = _frame(self.chunk(ChunkDelta(role="assistant")))
+        head: str | None = self._with_delta('"role":"assistant"')
         head_by = loop.time() + HEAD_WAIT_S
         # The first keep-alive comes KEEPALIVE_S after the request, not after a head sent alone.
         quiet_s = KEEPALIVE_S
@@ -198,21 +198,24 @@ class ChatChunks:
         """Turn pending text and reasoning into one content chunk."""
         text, reasoning = deltas.take()
         if text is not None or reasoning is not None:
-            # The same bytes as _frame(self.chunk(ChunkDelta(content=…, reasoning_content=…))),
-            # without building and encoding the whole chunk for every delta: the chunk around
-            # an empty delta is encoded once and split where the delta's fields go.
             fields: list[str] = []
             if text is not None:
                 self._sent.append(text)
                 fields.append('"content":' + dumps(text))
             if reasoning is not None:
                 fields.append('"reasoning_content":' + dumps(reasoning))
-            around = self._around
-            if around is None:
-                around = self._around = _frame(self.chunk(ChunkDelta())).split('"delta":{}', 1)
-                around[0] += '"delta":{'
-                around[1] = "}" + around[1]
-            out.append(around[0] + ",".join(fields) + around[1])
+            out.append(self._with_delta(",".join(fields)))
+
+    def _with_delta(self, fields: str) -> str:
+        """Return the frame of a chunk whose delta's members are ``fields`` (encoded JSON):
+        the same bytes as ``_frame(self.chunk(ChunkDelta(...)))``, from a chunk around an empty
+        delta encoded once per stream."""
+        around = self._around
+        if around is None:
+            around = self._around = _frame(self.chunk(ChunkDelta())).split('"delta":{}', 1)
+            around[0] += '"delta":{'
+            around[1] = "}" + around[1]
+        return around[0] + fields + around[1]
 
     def _final(self, done: TurnCompleted, model_ref: str, source: str, include_usage: bool) -> list[str]:
         finish, block, _ = chat_finish(done)

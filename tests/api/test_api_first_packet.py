@@ -4,6 +4,7 @@ soon as that delta is there: it never waits for the rest of the upstream read
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -79,3 +80,21 @@ async def test_the_head_waits_for_the_first_frame_at_most_the_head_wait() -> Non
     assert '"role":"assistant"' in writer.writes[0][1] and not contents(writer.writes[0][1])
     assert '"content":"t0"' in writer.writes[1][1]
     assert 0.0 < pump.timeouts[0] <= HEAD_WAIT_S
+
+
+async def test_the_role_and_content_frames_are_the_chunks_they_stand_for() -> None:
+    """The head's role chunk and a content chunk are spliced into one encoding of the envelope;
+    a client parsing them gets exactly the chunks built field by field."""
+    writer, pump = Writer(), Pump([[delta('t0 "quoted" é')], []])
+    made = chunks()
+    await made.pump(writer, pump, "m:x", "default", False)  # type: ignore[arg-type]
+    role, content = [json.loads(line[6:]) for line in writer.writes[0][1].split("\n\n") if line]
+    envelope = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "hermes-agent"}
+    assert role == {
+        **envelope,
+        "choices": [{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}],
+    }
+    assert content == {
+        **envelope,
+        "choices": [{"index": 0, "delta": {"content": 't0 "quoted" é'}, "finish_reason": None}],
+    }
