@@ -159,11 +159,13 @@ class Target:
         text: str = "bench",
         gaps: list[float] | None = None,
         history: list[dict[str, str]] | None = None,
+        arrived: list[float] | None = None,
     ) -> tuple[float, int, float]:
         """Return (time to first content delta, tokens received, total time).
 
         The clock starts when the request is written on an open connection, on both paths.
         ``history`` goes before the user message ``text`` (a conversation's later turn).
+        ``arrived`` gets the ``perf_counter`` time of the first content frame, when given.
         """
         messages = [*(history or []), {"role": "user", "content": text}]
         body = {"model": self.prefix + model, "stream": True, "messages": messages}
@@ -195,6 +197,8 @@ class Target:
                 now = time.perf_counter()
                 if not first:
                     first = now - t0
+                    if arrived is not None:
+                        arrived.append(now)
                 elif gaps is not None:
                     gaps.append(now - last)
                 last = now

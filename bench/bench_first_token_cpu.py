@@ -32,34 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_api
 from bench_api import Target, cpu_s, free_port, pct
-from bench_api_ratio import KEY, PATH, start_hermes
+from bench_api_ratio import KEY, PATH, Servers, load, start_hermes
 
 #: Rounds before the measured ones (connections, caches and the loop warmed up).
 WARM_ROUNDS = 4
-
-
-async def _first_token(target: Target, model: str, text: str, arrived: list[float]) -> None:
-    """Stream one turn; note when its first content frame arrives; read the stream to its end."""
-    body = {"model": target.prefix + model, "stream": True, "messages": [{"role": "user", "content": text}]}
-    reader, writer = await target._connection()
-    writer.write(target._request(body))
-    status = await reader.readline()
-    if b" 200 " not in status:
-        raise AssertionError(status + await reader.read(4096))
-    while await reader.readline() not in (b"\r\n", b""):
-        pass
-    seen = False
-    while True:
-        line = await reader.readline()
-        if not line:
-            raise AssertionError("connection closed mid-stream")
-        if line == b"0\r\n":
-            await reader.readline()
-            break
-        if not seen and line.startswith(b"data: ") and b'"content":"t' in line:
-            seen = True
-            arrived.append(time.perf_counter())
-    target._idle.append((reader, writer))
 
 
 async def _round(target: Target, pid: int, concurrency: int, pause_ms: int) -> tuple[float, float, float]:
@@ -70,7 +46,7 @@ async def _round(target: Target, pid: int, concurrency: int, pause_ms: int) -> t
     before = cpu_s(pid)
     start = time.perf_counter()
     turns = [
-        asyncio.ensure_future(_first_token(target, model, f"burst {time.time_ns()} {i}", arrived))
+        asyncio.ensure_future(target.stream(None, model, f"burst {time.time_ns()} {i}", arrived=arrived))
         for i in range(concurrency)
     ]
     while len(arrived) < concurrency:
@@ -86,7 +62,7 @@ async def _round(target: Target, pid: int, concurrency: int, pause_ms: int) -> t
     return (at_last_first - before) * per, (whole - before) * per, pct(firsts, 0.95)
 
 
-async def run(servers: dict[str, tuple[Target, int]], rounds: int, concurrency: int, pause_ms: int) -> None:
+async def run(servers: Servers, rounds: int, concurrency: int, pause_ms: int) -> None:
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in servers}
     for r in range(WARM_ROUNDS + rounds):
         # The order rotates, so a slow phase of the machine does not fall on one server.
@@ -97,7 +73,7 @@ async def run(servers: dict[str, tuple[Target, int]], rounds: int, concurrency: 
             burst = await _round(target, pid, concurrency, pause_ms)
             if r >= WARM_ROUNDS:
                 results[name].append(burst)
-    print(f"{rounds} bursts of {concurrency} per server, load average {_load()}")
+    print(f"{rounds} bursts of {concurrency} per server, load average {load()}")
     header = ("CPU/request before the last first token", "whole request", "first-token p95")
     print(f"{'server':<10} {header[0]:>40} {header[1]:>14} {header[2]:>16}")
     for name, got in results.items():
@@ -108,20 +84,13 @@ async def run(servers: dict[str, tuple[Target, int]], rounds: int, concurrency: 
         print(f"{name:<10} {pre:>37.3f} ms {whole:>11.3f} ms {p95:>13.1f} ms")
 
 
-async def _measure(
-    servers: dict[str, tuple[Target, int]], rounds: int, concurrency: int, pause_ms: int
-) -> None:
+async def _measure(servers: Servers, rounds: int, concurrency: int, pause_ms: int) -> None:
     await asyncio.sleep(1.0)  # the relay and the fake listening (hermes is up once started)
     try:
         await run(servers, rounds, concurrency, pause_ms)
     finally:
         for target, _ in servers.values():
             await target.close()
-
-
-def _load() -> str:
-    """The machine's load average (1, 5, 15 minutes)."""
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def main() -> None:
