@@ -60,9 +60,12 @@ class _EventBuffer:
     deadline that never passes. A timer per wait (``asyncio.timeout``) is the largest cost of
     that wait; here one timer serves many waits: each wait only moves the deadline, and the
     timer, when it fires early, re-arms itself at the deadline then in force.
+
+    Items of a ``quiet`` type (:meth:`Turn.quiet_events`) are kept in order but do not end a
+    wait on their own: they are taken with the next item that does.
     """
 
-    __slots__ = ("_deadline", "_expired", "_items", "_timer", "_waiter")
+    __slots__ = ("_deadline", "_expired", "_items", "_loud", "_timer", "_waiter", "quiet")
 
     def __init__(self) -> None:
         self._items: collections.deque[Any] = collections.deque()
@@ -70,9 +73,15 @@ class _EventBuffer:
         self._deadline = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self._expired = False
+        #: Types whose items do not wake the reader (set by the reader before it reads).
+        self.quiet: frozenset[type] = frozenset()
+        self._loud = 0  # queued items that are not quiet
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
+        if type(item) in self.quiet:
+            return
+        self._loud += 1
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -80,20 +89,29 @@ class _EventBuffer:
     def empty(self) -> bool:
         return not self._items
 
+    def ready(self) -> bool:
+        """Whether an item that ends a wait is queued."""
+        return self._loud > 0
+
     def get_nowait(self) -> Any:
-        return self._items.popleft()
+        item = self._items.popleft()
+        if type(item) not in self.quiet:
+            self._loud -= 1
+        return item
 
     async def get(self) -> Any:
-        await self.get_ready()
-        return self._items.popleft()
+        while not self._items:
+            await self._wait()
+        return self.get_nowait()
 
     async def get_ready(self) -> None:
-        """Wait until an item is there (without taking it)."""
-        while not self._items:
+        """Wait until an item that ends a wait is there (without taking it)."""
+        while not self._loud:
             await self._wait()
 
     async def wait(self, timeout: float) -> bool:
-        """Wait for an item for at most ``timeout`` seconds; return whether one is there."""
+        """Wait at most ``timeout`` seconds for an item that ends a wait; return whether one is
+        there."""
         loop = asyncio.get_running_loop()
         self._deadline = loop.time() + timeout
         self._expired = False
@@ -103,9 +121,9 @@ class _EventBuffer:
             timer = None
         if timer is None:
             self._timer = loop.call_at(self._deadline, self._on_timer)
-        while not self._items and not self._expired:
+        while not self._loud and not self._expired:
             await self._wait()
-        return bool(self._items)
+        return self._loud > 0
 
     async def _wait(self) -> None:
         waiter = self._waiter = asyncio.get_running_loop().create_future()
@@ -164,6 +182,17 @@ class Turn:
             if isinstance(ev, TurnCompleted):
                 return
 
+    def quiet_events(self, kinds: frozenset[type]) -> None:
+        """Let events of these types wait for the next event that is not one of them.
+
+        For a reader of :meth:`next_events` that writes nothing for them: they are still
+        returned, in order, with the next event of another type, but on their own they do not
+        wake the reader, nor count as something arriving before the wait's ``timeout``. Call it
+        before the first read.
+        """
+        if self._queue is not None:
+            self._queue.quiet = kinds
+
     async def next_events(self, timeout: float | None = None) -> list[AnyEvent] | None:
         """Wait for this turn's next event and return it with every event already behind it.
 
@@ -172,14 +201,15 @@ class Turn:
 
         :param timeout: seconds to wait for the first event; None waits as long as it takes.
         :returns: the events in order (the last one is ``TurnCompleted`` when the turn ended),
-            an empty list once the turn's events are over, or None when ``timeout`` passed first.
+            an empty list once the turn's events are over, or None when ``timeout`` passed first
+            (events of :meth:`quiet_events` types alone do not count).
         """
         queue = self._queue
         if queue is None:
             raise RuntimeError("this turn was submitted with track_events=False; use Session.subscribe()")
         if self._ended:
             return []
-        if queue.empty():
+        if not queue.ready():
             if timeout is None:
                 await queue.get_ready()
             elif not await queue.wait(timeout):

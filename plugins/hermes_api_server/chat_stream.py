@@ -59,6 +59,32 @@ if TYPE_CHECKING:
 #: model, which takes longer than that to think. One second covers both (issue #30).
 HEAD_WAIT_S = 1.0
 
+#: Events this stream writes nothing for. They reach it with the next event it writes (in order,
+#: so what it notes from them is still noted first) instead of waking it on their own: a wake-up
+#: is a loop step (two on a new chat's way to its first token: the title and ``TurnStarted``),
+#: and one that writes nothing put off the next keep-alive, so a long hidden reasoning kept the
+#: connection silent (docs/reference/api-server.md#sse-streams).
+_SILENT: frozenset[type] = frozenset(
+    {
+        TurnStarted,
+        SegmentStarted,
+        Retrying,
+        QuestionRequested,
+        QuestionClosed,
+        ToolDecision,
+        ToolExecuting,
+        ToolProgress,
+        SteerDelivered,
+        UsageUpdated,
+        TitleChanged,
+        SessionChanged,
+        SessionProblem,
+        BackgroundCompleted,
+    }
+)
+#: Without tool progress frames, the tools' own events are silent too.
+_SILENT_TOOLS: frozenset[type] = frozenset({ToolAnnounced, ToolCompleted, SubagentEvent})
+
 
 class ChatChunks:
     """Encodes one streamed chat turn as ``chat.completion.chunk`` frames."""
@@ -113,15 +139,17 @@ class ChatChunks:
         # first token), or on their own when the turn has shown nothing for HEAD_WAIT_S.
         head: str | None = self._with_delta('"role":"assistant"')
         head_by = loop.time() + HEAD_WAIT_S
-        # The first keep-alive comes KEEPALIVE_S after the request, not after a head sent alone.
-        quiet_s = KEEPALIVE_S
+        # A keep-alive leaves after KEEPALIVE_S without a write; the first one KEEPALIVE_S after
+        # the request, not after a head sent alone.
+        keep_by = loop.time() + KEEPALIVE_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
+        silent = _SILENT if progress is not None else _SILENT | _SILENT_TOOLS
+        pump.quiet(silent if settings.show_reasoning else silent | {ReasoningDelta})
         # The first frames leave as soon as they exist, with the head and the role chunk in the
         # same write; what the same upstream read still yields follows a loop step later.
         while True:
-            wait = max(0.0, head_by - loop.time()) if head is not None else quiet_s
-            quiet_s = KEEPALIVE_S
+            wait = max(0.0, (head_by if head is not None else keep_by) - loop.time())
             batch = await pump.next(wait)
             if batch is None:
                 if head is not None:
@@ -136,9 +164,9 @@ class ChatChunks:
                             before_head = None
                     await writer.open(head)
                     head = None
-                    quiet_s = max(0.0, KEEPALIVE_S - HEAD_WAIT_S)
                 else:
                     await writer.raw(": keepalive\n\n")
+                    keep_by = loop.time() + KEEPALIVE_S
                 continue
             out: list[str] = []
             ended = not batch
@@ -189,6 +217,7 @@ class ChatChunks:
                 return "".join(out)
             if not out:
                 continue
+            keep_by = loop.time() + KEEPALIVE_S
             if writer.opened:
                 await writer.raw("".join(out))
             else:

@@ -40,6 +40,12 @@ class EventPump:
         # A stand-in that only offers ``events()`` is read through a copying task.
         self.turn: Any = turn if hasattr(turn, "next_events") else _Copier(turn)
 
+    def quiet(self, kinds: frozenset[type]) -> None:
+        """Say which events the reader writes nothing for: they wait for the next other event
+        instead of waking it (``Turn.quiet_events``; a stand-in turn wakes it for each)."""
+        if not isinstance(self.turn, _Copier):
+            self.turn.quiet_events(kinds)
+
     async def next(self, timeout: float | None) -> list[AnyEvent] | None:
         """Return the next ready events; [] once they are over, None when ``timeout`` passed first."""
         batch: list[AnyEvent] | None = await self.turn.next_events(timeout)

@@ -421,6 +421,27 @@ async def test_an_idle_stream_receives_keepalive_comments(server: Server) -> Non
     assert text == "t0"
 
 
+async def test_a_hidden_reasoning_does_not_hold_back_the_keepalive(server: Server) -> None:
+    # Reasoning deltas (hidden: show_reasoning is off) write nothing, so they must not put off
+    # the keep-alive: a proxy that cuts idle connections would see 12 s of silence.
+    words = " ".join(f"r{i}" for i in range(12))
+    body = chat(
+        {"role": "user", "content": f"[[reason {words}]] [[delay 1000]] [[tokens 1]] think"}, stream=True
+    )
+    reply = await call(server, "POST", "/v1/chat/completions", body, timeout=40)
+    frames = parse_sse(reply.text)
+    content_at = next(
+        i
+        for i, f in enumerate(frames)
+        if isinstance(f.get("data"), dict)
+        and f["data"]["choices"]
+        and "content" in f["data"]["choices"][0]["delta"]
+    )
+    assert {"comment": "keepalive"} in frames[:content_at]
+    assert "reasoning_content" not in reply.text
+    assert frames[-1]["data"] == "[DONE]"
+
+
 async def test_images_to_a_model_without_vision_are_dropped_with_a_warning(server: Server) -> None:
     pixel = (
         "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"

@@ -10,7 +10,8 @@ from typing import Any, cast
 
 from hermes_api_server.chat_stream import HEAD_WAIT_S, ChatChunks
 from hermes_api_server.model_select import ModelChoice
-from hermes_core import TextDelta
+from hermes_api_server.turns import KEEPALIVE_S
+from hermes_core import ReasoningDelta, TextDelta, TitleChanged, TurnCompleted, TurnStarted, UsageUpdated
 
 
 class Writer:
@@ -39,6 +40,10 @@ class Pump:
     def __init__(self, script: list[list[Any] | None]) -> None:
         self.script = script
         self.timeouts: list[float | None] = []
+        self.silent: frozenset[type] = frozenset()
+
+    def quiet(self, kinds: frozenset[type]) -> None:
+        self.silent = kinds
 
     async def next(self, timeout: float | None) -> list[Any] | None:
         self.timeouts.append(timeout)
@@ -98,3 +103,18 @@ async def test_the_role_and_content_frames_are_the_chunks_they_stand_for() -> No
         **envelope,
         "choices": [{"index": 0, "delta": {"content": 't0 "quoted" é'}, "finish_reason": None}],
     }
+
+
+async def test_only_what_the_stream_writes_wakes_it_and_the_keepalive_counts_from_the_last_write() -> None:
+    """Bookkeeping events and hidden reasoning are quiet (they come with the next written event),
+    and a batch that writes nothing does not restart the keep-alive's 10 s."""
+    title = TitleChanged(session_id="s", title="a chat", origin="derived")
+    writer, pump = Writer(), Pump([[delta("t0")], [title], None, [delta(" t1")], []])
+    await chunks().pump(writer, pump, "m:x", "default", False)  # type: ignore[arg-type]
+    assert {TurnStarted, TitleChanged, UsageUpdated, ReasoningDelta} <= pump.silent
+    assert not {TextDelta, TurnCompleted} & pump.silent
+    assert [kind for kind, _ in writer.writes] == ["open", "raw", "raw"]
+    assert writer.writes[1][1] == ": keepalive\n\n"
+    after_write, after_nothing, after_keepalive = pump.timeouts[1:4]
+    assert after_write <= KEEPALIVE_S and after_nothing < after_write  # not a fresh 10 s
+    assert after_keepalive > KEEPALIVE_S - 1
