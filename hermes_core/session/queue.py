@@ -99,6 +99,25 @@ class _EventBuffer:
             self._loud -= 1
         return item
 
+    def drain(self) -> tuple[list[Any], bool]:
+        """Take every queued item up to the turn's end (``TurnCompleted`` or the end marker,
+        which is not returned); return them and whether the end was among them."""
+        items = self._items
+        batch: list[Any] = []
+        ended = False
+        while items:
+            item = items.popleft()
+            if item is _DONE:
+                ended = True
+                break
+            batch.append(item)
+            if isinstance(item, TurnCompleted):
+                ended = True
+                break
+        quiet = self.quiet
+        self._loud = sum(1 for item in items if type(item) not in quiet) if items else 0
+        return batch, ended
+
     async def get(self) -> Any:
         while not self._items:
             await self._wait()
@@ -214,17 +233,9 @@ class Turn:
                 await queue.get_ready()
             elif not await queue.wait(timeout):
                 return None
-        batch: list[AnyEvent] = []
-        while not queue.empty():
-            item = queue.get_nowait()
-            if item is _DONE:
-                self._ended = True
-                break
-            batch.append(item)
-            if isinstance(item, TurnCompleted):
-                self._ended = True
-                break
-        if self._ended:
+        batch, ended = queue.drain()
+        if ended:
+            self._ended = True
             queue.close()
         return batch
 
