@@ -43,8 +43,9 @@ class EventPump:
     def quiet(self, kinds: frozenset[type]) -> None:
         """Say which events the reader writes nothing for: they wait for the next other event
         instead of waking it (``Turn.quiet_events``; a stand-in turn wakes it for each)."""
-        if not isinstance(self.turn, _Copier):
-            self.turn.quiet_events(kinds)
+        quiet = getattr(self.turn, "quiet_events", None)
+        if quiet is not None:
+            quiet(kinds)
 
     async def next(self, timeout: float | None) -> list[AnyEvent] | None:
         """Return the next ready events; [] once they are over, None when ``timeout`` passed first."""

@@ -34,6 +34,27 @@ async def test_event_pump_yields_keepalives_while_the_turn_is_silent() -> None:
     assert not any(isinstance(e, TurnCompleted) for b in seen if b for e in b)
 
 
+class _BatchTurn:
+    """Stands in for a turn that reads in batches but knows nothing of quiet events."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Any]] = [
+            [TextDelta(session_id="s", turn_id="t", segment_id="g", text="x")],
+            [],
+        ]
+
+    async def next_events(self, timeout: float | None = None) -> list[Any] | None:
+        return self.batches.pop(0)
+
+
+async def test_event_pump_quiet_is_a_no_op_for_a_turn_without_quiet_events() -> None:
+    pump = EventPump(_BatchTurn())  # type: ignore[arg-type]
+    pump.quiet(frozenset({TurnCompleted}))
+    first = await pump.next(1.0)
+    assert first is not None and isinstance(first[0], TextDelta)
+    assert await pump.next(1.0) == []
+
+
 async def test_responses_disconnect_stores_an_incomplete_snapshot(server: Server) -> None:
     body = {"input": "[[tokens 300]] [[delay 20]] go", "stream": True}
     async with aiohttp.ClientSession() as client:
