@@ -86,9 +86,6 @@ class _EventBuffer:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def empty(self) -> bool:
-        return not self._items
-
     def ready(self) -> bool:
         """Whether an item that ends a wait is queued."""
         return self._loud > 0

@@ -82,8 +82,15 @@ _SILENT: frozenset[type] = frozenset(
         BackgroundCompleted,
     }
 )
-#: Without tool progress frames, the tools' own events are silent too.
-_SILENT_TOOLS: frozenset[type] = frozenset({ToolAnnounced, ToolCompleted, SubagentEvent})
+#: By (tool progress frames on, reasoning shown): without progress frames the tools' own events
+#: are silent too, and hidden reasoning is.
+_SILENT_BY: dict[tuple[bool, bool], frozenset[type]] = {
+    (progress, shown): _SILENT
+    | (frozenset() if progress else frozenset({ToolAnnounced, ToolCompleted, SubagentEvent}))
+    | (frozenset() if shown else frozenset({ReasoningDelta}))
+    for progress in (False, True)
+    for shown in (False, True)
+}
 
 
 class ChatChunks:
@@ -144,8 +151,7 @@ class ChatChunks:
         keep_by = loop.time() + KEEPALIVE_S
         deltas = DeltaCoalescer(keep_reasoning=settings.show_reasoning)
         progress = ProgressFrames(self.state.kernel, self.head) if settings.tool_progress_events else None
-        silent = _SILENT if progress is not None else _SILENT | _SILENT_TOOLS
-        pump.quiet(silent if settings.show_reasoning else silent | {ReasoningDelta})
+        pump.quiet(_SILENT_BY[progress is not None, bool(settings.show_reasoning)])
         # The first frames leave as soon as they exist, with the head and the role chunk in the
         # same write; what the same upstream read still yields follows a loop step later.
         while True:
