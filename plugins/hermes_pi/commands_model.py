@@ -28,28 +28,30 @@ async def set_model(host: PiHost, cmd: Command) -> dict[str, Any]:
     provider, model_id = cmd.text("provider"), cmd.text("modelId")
     if not host.kernel.providers.has(provider):
         raise BadCommand(f"Model not found: {provider}/{model_id}")
+    session = host.session  # the answer describes this session even if a new one replaces it
     try:
-        await host.session.switch_model(f"{provider}:{model_id}", scope="session")
+        await session.switch_model(f"{provider}:{model_id}", scope="session")
     except (ModelNotFound, ModelAmbiguous):
         raise BadCommand(f"Model not found: {provider}/{model_id}") from None
-    model = await host.catalog.current(host.session)
+    model = await host.catalog.current(session)
     assert model is not None
     return model
 
 
 async def cycle_model(host: PiHost, cmd: Command) -> Any:
     """``cycle_model``: the next available model (``null`` when there is only one)."""
-    models = await host.catalog.available(host.session)
+    session = host.session  # the answer describes this session even if a new one replaces it
+    models = await host.catalog.available(session)
     if len(models) <= 1:
         return Null
-    current = await host.catalog.current(host.session)
+    current = await host.catalog.current(session)
     keys = [(m["provider"], m["id"]) for m in models]
     here = (current["provider"], current["id"]) if current else None
     index = (keys.index(here) + 1) % len(keys) if here in keys else 0
     chosen = models[index]
-    await host.session.switch_model(f"{chosen['provider']}:{chosen['id']}", scope="session")
-    level = level_of(host.session.record.reasoning_effort or host.kernel.settings.reasoning_effort)
-    return {"model": await host.catalog.current(host.session), "thinkingLevel": level, "isScoped": False}
+    await session.switch_model(f"{chosen['provider']}:{chosen['id']}", scope="session")
+    level = level_of(session.record.reasoning_effort or host.kernel.settings.reasoning_effort)
+    return {"model": await host.catalog.current(session), "thinkingLevel": level, "isScoped": False}
 
 
 async def get_available_models(host: PiHost, cmd: Command) -> dict[str, Any]:
@@ -65,8 +67,9 @@ async def set_thinking_level(host: PiHost, cmd: Command) -> None:
 
 async def _set_level(host: PiHost, level: str) -> str:
     effort = LEVEL_TO_EFFORT[level]
-    before = level_of(host.session.record.reasoning_effort or host.kernel.settings.reasoning_effort)
-    await host.session.set_reasoning_effort(effort)
+    session = host.session
+    before = level_of(session.record.reasoning_effort or host.kernel.settings.reasoning_effort)
+    await session.set_reasoning_effort(effort)
     now = level_of(effort)
     if now != before:
         host.send({"type": "thinking_level_changed", "level": now})

@@ -62,42 +62,44 @@ async def switch_session(host: PiHost, cmd: Command) -> dict[str, Any]:
     return {"cancelled": False}
 
 
-def _user_rows(host: PiHost) -> list[Any]:
-    return [r for r in host.session.rows if r.role == "user" and r.display_kind is None]
+def _user_rows(session: Session) -> list[Any]:
+    return [r for r in session.rows if r.role == "user" and r.display_kind is None]
 
 
 async def fork(host: PiHost, cmd: Command) -> dict[str, Any]:
     """``fork``: a new session with the history before a user message; returns that message's text."""
     entry_id = cmd.text("entryId")
-    target = next((r for r in _user_rows(host) if str(r.id) == entry_id), None)
+    session = host.session  # the entry belongs to this session, whatever replaces it meanwhile
+    target = next((r for r in _user_rows(session) if str(r.id) == entry_id), None)
     if target is None:
         raise BadCommand(f"Entry {entry_id} is not a user message on the current branch")
     if host.stream.active:
         await host.abort()
-    earlier = [r for r in host.session.rows if (r.position, r.id) < (target.position, target.id)]
+    earlier = [r for r in session.rows if (r.position, r.id) < (target.position, target.id)]
     if earlier:
         last = max(earlier, key=lambda r: (r.position, r.id))
-        child = await host.session.branch(owner=OWNER, up_to_row_id=last.id)
+        child = await session.branch(owner=OWNER, up_to_row_id=last.id)
     else:
-        child = await host.session.branch(owner=OWNER, count=0)
+        child = await session.branch(owner=OWNER, count=0)
     await host.replace(child)
     return {"text": target.content, "cancelled": False}
 
 
 async def clone(host: PiHost, cmd: Command) -> dict[str, Any]:
     """``clone``: a new session with the whole current branch."""
-    if not host.session.rows:
+    session = host.session
+    if not session.rows:
         raise BadCommand("Cannot clone session: no current entry selected")
     if host.stream.active:
         await host.abort()
-    child = await host.session.branch(owner=OWNER)
+    child = await session.branch(owner=OWNER)
     await host.replace(child)
     return {"cancelled": False}
 
 
 async def get_fork_messages(host: PiHost, cmd: Command) -> dict[str, Any]:
     """``get_fork_messages``: the user messages a fork can start from."""
-    return {"messages": [{"entryId": str(r.id), "text": r.content} for r in _user_rows(host)]}
+    return {"messages": [{"entryId": str(r.id), "text": r.content} for r in _user_rows(host.session)]}
 
 
 async def _entries(host: PiHost) -> tuple[list[dict[str, Any]], str | None]:

@@ -7,6 +7,8 @@ and rows instead of writing the new session's fields from outside.
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import inspect
 from pathlib import Path
 
@@ -80,3 +82,23 @@ async def test_a_branch_is_opened_with_the_sources_settings_and_rows(tmp_path: P
         stored = await kernel.sessions.stored(child.id)
         assert stored.record.title == "Topic (branch)"
         assert [r.content for r in stored.rows] == [r.content for r in source.rows]
+
+
+async def test_a_method_in_flight_keeps_its_session_when_the_caller_lets_go(tmp_path: Path) -> None:
+    """pi replaces its session while a command on the old one still awaits: the command ends on
+    the session it was called on, instead of failing with ``ReferenceError`` halfway through."""
+    kernel = sqlite_kernel(tmp_path)
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        await (await session.submit("ping", owner="t")).outcome
+        session_id = session.id
+        switching = session.switch_model("mock:echo", scope="session")
+        naming = asyncio.ensure_future(session.set_title("Kept"))
+        await session.close()
+        del session
+        gc.collect()
+        switched = await switching
+        assert switched.ref == "mock:echo"
+        assert (await naming).title == "Kept"
+        stored = await kernel.sessions.stored(session_id)
+        assert stored.record.model == "mock:echo" and stored.record.title == "Kept"
