@@ -240,6 +240,7 @@ _EXPORTS: dict[str, str] = {
     "ResolvedModel": "hermes_core.models",
     "load_ref": "hermes_core.refs",
     "check_workspace": "hermes_core.workspace",
+    "expand_home": "hermes_core.workspace",
     "resolve_in_workspace": "hermes_core.workspace",
     "WorkspaceError": "hermes_core.workspace",
     "WorkspaceProblem": "hermes_core.workspace",
@@ -374,5 +375,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
         WorkspaceError,
         WorkspaceProblem,
         check_workspace,
+        expand_home,
         resolve_in_workspace,
     )

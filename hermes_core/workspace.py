@@ -14,10 +14,20 @@ refuses one that lands outside the workspace once ``..`` and symlinks are follow
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_core.errors import InvalidValue
+
+
+def expand_home(path: str | Path) -> Path:
+    """``Path(path).expanduser()`` that never raises: ``~name`` of a user this machine does not
+    know (or ``~`` without a home) stays as written, as a shell leaves it, and then names a
+    relative path like any other. ``Path.expanduser`` raises ``RuntimeError`` there, and the
+    path comes from a client or a model.
+    """
+    return Path(os.path.expanduser(path))
 
 
 class WorkspaceProblem(enum.Enum):
@@ -80,7 +90,7 @@ def check_workspace(
         raise WorkspaceError(WorkspaceProblem.EMPTY, text, field)
     if "\x00" in text:
         raise WorkspaceError(WorkspaceProblem.NOT_A_PATH, text, field)
-    candidate = Path(text).expanduser() if expand_user else Path(text)
+    candidate = expand_home(text) if expand_user else Path(text)
     if not candidate.is_absolute():
         if relative_to is None:
             raise WorkspaceError(WorkspaceProblem.NOT_ABSOLUTE, text, field)
@@ -132,7 +142,7 @@ def resolve_in_workspace(
         raise WorkspaceError(WorkspaceProblem.EMPTY, text, field)
     if "\x00" in text:
         raise WorkspaceError(WorkspaceProblem.NOT_A_PATH, text, field)
-    resolved = resolve_path(Path(text).expanduser(), workspace)
+    resolved = resolve_path(expand_home(text), workspace)
     root = resolve_path(workspace)
     if resolved is not None and root is not None:
         if _inside(resolved, root) or any(_inside(resolved, extra) for extra in also):

@@ -33,6 +33,7 @@ from hermes_core.subagents import BACKGROUND_MARKER
 from hermes_core.tool_context import LiveToolContext, run_handler
 from hermes_core.tools import ToolResult, ToolSpec
 from hermes_core.turn import trace
+from hermes_core.workspace import expand_home
 
 if TYPE_CHECKING:
     from hermes_core.approvals.denials import DenialMemory
@@ -148,7 +149,7 @@ class ToolRound:
         for name in spec.path_args:
             value = args.get(name)
             if isinstance(value, str) and value:
-                p = Path(value).expanduser()
+                p = expand_home(value)  # a model's ``~nobody/x`` stays a relative path
                 paths.append((p if p.is_absolute() else cwd / p).resolve())
         if spec.path_args and not paths and spec.kind in ("read", "search"):
             paths.append(cwd.resolve())

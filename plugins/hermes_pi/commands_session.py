@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hermes_core import SessionInUse, SessionNotFound
+from hermes_core import SessionInUse, SessionNotFound, expand_home
 from hermes_pi import entries, export, locator
 from hermes_pi.commands_state import messages
 from hermes_pi.dispatch import RawData
@@ -30,7 +30,7 @@ async def resolve(host: PiHost, target: str) -> Session:
     :raises SessionInUse: another Hermes process holds it.
     """
     if locator.looks_like_path(target):
-        session_id = await asyncio.to_thread(locator.id_from_path, Path(target).expanduser())
+        session_id = await asyncio.to_thread(locator.id_from_path, expand_home(target))
         return await host.open_session(session_id)
     live = host.kernel.live_session(target)
     if live is not None:
@@ -130,7 +130,7 @@ async def export_html(host: PiHost, cmd: Command) -> dict[str, Any]:
     """``export_html``: write the session as an HTML page; returns its path."""
     target = cmd.optional_text("outputPath")
     session = host.session
-    path = Path(target).expanduser() if target else Path(f"hermes-session-{session.id}.html")
+    path = expand_home(target) if target else Path(f"hermes-session-{session.id}.html")
     if not path.is_absolute():
         path = session.cwd / path
     info = session.info()

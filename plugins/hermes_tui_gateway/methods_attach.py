@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hermes_core import expand_home
 from hermes_tui_gateway import clipboard, images
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_cmds as wr
@@ -28,7 +29,7 @@ def _split_path(raw: str) -> tuple[str, str]:
         end = text.find(text[0], 1)
         if end > 0:
             return text[1:end], text[end + 1 :].strip()
-    if Path(text).expanduser().exists():
+    if _exists(text):
         return text, ""
     try:
         parts = shlex.split(text)
@@ -39,8 +40,20 @@ def _split_path(raw: str) -> tuple[str, str]:
     return head, rest
 
 
+def _exists(text: str) -> bool:
+    """Whether ``text`` names an existing file as it is (a name too long names none)."""
+    try:
+        return expand_home(text).exists()
+    except OSError:
+        return False
+
+
 def _attach(gw: Gateway, live: Any, path: Path) -> wr.Attached:
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # e.g. a name too long for the file system: no such file either way
+        raise GatewayError(4016, f"file not found or not a file: {path} ({exc.strerror or exc})") from None
+    if not is_file:
         raise GatewayError(4016, f"file not found or not a file: {path}")
     found = images.sniff(path)
     if found is None:
@@ -74,8 +87,8 @@ async def image_attach(gw: Gateway, conn: Conn, p: Params) -> wr.Attached:
         raise GatewayError(
             4002, "path is not a valid file path: it contains a NUL character", {"key": "path"}
         )
-    path_text, remainder = _split_path(raw)
-    path = Path(path_text).expanduser()
+    path_text, remainder = await gw.run_blocking(_split_path, raw)  # it may look at the disk
+    path = expand_home(path_text)
     if not path.is_absolute():
         path = Path(live.session.info().cwd) / path
     try:

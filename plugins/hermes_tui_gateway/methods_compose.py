@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_core import approvals
+from hermes_core import approvals, expand_home
 from hermes_tui_gateway import images
 from hermes_tui_gateway import wire_params_ops as wp
 from hermes_tui_gateway import wire_results_cmds as wrc
@@ -82,7 +82,7 @@ def _completion_root(gw: Gateway, conn: Conn, q: wp.WorkspaceParams) -> Path:
     if raw and "\x00" in raw:
         raise bad("cwd", "a folder path (no NUL character)")
     if raw:
-        return Path(raw).expanduser()
+        return expand_home(raw)
     sid = q.session_id
     live = gw.lives.get(sid) if sid else None
     if live is None:
@@ -151,7 +151,7 @@ def _dropped_path(text: str, cwd: Path) -> tuple[Path, str] | None:
         candidates.extend((body[:i].rstrip(), body[i + 1 :].strip()) for i in reversed(spaces))
     for raw, rest in candidates:
         name = raw.removeprefix("file://")
-        path = Path(name).expanduser()
+        path = expand_home(name)
         if not path.is_absolute():
             path = cwd / path
         with contextlib.suppress(OSError, ValueError):

@@ -15,9 +15,11 @@ from hermes_core import (
     WorkspaceError,
     WorkspaceProblem,
     check_workspace,
+    expand_home,
     image_mime,
     load_ref,
 )
+from hermes_core.testing import make_kernel
 
 
 @pytest.mark.parametrize(
@@ -107,5 +109,32 @@ def test_helpers_are_public_exports() -> None:
         "WorkspaceError",
         "WorkspaceProblem",
         "image_mime",
+        "expand_home",
     ):
         assert name in hermes_core.__all__
+
+
+def test_an_unknown_users_home_stays_as_written() -> None:
+    """``Path.expanduser`` raises RuntimeError on ``~name`` of no such user; clients and models
+    send such paths, and they must name a (missing) relative path instead of failing a request."""
+    assert expand_home("~nosuchuser_hermes/x.png") == Path("~nosuchuser_hermes/x.png")
+    assert expand_home("plain/x.png") == Path("plain/x.png")
+    home = os.path.expanduser("~")
+    if home != "~":
+        assert expand_home("~/x") == Path(home) / "x"
+    with pytest.raises(WorkspaceError) as caught:
+        check_workspace("~nosuchuser_hermes", expand_user=True)
+    assert caught.value.problem is WorkspaceProblem.NOT_ABSOLUTE
+
+
+async def test_a_models_tool_path_under_an_unknown_home_is_a_missing_file(tmp_path: Path) -> None:
+    """It used to end the whole turn as ``tool_crash`` (RuntimeError); the model now reads that
+    the file is missing and goes on."""
+    kernel = make_kernel(entry_points=["mock", "tools"])
+    async with kernel.running():
+        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
+        turn = await session.submit('[[tool read_file {"path": "~nosuchuser_hermes/notes.txt"}]]', owner="t")
+        outcome = await turn.outcome
+        assert (outcome.status, outcome.reason) == ("complete", "stop")
+        tool = next(r for r in session.rows if r.role == "tool")
+        assert tool.content.startswith("no such file: ") and "~nosuchuser_hermes/notes.txt" in tool.content
