@@ -47,6 +47,8 @@ class SessionState:
         self._record = record
         self._rows = rows
         self._persisted = persisted
+        # Done when the first write (the one that creates the stored session) ends, while it runs.
+        self._creating: asyncio.Future[None] | None = None
         self._pending_title: str | None = None
         # A new session's writer lease, taken by its first write (see :meth:`expect_lease`).
         self._lease: NewLease | None = None
@@ -139,26 +141,19 @@ class SessionState:
             if with_usage:
                 self._record = evolve(self._record, usage=_usage_dict(self._usage))
             return self._keep_in_memory(rows)
-        storage = self._storage
+        if not self._persisted and self._creating is not None:
+            await self._created()  # then append to what it stored, or create it if it failed
         lease = self._lease
         # One timestamp for memory and storage, so a row reads the same after a restart.
         now = time.time()
         rows = [r if r.created_at is not None else evolve(r, created_at=now) for r in rows]
         if not self._persisted:
-            record = evolve(
-                self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
-            )
-            if self._pending_title and not self._record.title:
-                record = evolve(record, title_origin=self._record.title_origin or "explicit")
-            usage = self._usage
-            if lease is not None:
-                ids = await lease.create(record, rows)  # takes the lease too, or waits for it
-            else:
-                ids = await storage.create_session(record, rows)
-            self._record = record
-            self._stored_usage = usage
-            self._pending_title = None
-            self._persisted = True
+            creating = self._creating = asyncio.get_running_loop().create_future()
+            try:
+                ids = await self._create(rows, lease)
+            finally:
+                self._creating = None
+                creating.set_result(None)
         else:
             fields: dict[str, Any] = {}
             if with_usage:
@@ -171,6 +166,29 @@ class SessionState:
         made = [materialize(self._record.id, new, rid) for new, rid in zip(rows, ids, strict=True)]
         self._rows.extend(made)
         return made
+
+    async def _create(self, rows: list[NewRow], lease: NewLease | None) -> list[int]:
+        """Store the session with its first rows (the first write); return the rows' ids."""
+        record = evolve(
+            self._record, title=self._record.title or self._pending_title, usage=_usage_dict(self._usage)
+        )
+        if self._pending_title and not self._record.title:
+            record = evolve(record, title_origin=self._record.title_origin or "explicit")
+        usage = self._usage
+        if lease is not None:
+            ids: list[int] = await lease.create(record, rows)  # takes the lease too, or waits for it
+        else:
+            ids = await self._storage.create_session(record, rows)
+        self._record = record
+        self._stored_usage = usage
+        self._pending_title = None
+        self._persisted = True
+        return ids
+
+    async def _created(self) -> None:
+        """Wait while another call's first write is under way (its failure is that call's)."""
+        while not self._persisted and self._creating is not None:
+            await asyncio.wait((self._creating,))
 
     async def _append(self, rows: list[NewRow], fields: dict[str, Any]) -> list[int]:
         """Store rows of the stored session, and ``fields`` with them: in one write where the
@@ -203,6 +221,10 @@ class SessionState:
 
     async def update_record(self, **fields: Any) -> None:
         """Change session columns in memory and (once persisted) in storage."""
+        if not self._persisted and self._creating is not None:
+            # The first write stores the record as it was when it began: a change made meanwhile
+            # would be lost in memory and in storage, so it waits and is stored after it.
+            await self._created()
         usage = self._usage
         self._record = evolve(self._record, **fields)
         if self._persisted and not self._memory_only:
