@@ -9,13 +9,14 @@ record change made meanwhile was lost when the first write finished.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_core import Kernel, NewRow
+from hermes_core import Kernel, NewRow, Session
 from hermes_core.testing import make_kernel
 
 
@@ -51,54 +52,55 @@ class HeldCreate:
         self.gate.set()
 
 
-async def test_two_model_switches_on_a_new_session_both_land(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@dataclass
+class NewSession:
+    kernel: Kernel
+    session: Session
+    held: HeldCreate
+
+
+@pytest.fixture
+async def new(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[NewSession]:
+    """A new session on SQLite, not stored yet, whose first write is held (see HeldCreate)."""
     kernel = sqlite_kernel(tmp_path)
     async with kernel.running():
         session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
-        held = HeldCreate(kernel, monkeypatch)
-        both = asyncio.gather(session.switch_model("mock:echo"), session.switch_model("mock:script"))
-        await held.release()
-        first, second = await both
-        assert held.calls == 1
-        assert (first.ref, second.ref) == ("mock:echo", "mock:script")
-        assert session.record.model == "mock:script"
-        stored = await kernel.sessions.stored(session.id)
-        assert stored.record.model == "mock:script"
+        yield NewSession(kernel, session, HeldCreate(kernel, monkeypatch))
 
 
-async def test_rows_written_together_on_a_new_session_are_all_stored_in_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    kernel = sqlite_kernel(tmp_path)
-    async with kernel.running():
-        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
-        held = HeldCreate(kernel, monkeypatch)
-        writes = asyncio.gather(
-            *(session.append_rows([NewRow(role="user", content=f"row {n}")]) for n in range(4))
-        )
-        await held.release()
-        made = await writes
-        assert held.calls == 1
-        ids = [rows[0].id for rows in made]
-        assert ids == sorted(ids)
-        assert [r.content for r in session.rows] == [f"row {n}" for n in range(4)]
-        stored = await kernel.sessions.stored(session.id)
-        assert [r.content for r in stored.rows] == [f"row {n}" for n in range(4)]
+async def test_two_model_switches_on_a_new_session_both_land(new: NewSession) -> None:
+    kernel, session, held = new.kernel, new.session, new.held
+    both = asyncio.gather(session.switch_model("mock:echo"), session.switch_model("mock:script"))
+    await held.release()
+    first, second = await both
+    assert held.calls == 1
+    assert (first.ref, second.ref) == ("mock:echo", "mock:script")
+    assert session.record.model == "mock:script"
+    stored = await kernel.sessions.stored(session.id)
+    assert stored.record.model == "mock:script"
 
 
-async def test_a_record_change_during_the_first_write_is_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    kernel = sqlite_kernel(tmp_path)
-    async with kernel.running():
-        session = await kernel.open_session(source="embed", owner="t", cwd=tmp_path)
-        held = HeldCreate(kernel, monkeypatch)
-        writing = session.start_append([NewRow(role="user", content="first")])
-        changing = asyncio.ensure_future(session.set_system_overlay("be brief"))
-        await held.release()
-        await asyncio.gather(writing, changing)
-        assert session.record.system_overlay == "be brief"
-        stored = await kernel.sessions.stored(session.id)
-        assert stored.record.system_overlay == "be brief"
+async def test_rows_written_together_on_a_new_session_are_all_stored_in_order(new: NewSession) -> None:
+    kernel, session, held = new.kernel, new.session, new.held
+    writes = asyncio.gather(
+        *(session.append_rows([NewRow(role="user", content=f"row {n}")]) for n in range(4))
+    )
+    await held.release()
+    made = await writes
+    assert held.calls == 1
+    ids = [rows[0].id for rows in made]
+    assert ids == sorted(ids)
+    assert [r.content for r in session.rows] == [f"row {n}" for n in range(4)]
+    stored = await kernel.sessions.stored(session.id)
+    assert [r.content for r in stored.rows] == [f"row {n}" for n in range(4)]
+
+
+async def test_a_record_change_during_the_first_write_is_kept(new: NewSession) -> None:
+    kernel, session, held = new.kernel, new.session, new.held
+    writing = session.start_append([NewRow(role="user", content="first")])
+    changing = asyncio.ensure_future(session.set_system_overlay("be brief"))
+    await held.release()
+    await asyncio.gather(writing, changing)
+    assert session.record.system_overlay == "be brief"
+    stored = await kernel.sessions.stored(session.id)
+    assert stored.record.system_overlay == "be brief"
